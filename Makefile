@@ -1,0 +1,138 @@
+# uraid — top-level build. GNU make; everything lands in build/.
+#   make            release library + CLI (build/rel)
+#   make check      deps, asan/ubsan unit tests, integration tests, fuzz smoke
+#   make demo       deps + the main job on file-backed members in a temp dir
+#   make bench      performance benchmarks (not part of check)
+#   make lint       clang-format --dry-run + cppcheck
+#   make install DESTDIR=...
+
+PREFIX    ?= /usr/local
+LIBDIR    ?= $(PREFIX)/lib
+INCDIR    ?= $(PREFIX)/include
+BINDIR    ?= $(PREFIX)/bin
+MANDIR    ?= $(PREFIX)/share/man
+VERSION   := 0.1.0
+
+CC        ?= gcc
+WARN      := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
+BASEFLAGS := -std=gnu11 -fPIC -pthread -D_GNU_SOURCE -Iinclude -Isrc $(WARN)
+RELFLAGS  := -O2 -g
+ASANFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+
+# Optional system libraries, detected once. Code tests the HAVE_* macros.
+HAVE_ISAL    := $(shell test -f /usr/include/isa-l.h && echo 1)
+HAVE_URING   := $(shell test -f /usr/include/liburing.h && echo 1)
+HAVE_NBDKIT  := $(shell test -f /usr/include/nbdkit-plugin.h && echo 1)
+DEFS :=
+LIBS := -lpthread -lm
+ifeq ($(HAVE_ISAL),1)
+DEFS += -DHAVE_ISAL=1
+LIBS += -lisal
+endif
+ifeq ($(HAVE_URING),1)
+DEFS += -DHAVE_URING=1
+LIBS += -luring
+endif
+
+LIB_DIRS  := src/util src/parity src/layout src/meta src/member src/engine
+LIB_SRCS  := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
+CLI_SRCS  := $(sort $(wildcard src/cli/*.c src/bench/*.c))
+TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+FUZZ_SRCS := $(sort $(wildcard fuzz/fuzz_*.c))
+
+REL  := build/rel
+ASAN := build/asan
+
+rel_obj  = $(patsubst %.c,$(REL)/%.o,$(1))
+asan_obj = $(patsubst %.c,$(ASAN)/%.o,$(1))
+
+# SIMD files are compiled for their instruction set; the dispatcher only calls
+# them after checking the CPU at run time.
+simd_flags = $(if $(findstring _avx512,$(1)),-mavx512f -mavx512bw -mavx512vl -mavx512dq -mgfni,$(if $(findstring _avx2,$(1)),-mavx2 -mfma,))
+
+.PHONY: all lib cli check unit integration fuzz-smoke fuzz demo bench lint install clean deps tests-build torture
+all: $(REL)/liburaid.a $(REL)/liburaid.so $(REL)/uraid $(REL)/uraid.pc
+
+$(REL)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(RELFLAGS) $(DEFS) $(call simd_flags,$<) -MMD -MP -c $< -o $@
+
+$(ASAN)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(ASANFLAGS) $(DEFS) $(call simd_flags,$<) -MMD -MP -c $< -o $@
+
+$(REL)/liburaid.a: $(call rel_obj,$(LIB_SRCS))
+	@rm -f $@; ar rcs $@ $^
+
+$(REL)/liburaid.so: $(call rel_obj,$(LIB_SRCS))
+	$(CC) -shared -Wl,-soname,liburaid.so.0 -o $@ $^ $(LIBS)
+
+$(REL)/uraid: $(call rel_obj,$(CLI_SRCS)) $(REL)/liburaid.a
+	$(CC) -o $@ $^ $(LIBS)
+
+$(REL)/uraid.pc: uraid.pc.in
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' -e 's|@LIBS@|$(LIBS)|' $< > $@
+
+# Sanitizer build: library, CLI and every unit test.
+$(ASAN)/liburaid.a: $(call asan_obj,$(LIB_SRCS))
+	@rm -f $@; ar rcs $@ $^
+
+$(ASAN)/uraid: $(call asan_obj,$(CLI_SRCS)) $(ASAN)/liburaid.a
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS)
+
+$(ASAN)/tests/%: $(ASAN)/tests/unit/%.o $(ASAN)/liburaid.a
+	@mkdir -p $(dir $@)
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS)
+
+TEST_BINS := $(patsubst tests/unit/%.c,$(ASAN)/tests/%,$(TEST_SRCS))
+tests-build: $(TEST_BINS) $(ASAN)/uraid $(REL)/uraid
+
+deps:
+	@scripts/deps
+
+# The full suite: unit tests under ASan/UBSan, integration scripts against the
+# release CLI, fuzz smoke runs. tests/run prints "N passed, N failed".
+check: deps
+	$(MAKE) all tests-build
+	@tests/run
+
+demo: deps
+	$(MAKE) all
+	@scripts/demo
+
+bench: deps
+	$(MAKE) all
+	$(REL)/uraid bench parity
+
+FUZZ_BINS := $(patsubst fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
+build/fuzz/%: fuzz/%.c $(LIB_SRCS)
+	@mkdir -p $(dir $@)
+	clang $(filter-out -Werror,$(BASEFLAGS)) $(DEFS) -O1 -g -fsanitize=fuzzer,address,undefined \
+	    -o $@ $< $(LIB_SRCS) $(LIBS)
+fuzz-build: $(FUZZ_BINS)
+fuzz: deps fuzz-build
+	@for f in $(FUZZ_BINS); do echo "== $$f"; mkdir -p build/corpus/$$(basename $$f); \
+	  $$f -max_total_time=$${FUZZ_SECONDS:-300} build/corpus/$$(basename $$f) fuzz/corpus/$$(basename $$f) || exit 1; done
+
+LINT_SRCS := $(LIB_SRCS) $(CLI_SRCS) $(TEST_SRCS) $(FUZZ_SRCS) $(wildcard include/*.h src/*/*.h tests/*.h plugins/*.c)
+lint:
+	clang-format --dry-run --Werror $(LINT_SRCS)
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+	    --inline-suppr --suppress=missingIncludeSystem -Iinclude -Isrc $(LIB_SRCS) $(CLI_SRCS)
+
+install: all
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8
+	install -m 644 $(REL)/liburaid.a $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(REL)/liburaid.so $(DESTDIR)$(LIBDIR)/liburaid.so.0
+	ln -sf liburaid.so.0 $(DESTDIR)$(LIBDIR)/liburaid.so
+	install -m 644 include/uraid.h $(DESTDIR)$(INCDIR)/
+	install -m 644 $(REL)/uraid.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 755 $(REL)/uraid $(DESTDIR)$(BINDIR)/
+	install -m 644 man/uraid.8 $(DESTDIR)$(MANDIR)/man8/
+
+clean:
+	rm -rf build
+
+-include $(shell find build -name '*.d' 2>/dev/null)

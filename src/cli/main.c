@@ -1,0 +1,110 @@
+/* uraid: entry point and verb dispatch. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const struct {
+	const char *name;
+	cli_cmd_fn *fn;
+	const char *help;
+} verbs[] = {
+	{"create", cmd_create, "create an md array on members (mdadm --create)"},
+	{"assemble", cmd_assemble, "assemble and run an array from its members"},
+	{"examine", cmd_examine, "print the md superblock of members (mdadm --examine)"},
+	{"cat", cmd_cat, "read an array's contents from member images (read-only)"},
+	{"detail", cmd_detail, "details of a running array (mdadm --detail)"},
+	{"status", cmd_status, "mdstat-like view of running arrays"},
+	{"fail", cmd_fail, "mark a member faulty"},
+	{"remove", cmd_remove, "remove a failed or spare member"},
+	{"add", cmd_add, "add a spare (rebuilds onto it when degraded)"},
+	{"replace", cmd_replace, "rebuild a member onto a new one, then drop it"},
+	{"check", cmd_check, "read all, count parity/mirror mismatches"},
+	{"repair", cmd_repair, "like check, and fix what is found"},
+	{"stop", cmd_stop, "stop a running array, marking it clean"},
+	{"serve", cmd_serve, "serve an array over NBD"},
+	{"attach", cmd_attach, "attach a served array as a local loop device"},
+	{"detach", cmd_detach, "undo attach"},
+	{"geometry", cmd_geometry, "stripe geometry and mkfs options"},
+	{"mirror", cmd_mirror, "FreeBSD gmirror-compatible mirrors"},
+	{"raid3", cmd_raid3, "FreeBSD graid3-compatible RAID3"},
+	{"bench", cmd_bench, "benchmarks (parity, engine, workloads)"},
+	{"version", cmd_version, "version and parity backend in use"},
+	{"daemon", cmd_daemon, NULL}, /* internal: the process that runs an array */
+};
+
+int cli_error(const char *verb, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "uraid: %s: ", verb);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+int cli_parse_size(const char *s, unsigned long long default_unit, unsigned long long *out)
+{
+	char *end;
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	unsigned long long unit = default_unit;
+	switch (*end) {
+	case 0: break;
+	case 'b': case 'B': unit = 1; end++; break;
+	case 's': case 'S': unit = 512; end++; break;
+	case 'k': case 'K': unit = 1ull << 10; end++; break;
+	case 'm': case 'M': unit = 1ull << 20; end++; break;
+	case 'g': case 'G': unit = 1ull << 30; end++; break;
+	case 't': case 'T': unit = 1ull << 40; end++; break;
+	default: return -EINVAL;
+	}
+	if (*end == 'i' || *end == 'I')
+		end++;
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end)
+		return -EINVAL;
+	if (unit && v > ~0ull / unit)
+		return -ERANGE;
+	*out = v * unit;
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: uraid VERB [OPTIONS] ...\n\nverbs:\n");
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (verbs[i].help)
+			fprintf(f, "  %-10s %s\n", verbs[i].name, verbs[i].help);
+	fprintf(f, "\n'uraid VERB --help' describes each verb.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	const char *verb = argv[1];
+	if (!strcmp(verb, "--help") || !strcmp(verb, "-h") || !strcmp(verb, "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(verb, "--version"))
+		verb = "version";
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (!strcmp(verbs[i].name, verb))
+			return verbs[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "uraid: unknown verb '%s'\n", verb);
+	usage(stderr);
+	return 2;
+}

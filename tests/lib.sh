@@ -1,0 +1,18 @@
+# Helpers for integration tests (sourced). Each check prints "ok - name" or
+# "not ok - name"; tests/run adds them up. Scripts exit non-zero on any failure.
+set -u
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+URAID=${URAID:-$TOP/build/rel/uraid}
+URAID_ASAN=${URAID_ASAN:-$TOP/build/asan/uraid}
+SHARED=${URAID_SHARED:-$TOP/../shared}
+T_FAILED=0
+T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/uraid-test.XXXXXX")
+trap 'rm -rf "$T_TMP"' EXIT
+
+ok() { echo "ok - $*"; }
+fail() { echo "not ok - $*"; T_FAILED=1; }
+# check NAME CMD...: passes when CMD exits 0
+check() { local n=$1; shift; if "$@"; then ok "$n"; else fail "$n"; fi; }
+# check_fails NAME CMD...: passes when CMD exits non-zero
+check_fails() { local n=$1; shift; if "$@"; then fail "$n (expected failure)"; else ok "$n"; fi; }
+t_done() { exit $T_FAILED; }
