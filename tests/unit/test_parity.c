@@ -113,6 +113,27 @@ static void gen_matches_reference(void)
 	}
 }
 
+/* Recover fail[] after scribbling over them, then compare every block with a
+ * saved copy: the lost ones must come back, the others must be untouched. */
+static void roundtrip(const struct uraid_parity *pp, struct blockset *s, bool has_q, int nfail,
+                      const int *fail, uint64_t *st)
+{
+	int k = s->k, nbl = k + (has_q ? 2 : 1);
+	size_t len = s->len;
+	uint8_t *save = malloc(len * (size_t)nbl);
+	for (int i = 0; i < nbl; i++)
+		memcpy(save + (size_t)i * len, bs(s, i), len);
+	for (int j = 0; j < nfail; j++)
+		t_fill(st, bs(s, fail[j]), len);
+	int rc = pp->recover(k, len, s->b, has_q, nfail, fail);
+	CHECKF(rc == 0, "%s rc=%d", pp->name, rc);
+	for (int i = 0; i < nbl; i++)
+		CHECKF(!memcmp(save + (size_t)i * len, bs(s, i), len),
+		       "%s k=%d len=%zu has_q=%d fail=%d,%d: block %d wrong", pp->name, k, len,
+		       has_q, fail[0], nfail > 1 ? fail[1] : -1, i);
+	free(save);
+}
+
 /* Blocks of a few MiB, aligned and not: the non-temporal store paths. */
 static void gen_large_blocks(void)
 {
@@ -134,32 +155,14 @@ static void gen_large_blocks(void)
 			       "%s off=%zu", bk[b]->name, off);
 			CHECK(bk[b]->xor_gen(k, len, s.b) == 0);
 			CHECK(!memcmp(bs(&s, k), ep, len));
+			static const int pairs[][2] = {{0, 2}, {1, 3}, {0, 4}, {3, 4}};
+			for (int i = 0; i < 4; i++)
+				roundtrip(bk[b], &s, true, 2, pairs[i], &st);
 			free(ep);
 			free(eq);
 			bs_free(&s);
 		}
 	}
-}
-
-/* Recover fail[] after scribbling over them, then compare every block with a
- * saved copy: the lost ones must come back, the others must be untouched. */
-static void roundtrip(const struct uraid_parity *pp, struct blockset *s, bool has_q, int nfail,
-                      const int *fail, uint64_t *st)
-{
-	int k = s->k, nbl = k + (has_q ? 2 : 1);
-	size_t len = s->len;
-	uint8_t *save = malloc(len * (size_t)nbl);
-	for (int i = 0; i < nbl; i++)
-		memcpy(save + (size_t)i * len, bs(s, i), len);
-	for (int j = 0; j < nfail; j++)
-		t_fill(st, bs(s, fail[j]), len);
-	int rc = pp->recover(k, len, s->b, has_q, nfail, fail);
-	CHECKF(rc == 0, "%s rc=%d", pp->name, rc);
-	for (int i = 0; i < nbl; i++)
-		CHECKF(!memcmp(save + (size_t)i * len, bs(s, i), len),
-		       "%s k=%d len=%zu has_q=%d fail=%d,%d: block %d wrong", pp->name, k, len,
-		       has_q, fail[0], nfail > 1 ? fail[1] : -1, i);
-	free(save);
 }
 
 static void recover_all_pairs(void)
