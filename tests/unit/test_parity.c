@@ -134,34 +134,41 @@ static void roundtrip(const struct uraid_parity *pp, struct blockset *s, bool ha
 	free(save);
 }
 
-/* Blocks of a few MiB, aligned and not: the non-temporal store paths. */
+/* Blocks of a few MiB, aligned and not: the non-temporal store paths of the
+ * SIMD backends. The portable backend has no size-dependent path and is
+ * slow under ASan, so it sits this one out. */
 static void gen_large_blocks(void)
 {
 	const struct uraid_parity *bk[8];
 	int nb = usable_backends(bk);
-	for (int b = 0; b < nb; b++) {
-		for (size_t off = 0; off < 64; off += 33) {
-			uint64_t st = 77 + off;
-			int k = 3;
-			size_t len = (2u << 20) + 96 + off;
-			struct blockset s;
-			bs_init(&s, k, len, off);
-			for (int i = 0; i < k; i++)
-				t_fill(&st, bs(&s, i), len);
-			uint8_t *ep = malloc(len), *eq = malloc(len);
-			ref_pq(k, len, (uint8_t *const *)s.b, ep, eq);
+	for (size_t off = 0; off < 64; off += 33) {
+		uint64_t st = 77 + off;
+		int k = 3;
+		size_t len = (2u << 20) + 96 + off;
+		struct blockset s;
+		bs_init(&s, k, len, off);
+		for (int i = 0; i < k; i++)
+			t_fill(&st, bs(&s, i), len);
+		uint8_t *ep = malloc(len), *eq = malloc(len);
+		ref_pq(k, len, (uint8_t *const *)s.b, ep, eq);
+		for (int b = 0; b < nb; b++) {
+			if (!strcmp(bk[b]->name, "portable"))
+				continue;
+			memset(bs(&s, k), 0, len);
+			memset(bs(&s, k + 1), 0, len);
 			CHECK(bk[b]->pq_gen(k, len, s.b) == 0);
 			CHECKF(!memcmp(bs(&s, k), ep, len) && !memcmp(bs(&s, k + 1), eq, len),
 			       "%s off=%zu", bk[b]->name, off);
+			memset(bs(&s, k), 0, len);
 			CHECK(bk[b]->xor_gen(k, len, s.b) == 0);
 			CHECK(!memcmp(bs(&s, k), ep, len));
 			static const int pairs[][2] = {{0, 2}, {1, 3}, {0, 4}, {3, 4}};
 			for (int i = 0; i < 4; i++)
 				roundtrip(bk[b], &s, true, 2, pairs[i], &st);
-			free(ep);
-			free(eq);
-			bs_free(&s);
 		}
+		free(ep);
+		free(eq);
+		bs_free(&s);
 	}
 }
 
