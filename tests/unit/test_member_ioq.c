@@ -225,6 +225,26 @@ static void both_backends_agree(void)
 	CHECK(memcmp(log[0], log[1], nlog[0] * sizeof(ssize_t)) == 0);
 }
 
+/* Requests split into 4 KiB (or 5000-byte) ring submissions: every piece
+ * after the first is the "resubmit the rest of a short transfer" path. */
+static void split_resubmits(void)
+{
+	static ssize_t log[NBATCH * 48];
+	size_t sizes[] = {4096, 5000};
+	for (int k = 0; k < 2; k++) {
+		size_t nlog = 0;
+		struct world w;
+		struct member_ioq *q = open_queue(false, 8);
+		member_ioq_set_split(q, sizes[k]);
+		if (world_open(&w, "sp")) {
+			run_batches(&w, q, 0x5917 + (uint64_t)k, 20, 1, 0, log, &nlog);
+			world_verify(&w);
+		}
+		world_close(&w);
+		member_ioq_close(q);
+	}
+}
+
 /* Short transfers and failures injected under the queue. */
 static void faults_through_queue(void)
 {
@@ -425,5 +445,5 @@ static void uring_forbidden_falls_back(void)
 	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
 }
 
-TEST_MAIN(T(both_backends_agree), T(faults_through_queue), T(bad_requests), T(two_threads),
-          T(uring_forbidden_falls_back))
+TEST_MAIN(T(both_backends_agree), T(split_resubmits), T(faults_through_queue), T(bad_requests),
+          T(two_threads), T(uring_forbidden_falls_back))
