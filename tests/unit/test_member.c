@@ -94,6 +94,7 @@ static void file_backend(unsigned flags, uint64_t size, const char *tag, uint64_
 
 	unsigned char *shadow = shadow_new(size);
 	tm_random_io(m, shadow, seed, 600);
+	tm_big_unaligned(m, shadow, seed + 2);
 	check_end(m, shadow);
 	CHECK(member_flush(m) == 0);
 	CHECK(tm_file_equals(path, shadow, size));
@@ -178,6 +179,7 @@ static void mem_backend(void)
 	CHECK(!m->direct && !m->readonly);
 	unsigned char *shadow = shadow_new(FSIZE);
 	tm_random_io(m, shadow, 404, 600);
+	tm_big_unaligned(m, shadow, 406);
 	check_end(m, shadow);
 	check_discard(m, shadow, 405);
 	CHECK(member_flush(m) == 0);
