@@ -38,6 +38,15 @@ static int role_in(const struct md_sb *fresh, const struct md_sb *own)
 	return w;
 }
 
+/* A lower layer's message, without the member name it may already start with. */
+static const char *named(const char *msg, const char *name)
+{
+	size_t n = strlen(name);
+	if (!strncmp(msg, name, n) && msg[n] == ':' && msg[n + 1] == ' ')
+		return msg + n + 2;
+	return msg;
+}
+
 static void close_all(struct member **mm, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -67,8 +76,11 @@ int uraid_assemble_members(struct member **mm, int n, unsigned flags, struct ura
 	for (int i = 0; i < n; i++) {
 		rc = md_sb_load(mm[i], &sbs[i], e, sizeof(e));
 		if (rc < 0) {
-			errmsg(err, errlen, rc, "%s: %s", mm[i]->name,
-			       rc == -ENOENT ? "no md superblock" : e);
+			if (rc == -ENOENT)
+				errmsg(err, errlen, rc, "%s: no md superblock", mm[i]->name);
+			else
+				errmsg(err, errlen, rc, "%s: %s", mm[i]->name,
+				       named(e, mm[i]->name));
 			goto fail;
 		}
 		rc = md_sb_check_features(&sbs[i], e, sizeof(e));
@@ -79,7 +91,7 @@ int uraid_assemble_members(struct member **mm, int n, unsigned flags, struct ura
 		rc = md_sb_check_device(&sbs[i], mm[i]->size / 512, e, sizeof(e));
 		if (rc < 0) {
 			errmsg(err, errlen, rc, "%s: member truncated or damaged: %s", mm[i]->name,
-			       e);
+			       named(e, mm[i]->name));
 			goto fail;
 		}
 		if (memcmp(sbs[i].set_uuid, sbs[0].set_uuid, 16) != 0) {
@@ -193,6 +205,8 @@ fail:
 int uraid_assemble(const char *const *paths, int n, unsigned flags, struct uraid_array **out,
                    char *err, size_t errlen, char *warn, size_t warnlen)
 {
+	if (warn && warnlen)
+		warn[0] = 0;
 	if (n < 1 || n > ENG_MAX_MEMBERS)
 		return errmsg(err, errlen, -EINVAL, "need 1 to %d members, got %d", ENG_MAX_MEMBERS,
 		              n);
@@ -214,6 +228,8 @@ int uraid_assemble(const char *const *paths, int n, unsigned flags, struct uraid
 		if (rc < 0) {
 			close_all(mm, n);
 			free(mm);
+			if (strstr(e, paths[i]))
+				return errmsg(err, errlen, rc, "%s", e);
 			return errmsg(err, errlen, rc, "%s: %s", paths[i], e);
 		}
 	}
