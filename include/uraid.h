@@ -203,6 +203,23 @@ int uraid_sync_wait(struct uraid_array *a);
 /* Speed limits in KiB/s (md's sync_speed_min/max); 0 max = unlimited. */
 void uraid_sync_speed(struct uraid_array *a, uint64_t min_kibs, uint64_t max_kibs);
 
+/* Control server (src/engine/control.c): a unix stream socket through which
+ * other processes manage a running array. Protocol: the client sends one
+ * line "VERB ARGS...\n" ("write OFF LEN\n" is followed by LEN bytes); the
+ * server answers "OK LEN\n" + LEN bytes of body, or "ERR ERRNO MESSAGE\n".
+ * Verbs: status (body: struct uraid_status, same build only), read OFF LEN,
+ * write OFF LEN, flush, fail M, remove M, add PATH, check, repair, idle,
+ * speed MIN MAX, stop. Each connection is served by its own thread. */
+struct uraid_control;
+int uraid_control_start(struct uraid_array *a, const char *sock_path,
+                        struct uraid_control **out, char *err, size_t errlen);
+/* Block until a client sent "stop" (returns 0) or the timeout passed
+ * (timeout_ms < 0: forever; returns -ETIMEDOUT). */
+int uraid_control_wait(struct uraid_control *c, int timeout_ms);
+/* Stop accepting, wait for connections to end, remove the socket. */
+void uraid_control_close(struct uraid_control *c);
+#define URAID_CONTROL_MAX_IO (16u << 20) /* largest read/write per request */
+
 #ifdef __cplusplus
 }
 #endif

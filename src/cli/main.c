@@ -16,6 +16,7 @@ static const struct {
 	{"assemble", cmd_assemble, "assemble and run an array from its members"},
 	{"examine", cmd_examine, "print the md superblock of members (mdadm --examine)"},
 	{"cat", cmd_cat, "read an array's contents from member images (read-only)"},
+	{"write", cmd_write, "write stdin into a running array"},
 	{"detail", cmd_detail, "details of a running array (mdadm --detail)"},
 	{"status", cmd_status, "mdstat-like view of running arrays"},
 	{"fail", cmd_fail, "mark a member faulty"},

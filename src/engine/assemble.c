@@ -74,6 +74,11 @@ int uraid_assemble_members(struct member **mm, int n, unsigned flags, struct ura
 	}
 	int fresh = 0;
 	for (int i = 0; i < n; i++) {
+		if (!(flags & URAID_RDONLY) && eng_member_lock(mm[i]) < 0) {
+			rc = errmsg(err, errlen, -EBUSY, "%s is in use by a running array",
+			            mm[i]->name);
+			goto fail;
+		}
 		rc = md_sb_load(mm[i], &sbs[i], e, sizeof(e));
 		if (rc < 0) {
 			if (rc == -ENOENT)

@@ -135,6 +135,10 @@ void eng_sync_thread_stop(struct uraid_array *a);
 /* Pick the next needed action (recovery, resync) when idle. */
 void eng_sync_schedule(struct uraid_array *a);
 
+/* create.c: exclusive advisory lock on a member file (a running array
+ * holds one), -EBUSY when another holder has it. */
+int eng_member_lock(struct member *m);
+
 /* array.c */
 int eng_array_setup(struct uraid_array *a, char *err, size_t errlen);
 void eng_array_free(struct uraid_array *a);

@@ -28,9 +28,10 @@ static void update_ref(struct uraid_array *a)
 	struct md_sb *r = &a->ref;
 	r->events = a->events;
 	r->utime = (uint64_t)time(NULL);
-	r->resync_offset = a->dirty ? 0 : a->resync_offset;
+	/* Active: resync_offset 0 (0.90: state not clean), as md writes it. */
+	md_sb_set_clean(r, !a->dirty && a->resync_offset == MD_RESYNC_NONE,
+	                a->dirty ? 0 : a->resync_offset);
 	if (r->version == MD_SB_0_90) {
-		r->v0.state = (!a->dirty && a->resync_offset == MD_RESYNC_NONE) ? 1u : 0u;
 		uint32_t active = 0, working = 0, failed = 0, spare = 0;
 		for (int i = 0; i < a->nmem; i++) {
 			const struct eng_member *em = a->mem[i];
@@ -58,6 +59,10 @@ static void update_ref(struct uraid_array *a)
 		r->v0.spare_disks = spare;
 		return;
 	}
+	/* As md: every device number not present is recorded as faulty, so a
+	 * member that left (or was missing) must be added back explicitly. */
+	for (uint32_t d = 0; d < r->max_dev && d < MD_SB1_MAX_DEVS; d++)
+		r->dev_roles[d] = MD_ROLE_FAULTY;
 	for (int i = 0; i < a->nmem; i++) {
 		const struct eng_member *em = a->mem[i];
 		if (em->sb.dev_number >= MD_SB1_MAX_DEVS)
