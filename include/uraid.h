@@ -46,9 +46,10 @@ struct uraid_parity {
 	int (*xor_gen)(int k, size_t len, void *const *blocks);
 	/* P into blocks[k], Q into blocks[k+1]. k >= 2. */
 	int (*pq_gen)(int k, size_t len, void *const *blocks);
-	/* Read-modify-write: update P (and Q when q != NULL) for `n` changed data
-	 * blocks with syndrome indices idx[0..n-1], old contents old[], new
-	 * contents new_[]. The other data blocks are not touched. */
+	/* Read-modify-write: update P (when p != NULL) and Q (when q != NULL)
+	 * for `n` changed data blocks with distinct syndrome indices idx[0..n-1],
+	 * old contents old[], new contents new_[]. The other data blocks are not
+	 * read. All arguments are checked before anything is written. */
 	int (*pq_update)(int k, size_t len, void *p, void *q, int n, const int *idx,
 	                 const void *const *old, const void *const *new_);
 	/* Rebuild `nfail` (1 or 2) lost blocks in place. blocks[] as for pq_gen
@@ -58,9 +59,10 @@ struct uraid_parity {
 	               const int *fail);
 };
 
-/* Pick a backend. name == NULL: the URAID_PARITY environment variable if set,
- * else the fastest this CPU supports. Returns NULL (and sets errno) for an
- * unknown or unsupported name. The result points at constant data. */
+/* Pick a backend. name == NULL: the URAID_PARITY environment variable if set
+ * (and non-empty), else the fastest this CPU supports. Returns NULL and sets
+ * errno to ENOENT for an unknown name, ENOTSUP for a backend this CPU cannot
+ * run; there is no silent fallback. The result points at constant data. */
 const struct uraid_parity *uraid_parity_get(const char *name);
 
 /* Names of all backends compiled in, NULL-terminated. */
@@ -77,8 +79,11 @@ struct uraid_locate {
 
 /* With all k+2 blocks present and at most one of them silently wrong, find
  * which block is wrong in each byte column (as mdadm's raid6check does) and,
- * when `repair` is set, fix it. Returns 0 when every bad column was a
- * single-member error, -EILSEQ ("not a single-member error") otherwise. */
+ * when `repair` is set, fix it. Returns 0 when every bad column blames the
+ * same single member, -EILSEQ ("not a single-member error") when a column
+ * cannot come from one member or columns blame different members — then
+ * nothing is written, even with `repair`. -EINVAL for bad arguments; `out`
+ * may be NULL. */
 int uraid_pq_locate(const struct uraid_parity *pp, int k, size_t len, void *const *blocks,
                     bool repair, struct uraid_locate *out);
 
