@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -57,6 +58,17 @@ static struct {
 	pthread_rwlock_t rmw;
 	void *zeros;
 } g = {.control = true, .lock = PTHREAD_MUTEX_INITIALIZER, .rmw = PTHREAD_RWLOCK_INITIALIZER};
+
+static void uraid_load(void)
+{
+	/* Every request allocates buffers of a stripe or more (nbdkit's request
+	 * buffer, the engine's stripe buffers). Above glibc's default mmap
+	 * threshold each one is a fresh mmap whose pages fault in zeroed and
+	 * are unmapped on free: at 1 MiB requests that page-fault churn cost
+	 * more than the RAID work. Keep such blocks on the heap instead. */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+}
 
 static void uraid_unload(void)
 {
@@ -455,6 +467,7 @@ static struct nbdkit_plugin plugin = {
     .longname = "uraid: Linux md compatible software RAID in user space",
     .version = URAID_VERSION,
     .description = "Serve an md array (linear, raid0/1/4/5/6/10) assembled from its members",
+    .load = uraid_load,
     .unload = uraid_unload,
     .config = uraid_config,
     .config_complete = uraid_config_complete,
