@@ -270,13 +270,16 @@ static int run_shape(const struct opts *o, struct shape *s, unsigned char **pool
 		return -EPROTO;
 #endif
 	/* Many short samples, best kept: on a shared, loaded machine the best
-	 * sample is the one least disturbed by other processes. Round 0 only
-	 * warms up (caches, TLB, branch predictors) and is not recorded. */
+	 * sample is the one least disturbed by other processes. The first
+	 * round only warms up (caches, TLB, branch predictors) and is not
+	 * recorded; odd rounds run the kernels in reverse order so no kernel
+	 * always inherits the cache state the same neighbour left behind. */
 	int rounds = o->quick ? ROUNDS_QUICK : ROUNDS_FULL;
 	uint64_t min_ns = 2000000;
 	double best[N_KERN] = {0};
 	for (int r = -1; r < rounds; r++) {
-		for (int kk = 0; kk < N_KERN; kk++) {
+		for (int j = 0; j < N_KERN; j++) {
+			int kk = r % 2 ? N_KERN - 1 - j : j;
 			if (!kern_fn[kk])
 				continue;
 			double sec = bench_time_call(kern_fn[kk], s, min_ns);
