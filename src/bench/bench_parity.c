@@ -392,9 +392,12 @@ int bench_parity(int argc, char **argv)
 	if (optind < argc)
 		return cli_error("bench", "parity: unexpected argument '%s'", argv[optind]);
 	const struct uraid_parity *pp = uraid_parity_get(o.backend);
-	if (!pp)
-		return cli_error("bench", "parity: backend '%s': %s",
-		                 o.backend ? o.backend : getenv("URAID_PARITY"), strerror(errno));
+	if (!pp) {
+		const char *nm = o.backend ? o.backend : getenv("URAID_PARITY");
+		return cli_error("bench", "parity: backend '%s' %s", nm ? nm : "(default)",
+		                 errno == ENOTSUP ? "is not supported by this CPU"
+		                                  : "is unknown (see 'uraid version')");
+	}
 
 	static const int ks[] = {3, 4, 8};
 	static const size_t blocks[] = {64u << 10, 1u << 20, 64u << 20};
