@@ -359,12 +359,9 @@ static int usage(FILE *f)
 int bench_parity(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-	    {"quick", no_argument, NULL, 'q'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"backend", required_argument, NULL, 'b'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"block", required_argument, NULL, 'B'},
-	    {NULL, 0, NULL, 0},
+	    {"quick", no_argument, NULL, 'q'},         {"json", no_argument, NULL, 'j'},
+	    {"backend", required_argument, NULL, 'b'}, {"help", no_argument, NULL, 'h'},
+	    {"block", required_argument, NULL, 'B'},   {NULL, 0, NULL, 0},
 	};
 	struct opts o = {false, false, NULL, 0, 0};
 	int c;
