@@ -283,7 +283,7 @@ static void random_r10_geom(uint64_t *st, struct layout_geom *g)
 	g->level = 10;
 	for (;;) {
 		g->raid_disks = 2 + (int)rnd(st, 15);
-		int kind = (int)rnd(st, 4);
+		int kind = (int)rnd(st, 5);
 		int copies = 2 + (int)rnd(st, 3);
 		if (copies > g->raid_disks)
 			continue;
@@ -293,11 +293,16 @@ static void random_r10_geom(uint64_t *st, struct layout_geom *g)
 			g->layout = (uint32_t)copies << 8 | 1u; /* far */
 		else if (kind == 2)
 			g->layout = 0x10000u | (uint32_t)copies << 8 | 1u; /* offset */
-		else {
+		else if (kind == 3) {
 			/* near x far combination */
 			if (copies != 4 || g->raid_disks < 4)
 				continue;
 			g->layout = 0x202;
+		} else {
+			/* near x offset: only where near copies never wrap */
+			if (copies != 4 || g->raid_disks < 4 || g->raid_disks % 2)
+				continue;
+			g->layout = 0x10202;
 		}
 		break;
 	}
