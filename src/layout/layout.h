@@ -40,8 +40,8 @@ enum { RAID0_LAYOUT_NONE = 0, RAID0_LAYOUT_ORIG = 1, RAID0_LAYOUT_ALT = 2 };
 /* What a personality needs to know about an array. Filled from the md
  * superblock (or from create parameters). */
 struct layout_geom {
-	int level;              /* enum uraid_level */
-	uint32_t layout;        /* md layout word (raid5/6 algorithm, raid10 n/f/o, raid0 zone layout) */
+	int level;       /* enum uraid_level */
+	uint32_t layout; /* md layout word (raid5/6 algorithm, raid10 n/f/o, raid0 zone layout) */
 	uint32_t chunk_sectors; /* chunk size in sectors; linear: rounding (0 = none) */
 	int raid_disks;
 	/* Striped and mirrored levels (1, 4, 5, 6, 10): sectors of each member
@@ -59,10 +59,10 @@ struct layout_loc {
 
 /* One stripe of a parity level (raid4/5/6). */
 struct layout_stripe {
-	int ndata;          /* data blocks per stripe (k) */
-	int p_role;         /* role holding P */
-	int q_role;         /* role holding Q, -1 for raid4/5 */
-	uint64_t sector;    /* first member sector of this stripe's chunks (same on every member) */
+	int ndata;       /* data blocks per stripe (k) */
+	int p_role;      /* role holding P */
+	int q_role;      /* role holding Q, -1 for raid4/5 */
+	uint64_t sector; /* first member sector of this stripe's chunks (same on every member) */
 	int data_role[LAYOUT_MAX_MEMBERS]; /* data index (array order) -> role */
 	int q_index[LAYOUT_MAX_MEMBERS];   /* data index -> position in the Q syndrome (md order) */
 };
@@ -90,7 +90,17 @@ struct layout_ops {
 	/* Can every logical sector still be read with the members in `missing`
 	 * (indexed by role) gone? */
 	bool (*readable)(const struct layout_geom *g, const bool *missing);
+	/* Sectors at the start of `role`'s data area that the array uses (data,
+	 * copies, parity); anything after is unused by md. */
+	uint64_t (*member_used)(const struct layout_geom *g, int role);
+	/* Reverse of map: what member sector `msec` of `role` holds.
+	 * LAYOUT_DATA with *lsec = the logical sector (one of its copies);
+	 * LAYOUT_P / LAYOUT_Q with *lsec = the first logical sector of that
+	 * stripe's data; -ERANGE when md does not use that sector. */
+	int (*unmap)(const struct layout_geom *g, int role, uint64_t msec, uint64_t *lsec);
 };
+
+enum { LAYOUT_DATA = 0, LAYOUT_P = 1, LAYOUT_Q = 2 };
 
 /* The personality for a level, or NULL. */
 const struct layout_ops *layout_ops_for(int level);
