@@ -21,7 +21,7 @@ struct cfg {
 	uint64_t seed;
 };
 
-#define MEMBER_BYTES (3u << 20)
+#define MEMBER_BYTES (2u << 20)
 #define POOL         4
 #define OPS          360
 
@@ -379,8 +379,13 @@ CFG(raid6_ra_5, 6, "right-asymmetric", 5, 16, 12, 18)
 CFG(raid6_p0_6, 6, "parity-first", 6, 8, 12, 19)
 CFG(raid6_ls6_5, 6, "left-symmetric-6", 5, 16, 12, 20)
 CFG(raid6_pn_5, 6, "parity-last", 5, 16, 12, 21)
+/* wide enough that small writes take the read-modify-write path */
+CFG(raid5_ls_7, 5, "left-symmetric", 7, 8, 12, 22)
+CFG(raid6_ls_8, 6, "left-symmetric", 8, 8, 12, 23)
+CFG(raid6_ra_9, 6, "right-asymmetric", 9, 8, 11, 24)
 
 TEST_MAIN(T(linear3), T(raid0_4), T(raid1_3), T(raid1_2_v090), T(raid10_n2_4), T(raid10_n2_5),
           T(raid10_f2_4), T(raid10_o2_3), T(raid4_4), T(raid5_ls_4), T(raid5_la_5), T(raid5_rs_4),
           T(raid5_ra_3), T(raid5_p0_4), T(raid5_pn_4), T(raid5_ls_4_v090), T(raid6_ls_4),
-          T(raid6_ra_5), T(raid6_p0_6), T(raid6_ls6_5), T(raid6_pn_5))
+          T(raid6_ra_5), T(raid6_p0_6), T(raid6_ls6_5), T(raid6_pn_5), T(raid5_ls_7), T(raid6_ls_8),
+          T(raid6_ra_9))

@@ -31,28 +31,28 @@ struct te_borrow {
 	struct member *inner;
 };
 
-static ssize_t te_pread(struct member *m, void *buf, size_t len, uint64_t off)
+static inline ssize_t te_pread(struct member *m, void *buf, size_t len, uint64_t off)
 {
 	struct member *in = ((struct te_borrow *)m)->inner;
 	return in->ops->pread(in, buf, len, off);
 }
-static ssize_t te_pwrite(struct member *m, const void *buf, size_t len, uint64_t off,
+static inline ssize_t te_pwrite(struct member *m, const void *buf, size_t len, uint64_t off,
                          unsigned flags)
 {
 	struct member *in = ((struct te_borrow *)m)->inner;
 	return in->ops->pwrite(in, buf, len, off, flags);
 }
-static int te_flush(struct member *m)
+static inline int te_flush(struct member *m)
 {
 	struct member *in = ((struct te_borrow *)m)->inner;
 	return in->ops->flush ? in->ops->flush(in) : 0;
 }
-static int te_fd(struct member *m)
+static inline int te_fd(struct member *m)
 {
 	(void)m;
 	return -1;
 }
-static void te_close(struct member *m)
+static inline void te_close(struct member *m)
 {
 	free(m);
 }
@@ -65,7 +65,7 @@ static const struct member_ops te_borrow_ops = {
     .close = te_close,
 };
 
-static struct member *te_borrow(struct te_disk *d)
+static inline struct member *te_borrow(struct te_disk *d)
 {
 	struct te_borrow *b = calloc(1, sizeof(*b));
 	if (!b)
@@ -79,28 +79,28 @@ static struct member *te_borrow(struct te_disk *d)
 }
 
 /* The same, straight to the storage (no injected faults). */
-static struct member *te_borrow_raw(struct te_disk *d)
+static inline struct member *te_borrow_raw(struct te_disk *d)
 {
 	struct member *m = te_borrow(d);
 	((struct te_borrow *)m)->inner = d->mem;
 	return m;
 }
 
-static void te_disk_open(struct te_disk *d, const char *name, uint64_t size)
+static inline void te_disk_open(struct te_disk *d, const char *name, uint64_t size)
 {
 	snprintf(d->name, sizeof(d->name), "%s", name);
 	if (member_open_mem(name, size, &d->mem) < 0 || member_fault_wrap(d->mem, &d->fault) < 0)
 		abort();
 }
 
-static void te_disk_close(struct te_disk *d)
+static inline void te_disk_close(struct te_disk *d)
 {
 	if (d->fault)
 		member_close(d->fault); /* owns mem */
 	d->fault = d->mem = NULL;
 }
 
-static int te_assemble(struct te_disk *disks, const int *idx, int n, struct uraid_array **a,
+static inline int te_assemble(struct te_disk *disks, const int *idx, int n, struct uraid_array **a,
                        char *warn, size_t warnlen)
 {
 	struct member *mm[TE_MAX];
@@ -114,7 +114,7 @@ static int te_assemble(struct te_disk *disks, const int *idx, int n, struct urai
 	return rc;
 }
 
-static int te_create(const struct uraid_create_opts *o, struct te_disk *disks, int n,
+static inline int te_create(const struct uraid_create_opts *o, struct te_disk *disks, int n,
                      struct uraid_array **a)
 {
 	struct member *mm[TE_MAX];
@@ -128,7 +128,7 @@ static int te_create(const struct uraid_create_opts *o, struct te_disk *disks, i
 }
 
 /* Whole-array comparison with the shadow, in pieces of varying size. */
-static int te_verify(struct uraid_array *a, const uint8_t *shadow, uint64_t size)
+static inline int te_verify(struct uraid_array *a, const uint8_t *shadow, uint64_t size)
 {
 	uint8_t *buf = malloc(1 << 20);
 	int bad = 0;
@@ -146,7 +146,7 @@ static int te_verify(struct uraid_array *a, const uint8_t *shadow, uint64_t size
 	return bad;
 }
 
-static int te_sync_all(struct uraid_array *a)
+static inline int te_sync_all(struct uraid_array *a)
 {
 	int rc, guard = 0;
 	while ((rc = uraid_sync_step(a, 256)) > 0 && guard++ < 1000000)
