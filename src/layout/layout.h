@@ -40,8 +40,11 @@ enum { RAID0_LAYOUT_NONE = 0, RAID0_LAYOUT_ORIG = 1, RAID0_LAYOUT_ALT = 2 };
 /* What a personality needs to know about an array. Filled from the md
  * superblock (or from create parameters). */
 struct layout_geom {
-	int level;       /* enum uraid_level */
-	uint32_t layout; /* md layout word (raid5/6 algorithm, raid10 n/f/o, raid0 zone layout) */
+	int level; /* enum uraid_level */
+	/* md layout word (raid5/6 algorithm, raid10 n/f/o, raid0 zone layout).
+	 * raid0 1.x: pass 0 unless the superblock has MD_FEATURE_RAID0_LAYOUT,
+	 * as the kernel ignores the field then (multi-zone arrays are refused). */
+	uint32_t layout;
 	uint32_t chunk_sectors; /* chunk size in sectors; linear: rounding (0 = none) */
 	int raid_disks;
 	/* Striped and mirrored levels (1, 4, 5, 6, 10): sectors of each member

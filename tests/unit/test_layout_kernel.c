@@ -1,7 +1,8 @@
 /* Layout personalities against what the real kernel placed where.
  *
  * tests/unit/test_layout_kernel.tab was extracted (test_layout_kernel.py)
- * from arrays made by Linux 6.1 md + mdadm 4.2 in shared/mdvm — raid5 and
+ * from arrays made (test_layout_kernel_make.sh) by Linux 6.1 md + mdadm 4.2
+ * in shared/mdvm — raid5 and
  * raid6 in every md layout (raid6 also 16..20), raid10 near/far/offset with
  * odd member counts and 3-4 copies, multi-zone raid0 original/alternate,
  * linear with unequal members, 0.90 / 1.0 / 1.2 metadata. For each member
