@@ -232,8 +232,10 @@ static int parse_number(const char *v, double *out)
 	return 0;
 }
 
-static int set_key(struct sim_profile *p, const struct key_def *k, const char *v, const char *where,
-                   char *err, size_t errlen)
+/* Set k's field from text `v`; messages call the key `shown` (what the file
+ * said: rate_mbs sets rate_outer_mbs). */
+static int set_key(struct sim_profile *p, const struct key_def *k, const char *shown, const char *v,
+                   const char *where, char *err, size_t errlen)
 {
 	char *base = (char *)p + k->off;
 	double d;
@@ -243,7 +245,7 @@ static int set_key(struct sim_profile *p, const struct key_def *k, const char *v
 		size_t cap = k->kind == K_NAME ? SIM_NAME_MAX : SIM_DESC_MAX;
 		if (strlen(v) >= cap)
 			return errmsg(err, errlen, -EINVAL, "%s: %s is longer than %zu characters",
-			              where, k->key, cap - 1);
+			              where, shown, cap - 1);
 		if (k->kind == K_NAME && !name_ok(v))
 			return errmsg(err, errlen, -EINVAL,
 			              "%s: name '%s' must be letters, digits, '-', '_', '.'", where,
@@ -258,15 +260,15 @@ static int set_key(struct sim_profile *p, const struct key_def *k, const char *v
 			*(bool *)base = false;
 		else
 			return errmsg(err, errlen, -EINVAL, "%s: %s = '%s': expected on or off",
-			              where, k->key, v);
+			              where, shown, v);
 		return 0;
 	default: break;
 	}
 	if (parse_number(v, &d) < 0)
-		return errmsg(err, errlen, -EINVAL, "%s: %s = '%s' is not a number", where, k->key,
+		return errmsg(err, errlen, -EINVAL, "%s: %s = '%s' is not a number", where, shown,
 		              v);
 	if (d < k->min || d > k->max)
-		return errmsg(err, errlen, -EINVAL, "%s: %s = %s is outside %g..%g", where, k->key,
+		return errmsg(err, errlen, -EINVAL, "%s: %s = %s is outside %g..%g", where, shown,
 		              v, k->min, k->max);
 	if (k->kind == K_DOUBLE) {
 		*(double *)base = d;
@@ -274,7 +276,7 @@ static int set_key(struct sim_profile *p, const struct key_def *k, const char *v
 	}
 	if (d != floor(d))
 		return errmsg(err, errlen, -EINVAL, "%s: %s = %s is not a whole number", where,
-		              k->key, v);
+		              shown, v);
 	if (k->kind == K_UINT)
 		*(unsigned *)base = (unsigned)d;
 	else
@@ -339,7 +341,7 @@ int sim_profile_parse(const char *text, const char *origin, struct sim_profile *
 			have_rate = true;
 		} else if (strcmp(key, "rate_mbs") == 0) {
 			idx = NKEYS + 1;
-			rc = set_key(&p, &keys[2], val, where, err, errlen);
+			rc = set_key(&p, &keys[2], key, val, where, err, errlen);
 			p.rate_inner_mbs = p.rate_outer_mbs;
 			have_rate = true;
 		} else {
@@ -349,7 +351,7 @@ int sim_profile_parse(const char *text, const char *origin, struct sim_profile *
 			if (idx == NKEYS)
 				return errmsg(err, errlen, -EINVAL, "%s: unknown key '%s'", where,
 				              key);
-			rc = set_key(&p, &keys[idx], val, where, err, errlen);
+			rc = set_key(&p, &keys[idx], key, val, where, err, errlen);
 			if (idx == 2)
 				have_rate = true;
 		}
