@@ -179,20 +179,24 @@ static uint64_t sim_run_batch(struct member *m, struct member_io *const *ios, in
 		io->result = member_xfer(s->inner, io->op, io->buf, io->len, io->off, io->flags);
 		nrw++;
 	}
-	int *pending = malloc((size_t)(nrw ? nrw : 1) * sizeof(*pending));
+	/* The elevator's window: on the stack for ordinary batches; a huge
+	 * batch without memory for it gets a window of the stack's size. */
+	int stack[64];
+	int *pending = nrw <= 64 ? stack : malloc((size_t)nrw * sizeof(*pending));
+	unsigned window = s->p.queue_depth;
+	if (!pending) {
+		pending = stack;
+		window = window < 64 ? window : 64;
+	}
 	pthread_mutex_lock(&s->lock);
 	if (s->scale <= 0)
 		t = s->clock;
 	double last = t;
-	/* Reads and writes through a window of queue_depth commands in
-	 * elevator order; without memory for the window, in submission order. */
-	unsigned qd = pending ? s->p.queue_depth : 1;
+	/* Reads and writes through a window of queue_depth commands, served
+	 * in elevator order. */
 	int next = 0, npend = 0;
-	int one;
-	if (!pending)
-		pending = &one;
 	for (;;) {
-		for (; next < n && (unsigned)npend < qd; next++)
+		for (; next < n && (unsigned)npend < window; next++)
 			if (ios[next]->op != MEMBER_OP_FLUSH && ios[next]->result > 0)
 				pending[npend++] = next;
 		if (npend == 0)
@@ -206,8 +210,6 @@ static uint64_t sim_run_batch(struct member *m, struct member_io *const *ios, in
 		double done = account(s, t, kind, io->off, (size_t)io->result);
 		last = done > last ? done : last;
 	}
-	if (pending == &one)
-		pending = NULL;
 	for (int i = 0; i < n; i++) {
 		if (ios[i]->op == MEMBER_OP_FLUSH && ios[i]->result == 0) {
 			double done = account(s, t, SIM_FLUSH, 0, 0);
@@ -215,7 +217,8 @@ static uint64_t sim_run_batch(struct member *m, struct member_io *const *ios, in
 		}
 	}
 	pthread_mutex_unlock(&s->lock);
-	free(pending);
+	if (pending != stack)
+		free(pending);
 	if (s->bus)
 		sim_bus_note(s->bus, last);
 	if (s->scale <= 0)

@@ -161,10 +161,13 @@ static bool name_ok(const char *s)
 static double key_value(const struct sim_profile *p, const struct key_def *k)
 {
 	const char *base = (const char *)p + k->off;
+	double d;
+	unsigned u;
+	uint64_t v;
 	switch (k->kind) {
-	case K_DOUBLE: return *(const double *)base;
-	case K_UINT: return *(const unsigned *)base;
-	case K_U64: return (double)*(const uint64_t *)base / k->unit;
+	case K_DOUBLE: memcpy(&d, base, sizeof(d)); return d;
+	case K_UINT: memcpy(&u, base, sizeof(u)); return u;
+	case K_U64: memcpy(&v, base, sizeof(v)); return (double)v / k->unit;
 	default: return 0;
 	}
 }
@@ -271,7 +274,7 @@ static int set_key(struct sim_profile *p, const struct key_def *k, const char *s
 		return errmsg(err, errlen, -EINVAL, "%s: %s = %s is outside %g..%g", where, shown,
 		              v, k->min, k->max);
 	if (k->kind == K_DOUBLE) {
-		*(double *)base = d;
+		memcpy(base, &d, sizeof(d));
 		return 0;
 	}
 	if (d != floor(d))

@@ -137,7 +137,8 @@ static void elevator_beats_fifo(void)
 			struct member_io io[32];
 			for (int i = 0; i < 32; i++)
 				io[i] = (struct member_io){.m = m,
-				                           .op = i % 3 ? MEMBER_OP_READ : MEMBER_OP_WRITE,
+				                           .op = i % 3 ? MEMBER_OP_READ
+				                                       : MEMBER_OP_WRITE,
 				                           .buf = bufs[i],
 				                           .len = 4096,
 				                           .off = t_rand(&rs) % 262144 * 4096};
@@ -174,8 +175,10 @@ static void batch_overlaps_members(void)
 	unsigned char *buf = malloc(4u << 20);
 	struct member_io io[4];
 	for (int i = 0; i < 4; i++)
-		io[i] = (struct member_io){
-		    .m = m[i], .op = MEMBER_OP_READ, .buf = buf + ((size_t)i << 20), .len = 1u << 20};
+		io[i] = (struct member_io){.m = m[i],
+		                           .op = MEMBER_OP_READ,
+		                           .buf = buf + ((size_t)i << 20),
+		                           .len = 1u << 20};
 	double r0 = real_ms();
 	double m0 = (double)member_sim_now_ns(m[0]);
 	CHECK(member_ioq_run(q, io, 4) == 0);
@@ -281,6 +284,19 @@ static void batch_data(void)
 	unsigned char *all = malloc(size);
 	CHECK(member_read(m, all, size, 0) == 0);
 	CHECK(memcmp(all, shadow, size) == 0);
+	/* a batch larger than the elevator's stack window (64) */
+	struct member_io big[100];
+	for (int i = 0; i < 100; i++)
+		big[i] = (struct member_io){.m = m,
+		                            .op = MEMBER_OP_READ,
+		                            .buf = all + (size_t)i * 4096,
+		                            .len = 4096,
+		                            .off = (uint64_t)(99 - i) * 65536 + 100};
+	CHECK(member_ioq_run(q, big, 100) == 0);
+	for (int i = 0; i < 100; i++) {
+		CHECK(big[i].result == 4096);
+		CHECK(memcmp(all + (size_t)i * 4096, shadow + big[i].off, 4096) == 0);
+	}
 	/* a read reaching past the end comes back short, as from any member */
 	struct member_io tail = {
 	    .m = m, .op = MEMBER_OP_READ, .buf = all, .len = 8192, .off = size - 4096};
@@ -291,5 +307,5 @@ static void batch_data(void)
 	free(all);
 }
 
-TEST_MAIN(T(elevator), T(elevator_beats_fifo), T(batch_overlaps_members),
-          T(stripes_flatten_at_bus), T(batch_data))
+TEST_MAIN(T(elevator), T(elevator_beats_fifo), T(batch_overlaps_members), T(stripes_flatten_at_bus),
+          T(batch_data))
