@@ -92,6 +92,9 @@ int sim_profile_check(const struct sim_profile *p, char *err, size_t errlen);
 int sim_profile_parse(const char *text, const char *origin, struct sim_profile *out, char *err,
                       size_t errlen);
 int sim_profile_parse_file(const char *path, struct sim_profile *out, char *err, size_t errlen);
+/* What --disk-model takes: a built-in name, else a model file's path.
+ * Messages name the file and line, or say the name is neither. */
+int sim_profile_load(const char *name_or_path, struct sim_profile *out, char *err, size_t errlen);
 /* Write `p` in the format above (every key, no base). Returns the length, or
  * -ENOSPC when `len` is too small. */
 int sim_profile_format(const struct sim_profile *p, char *buf, size_t len);

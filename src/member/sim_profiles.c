@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define KIB 1024ull
 #define MIB (1024ull * 1024)
@@ -413,6 +414,24 @@ int sim_profile_parse_file(const char *path, struct sim_profile *out, char *err,
 	}
 	free(buf);
 	return rc;
+}
+
+int sim_profile_load(const char *name_or_path, struct sim_profile *out, char *err, size_t errlen)
+{
+	if (!name_or_path || !out)
+		return errmsg(err, errlen, -EINVAL, "no disk model given");
+	const struct sim_profile *b = sim_profile_find(name_or_path);
+	if (b) {
+		*out = *b;
+		return 0;
+	}
+	/* A bare word that is no built-in is more likely a typo than a file. */
+	if (!strchr(name_or_path, '/') && access(name_or_path, F_OK) != 0)
+		return errmsg(err, errlen, -ENOENT,
+		              "disk model '%s' is neither a built-in (ide-2002, sata-7200-2007, "
+		              "raptor-10k-2008, ssd-sata, nvme) nor a file",
+		              name_or_path);
+	return sim_profile_parse_file(name_or_path, out, err, errlen);
 }
 
 int sim_profile_format(const struct sim_profile *p, char *buf, size_t len)

@@ -446,6 +446,62 @@ static void data_correctness(void)
 	free(chk);
 }
 
+struct reader_arg {
+	struct member *m;
+	const unsigned char *shadow;
+	uint64_t seed;
+	int bad;
+};
+
+static void *random_reader(void *p)
+{
+	struct reader_arg *a = p;
+	unsigned char buf[4096];
+	uint64_t rs = a->seed;
+	for (int i = 0; i < 200; i++) {
+		uint64_t off = t_rand(&rs) % (a->m->size / 4096) * 4096;
+		if (member_read(a->m, buf, 4096, off) != 0 ||
+		    memcmp(buf, a->shadow + off, 4096) != 0)
+			a->bad++;
+	}
+	return NULL;
+}
+
+/* Several threads reading one member share one head: in virtual time the
+ * member's clock is the sum of all their random reads, data stays right. */
+static void threads_share_head(void)
+{
+	const struct sim_profile *p = sim_profile_find("raptor-10k-2008");
+	const size_t size = 64u << 20;
+	unsigned char *shadow = malloc(size);
+	uint64_t rs = 11;
+	t_fill(&rs, shadow, size);
+	struct member *m = open_sim(p, size, NULL, 0);
+	CHECK(member_write(m, shadow, size, 0, 0) == 0);
+	CHECK(member_flush(m) == 0);
+	double t0 = (double)member_sim_model_ns(m);
+	struct reader_arg a[4];
+	pthread_t th[4];
+	for (int i = 0; i < 4; i++) {
+		a[i] = (struct reader_arg){m, shadow, 100 + (uint64_t)i, 0};
+		pthread_create(&th[i], NULL, random_reader, &a[i]);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		CHECK(a[i].bad == 0);
+	}
+	double per = ((double)member_sim_model_ns(m) - t0) / 800;
+	double mid = (p->rate_outer_mbs + p->rate_inner_mbs) / 2;
+	double want = p->overhead_us * 1e3 + p->seek_avg_ms * 1e6 + 30e9 / p->rpm + 4096 / mid;
+	CHECKF(fabs(per / want - 1) < 0.10, "%.3f ms per read from 4 threads, expected %.3f",
+	       ms(per), ms(want));
+	struct sim_stats st;
+	member_sim_stats(m, &st);
+	CHECK(st.reads == 800);
+	member_close(m);
+	free(shadow);
+}
+
 static double real_ms(void)
 {
 	struct timespec ts;
@@ -476,4 +532,5 @@ static void time_scale_sleeps(void)
 }
 
 TEST_MAIN(T(sequential_rate), T(random_reads), T(seek_curve), T(lost_revolution), T(read_ahead),
-          T(write_cache), T(bus_limit), T(data_correctness), T(time_scale_sleeps))
+          T(write_cache), T(bus_limit), T(data_correctness), T(threads_share_head),
+          T(time_scale_sleeps))

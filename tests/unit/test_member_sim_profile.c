@@ -106,7 +106,19 @@ static void custom_files(void)
 	CHECK(sim_profile_parse_file(path, &p, err, sizeof(err)) == -EINVAL);
 	CHECKF(strstr(err, path) && strstr(err, ":3:") && strstr(err, "rpm") && strstr(err, "fast"),
 	       "%s", err);
+	CHECK(sim_profile_load(path, &p, err, sizeof(err)) == -EINVAL && strstr(err, ":3:"));
+	/* load: built-in names, else files */
+	CHECK(sim_profile_load("nvme", &p, err, sizeof(err)) == 0 && p.rate_outer_mbs == 3000);
+	f = fopen(path, "w");
+	if (f) {
+		fputs("rate_mbs = 33\n", f);
+		fclose(f);
+	}
+	CHECK(sim_profile_load(path, &p, err, sizeof(err)) == 0 && p.rate_outer_mbs == 33);
+	CHECK(sim_profile_load("sata-7200", &p, err, sizeof(err)) == -ENOENT);
+	CHECKF(strstr(err, "'sata-7200'") && strstr(err, "neither a built-in"), "%s", err);
 	unlink(path);
+	CHECK(sim_profile_load(path, &p, err, sizeof(err)) == -ENOENT);
 	CHECK(sim_profile_parse_file(path, &p, err, sizeof(err)) == -ENOENT);
 	CHECKF(strstr(err, path) != NULL, "%s", err);
 	CHECK(sim_profile_parse_file("/", &p, err, sizeof(err)) < 0);
