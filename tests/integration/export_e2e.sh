@@ -86,7 +86,7 @@ PY
 
 	# load: fio writes and verifies a file while a member fails and a spare rebuilds
 	fio --name=load --filename="$mnt/fio.dat" --size=24M --rw=randwrite --bs=4k \
-		--ioengine=psync --direct=1 --verify=crc32c --verify_fatal=1 --do_verify=1 \
+		--ioengine=psync --direct=1 --verify=crc32c --verify_fatal=1 --verify_state_save=0 --do_verify=1 \
 		--loops=4 --output="$T_TMP/$name.fio" >/dev/null 2>&1 &
 	local fio_pid=$!
 	sleep 1
@@ -123,6 +123,8 @@ PY
 	check "$name: detach" "$URAID" detach "$L"
 	check "$name: no nbdkit left" bash -c "! ps -o stat= -p $nbdkit_pid | grep -qv Z"
 	check "$name: no nbdfuse left" bash -c "! ps -o stat= -p $fuse_pid | grep -qv Z"
+	check "$name: no uraid/nbdkit/nbdfuse process of this array left" \
+		bash -c "! ps -eo stat=,comm=,args= | awk '\$1 !~ /^Z/ && (\$2 == \"uraid\" || \$2 == \"nbdkit\" || \$2 == \"nbdfuse\")' | grep -q -e '$T_TMP/$name/' -e '$URAID_RUN_DIR/$name'"
 	check "$name: no FUSE mount left" bash -c "! grep -q ' $mnt_fuse ' /proc/self/mounts"
 	check "$name: loop device released" \
 		bash -c "! losetup -n -O BACK-FILE '$L' 2>/dev/null | grep -q '$T_TMP'"
