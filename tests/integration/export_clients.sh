@@ -156,6 +156,32 @@ if [ "$(id -u)" = 0 ] && command -v nbdfuse >/dev/null; then
 	"$URAID" stop r6
 fi
 
+# TLS passed through to nbdkit: a throwaway CA and server certificate
+if command -v openssl >/dev/null; then
+	c=$T_TMP/tls
+	mkdir -p "$c"
+	(cd "$c" &&
+		openssl req -x509 -newkey rsa:2048 -nodes -keyout ca-key.pem -out ca-cert.pem -days 2 \
+			-subj "/CN=uraid test CA" &&
+		openssl req -newkey rsa:2048 -nodes -keyout server-key.pem -out server.csr \
+			-subj "/CN=localhost" &&
+		openssl x509 -req -in server.csr -CA ca-cert.pem -CAkey ca-key.pem -CAcreateserial \
+			-out server-cert.pem -days 2) >/dev/null 2>&1
+	urit=$("$URAID" serve --tls=require --tls-certificates "$c" --unix "$T_TMP/tls.sock" \
+		$(members r6) 2>"$T_TMP/tls.err")
+	check "serve --tls=require prints an nbds URI" [ "$urit" = "nbds+unix:///?socket=$T_TMP/tls.sock" ]
+	check "TLS client with the CA reads the export" \
+		[ "$(nbdcopy "$urit&tls-certificates=$c" - | md5sum)" = "$("$URAID" cat r6 | md5sum)" ]
+	check_fails "plain client refused by --tls=require" \
+		nbdinfo --size "nbd+unix:///?socket=$T_TMP/tls.sock"
+	pid=$(cat "$URAID_RUN_DIR/r6.nbdkit.pid")
+	"$URAID" stop r6
+	for _ in $(seq 300); do alive "$pid" || break; sleep 0.1; done
+else
+	fail "openssl missing: TLS not tested"
+fi
+check_fails "--tls=require without certificates" "$URAID" serve --tls=require $(members r6)
+
 # refusals
 check_fails "serve with no members" "$URAID" serve
 check_fails "serve of a non-array file" "$URAID" serve "$T_TMP/a.img"
