@@ -15,10 +15,11 @@
 #    Offset, Events, Layout, Chunk Size and Device Role, wherever mdadm
 #    printed the key.  Values are compared with whitespace collapsed and
 #    mdadm's "(local to host X)" suffix dropped (it depends on the host).
-# Environment: URAID (CLI under test), URAID_SHARED, VECTORS_ONLY=NAME,...
+# Environment: URAID (CLI under test), URAID_SHARED, URAID_VECTORS (instead of
+# tests/vectors), VECTORS_ONLY=NAME,...
 # (only those arrays), VECTORS_NO_DEGRADED=1 (skip the left-out runs).
 . "$(dirname "$0")/../lib.sh"
-VEC=$TOP/tests/vectors
+VEC=${URAID_VECTORS:-$TOP/tests/vectors}
 MDV=$SHARED/md-vectors
 KEYS='Version|Feature Map|Array UUID|UUID|Name|Raid Level|Raid Devices|Data Offset|Super Offset|Events|Layout|Chunk Size|Device Role'
 
@@ -115,7 +116,7 @@ mdadm_examine() {
 }
 
 examine_array() {
-	local i bad= got want k
+	local i bad='' got want k
 	for ((i = 0; i < nmem; i++)); do
 		want=$(mdadm_examine "$log" "$i" | fields)
 		if [ -z "$want" ]; then
