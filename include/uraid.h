@@ -46,9 +46,10 @@ struct uraid_parity {
 	int (*xor_gen)(int k, size_t len, void *const *blocks);
 	/* P into blocks[k], Q into blocks[k+1]. k >= 2. */
 	int (*pq_gen)(int k, size_t len, void *const *blocks);
-	/* Read-modify-write: update P (and Q when q != NULL) for `n` changed data
-	 * blocks with syndrome indices idx[0..n-1], old contents old[], new
-	 * contents new_[]. The other data blocks are not touched. */
+	/* Read-modify-write: update P (when p != NULL) and Q (when q != NULL)
+	 * for `n` changed data blocks with distinct syndrome indices idx[0..n-1],
+	 * old contents old[], new contents new_[]. The other data blocks are not
+	 * read. All arguments are checked before anything is written. */
 	int (*pq_update)(int k, size_t len, void *p, void *q, int n, const int *idx,
 	                 const void *const *old, const void *const *new_);
 	/* Rebuild `nfail` (1 or 2) lost blocks in place. blocks[] as for pq_gen
@@ -58,9 +59,10 @@ struct uraid_parity {
 	               const int *fail);
 };
 
-/* Pick a backend. name == NULL: the URAID_PARITY environment variable if set,
- * else the fastest this CPU supports. Returns NULL (and sets errno) for an
- * unknown or unsupported name. The result points at constant data. */
+/* Pick a backend. name == NULL: the URAID_PARITY environment variable if set
+ * (and non-empty), else the fastest this CPU supports. Returns NULL and sets
+ * errno to ENOENT for an unknown name, ENOTSUP for a backend this CPU cannot
+ * run; there is no silent fallback. The result points at constant data. */
 const struct uraid_parity *uraid_parity_get(const char *name);
 
 /* Names of all backends compiled in, NULL-terminated. */
@@ -68,19 +70,160 @@ const char *const *uraid_parity_backends(void);
 
 /* Result of uraid_pq_locate. */
 struct uraid_locate {
-	size_t columns_bad;  /* byte columns where P or Q disagree */
+	size_t columns_bad;   /* byte columns where P or Q disagree */
 	size_t columns_fixed; /* columns repaired (single-member errors) */
-	int member;          /* index 0..k+1 of the one block found wrong, -1 if none,
-	                        -2 if different columns blame different blocks */
-	size_t first_bad;    /* first bad byte offset (valid if columns_bad > 0) */
+	int member;           /* index 0..k+1 of the one block found wrong, -1 if none,
+	                         -2 if different columns blame different blocks */
+	size_t first_bad;     /* first bad byte offset (valid if columns_bad > 0) */
 };
 
 /* With all k+2 blocks present and at most one of them silently wrong, find
  * which block is wrong in each byte column (as mdadm's raid6check does) and,
- * when `repair` is set, fix it. Returns 0 when every bad column was a
- * single-member error, -EILSEQ ("not a single-member error") otherwise. */
+ * when `repair` is set, fix it. Returns 0 when every bad column blames the
+ * same single member, -EILSEQ ("not a single-member error") when a column
+ * cannot come from one member or columns blame different members — then
+ * nothing is written, even with `repair`. -EINVAL for bad arguments; `out`
+ * may be NULL. */
 int uraid_pq_locate(const struct uraid_parity *pp, int k, size_t len, void *const *blocks,
                     bool repair, struct uraid_locate *out);
+
+/* ------------------------------------------------------------------------
+ * Engine (src/engine/): running md arrays. An array handle owns its members
+ * and serialises I/O internally, so several threads may call read/write on
+ * one handle. Offsets and lengths are bytes, multiples of 512.
+ * ------------------------------------------------------------------------ */
+
+struct uraid_array;
+struct member;
+
+/* Assemble/create flags. */
+#define URAID_RDONLY 1u         /* never write to a member (open O_RDONLY) */
+#define URAID_NO_SYNC_THREAD 2u /* no background sync thread: the caller drives
+                                   resync/recovery/check with uraid_sync_step */
+#define URAID_DIRECT 4u         /* open member files with O_DIRECT */
+
+enum uraid_member_state {
+	URAID_MEMBER_IN_SYNC = 0,
+	URAID_MEMBER_FAULTY,
+	URAID_MEMBER_MISSING,
+	URAID_MEMBER_SPARE,
+	URAID_MEMBER_REBUILDING,
+};
+
+enum uraid_sync_action {
+	URAID_SYNC_IDLE = 0,
+	URAID_SYNC_RESYNC,  /* make parity/mirrors consistent after an unclean stop */
+	URAID_SYNC_RECOVER, /* rebuild onto a spare */
+	URAID_SYNC_CHECK,   /* count mismatches, change nothing */
+	URAID_SYNC_REPAIR,  /* count mismatches and fix them */
+};
+
+/* Assemble from member image/device paths, in any order. Leaves out stale
+ * members (with a warning in `warn`, if given). */
+int uraid_assemble(const char *const *paths, int n, unsigned flags, struct uraid_array **out,
+                   char *err, size_t errlen, char *warn, size_t warnlen);
+/* The same from opened members; the array takes ownership of all of them
+ * (they are closed on stop, and on failure). */
+int uraid_assemble_members(struct member **members, int n, unsigned flags,
+                           struct uraid_array **out, char *err, size_t errlen, char *warn,
+                           size_t warnlen);
+
+struct uraid_create_opts {
+	int level;               /* enum uraid_level */
+	bool layout_set;         /* else mdadm's default for the level */
+	uint32_t layout;
+	uint32_t chunk_sectors;  /* 0 = default (512 KiB) */
+	int raid_devices;
+	int spare_devices;
+	int metadata;            /* 0 (0.90), 10, 11, 12 (1.x); 0 with metadata_set false = 1.2 */
+	bool metadata_set;
+	char name[33];
+	uint64_t member_bytes;   /* uraid_create: size of member files to create when missing */
+	uint64_t size_sectors;   /* per-member data sectors used, 0 = largest possible */
+	bool assume_clean;       /* skip the initial resync */
+};
+/* Validate everything, then write superblocks. Without assume_clean the
+ * array starts with a resync pending (run by the sync thread, or by the
+ * caller with uraid_sync_step under URAID_NO_SYNC_THREAD). */
+int uraid_create(const struct uraid_create_opts *o, const char *const *paths, int n,
+                 unsigned flags, struct uraid_array **out, char *err, size_t errlen);
+int uraid_create_members(const struct uraid_create_opts *o, struct member **members, int n,
+                         unsigned flags, struct uraid_array **out, char *err, size_t errlen);
+
+/* Flush, mark clean in the superblocks, close the members, free. */
+int uraid_stop(struct uraid_array *a);
+/* Close without touching the superblocks (as a crash would leave them). */
+void uraid_drop(struct uraid_array *a);
+
+uint64_t uraid_size(const struct uraid_array *a); /* bytes */
+int uraid_read(struct uraid_array *a, void *buf, size_t len, uint64_t off);
+int uraid_write(struct uraid_array *a, const void *buf, size_t len, uint64_t off);
+int uraid_flush(struct uraid_array *a);
+
+#define URAID_STATUS_MAX_MEMBERS 64
+struct uraid_member_status {
+	char name[256];
+	int role; /* slot, -1 spare/none */
+	uint32_t dev_number;
+	enum uraid_member_state state;
+	uint64_t recovery_offset; /* sectors (rebuilding) */
+};
+struct uraid_status {
+	char name[33];
+	char uuid[36];
+	int level;
+	uint32_t layout;
+	uint32_t chunk_sectors;
+	int raid_disks;
+	int metadata;             /* 0, 10, 11, 12 */
+	uint64_t array_sectors;
+	uint64_t dev_sectors;     /* per member */
+	uint64_t events;
+	bool readonly, clean;
+	int working, failed, spares, degraded; /* degraded = slots without an in-sync member */
+	int nmembers;             /* entries in members[] (slots first, then spares/faulty) */
+	struct uraid_member_status members[URAID_STATUS_MAX_MEMBERS];
+	enum uraid_sync_action sync_action;
+	uint64_t sync_done, sync_total; /* sectors */
+	uint64_t sync_speed_kibs;       /* recent speed */
+	uint64_t mismatch_cnt;          /* sectors, from the last check/repair */
+};
+int uraid_status(struct uraid_array *a, struct uraid_status *st);
+
+/* Member management by name (the path given at assemble/add) or by slot
+ * number given as "#N". */
+int uraid_fail(struct uraid_array *a, const char *member, char *err, size_t errlen);
+int uraid_remove(struct uraid_array *a, const char *member, char *err, size_t errlen);
+int uraid_add(struct uraid_array *a, const char *path, char *err, size_t errlen);
+int uraid_add_member(struct uraid_array *a, struct member *m, char *err, size_t errlen);
+
+/* Start check/repair, or IDLE to interrupt whatever runs. */
+int uraid_sync_action(struct uraid_array *a, enum uraid_sync_action action, char *err,
+                      size_t errlen);
+/* Do up to max_sectors of pending sync work now, in this thread. Returns 1
+ * while work remains, 0 when idle, negative errno on failure. */
+int uraid_sync_step(struct uraid_array *a, uint64_t max_sectors);
+/* Wait until no sync work remains (background thread). */
+int uraid_sync_wait(struct uraid_array *a);
+/* Speed limits in KiB/s (md's sync_speed_min/max); 0 max = unlimited. */
+void uraid_sync_speed(struct uraid_array *a, uint64_t min_kibs, uint64_t max_kibs);
+
+/* Control server (src/engine/control.c): a unix stream socket through which
+ * other processes manage a running array. Protocol: the client sends one
+ * line "VERB ARGS...\n" ("write OFF LEN\n" is followed by LEN bytes); the
+ * server answers "OK LEN\n" + LEN bytes of body, or "ERR ERRNO MESSAGE\n".
+ * Verbs: status (body: struct uraid_status, same build only), read OFF LEN,
+ * write OFF LEN, flush, fail M, remove M, add PATH, check, repair, idle,
+ * speed MIN MAX, stop. Each connection is served by its own thread. */
+struct uraid_control;
+int uraid_control_start(struct uraid_array *a, const char *sock_path,
+                        struct uraid_control **out, char *err, size_t errlen);
+/* Block until a client sent "stop" (returns 0) or the timeout passed
+ * (timeout_ms < 0: forever; returns -ETIMEDOUT). */
+int uraid_control_wait(struct uraid_control *c, int timeout_ms);
+/* Stop accepting, wait for connections to end, remove the socket. */
+void uraid_control_close(struct uraid_control *c);
+#define URAID_CONTROL_MAX_IO (16u << 20) /* largest read/write per request */
 
 #ifdef __cplusplus
 }

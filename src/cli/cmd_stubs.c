@@ -2,12 +2,12 @@
  * defines the strong one and this stub drops out at link time. */
 #include "cli/cli.h"
 
-#define STUB(fn, verb)                                                                     \
-	__attribute__((weak)) int fn(int argc, char **argv)                                \
-	{                                                                                  \
-		(void)argc;                                                                \
-		(void)argv;                                                                \
-		return cli_error(verb, "not implemented yet");                             \
+#define STUB(fn, verb)                                         \
+	__attribute__((weak)) int fn(int argc, char **argv)    \
+	{                                                      \
+		(void)argc;                                    \
+		(void)argv;                                    \
+		return cli_error(verb, "not implemented yet"); \
 	}
 
 STUB(cmd_examine, "examine")

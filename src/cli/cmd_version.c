@@ -10,7 +10,8 @@ int cmd_version(int argc, char **argv)
 	(void)argv;
 	const struct uraid_parity *pp = uraid_parity_get(NULL);
 	printf("uraid %s\n", URAID_VERSION);
-	printf("parity backend: %s\n", pp ? pp->name : "(none: URAID_PARITY names an unsupported backend)");
+	printf("parity backend: %s\n",
+	       pp ? pp->name : "(none: URAID_PARITY names an unsupported backend)");
 	printf("parity backends compiled in:");
 	for (const char *const *b = uraid_parity_backends(); *b; b++)
 		printf(" %s", *b);

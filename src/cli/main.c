@@ -12,28 +12,29 @@ static const struct {
 	cli_cmd_fn *fn;
 	const char *help;
 } verbs[] = {
-	{"create", cmd_create, "create an md array on members (mdadm --create)"},
-	{"assemble", cmd_assemble, "assemble and run an array from its members"},
-	{"examine", cmd_examine, "print the md superblock of members (mdadm --examine)"},
-	{"cat", cmd_cat, "read an array's contents from member images (read-only)"},
-	{"detail", cmd_detail, "details of a running array (mdadm --detail)"},
-	{"status", cmd_status, "mdstat-like view of running arrays"},
-	{"fail", cmd_fail, "mark a member faulty"},
-	{"remove", cmd_remove, "remove a failed or spare member"},
-	{"add", cmd_add, "add a spare (rebuilds onto it when degraded)"},
-	{"replace", cmd_replace, "rebuild a member onto a new one, then drop it"},
-	{"check", cmd_check, "read all, count parity/mirror mismatches"},
-	{"repair", cmd_repair, "like check, and fix what is found"},
-	{"stop", cmd_stop, "stop a running array, marking it clean"},
-	{"serve", cmd_serve, "serve an array over NBD"},
-	{"attach", cmd_attach, "attach a served array as a local loop device"},
-	{"detach", cmd_detach, "undo attach"},
-	{"geometry", cmd_geometry, "stripe geometry and mkfs options"},
-	{"mirror", cmd_mirror, "FreeBSD gmirror-compatible mirrors"},
-	{"raid3", cmd_raid3, "FreeBSD graid3-compatible RAID3"},
-	{"bench", cmd_bench, "benchmarks (parity, engine, workloads)"},
-	{"version", cmd_version, "version and parity backend in use"},
-	{"daemon", cmd_daemon, NULL}, /* internal: the process that runs an array */
+    {"create", cmd_create, "create an md array on members (mdadm --create)"},
+    {"assemble", cmd_assemble, "assemble and run an array from its members"},
+    {"examine", cmd_examine, "print the md superblock of members (mdadm --examine)"},
+    {"cat", cmd_cat, "read an array's contents from member images (read-only)"},
+    {"write", cmd_write, "write stdin into a running array"},
+    {"detail", cmd_detail, "details of a running array (mdadm --detail)"},
+    {"status", cmd_status, "mdstat-like view of running arrays"},
+    {"fail", cmd_fail, "mark a member faulty"},
+    {"remove", cmd_remove, "remove a failed or spare member"},
+    {"add", cmd_add, "add a spare (rebuilds onto it when degraded)"},
+    {"replace", cmd_replace, "rebuild a member onto a new one, then drop it"},
+    {"check", cmd_check, "read all, count parity/mirror mismatches"},
+    {"repair", cmd_repair, "like check, and fix what is found"},
+    {"stop", cmd_stop, "stop a running array, marking it clean"},
+    {"serve", cmd_serve, "serve an array over NBD"},
+    {"attach", cmd_attach, "attach a served array as a local loop device"},
+    {"detach", cmd_detach, "undo attach"},
+    {"geometry", cmd_geometry, "stripe geometry and mkfs options"},
+    {"mirror", cmd_mirror, "FreeBSD gmirror-compatible mirrors"},
+    {"raid3", cmd_raid3, "FreeBSD graid3-compatible RAID3"},
+    {"bench", cmd_bench, "benchmarks (parity, engine, workloads)"},
+    {"version", cmd_version, "version and parity backend in use"},
+    {"daemon", cmd_daemon, NULL}, /* internal: the process that runs an array */
 };
 
 int cli_error(const char *verb, const char *fmt, ...)
@@ -59,12 +60,36 @@ int cli_parse_size(const char *s, unsigned long long default_unit, unsigned long
 	unsigned long long unit = default_unit;
 	switch (*end) {
 	case 0: break;
-	case 'b': case 'B': unit = 1; end++; break;
-	case 's': case 'S': unit = 512; end++; break;
-	case 'k': case 'K': unit = 1ull << 10; end++; break;
-	case 'm': case 'M': unit = 1ull << 20; end++; break;
-	case 'g': case 'G': unit = 1ull << 30; end++; break;
-	case 't': case 'T': unit = 1ull << 40; end++; break;
+	case 'b':
+	case 'B':
+		unit = 1;
+		end++;
+		break;
+	case 's':
+	case 'S':
+		unit = 512;
+		end++;
+		break;
+	case 'k':
+	case 'K':
+		unit = 1ull << 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		unit = 1ull << 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		unit = 1ull << 30;
+		end++;
+		break;
+	case 't':
+	case 'T':
+		unit = 1ull << 40;
+		end++;
+		break;
 	default: return -EINVAL;
 	}
 	if (*end == 'i' || *end == 'I')

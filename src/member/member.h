@@ -4,6 +4,17 @@
  *
  * Offsets and lengths are bytes. Reads and writes return the number of bytes
  * transferred (short only at end of device) or a negative errno.
+ *
+ * End of a member (m->size): reads return a short count (0 at or past the
+ * end); an op-level write is cut short at the end and fails with -ENOSPC at or
+ * past it, while member_write() and member_ioq_run() refuse a write that does
+ * not fit (-ENOSPC) without writing any of it.
+ *
+ * O_DIRECT members: requests whose buffer, offset and length are aligned
+ * (member_aligned) go straight to the device; others are bounced through an
+ * aligned buffer, and an unaligned write reads, patches and rewrites the
+ * edge blocks (serialized against other unaligned writes to the same member,
+ * not against concurrent aligned writes to the same block).
  */
 #ifndef URAID_MEMBER_H
 #define URAID_MEMBER_H
@@ -14,6 +25,7 @@
 #include <sys/types.h>
 
 struct member;
+struct member_io;
 
 #define MEMBER_FUA 1u /* write: durable before completion */
 
@@ -29,25 +41,39 @@ struct member_ops {
 	 * must go through the ops above. */
 	int (*fd)(struct member *m);
 	void (*close)(struct member *m);
+	/* Optional (modelled devices, member_sim): run a batch of this
+	 * member's requests from member_ioq_run (reads and writes, then
+	 * flushes), submitted at CLOCK_MONOTONIC time `submit_ns`, setting
+	 * each result like member_ioq_run does, without waiting for their
+	 * modelled duration. Returns the CLOCK_MONOTONIC time (ns) before which
+	 * the batch does not count as complete (0: at once), so requests to
+	 * several such members in one batch overlap in time. */
+	uint64_t (*run_batch)(struct member *m, struct member_io *const *ios, int n,
+	                      uint64_t submit_ns);
 };
 
 struct member {
 	const struct member_ops *ops;
-	char name[256];          /* what messages call it (the path) */
-	uint64_t size;           /* bytes */
-	uint32_t logical_block;  /* 512 or 4096: smallest I/O unit */
+	char name[256];         /* what messages call it (the path) */
+	uint64_t size;          /* bytes */
+	uint32_t logical_block; /* 512 or 4096: smallest I/O unit */
 	bool readonly;
-	bool direct;             /* opened with O_DIRECT: buffers/offsets/lengths aligned */
+	bool direct;        /* opened with O_DIRECT (see member_aligned) */
+	uint32_t dio_align; /* direct: offset/length alignment of the straight path; else 1 */
+	uint32_t mem_align; /* direct: buffer alignment of the straight path; else 1 */
 	void *priv;
 };
 
 /* Open flags. */
-#define MEMBER_RDONLY 1u  /* never write: open O_RDONLY */
-#define MEMBER_DIRECT 2u  /* try O_DIRECT, fall back (with m->direct false) if refused */
-#define MEMBER_CREATE 4u  /* create a regular file of `size` bytes if missing */
-#define MEMBER_EXCL   8u  /* O_EXCL on block devices: refuse a device in use */
+#define MEMBER_RDONLY 1u /* never write: open O_RDONLY */
+#define MEMBER_DIRECT 2u /* try O_DIRECT, fall back (with m->direct false) if refused */
+#define MEMBER_CREATE 4u /* create a regular file of `size` bytes if missing */
+#define MEMBER_EXCL   8u /* O_EXCL on block devices: refuse a device in use */
 
-/* Files and block devices. `size` only matters with MEMBER_CREATE. */
+/* Files and block devices. `size` only matters with MEMBER_CREATE: a missing
+ * path is created as a sparse regular file of `size` bytes (an existing one is
+ * opened as it is). A regular file whose size is not a multiple of the
+ * O_DIRECT alignment is opened without O_DIRECT (m->direct false). */
 int member_open_file(const char *path, unsigned flags, uint64_t size, struct member **out,
                      char *err, size_t errlen);
 /* A zero-filled in-memory member (tests, benchmarks). */
@@ -59,11 +85,26 @@ void member_close(struct member *m);
 int member_read(struct member *m, void *buf, size_t len, uint64_t off);
 int member_write(struct member *m, const void *buf, size_t len, uint64_t off, unsigned flags);
 int member_flush(struct member *m);
+/* Discard a range: -EROFS on read-only members, -EINVAL outside the member,
+ * -EOPNOTSUPP when the medium refuses. Files and memory read back zeros. */
+int member_discard(struct member *m, uint64_t off, uint64_t len);
+/* True when a request can bypass the bounce buffer (always for non-direct). */
+bool member_aligned(const struct member *m, const void *buf, size_t len, uint64_t off);
 
 /* Batched I/O across members. One queue per thread (it owns an io_uring
  * when available); member_ioq_run submits all requests at once and returns
  * when all have completed, each with its own result. Requests to members
- * without an fd run synchronously through their ops. */
+ * without an fd (and unaligned requests to O_DIRECT members) run
+ * synchronously through their ops.
+ *
+ * Ordering inside one batch: all reads and writes run first, in no
+ * particular order (overlapping writes in one batch are undefined), then all
+ * flushes, so a FLUSH covers the writes of its own batch. A FUA write is
+ * durable when its result arrives (RWF_DSYNC, i.e. write + fdatasync).
+ * Results: reads give the bytes read (short only at the member's end),
+ * writes give len or -errno (-ENOSPC past the end, -EROFS read-only), flushes
+ * give 0 or -errno. URAID_IOQ=sync in the environment forces the synchronous
+ * backend. */
 enum member_op { MEMBER_OP_READ, MEMBER_OP_WRITE, MEMBER_OP_FLUSH };
 struct member_io {
 	struct member *m;
@@ -71,25 +112,48 @@ struct member_io {
 	void *buf;
 	size_t len;
 	uint64_t off;
-	unsigned flags;  /* MEMBER_FUA */
-	ssize_t result;  /* out: bytes or -errno (short transfers already retried) */
+	unsigned flags; /* MEMBER_FUA */
+	ssize_t result; /* out: bytes or -errno (short transfers already retried) */
 };
 struct member_ioq;
+/* depth: io_uring entries (0 = default 64). Never fails for want of
+ * io_uring: the queue falls back to synchronous I/O. */
 int member_ioq_open(unsigned depth, struct member_ioq **out);
 /* Returns 0 when every request succeeded, else the first negative result. */
 int member_ioq_run(struct member_ioq *q, struct member_io *ios, int n);
 void member_ioq_close(struct member_ioq *q);
 const char *member_ioq_backend(const struct member_ioq *q); /* "io_uring" or "sync" */
+/* Why the queue is synchronous ("" with io_uring): "URAID_IOQ=sync",
+ * "io_uring_queue_init: <error>", "built without liburing", ... */
+const char *member_ioq_reason(const struct member_ioq *q);
+/* Largest transfer one ring submission carries (default and maximum 1 GiB,
+ * at least 4096; O_DIRECT requests use a multiple of their alignment); the
+ * rest of a longer request is resubmitted like a short transfer. Tests use
+ * small values to exercise that path. */
+void member_ioq_set_split(struct member_ioq *q, size_t bytes);
 
-/* Fault injection (tests): wrap a member; the wrapper owns `inner`. */
+/* Fault injection (tests): wrap a member; the wrapper owns `inner`.
+ *
+ * A request matches a rule when the op is the same and its byte range
+ * overlaps the rule's (FLUSH rules ignore ranges). Every matching request
+ * counts for the rule; the rule fires on matching requests after the first
+ * `after` ones (after = 0: from the first). When several rules fire, the one
+ * added first applies. A firing counts as a hit.
+ * Effects, in precedence: error (nothing transferred), else short_io (the
+ * first len - len/2 bytes, half rounded up, are transferred and that count
+ * returned, so retrying the rest always completes), and flip_bit
+ * (bit 0 of the first transferred byte inside the rule's range is inverted:
+ * in the returned data for reads, in the data stored for writes; the
+ * caller's buffer is never modified). Discards pass straight through.
+ * member_fault_clear drops all rules; the hit count stays. */
 struct member_fault_rule {
-	enum member_op op;     /* READ or WRITE */
-	uint64_t off, len;     /* byte range the rule covers (len 0 = everything) */
-	uint64_t after;        /* trigger only after this many matching requests */
-	int error;             /* return -error (e.g. EIO); 0 = no error */
-	bool short_io;         /* transfer half and return a short count */
-	bool flip_bit;         /* reads: flip one bit in the returned data */
-	bool once;             /* disarm after the first hit */
+	enum member_op op; /* READ, WRITE or FLUSH */
+	uint64_t off, len; /* byte range the rule covers (len 0 = everything) */
+	uint64_t after;    /* trigger only after this many matching requests */
+	int error;         /* return -error (e.g. EIO); 0 = no error */
+	bool short_io;     /* transfer half and return a short count */
+	bool flip_bit;     /* flip one bit of the data (see above) */
+	bool once;         /* disarm after the first hit */
 };
 int member_fault_wrap(struct member *inner, struct member **out);
 int member_fault_add(struct member *fault, const struct member_fault_rule *rule);

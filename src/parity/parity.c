@@ -1,19 +1,221 @@
-/* Placeholder until the parity module lands: backend selection only. */
+/* The generic parity layer: argument validation, the RAID6 recovery algebra
+ * and run-time backend selection. Backends only provide data-pass kernels
+ * (parity_int.h), so every backend shares one set of checks and one set of
+ * recovery formulas.
+ *
+ * Notation: data blocks D0..Dk-1 in syndrome order, P = sum Di,
+ * Q = sum g^i Di over GF(2^8) (addition is XOR, g = {02}). */
 #include <errno.h>
-#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "uraid.h"
+#include "parity/gf.h"
+#include "parity/parity_int.h"
 
-static const char *const backends[] = {NULL};
-
-const struct uraid_parity *uraid_parity_get(const char *name)
+static bool blocks_ok(void *const *blocks, int n)
 {
-	(void)name;
-	errno = ENOSYS;
-	return NULL;
+	if (!blocks)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (!blocks[i])
+			return false;
+	return true;
 }
+
+int parity_xor_gen(const struct parity_kernels *kk, int k, size_t len, void *const *blocks)
+{
+	if (k < 1 || k > URAID_PARITY_MAX_DATA || len == 0 || !blocks_ok(blocks, k + 1))
+		return -EINVAL;
+	kk->xor_n(len, k, (const uint8_t *const *)blocks, blocks[k]);
+	return 0;
+}
+
+int parity_pq_gen(const struct parity_kernels *kk, int k, size_t len, void *const *blocks)
+{
+	if (k < 2 || k > URAID_PARITY_MAX_DATA || len == 0 || !blocks_ok(blocks, k + 2))
+		return -EINVAL;
+	kk->gen(len, k, (const uint8_t *const *)blocks, blocks[k], blocks[k + 1]);
+	return 0;
+}
+
+int parity_pq_update(const struct parity_kernels *kk, int k, size_t len, void *p, void *q, int n,
+                     const int *idx, const void *const *old, const void *const *new_)
+{
+	/* k >= 1 so RAID4/5 (P only) can use the same call. */
+	if (k < 1 || k > URAID_PARITY_MAX_DATA || len == 0 || (!p && !q) || n < 1 || n > k ||
+	    !idx || !old || !new_)
+		return -EINVAL;
+	if (q && k < 2)
+		return -EINVAL;
+	/* Check everything before touching P or Q, so a bad entry late in the
+	 * list cannot leave the parity half-updated. */
+	for (int j = 0; j < n; j++) {
+		if (idx[j] < 0 || idx[j] >= k || !old[j] || !new_[j])
+			return -EINVAL;
+		for (int i = 0; i < j; i++)
+			if (idx[i] == idx[j])
+				return -EINVAL;
+	}
+	for (int j = 0; j < n; j++)
+		kk->update(len, gf8_exp2((unsigned)idx[j]), old[j], new_[j], p, q);
+	return 0;
+}
+
+/* Q' with data blocks `skip_a` and `skip_b` (-1: none) taken as zero. */
+static void gen_skipping(const struct parity_kernels *kk, int k, size_t len, void *const *blocks,
+                         int skip_a, int skip_b, uint8_t *p, uint8_t *q)
+{
+	const uint8_t *d[URAID_PARITY_MAX_DATA];
+	for (int i = 0; i < k; i++)
+		d[i] = (i == skip_a || i == skip_b) ? NULL : blocks[i];
+	kk->gen(len, k, d, p, q);
+}
+
+/* Lost data block x from P and the other data blocks: Dx = P + sum(i != x) Di. */
+static void rebuild_from_p(const struct parity_kernels *kk, int k, size_t len, void *const *blocks,
+                           int x)
+{
+	const uint8_t *src[URAID_PARITY_MAX_DATA];
+	int n = 0;
+	for (int i = 0; i <= k; i++)
+		if (i != x)
+			src[n++] = blocks[i];
+	kk->xor_n(len, n, src, blocks[x]);
+}
+
+int parity_recover(const struct parity_kernels *kk, int k, size_t len, void *const *blocks,
+                   bool has_q, int nfail, const int *fail)
+{
+	int nblocks = k + (has_q ? 2 : 1);
+	if (k < (has_q ? 2 : 1) || k > URAID_PARITY_MAX_DATA || len == 0 ||
+	    !blocks_ok(blocks, nblocks) || !fail || nfail < 1 || nfail > (has_q ? 2 : 1))
+		return -EINVAL;
+	int a = fail[0], b = nfail == 2 ? fail[1] : -1;
+	if (a < 0 || a >= nblocks || (nfail == 2 && (b < 0 || b >= nblocks || b == a)))
+		return -EINVAL;
+	if (b >= 0 && b < a) {
+		int t = a;
+		a = b;
+		b = t;
+	}
+	uint8_t *const *blk = (uint8_t *const *)blocks;
+	int P = k, Q = k + 1;
+	if (kk->recover) {
+		kk->recover(k, len, blk, has_q, a, b);
+		return 0;
+	}
+
+	if (nfail == 1) {
+		if (a < k)
+			rebuild_from_p(kk, k, len, blocks, a);
+		else if (a == P)
+			kk->xor_n(len, k, (const uint8_t *const *)blocks, blk[P]);
+		else
+			gen_skipping(kk, k, len, blocks, -1, -1, NULL, blk[Q]);
+		return 0;
+	}
+	if (b < k) {
+		/* Two data blocks x < y. With Pxy = P + P', Qxy = Q + Q' (P', Q'
+		 * computed with Dx = Dy = 0): Pxy = Dx + Dy and
+		 * Qxy = g^x Dx + g^y Dy, so Dx = (g^y Pxy + Qxy) / (g^x + g^y)
+		 * and Dy = Pxy + Dx. P' and Q' go straight into the lost
+		 * blocks' buffers, which need no other scratch space. */
+		uint8_t gx = gf8_exp2((unsigned)a), gy = gf8_exp2((unsigned)b);
+		uint8_t inv = gf8_inv(gx ^ gy);
+		if (kk->rec2_fused) {
+			const uint8_t *d[URAID_PARITY_MAX_DATA];
+			for (int i = 0; i < k; i++)
+				d[i] = (i == a || i == b) ? NULL : blk[i];
+			kk->rec2_fused(len, k, d, blk[P], blk[Q], gf8_mul(gy, inv), inv, blk[a],
+			               blk[b]);
+			return 0;
+		}
+		gen_skipping(kk, k, len, blocks, a, b, blk[a], blk[b]);
+		kk->rec2(len, gf8_mul(gy, inv), inv, blk[P], blk[Q], blk[a], blk[b]);
+		return 0;
+	}
+	if (a < k && b == P) {
+		/* Data x and P: Q + Q' = g^x Dx, so Dx = g^-x (Q + Q'). */
+		gen_skipping(kk, k, len, blocks, a, -1, NULL, blk[a]);
+		kk->mul(len, gf8_inv(gf8_exp2((unsigned)a)), blk[a], blk[Q], blk[a]);
+		kk->xor_n(len, k, (const uint8_t *const *)blocks, blk[P]);
+		return 0;
+	}
+	if (a < k && b == Q) {
+		rebuild_from_p(kk, k, len, blocks, a);
+		gen_skipping(kk, k, len, blocks, -1, -1, NULL, blk[Q]);
+		return 0;
+	}
+	/* P and Q. */
+	kk->gen(len, k, (const uint8_t *const *)blocks, blk[P], blk[Q]);
+	return 0;
+}
+
+/* ---- backend selection ---------------------------------------------------- */
+
+struct backend_entry {
+	const struct uraid_parity *be;
+	bool (*usable)(void);
+};
+
+static bool always(void)
+{
+	return true;
+}
+
+#ifdef PARITY_HAVE_X86
+static bool cpu_avx2(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2");
+}
+#endif
+
+/* Fastest first: the first usable entry is the default. */
+static const struct backend_entry backend_table[] = {
+#ifdef PARITY_HAVE_X86
+    {&parity_backend_avx2, cpu_avx2},
+#endif
+#ifdef HAVE_ISAL
+    {&parity_backend_isal, always},
+#endif
+    {&parity_backend_portable, always},
+};
+#define N_BACKENDS (sizeof(backend_table) / sizeof(backend_table[0]))
+
+static const char *const backend_names[] = {
+    "portable",
+#ifdef HAVE_ISAL
+    "isal",
+#endif
+#ifdef PARITY_HAVE_X86
+    "avx2",
+#endif
+    NULL,
+};
 
 const char *const *uraid_parity_backends(void)
 {
-	return backends;
+	return backend_names;
+}
+
+const struct uraid_parity *uraid_parity_get(const char *name)
+{
+	if (!name) {
+		name = getenv("URAID_PARITY");
+		if (name && !*name)
+			name = NULL;
+	}
+	for (size_t i = 0; i < N_BACKENDS; i++) {
+		if (name && strcmp(name, backend_table[i].be->name) != 0)
+			continue;
+		if (backend_table[i].usable())
+			return backend_table[i].be;
+		if (name) {
+			errno = ENOTSUP; /* compiled in, but this CPU lacks the instructions */
+			return NULL;
+		}
+	}
+	errno = name ? ENOENT : ENOTSUP;
+	return NULL;
 }

@@ -1,0 +1,25 @@
+/* Helpers shared by the array verbs: array names, starting the daemon, and
+ * the client side of the control socket (protocol in src/engine/control.h). */
+#ifndef URAID_CLI_ARRAY_H
+#define URAID_CLI_ARRAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "uraid.h"
+
+/* A name for an array without one: the first member's file name stem. */
+void cli_default_name(const char *member, char *name, size_t len);
+/* Fork `uraid daemon NAME MEMBER...` and wait until its control socket
+ * answers; on failure print why (the daemon's log) and return 1. */
+int cli_start_daemon(const char *verb, const char *name, int n, char **members);
+/* The control socket path of an array name. */
+void cli_sock_path(const char *name, char *path, size_t len);
+/* One request: `line` (no newline), optional payload; the reply body is
+ * malloc'ed into *body (NUL-terminated for convenience). Returns 0, or a
+ * negative errno with the daemon's message in err. */
+int cli_ctl(const char *name, const char *line, const void *payload, size_t plen, char **body,
+            size_t *blen, char *err, size_t errlen);
+int cli_ctl_status(const char *name, struct uraid_status *st, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,291 @@
+/* Verbs for running arrays: daemon (internal), assemble, fail, remove, add,
+ * replace, check, repair, stop, write. All but daemon/assemble talk to the
+ * array's daemon through its control socket. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/cli_array.h"
+#include "uraid.h"
+
+static void msleep(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+/* uraid daemon NAME MEMBER...: assemble read-write and serve the control
+ * socket until "stop" or SIGTERM/SIGINT. */
+int cmd_daemon(int argc, char **argv)
+{
+	if (argc < 3)
+		return cli_error("daemon", "usage: uraid daemon NAME MEMBER...");
+	const char *name = argv[1];
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	/* Before any thread exists, so only sigtimedwait below sees them. */
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	char err[512], warn[2048];
+	struct uraid_array *a;
+	int rc = uraid_assemble((const char *const *)argv + 2, argc - 2, 0, &a, err, sizeof(err),
+	                        warn, sizeof(warn));
+	if (warn[0])
+		fprintf(stderr, "uraid: daemon %s: warning: %s", name, warn);
+	if (rc < 0)
+		return cli_error("daemon", "%s", err);
+	char path[PATH_MAX];
+	cli_sock_path(name, path, sizeof(path));
+	struct uraid_control *c;
+	rc = uraid_control_start(a, path, &c, err, sizeof(err));
+	if (rc < 0) {
+		uraid_stop(a);
+		return cli_error("daemon", "%s", err);
+	}
+	fprintf(stderr, "uraid: daemon %s: running, control socket %s\n", name, path);
+	fflush(stderr);
+	for (;;) {
+		if (uraid_control_wait(c, 200) == 0)
+			break;
+		struct timespec zero = {0, 0};
+		int sig = sigtimedwait(&set, NULL, &zero);
+		if (sig > 0) {
+			fprintf(stderr, "uraid: daemon %s: signal %d, stopping\n", name, sig);
+			break;
+		}
+	}
+	uraid_control_close(c);
+	rc = uraid_stop(a);
+	fprintf(stderr, "uraid: daemon %s: stopped%s\n", name, rc < 0 ? " with errors" : "");
+	return rc < 0 ? 1 : 0;
+}
+
+int cmd_assemble(int argc, char **argv)
+{
+	static const struct option opts[] = {{"name", required_argument, NULL, 'N'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
+	const char *name = NULL;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "N:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'N': name = optarg; break;
+		case 'h':
+			printf("usage: uraid assemble [--name NAME] MEMBER...\n"
+			       "  Checks the members, then starts a daemon that runs the array\n"
+			       "  (resync/recovery in the background) and serves its control "
+			       "socket.\n");
+			return 0;
+		default: return 2;
+		}
+	}
+	if (optind >= argc)
+		return cli_error("assemble", "no members given");
+	/* Check first, read-only, so refusals reach the user directly. */
+	char err[512], warn[2048];
+	struct uraid_array *a;
+	int rc = uraid_assemble((const char *const *)argv + optind, argc - optind,
+	                        URAID_RDONLY | URAID_NO_SYNC_THREAD, &a, err, sizeof(err), warn,
+	                        sizeof(warn));
+	if (warn[0])
+		fprintf(stderr, "uraid: assemble: warning: %s", warn);
+	if (rc < 0)
+		return cli_error("assemble", "%s", err);
+	struct uraid_status st;
+	uraid_status(a, &st);
+	uraid_stop(a);
+	char nm[64];
+	if (name) {
+		snprintf(nm, sizeof(nm), "%s", name);
+	} else {
+		const char *colon = strchr(st.name, ':');
+		snprintf(nm, sizeof(nm), "%s", colon ? colon + 1 : st.name);
+		if (!nm[0] || strchr(nm, '/'))
+			cli_default_name(argv[optind], nm, sizeof(nm));
+	}
+	return cli_start_daemon("assemble", nm, argc - optind, argv + optind);
+}
+
+/* Members are known to the daemon by absolute path. */
+static const char *member_arg(const char *m, char *buf, size_t len)
+{
+	if (m[0] == '#')
+		return m;
+	char *r = realpath(m, NULL);
+	if (!r)
+		return m;
+	snprintf(buf, len, "%s", r);
+	free(r);
+	return buf;
+}
+
+static int simple(const char *verb, int argc, char **argv, const char *req, bool member)
+{
+	if (argc != (member ? 3 : 2))
+		return cli_error(verb, "usage: uraid %s NAME%s", verb, member ? " MEMBER" : "");
+	char line[PATH_MAX + 64], mb[PATH_MAX], err[512];
+	snprintf(line, sizeof(line), "%s%s%s", req, member ? " " : "",
+	         member ? member_arg(argv[2], mb, sizeof(mb)) : "");
+	int rc = cli_ctl(argv[1], line, NULL, 0, NULL, NULL, err, sizeof(err));
+	if (rc < 0)
+		return cli_error(verb, "%s", err);
+	return 0;
+}
+
+int cmd_fail(int argc, char **argv)
+{
+	return simple("fail", argc, argv, "fail", true);
+}
+
+int cmd_remove(int argc, char **argv)
+{
+	return simple("remove", argc, argv, "remove", true);
+}
+
+int cmd_add(int argc, char **argv)
+{
+	return simple("add", argc, argv, "add", true);
+}
+
+/* md's replace rebuilds onto the new member while the old one still serves;
+ * here the new member is added as a spare and the old one failed, so the
+ * rebuild runs degraded. */
+int cmd_replace(int argc, char **argv)
+{
+	if (argc != 4)
+		return cli_error("replace", "usage: uraid replace NAME OLD NEW");
+	char line[PATH_MAX + 64], mb[PATH_MAX], err[512];
+	snprintf(line, sizeof(line), "add %s", member_arg(argv[3], mb, sizeof(mb)));
+	if (cli_ctl(argv[1], line, NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
+		return cli_error("replace", "%s", err);
+	snprintf(line, sizeof(line), "fail %s", member_arg(argv[2], mb, sizeof(mb)));
+	if (cli_ctl(argv[1], line, NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
+		return cli_error("replace", "%s", err);
+	fprintf(stderr, "uraid: replace: %s failed, rebuilding onto %s\n", argv[2], argv[3]);
+	return 0;
+}
+
+static int sync_verb(const char *verb, int argc, char **argv)
+{
+	if (argc != 2)
+		return cli_error(verb, "usage: uraid %s NAME", verb);
+	char err[512];
+	if (cli_ctl(argv[1], verb, NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
+		return cli_error(verb, "%s", err);
+	struct uraid_status st;
+	for (;;) {
+		if (cli_ctl_status(argv[1], &st, err, sizeof(err)) < 0)
+			return cli_error(verb, "%s", err);
+		if (st.sync_action == URAID_SYNC_IDLE)
+			break;
+		msleep(100);
+	}
+	printf("mismatch_cnt %llu\n", (unsigned long long)st.mismatch_cnt);
+	return 0;
+}
+
+int cmd_check(int argc, char **argv)
+{
+	return sync_verb("check", argc, argv);
+}
+
+int cmd_repair(int argc, char **argv)
+{
+	return sync_verb("repair", argc, argv);
+}
+
+int cmd_stop(int argc, char **argv)
+{
+	if (argc != 2)
+		return cli_error("stop", "usage: uraid stop NAME");
+	char err[512], path[PATH_MAX];
+	if (cli_ctl(argv[1], "stop", NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
+		return cli_error("stop", "%s", err);
+	/* The daemon removes its socket once the array is stopped and clean. */
+	cli_sock_path(argv[1], path, sizeof(path));
+	for (int i = 0; i < 600; i++) {
+		struct stat sb;
+		if (stat(path, &sb) < 0)
+			return 0;
+		msleep(50);
+	}
+	return cli_error("stop", "array %s did not stop within 30 s", argv[1]);
+}
+
+/* uraid write NAME [--offset B]: stdin to the array at offset B. A partial
+ * last sector keeps the bytes beyond the data. */
+int cmd_write(int argc, char **argv)
+{
+	static const struct option opts[] = {{"offset", required_argument, NULL, 'O'},
+	                                     {NULL, 0, NULL, 0}};
+	unsigned long long off = 0;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c != 'O' || cli_parse_size(optarg, 1, &off) < 0)
+			return cli_error("write",
+			                 "usage: uraid write NAME [--offset BYTES] < DATA");
+	}
+	if (optind != argc - 1)
+		return cli_error("write", "usage: uraid write NAME [--offset BYTES] < DATA");
+	const char *name = argv[optind];
+	if (off % 512)
+		return cli_error("write", "--offset must be a multiple of 512");
+	size_t cap = 4u << 20;
+	char *buf = malloc(cap), err[512], line[128];
+	if (!buf)
+		return cli_error("write", "out of memory");
+	int status = 0;
+	for (;;) {
+		size_t n = 0;
+		while (n < cap) {
+			ssize_t r = read(0, buf + n, cap - n);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0) {
+				status = cli_error("write", "stdin: %s", strerror(errno));
+				goto out;
+			}
+			if (r == 0)
+				break;
+			n += (size_t)r;
+		}
+		if (n == 0)
+			break;
+		size_t full = (n + 511) & ~(size_t)511;
+		if (full != n) {
+			/* Keep what follows the data in its last sector. */
+			char *old;
+			size_t olen;
+			snprintf(line, sizeof(line), "read %llu 512", off + full - 512);
+			if (cli_ctl(name, line, NULL, 0, &old, &olen, err, sizeof(err)) < 0) {
+				status = cli_error("write", "%s", err);
+				goto out;
+			}
+			memcpy(buf + n, old + (n % 512), full - n);
+			free(old);
+		}
+		snprintf(line, sizeof(line), "write %llu %zu", off, full);
+		if (cli_ctl(name, line, buf, full, NULL, NULL, err, sizeof(err)) < 0) {
+			status = cli_error("write", "at byte %llu: %s", off, err);
+			goto out;
+		}
+		off += full;
+		if (n < cap)
+			break;
+	}
+out:
+	free(buf);
+	return status;
+}

@@ -1,0 +1,173 @@
+/* uraid create: mdadm --create for member files and block devices. All
+ * parameters and members are checked before anything is written. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/cli_array.h"
+#include "layout/layout.h"
+#include "uraid.h"
+
+static void create_usage(FILE *f)
+{
+	fprintf(f, "usage: uraid create --level=L --raid-devices=N [--chunk=64K] [--layout=NAME]\n"
+	           "         [--metadata=1.2] [--assume-clean] [--spare-devices=N] [--name=NAME]\n"
+	           "         [--size=BYTES] [--no-daemon] MEMBER...\n"
+	           "  Writes md superblocks (mdadm-compatible) and starts the array: a daemon\n"
+	           "  holds it open and runs the initial resync in the background. --size creates\n"
+	           "  missing member files of that size. --no-daemon runs the initial resync in\n"
+	           "  this process and leaves the array stopped.\n");
+}
+
+static int parse_metadata(const char *s, int *v)
+{
+	static const struct {
+		const char *name;
+		int v;
+	} names[] = {{"0.90", 0}, {"0.9", 0},  {"0", 0},  {"1.0", 10},
+	             {"1.1", 11}, {"1.2", 12}, {"1", 12}, {"default", 12}};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(s, names[i].name)) {
+			*v = names[i].v;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int cmd_create(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"level", required_argument, NULL, 'l'},
+	    {"raid-devices", required_argument, NULL, 'n'},
+	    {"chunk", required_argument, NULL, 'c'},
+	    {"layout", required_argument, NULL, 'p'},
+	    {"metadata", required_argument, NULL, 'e'},
+	    {"assume-clean", no_argument, NULL, 'A'},
+	    {"spare-devices", required_argument, NULL, 'x'},
+	    {"name", required_argument, NULL, 'N'},
+	    {"size", required_argument, NULL, 'z'},
+	    {"no-daemon", no_argument, NULL, 'D'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct uraid_create_opts o;
+	memset(&o, 0, sizeof(o));
+	const char *level = NULL, *layout = NULL;
+	bool no_daemon = false, have_n = false;
+	unsigned long long v;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "l:n:c:p:e:x:N:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l': level = optarg; break;
+		case 'n':
+			if (cli_parse_size(optarg, 1, &v) < 0 || v < 1 || v > 256)
+				return cli_error("create", "bad --raid-devices '%s'", optarg);
+			o.raid_devices = (int)v;
+			have_n = true;
+			break;
+		case 'x':
+			if (cli_parse_size(optarg, 1, &v) < 0 || v > 256)
+				return cli_error("create", "bad --spare-devices '%s'", optarg);
+			o.spare_devices = (int)v;
+			break;
+		case 'c':
+			/* mdadm: a bare number is KiB */
+			if (cli_parse_size(optarg, 1024, &v) < 0 || v == 0 || v % 512 ||
+			    v / 512 > UINT32_MAX)
+				return cli_error("create",
+				                 "bad --chunk '%s': need a multiple of 512 bytes",
+				                 optarg);
+			o.chunk_sectors = (uint32_t)(v / 512);
+			break;
+		case 'p': layout = optarg; break;
+		case 'e':
+			if (parse_metadata(optarg, &o.metadata) < 0)
+				return cli_error("create",
+				                 "unknown --metadata '%s' (0.90, 1.0, 1.1, 1.2)",
+				                 optarg);
+			o.metadata_set = true;
+			break;
+		case 'A': o.assume_clean = true; break;
+		case 'N':
+			if (strlen(optarg) >= sizeof(o.name) || strchr(optarg, '/'))
+				return cli_error("create",
+				                 "bad --name '%s' (at most 32 characters, no '/')",
+				                 optarg);
+			snprintf(o.name, sizeof(o.name), "%s", optarg);
+			break;
+		case 'z':
+			if (cli_parse_size(optarg, 1, &v) < 0 || v == 0)
+				return cli_error("create", "bad --size '%s'", optarg);
+			o.member_bytes = v;
+			break;
+		case 'D': no_daemon = true; break;
+		case 'h': create_usage(stdout); return 0;
+		default: create_usage(stderr); return 2;
+		}
+	}
+	if (!level)
+		return cli_error("create", "--level is required");
+	if (level_parse(level, &o.level) < 0)
+		return cli_error("create", "unknown RAID level '%s'", level);
+	if (!have_n)
+		return cli_error("create", "--raid-devices is required");
+	if (layout) {
+		if (layout_parse(o.level, layout, &o.layout) < 0)
+			return cli_error("create", "unknown layout '%s' for %s", layout,
+			                 level_name(o.level));
+		o.layout_set = true;
+	}
+	int n = argc - optind;
+	if (n != o.raid_devices + o.spare_devices)
+		return cli_error(
+		    "create",
+		    "%d member(s) given, but --raid-devices=%d --spare-devices=%d need %d", n,
+		    o.raid_devices, o.spare_devices, o.raid_devices + o.spare_devices);
+	if (!o.name[0])
+		cli_default_name(argv[optind], o.name, sizeof(o.name));
+	/* Files this command creates are removed again if create fails. */
+	bool *fresh = calloc((size_t)n, sizeof(*fresh));
+	if (!fresh)
+		return cli_error("create", "out of memory");
+	for (int i = 0; i < n; i++) {
+		struct stat sb;
+		fresh[i] = o.member_bytes && stat(argv[optind + i], &sb) < 0 && errno == ENOENT;
+	}
+	char err[512];
+	struct uraid_array *a;
+	int rc = uraid_create(&o, (const char *const *)argv + optind, n, URAID_NO_SYNC_THREAD, &a,
+	                      err, sizeof(err));
+	if (rc < 0) {
+		for (int i = 0; i < n; i++)
+			if (fresh[i])
+				unlink(argv[optind + i]);
+		free(fresh);
+		return cli_error("create", "%s", err);
+	}
+	free(fresh);
+	struct uraid_status st;
+	uraid_status(a, &st);
+	fprintf(stderr, "uraid: create: array %s (%s) created: %s, %d members, %llu KiB\n", o.name,
+	        st.uuid, level_name(st.level), st.raid_disks,
+	        (unsigned long long)st.array_sectors / 2);
+	if (no_daemon) {
+		rc = uraid_sync_wait(a);
+		int s = uraid_stop(a);
+		if (rc < 0 || s < 0)
+			return cli_error("create", "initial sync failed: %s",
+			                 strerror(-(rc ? rc : s)));
+		return 0;
+	}
+	/* Hand the array to a daemon: stop here (the superblocks keep the
+	 * pending resync) and let it assemble the members. */
+	rc = uraid_stop(a);
+	if (rc < 0)
+		return cli_error("create", "%s", strerror(-rc));
+	return cli_start_daemon("create", o.name, argc - optind, argv + optind);
+}

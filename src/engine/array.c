@@ -1,0 +1,264 @@
+/* Array life cycle and the request entry points: setup after assemble or
+ * create, read/write dispatch by level, flush, stop, status. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "util/errmsg.h"
+
+int eng_array_setup(struct uraid_array *a, char *err, size_t errlen)
+{
+	char e[256];
+	a->ops = layout_ops_for(a->geom.level);
+	if (!a->ops)
+		return errmsg(err, errlen, -EOPNOTSUPP, "RAID level %d is not supported",
+		              a->geom.level);
+	bool missing[LAYOUT_MAX_MEMBERS];
+	int have = 0;
+	for (int r = 0; r < a->geom.raid_disks; r++) {
+		missing[r] = a->slot[r] < 0 || a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC;
+		have += !missing[r];
+	}
+	if (!a->ops->readable(&a->geom, missing)) {
+		char slots[512] = "";
+		size_t used = 0;
+		for (int r = 0; r < a->geom.raid_disks && used + 8 < sizeof(slots); r++)
+			if (missing[r])
+				used += (size_t)snprintf(slots + used, sizeof(slots) - used, "%s%d",
+				                         used ? "," : "", r);
+		return errmsg(err, errlen, -ENODEV,
+		              "too few working members for %s with %d slots: %d in sync, slot(s) "
+		              "%s missing",
+		              a->ops->name, a->geom.raid_disks, have, slots);
+	}
+	int rc = a->ops->validate(&a->geom, e, sizeof(e));
+	if (rc < 0)
+		return errmsg(err, errlen, rc, "unsupported geometry: %s", e);
+	if (eng_is_parity(a)) {
+		a->pp = uraid_parity_get(NULL);
+		if (!a->pp)
+			return errmsg(err, errlen, -ENOSYS, "no parity backend available");
+	}
+	a->array_sectors = a->ops->array_sectors(&a->geom);
+	a->ncopies = a->ops->ncopies(&a->geom);
+	rc = member_ioq_open(128, &a->ioq);
+	if (rc < 0)
+		return errmsg(err, errlen, rc, "cannot set up the I/O queue");
+	if (eng_is_parity(a) || eng_is_mirror(a)) {
+		if (a->ref.version == MD_SB_0_90)
+			a->resync_offset = md_sb_clean(&a->ref) ? MD_RESYNC_NONE : 0;
+		else
+			a->resync_offset = a->ref.resync_offset;
+	} else {
+		a->resync_offset = MD_RESYNC_NONE;
+	}
+	a->dirty = false;
+	a->speed_min = 1000;
+	a->speed_max = 200000;
+	a->action = URAID_SYNC_IDLE;
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->cond, NULL);
+	a->inited = true;
+	if (!a->readonly) {
+		pthread_mutex_lock(&a->lock);
+		eng_sync_schedule(a);
+		pthread_mutex_unlock(&a->lock);
+		if (!(a->flags & URAID_NO_SYNC_THREAD))
+			eng_sync_thread_start(a);
+	}
+	return 0;
+}
+
+void eng_array_free(struct uraid_array *a)
+{
+	if (!a)
+		return;
+	for (int i = 0; i < a->nmem; i++) {
+		if (a->mem[i]->m)
+			member_close(a->mem[i]->m);
+		free(a->mem[i]);
+	}
+	if (a->ioq)
+		member_ioq_close(a->ioq);
+	if (a->inited) {
+		pthread_mutex_destroy(&a->lock);
+		pthread_cond_destroy(&a->cond);
+	}
+	free(a);
+}
+
+uint64_t uraid_size(const struct uraid_array *a)
+{
+	return a->array_sectors * 512;
+}
+
+static int check_range(const struct uraid_array *a, size_t len, uint64_t off)
+{
+	if (off % 512 || len % 512)
+		return -EINVAL;
+	if (off > a->array_sectors * 512 || len > a->array_sectors * 512 - off)
+		return -ERANGE;
+	return 0;
+}
+
+int uraid_read(struct uraid_array *a, void *buf, size_t len, uint64_t off)
+{
+	int rc = check_range(a, len, off);
+	if (rc < 0 || len == 0)
+		return rc;
+	pthread_mutex_lock(&a->lock);
+	if (eng_is_parity(a))
+		rc = eng_parity_read(a, buf, off / 512, len / 512);
+	else if (eng_is_mirror(a))
+		rc = eng_mirror_read(a, buf, off / 512, len / 512);
+	else
+		rc = eng_plain_read(a, buf, off / 512, len / 512);
+	pthread_mutex_unlock(&a->lock);
+	return rc;
+}
+
+int uraid_write(struct uraid_array *a, const void *buf, size_t len, uint64_t off)
+{
+	if (a->readonly)
+		return -EROFS;
+	int rc = check_range(a, len, off);
+	if (rc < 0 || len == 0)
+		return rc;
+	pthread_mutex_lock(&a->lock);
+	/* md marks the array active before the first write after idle, so an
+	 * unclean stop is recognised on the next assembly. */
+	a->last_write_ns = eng_now_ns();
+	rc = eng_mark_dirty(a);
+	if (rc == 0) {
+		if (eng_is_parity(a))
+			rc = eng_parity_write(a, buf, off / 512, len / 512);
+		else if (eng_is_mirror(a))
+			rc = eng_mirror_write(a, buf, off / 512, len / 512);
+		else
+			rc = eng_plain_write(a, buf, off / 512, len / 512);
+	}
+	pthread_mutex_unlock(&a->lock);
+	return rc;
+}
+
+static int flush_locked(struct uraid_array *a)
+{
+	int rc = 0;
+	for (int r = 0; r < a->geom.raid_disks; r++) {
+		struct member *m = eng_role_member(a, r);
+		if (!m || !eng_role_writable(a, r))
+			continue;
+		int f = member_flush(m);
+		if (f < 0) {
+			eng_member_failed(a, r, "flush failed");
+			if (!eng_array_readable(a))
+				rc = -EIO;
+		}
+	}
+	return rc;
+}
+
+int uraid_flush(struct uraid_array *a)
+{
+	if (a->readonly)
+		return 0;
+	pthread_mutex_lock(&a->lock);
+	int rc = flush_locked(a);
+	pthread_mutex_unlock(&a->lock);
+	return rc;
+}
+
+int uraid_stop(struct uraid_array *a)
+{
+	if (!a)
+		return 0;
+	int rc = 0;
+	if (!a->readonly) {
+		eng_sync_thread_stop(a);
+		pthread_mutex_lock(&a->lock);
+		rc = flush_locked(a);
+		/* Clean: resync_offset records how far an interrupted resync got
+		 * (MD_RESYNC_NONE when complete). */
+		int c = eng_mark_clean(a);
+		if (rc == 0)
+			rc = c;
+		pthread_mutex_unlock(&a->lock);
+	}
+	eng_array_free(a);
+	return rc;
+}
+
+void uraid_drop(struct uraid_array *a)
+{
+	if (!a)
+		return;
+	if (!a->readonly)
+		eng_sync_thread_stop(a);
+	eng_array_free(a);
+}
+
+int uraid_status(struct uraid_array *a, struct uraid_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_lock(&a->lock);
+	snprintf(st->name, sizeof(st->name), "%s", a->ref.set_name);
+	md_uuid_format(a->ref.set_uuid, st->uuid);
+	st->level = a->geom.level;
+	st->layout = a->geom.layout;
+	st->chunk_sectors = a->geom.chunk_sectors;
+	st->raid_disks = a->geom.raid_disks;
+	st->metadata = (int)a->ref.version;
+	st->array_sectors = a->array_sectors;
+	st->dev_sectors = a->geom.dev_sectors;
+	st->events = a->events;
+	st->readonly = a->readonly;
+	st->clean = !a->dirty && a->resync_offset == MD_RESYNC_NONE;
+	int n = 0;
+	/* Slots in order first, as mdadm --detail lists them. */
+	for (int r = 0; r < a->geom.raid_disks && n < URAID_STATUS_MAX_MEMBERS; r++) {
+		struct uraid_member_status *ms = &st->members[n++];
+		ms->role = r;
+		if (a->slot[r] < 0) {
+			ms->state = URAID_MEMBER_MISSING;
+			snprintf(ms->name, sizeof(ms->name), "(missing)");
+			st->degraded++;
+			continue;
+		}
+		const struct eng_member *em = a->mem[a->slot[r]];
+		snprintf(ms->name, sizeof(ms->name), "%s", em->m->name);
+		ms->dev_number = em->sb.dev_number;
+		ms->state = em->state;
+		ms->recovery_offset = em->recovery_offset;
+		if (em->state == URAID_MEMBER_IN_SYNC)
+			st->working++;
+		else
+			st->degraded++;
+	}
+	for (int i = 0; i < a->nmem && n < URAID_STATUS_MAX_MEMBERS; i++) {
+		const struct eng_member *em = a->mem[i];
+		if (em->role >= 0 && em->role < a->geom.raid_disks && a->slot[em->role] == i)
+			continue;
+		struct uraid_member_status *ms = &st->members[n++];
+		snprintf(ms->name, sizeof(ms->name), "%s", em->m ? em->m->name : "?");
+		ms->role = -1;
+		ms->dev_number = em->sb.dev_number;
+		ms->state = em->state;
+		if (em->state == URAID_MEMBER_FAULTY)
+			st->failed++;
+		else
+			st->spares++;
+	}
+	st->nmembers = n;
+	st->sync_action = a->action;
+	st->sync_done = a->sync_pos;
+	st->sync_total = a->sync_end;
+	st->sync_speed_kibs = a->speed_kibs;
+	st->mismatch_cnt = a->action == URAID_SYNC_CHECK || a->action == URAID_SYNC_REPAIR
+	                       ? a->mismatches
+	                       : a->last_mismatch_cnt;
+	pthread_mutex_unlock(&a->lock);
+	return 0;
+}

@@ -1,0 +1,244 @@
+/* Assembling an array from its members: load and cross-check superblocks,
+ * map roles, leave out stale members, refuse what cannot run. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "util/errmsg.h"
+
+static void warnf(char *warn, size_t warnlen, const char *fmt, const char *name, uint64_t ev,
+                  uint64_t max)
+{
+	if (!warn || !warnlen)
+		return;
+	size_t used = strlen(warn);
+	if (used + 1 >= warnlen)
+		return;
+	snprintf(warn + used, warnlen - used, fmt, name, ev, max);
+}
+
+/* The slot of a member as the freshest superblock records it: md trusts the
+ * newest role table, so a member the others marked faulty stays out. */
+static int role_in(const struct md_sb *fresh, const struct md_sb *own)
+{
+	if (own->version == MD_SB_0_90)
+		return md_sb_role(own);
+	if (own->dev_number >= fresh->max_dev || own->dev_number >= MD_SB1_MAX_DEVS)
+		return -1;
+	uint16_t w = fresh->dev_roles[own->dev_number];
+	if (w == MD_ROLE_SPARE)
+		return -1;
+	if (w == MD_ROLE_FAULTY)
+		return -2;
+	if (w == MD_ROLE_JOURNAL)
+		return -3;
+	return w;
+}
+
+/* A lower layer's message, without the member name it may already start with. */
+static const char *named(const char *msg, const char *name)
+{
+	size_t n = strlen(name);
+	if (!strncmp(msg, name, n) && msg[n] == ':' && msg[n + 1] == ' ')
+		return msg + n + 2;
+	return msg;
+}
+
+static void close_all(struct member **mm, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (mm[i])
+			member_close(mm[i]);
+}
+
+int uraid_assemble_members(struct member **mm, int n, unsigned flags, struct uraid_array **out,
+                           char *err, size_t errlen, char *warn, size_t warnlen)
+{
+	char e[256];
+	int rc;
+	*out = NULL;
+	if (warn && warnlen)
+		warn[0] = 0;
+	if (n < 1 || n > ENG_MAX_MEMBERS) {
+		close_all(mm, n > 0 ? n : 0);
+		return errmsg(err, errlen, -EINVAL, "need 1 to %d members, got %d", ENG_MAX_MEMBERS,
+		              n);
+	}
+	struct md_sb *sbs = calloc((size_t)n, sizeof(*sbs));
+	if (!sbs) {
+		close_all(mm, n);
+		return errmsg(err, errlen, -ENOMEM, "out of memory");
+	}
+	int fresh = 0;
+	for (int i = 0; i < n; i++) {
+		if (!(flags & URAID_RDONLY) && eng_member_lock(mm[i]) < 0) {
+			rc = errmsg(err, errlen, -EBUSY, "%s is in use by a running array",
+			            mm[i]->name);
+			goto fail;
+		}
+		rc = md_sb_load(mm[i], &sbs[i], e, sizeof(e));
+		if (rc < 0) {
+			if (rc == -ENOENT)
+				errmsg(err, errlen, rc, "%s: no md superblock", mm[i]->name);
+			else
+				errmsg(err, errlen, rc, "%s: %s", mm[i]->name,
+				       named(e, mm[i]->name));
+			goto fail;
+		}
+		rc = md_sb_check_features(&sbs[i], e, sizeof(e));
+		if (rc < 0) {
+			errmsg(err, errlen, rc, "%s: %s", mm[i]->name, e);
+			goto fail;
+		}
+		rc = md_sb_check_device(&sbs[i], mm[i]->size / 512, e, sizeof(e));
+		if (rc < 0) {
+			errmsg(err, errlen, rc, "%s: member truncated or damaged: %s", mm[i]->name,
+			       named(e, mm[i]->name));
+			goto fail;
+		}
+		if (memcmp(sbs[i].set_uuid, sbs[0].set_uuid, 16) != 0) {
+			char u0[36], u1[36];
+			md_uuid_format(sbs[0].set_uuid, u0);
+			md_uuid_format(sbs[i].set_uuid, u1);
+			rc = errmsg(err, errlen, -EINVAL,
+			            "members of two different arrays: %s (array %.35s) and %s "
+			            "(array %.35s)",
+			            mm[0]->name, u0, mm[i]->name, u1);
+			goto fail;
+		}
+		if (sbs[i].events > sbs[fresh].events)
+			fresh = i;
+	}
+	const struct md_sb *fs = &sbs[fresh];
+	struct uraid_array *a = calloc(1, sizeof(*a));
+	if (!a) {
+		rc = errmsg(err, errlen, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	a->flags = flags;
+	a->readonly = (flags & URAID_RDONLY) != 0;
+	a->ref = *fs;
+	a->events = fs->events;
+	for (int r = 0; r < LAYOUT_MAX_MEMBERS; r++)
+		a->slot[r] = -1;
+	if (fs->raid_disks < 1 || fs->raid_disks > LAYOUT_MAX_MEMBERS) {
+		free(a);
+		rc = errmsg(err, errlen, -EINVAL, "%s: raid_disks %" PRIu32 " out of range",
+		            mm[fresh]->name, fs->raid_disks);
+		goto fail;
+	}
+	a->geom.level = fs->level;
+	a->geom.layout = fs->layout;
+	a->geom.chunk_sectors = fs->chunk_sectors;
+	a->geom.raid_disks = (int)fs->raid_disks;
+	a->geom.dev_sectors = fs->size;
+
+	for (int i = 0; i < n; i++) {
+		struct eng_member *em = calloc(1, sizeof(*em));
+		if (!em) {
+			rc = errmsg(err, errlen, -ENOMEM, "out of memory");
+			goto fail_a;
+		}
+		em->m = mm[i];
+		mm[i] = NULL;
+		em->sb = sbs[i];
+		a->mem[a->nmem++] = em;
+		/* mdadm's margin: one event behind is still current, since a
+		 * clean->dirty update may not have reached every member. */
+		if (sbs[i].events + 1 < fs->events) {
+			warnf(warn, warnlen,
+			      "%s is stale (events %" PRIu64 ", array at %" PRIu64 "): left out\n",
+			      em->m->name, sbs[i].events, fs->events);
+			em->state = URAID_MEMBER_FAULTY;
+			em->role = -1;
+			continue;
+		}
+		int role = role_in(fs, &sbs[i]);
+		em->role = role >= 0 ? role : -1;
+		if (role == -2) {
+			warnf(warn, warnlen,
+			      "%s is marked faulty in the array (events %" PRIu64 " of %" PRIu64
+			      "): left out\n",
+			      em->m->name, sbs[i].events, fs->events);
+			em->state = URAID_MEMBER_FAULTY;
+			continue;
+		}
+		if (role < 0) {
+			em->state = URAID_MEMBER_SPARE;
+			continue;
+		}
+		if (role >= a->geom.raid_disks) {
+			rc = errmsg(err, errlen, -EINVAL, "%s: slot %d beyond raid_disks %d",
+			            em->m->name, role, a->geom.raid_disks);
+			goto fail_a;
+		}
+		if (a->slot[role] >= 0) {
+			rc = errmsg(err, errlen, -EINVAL, "%s and %s both claim slot %d",
+			            a->mem[a->slot[role]]->m->name, em->m->name, role);
+			goto fail_a;
+		}
+		a->slot[role] = a->nmem - 1;
+		a->geom.member_sectors[role] = sbs[i].data_size;
+		if ((sbs[i].feature_map & MD_FEATURE_RECOVERY_OFFSET) && a->geom.level != 0 &&
+		    a->geom.level != URAID_LEVEL_LINEAR) {
+			em->state = URAID_MEMBER_REBUILDING;
+			em->recovery_offset = sbs[i].recovery_offset;
+		} else {
+			em->state = URAID_MEMBER_IN_SYNC;
+		}
+	}
+	free(sbs);
+	sbs = NULL;
+	rc = eng_array_setup(a, err, errlen);
+	if (rc < 0) {
+		eng_array_free(a);
+		return rc;
+	}
+	*out = a;
+	return 0;
+fail_a:
+	eng_array_free(a);
+fail:
+	free(sbs);
+	close_all(mm, n);
+	return rc;
+}
+
+int uraid_assemble(const char *const *paths, int n, unsigned flags, struct uraid_array **out,
+                   char *err, size_t errlen, char *warn, size_t warnlen)
+{
+	if (warn && warnlen)
+		warn[0] = 0;
+	if (n < 1 || n > ENG_MAX_MEMBERS)
+		return errmsg(err, errlen, -EINVAL, "need 1 to %d members, got %d", ENG_MAX_MEMBERS,
+		              n);
+	struct member **mm = calloc((size_t)n, sizeof(*mm));
+	if (!mm)
+		return errmsg(err, errlen, -ENOMEM, "out of memory");
+	unsigned mf = (flags & URAID_RDONLY) ? MEMBER_RDONLY : 0;
+	if (flags & URAID_DIRECT)
+		mf |= MEMBER_DIRECT;
+	char e[256];
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < i; j++)
+			if (!strcmp(paths[i], paths[j])) {
+				close_all(mm, n);
+				free(mm);
+				return errmsg(err, errlen, -EINVAL, "%s given twice", paths[i]);
+			}
+		int rc = member_open_file(paths[i], mf, 0, &mm[i], e, sizeof(e));
+		if (rc < 0) {
+			close_all(mm, n);
+			free(mm);
+			if (strstr(e, paths[i]))
+				return errmsg(err, errlen, rc, "%s", e);
+			return errmsg(err, errlen, rc, "%s: %s", paths[i], e);
+		}
+	}
+	int rc = uraid_assemble_members(mm, n, flags, out, err, errlen, warn, warnlen);
+	free(mm);
+	return rc;
+}

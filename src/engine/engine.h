@@ -1,0 +1,146 @@
+/* Engine internals: the state of a running array, shared by the engine's
+ * files. Everything hangs off struct uraid_array; there is no global state.
+ *
+ * Locking: one mutex per array (`lock`) serialises every request and every
+ * step of the sync work, so parity of a stripe is always computed from a
+ * consistent view. Coarse, but obviously correct.
+ */
+#ifndef URAID_ENGINE_H
+#define URAID_ENGINE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "layout/layout.h"
+#include "member/member.h"
+#include "meta/md_super.h"
+#include "uraid.h"
+
+#define ENG_MAX_MEMBERS LAYOUT_MAX_MEMBERS
+
+struct eng_member {
+	struct member *m;
+	struct md_sb sb; /* this member's superblock as last written/read */
+	int role;        /* slot, or -1 (spare / not in the array) */
+	enum uraid_member_state state;
+	uint64_t recovery_offset; /* sectors of the data area already rebuilt */
+};
+
+struct uraid_array {
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* sync thread wake-ups / progress */
+	unsigned flags;
+	bool readonly;
+	bool inited; /* lock and cond initialised */
+
+	struct layout_geom geom;
+	const struct layout_ops *ops;
+	const struct uraid_parity *pp;
+	uint64_t array_sectors;
+	int ncopies;
+
+	int nmem;
+	struct eng_member *mem[ENG_MAX_MEMBERS];
+	int slot[LAYOUT_MAX_MEMBERS]; /* role -> index into mem[], -1 when missing */
+
+	struct md_sb ref; /* the array-wide superblock fields (freshest member's copy) */
+	uint64_t events;
+	bool dirty;             /* superblocks say "active" (resync_offset 0) */
+	uint64_t resync_offset; /* MD_RESYNC_NONE when parity/mirrors are known consistent */
+
+	struct member_ioq *ioq;
+
+	/* sync work */
+	enum uraid_sync_action action;
+	uint64_t sync_pos,
+	    sync_end;        /* sectors: member sectors (parity, raid1) or logical (raid10) */
+	uint64_t mismatches; /* sectors, this run */
+	uint64_t last_mismatch_cnt;    /* from the last finished check/repair */
+	uint64_t speed_min, speed_max; /* KiB/s */
+	uint64_t speed_kibs;
+	uint64_t speed_t0_ns, speed_pos0;
+	bool thread_running, thread_stop;
+	pthread_t thread;
+	uint64_t persist_ns;    /* when progress was last written to the superblocks */
+	uint64_t last_write_ns; /* for marking the array clean after an idle period */
+};
+
+/* util.c */
+void *eng_alloc(size_t len); /* page-aligned, zeroed; NULL on failure */
+uint64_t eng_now_ns(void);
+bool eng_role_readable(const struct uraid_array *a, int role, uint64_t msec, uint64_t nsec);
+bool eng_role_writable(const struct uraid_array *a, int role);
+struct member *eng_role_member(const struct uraid_array *a, int role);
+int eng_member_io(struct uraid_array *a, int role, bool write, void *buf, uint64_t msec,
+                  uint64_t nsec);
+bool eng_is_parity(const struct uraid_array *a);
+bool eng_is_mirror(const struct uraid_array *a);
+int eng_nparity(const struct uraid_array *a);
+
+/* super.c: superblock bookkeeping (caller holds the lock). */
+int eng_sb_write_all(struct uraid_array *a);
+int eng_mark_dirty(struct uraid_array *a);
+int eng_mark_clean(struct uraid_array *a);
+/* A member failed (I/O error or by request): mark it faulty everywhere. */
+void eng_member_failed(struct uraid_array *a, int role, const char *why);
+bool eng_array_readable(const struct uraid_array *a);
+
+/* stripe.c: parity levels. */
+int eng_parity_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
+int eng_parity_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec);
+/* Read the rows [co, co+n) of stripe `s` for every role into blocks laid out
+ * in syndrome order (k data, P, Q); roles unreadable are reconstructed when
+ * possible. */
+struct eng_stripe_buf {
+	struct layout_stripe ls;
+	int k;    /* data blocks */
+	int nsyn; /* syndrome positions (k, or more for DDF layouts) */
+	bool has_q;
+	uint64_t nsec; /* rows held */
+	uint8_t *mem;  /* (nsyn + 2) * nsec * 512 */
+	void *blk[LAYOUT_MAX_MEMBERS + 2];
+	int pos_role[LAYOUT_MAX_MEMBERS + 2]; /* syndrome position -> role, -1 for zero fill */
+};
+int eng_stripe_buf_init(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t stripe,
+                        uint64_t nsec);
+void eng_stripe_buf_free(struct eng_stripe_buf *sb);
+/* Read rows [co, co+nsec) of all members; missing/failed ones are
+ * reconstructed. `lost` receives the positions that had to be rebuilt. */
+int eng_stripe_read_all(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t co, bool *lost);
+/* Read only the positions in `want`; -EAGAIN when one of them cannot be
+ * read (the caller then uses eng_stripe_read_all). */
+int eng_stripe_read(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t co, const bool *want,
+                    bool *lost);
+/* Write the positions in `dirty` to every writable member. */
+int eng_stripe_write(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t co,
+                     const bool *dirty);
+/* Regenerate P (and Q) from the data positions. */
+int eng_stripe_gen(struct uraid_array *a, struct eng_stripe_buf *sb);
+static inline int eng_stripe_npos(const struct eng_stripe_buf *sb)
+{
+	return sb->nsyn + (sb->has_q ? 2 : 1);
+}
+
+/* mirror.c: raid1/raid10 and the plain levels. */
+int eng_mirror_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
+int eng_mirror_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec);
+int eng_plain_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
+int eng_plain_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec);
+
+/* sync.c */
+int eng_sync_start(struct uraid_array *a, enum uraid_sync_action act);
+void eng_sync_thread_start(struct uraid_array *a);
+void eng_sync_thread_stop(struct uraid_array *a);
+/* Pick the next needed action (recovery, resync) when idle. */
+void eng_sync_schedule(struct uraid_array *a);
+
+/* create.c: exclusive advisory lock on a member file (a running array
+ * holds one), -EBUSY when another holder has it. */
+int eng_member_lock(struct member *m);
+
+/* array.c */
+int eng_array_setup(struct uraid_array *a, char *err, size_t errlen);
+void eng_array_free(struct uraid_array *a);
+
+#endif

@@ -1,0 +1,395 @@
+/* Parity levels (raid4/5/6): reads with reconstruction, read-error
+ * correction, and writes by full stripe, read-modify-write or
+ * reconstruct-write. Blocks of a stripe are held in syndrome order: k data
+ * positions (more for DDF layouts, where unused positions stay zero), then
+ * P, then Q. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+
+#define BATCH 64
+
+static int data_pos(const struct eng_stripe_buf *sb, int di)
+{
+	return sb->has_q ? sb->ls.q_index[di] : di;
+}
+
+int eng_stripe_buf_init(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t stripe,
+                        uint64_t nsec)
+{
+	memset(sb, 0, sizeof(*sb));
+	a->ops->stripe(&a->geom, stripe, &sb->ls);
+	sb->k = sb->ls.ndata;
+	sb->has_q = a->geom.level == URAID_LEVEL_RAID6;
+	sb->nsyn = sb->k;
+	if (sb->has_q)
+		for (int i = 0; i < sb->k; i++)
+			if (sb->ls.q_index[i] + 1 > sb->nsyn)
+				sb->nsyn = sb->ls.q_index[i] + 1;
+	if (sb->k < 1 || sb->nsyn > LAYOUT_MAX_MEMBERS)
+		return -EINVAL;
+	sb->nsec = nsec;
+	sb->mem = eng_alloc((size_t)(sb->nsyn + 2) * nsec * 512);
+	if (!sb->mem)
+		return -ENOMEM;
+	for (int i = 0; i < sb->nsyn + 2; i++) {
+		sb->blk[i] = sb->mem + (size_t)i * nsec * 512;
+		sb->pos_role[i] = -1;
+	}
+	for (int i = 0; i < sb->k; i++)
+		sb->pos_role[data_pos(sb, i)] = sb->ls.data_role[i];
+	sb->pos_role[sb->nsyn] = sb->ls.p_role;
+	sb->pos_role[sb->nsyn + 1] = sb->has_q ? sb->ls.q_role : -1;
+	return 0;
+}
+
+void eng_stripe_buf_free(struct eng_stripe_buf *sb)
+{
+	free(sb->mem);
+	sb->mem = NULL;
+}
+
+/* Run a batch; returns the number of requests that failed. */
+static int run_batch(struct uraid_array *a, struct member_io *io, int n)
+{
+	if (n == 0)
+		return 0;
+	member_ioq_run(a->ioq, io, n);
+	int bad = 0;
+	for (int i = 0; i < n; i++)
+		bad += io[i].result < 0 || (size_t)io[i].result != io[i].len;
+	return bad;
+}
+
+static void set_io(struct uraid_array *a, struct member_io *io, int role, bool write, void *buf,
+                   uint64_t msec, uint64_t nsec)
+{
+	const struct eng_member *em = a->mem[a->slot[role]];
+	memset(io, 0, sizeof(*io));
+	io->m = em->m;
+	io->op = write ? MEMBER_OP_WRITE : MEMBER_OP_READ;
+	io->buf = buf;
+	io->len = nsec * 512;
+	io->off = (em->sb.data_offset + msec) * 512;
+}
+
+/* Read the positions in `want` (all real positions when NULL) of rows
+ * [co, co+nsec); positions that cannot be read are rebuilt from the rest
+ * when redundancy allows. Members that were in sync but failed the read get
+ * the rebuilt data written back (md's read-error correction). */
+int eng_stripe_read(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t co, const bool *want,
+                    bool *lost_out)
+{
+	int npos = sb->nsyn + (sb->has_q ? 2 : 1);
+	uint64_t msec = sb->ls.sector + co;
+	struct member_io io[LAYOUT_MAX_MEMBERS + 2];
+	int io_pos[LAYOUT_MAX_MEMBERS + 2];
+	bool lost[LAYOUT_MAX_MEMBERS + 2] = {0};
+	bool io_err[LAYOUT_MAX_MEMBERS + 2] = {0};
+	int n = 0;
+	for (int p = 0; p < npos; p++) {
+		int role = sb->pos_role[p];
+		if (role < 0 || (want && !want[p]))
+			continue;
+		if (!eng_role_readable(a, role, msec, sb->nsec)) {
+			lost[p] = true;
+			continue;
+		}
+		set_io(a, &io[n], role, false, sb->blk[p], msec, sb->nsec);
+		io_pos[n++] = p;
+	}
+	run_batch(a, io, n);
+	int nlost = 0, fail[2];
+	for (int i = 0; i < n; i++) {
+		if (io[i].result >= 0 && (size_t)io[i].result == io[i].len)
+			continue;
+		/* One retry: a transient error is not worth a rebuild. */
+		int role = sb->pos_role[io_pos[i]];
+		if (eng_member_io(a, role, false, io[i].buf, msec, sb->nsec) == 0)
+			continue;
+		lost[io_pos[i]] = true;
+		io_err[io_pos[i]] = true;
+	}
+	for (int p = 0; p < npos; p++)
+		if (lost[p]) {
+			if (nlost < 2)
+				fail[nlost] = p;
+			nlost++;
+		}
+	if (lost_out)
+		memcpy(lost_out, lost, sizeof(bool) * (size_t)npos);
+	if (nlost == 0)
+		return 0;
+	if (want) {
+		/* Partial read: rebuild needs every other position. */
+		return -EAGAIN;
+	}
+	if (nlost > eng_nparity(a))
+		return -EIO;
+	int rc = a->pp->recover(sb->nsyn, sb->nsec * 512, sb->blk, sb->has_q, nlost, fail);
+	if (rc < 0)
+		return -EIO;
+	for (int p = 0; p < npos && !a->readonly; p++) {
+		if (!io_err[p])
+			continue;
+		int role = sb->pos_role[p];
+		if (eng_member_io(a, role, true, sb->blk[p], msec, sb->nsec) < 0)
+			eng_member_failed(a, role,
+			                  "read error, and rewriting the rebuilt data failed");
+		else if (a->slot[role] >= 0)
+			a->mem[a->slot[role]]->sb.cnt_corrected_read++;
+	}
+	return 0;
+}
+
+int eng_stripe_read_all(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t co, bool *lost)
+{
+	return eng_stripe_read(a, sb, co, NULL, lost);
+}
+
+/* One chunk piece that could not be read directly: rebuild it. */
+static int rebuild_piece(struct uraid_array *a, uint8_t *out, uint64_t stripe, int di, uint64_t co,
+                         uint64_t n)
+{
+	struct eng_stripe_buf sb;
+	int rc = eng_stripe_buf_init(a, &sb, stripe, n);
+	if (rc < 0)
+		return rc;
+	rc = eng_stripe_read(a, &sb, co, NULL, NULL);
+	if (rc == 0)
+		memcpy(out, sb.blk[data_pos(&sb, di)], n * 512);
+	eng_stripe_buf_free(&sb);
+	return rc;
+}
+
+int eng_parity_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
+{
+	uint64_t chunk = a->geom.chunk_sectors;
+	uint64_t k = (uint64_t)(a->geom.raid_disks - eng_nparity(a));
+	struct member_io io[BATCH];
+	uint64_t io_lsec[BATCH];
+	int io_role[BATCH];
+	while (nsec) {
+		int n = 0;
+		/* Batch the pieces whose member can serve them directly. */
+		while (nsec && n < BATCH) {
+			struct layout_loc loc;
+			uint64_t len;
+			int rc = a->ops->map(&a->geom, lsec, 0, &loc, &len);
+			if (rc < 0)
+				return rc;
+			if (len > nsec)
+				len = nsec;
+			if (eng_role_readable(a, loc.role, loc.sector, len)) {
+				set_io(a, &io[n], loc.role, false, buf, loc.sector, len);
+				io_lsec[n] = lsec;
+				io_role[n] = loc.role;
+				n++;
+			} else {
+				uint64_t s = lsec / (k * chunk), r = lsec % (k * chunk);
+				rc = rebuild_piece(a, buf, s, (int)(r / chunk), r % chunk, len);
+				if (rc < 0)
+					return rc;
+			}
+			buf += len * 512;
+			lsec += len;
+			nsec -= len;
+		}
+		if (run_batch(a, io, n) == 0)
+			continue;
+		for (int i = 0; i < n; i++) {
+			if (io[i].result >= 0 && (size_t)io[i].result == io[i].len)
+				continue;
+			uint64_t l = io_lsec[i], s = l / (k * chunk), r = l % (k * chunk);
+			(void)io_role[i];
+			int rc = rebuild_piece(a, io[i].buf, s, (int)(r / chunk), r % chunk,
+			                       io[i].len / 512);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* Write the given positions of rows [co, co+nsec) to every writable member;
+ * members that fail are marked faulty. */
+int eng_stripe_write(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t co,
+                     const bool *dirty)
+{
+	int npos = sb->nsyn + (sb->has_q ? 2 : 1);
+	uint64_t msec = sb->ls.sector + co;
+	struct member_io io[LAYOUT_MAX_MEMBERS + 2];
+	int io_role[LAYOUT_MAX_MEMBERS + 2];
+	int n = 0;
+	for (int p = 0; p < npos; p++) {
+		int role = sb->pos_role[p];
+		if (role < 0 || !dirty[p] || !eng_role_writable(a, role))
+			continue;
+		set_io(a, &io[n], role, true, sb->blk[p], msec, sb->nsec);
+		io_role[n++] = role;
+	}
+	if (run_batch(a, io, n) == 0)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (io[i].result < 0 || (size_t)io[i].result != io[i].len)
+			eng_member_failed(a, io_role[i], "write error");
+	return eng_array_readable(a) ? 0 : -EIO;
+}
+
+int eng_stripe_gen(struct uraid_array *a, struct eng_stripe_buf *sb)
+{
+	if (sb->has_q)
+		return a->pp->pq_gen(sb->nsyn, sb->nsec * 512, sb->blk);
+	return a->pp->xor_gen(sb->nsyn, sb->nsec * 512, sb->blk);
+}
+
+/* Write logical sectors [r0, r1) of stripe `s` (relative to the stripe's
+ * first logical sector) from src. */
+static int write_stripe(struct uraid_array *a, uint64_t s, uint64_t r0, uint64_t r1,
+                        const uint8_t *src)
+{
+	uint64_t chunk = a->geom.chunk_sectors;
+	int di0 = (int)(r0 / chunk), di1 = (int)((r1 - 1) / chunk);
+	/* Rows touched: the hull of the touched part of every chunk (a write
+	 * spanning two or more chunks touches every row of the stripe). */
+	uint64_t lo = 0, hi = chunk;
+	if (di0 == di1) {
+		lo = r0 % chunk;
+		hi = (r1 - 1) % chunk + 1;
+	}
+	uint64_t nrows = hi - lo;
+	struct eng_stripe_buf sb;
+	int rc = eng_stripe_buf_init(a, &sb, s, nrows);
+	if (rc < 0)
+		return rc;
+	int npos = sb.nsyn + (sb.has_q ? 2 : 1);
+	int npar = eng_nparity(a);
+	bool touched[LAYOUT_MAX_MEMBERS + 2] = {0}, cover[LAYOUT_MAX_MEMBERS + 2] = {0};
+	bool want[LAYOUT_MAX_MEMBERS + 2] = {0}, dirty[LAYOUT_MAX_MEMBERS + 2] = {0};
+	uint64_t ta[LAYOUT_MAX_MEMBERS], tb[LAYOUT_MAX_MEMBERS]; /* touched rows per data index */
+	int ntouched = 0, nuncovered = 0;
+	bool all_avail = true;
+	uint64_t msec = sb.ls.sector + lo;
+	for (int di = 0; di < sb.k; di++) {
+		int p = data_pos(&sb, di);
+		uint64_t c0 = (uint64_t)di * chunk + lo, c1 = (uint64_t)di * chunk + hi;
+		uint64_t a0 = r0 > c0 ? r0 : c0, b0 = r1 < c1 ? r1 : c1;
+		if (a0 < b0) {
+			touched[p] = true;
+			ta[di] = a0 - (uint64_t)di * chunk;
+			tb[di] = b0 - (uint64_t)di * chunk;
+			cover[p] = a0 == c0 && b0 == c1;
+			ntouched++;
+		}
+		if (!cover[p])
+			nuncovered++;
+		if (!eng_role_readable(a, sb.pos_role[p], msec, nrows))
+			all_avail = false;
+	}
+	for (int p = sb.nsyn; p < npos; p++)
+		if (!eng_role_readable(a, sb.pos_role[p], msec, nrows))
+			all_avail = false;
+
+	/* Above the resync point parity is not trusted yet: only
+	 * reconstruct-write makes it right (as md forces rcw there). */
+	bool synced = a->resync_offset == MD_RESYNC_NONE || msec + nrows <= a->resync_offset;
+	bool rmw = synced && all_avail && nuncovered > 0 && ntouched + npar < nuncovered;
+	if (rmw) {
+		/* Read old data of the touched blocks and old parity. */
+		for (int di = 0; di < sb.k; di++)
+			want[data_pos(&sb, di)] = touched[data_pos(&sb, di)];
+		for (int p = sb.nsyn; p < npos; p++)
+			want[p] = true;
+		rc = eng_stripe_read(a, &sb, lo, want, NULL);
+		if (rc == 0) {
+			size_t len = nrows * 512;
+			uint8_t *newb = eng_alloc((size_t)ntouched * len);
+			const void *oldp[LAYOUT_MAX_MEMBERS], *newp[LAYOUT_MAX_MEMBERS];
+			int idx[LAYOUT_MAX_MEMBERS], n = 0;
+			if (!newb) {
+				eng_stripe_buf_free(&sb);
+				return -ENOMEM;
+			}
+			for (int di = 0; di < sb.k; di++) {
+				int p = data_pos(&sb, di);
+				if (!touched[p])
+					continue;
+				uint8_t *nb = newb + (size_t)n * len;
+				memcpy(nb, sb.blk[p], len);
+				memcpy(nb + (ta[di] - lo) * 512,
+				       src + ((uint64_t)di * chunk + ta[di] - r0) * 512,
+				       (tb[di] - ta[di]) * 512);
+				oldp[n] = sb.blk[p];
+				newp[n] = nb;
+				idx[n++] = p;
+			}
+			rc = a->pp->pq_update(sb.nsyn, len, sb.blk[sb.nsyn],
+			                      sb.has_q ? sb.blk[sb.nsyn + 1] : NULL, n, idx, oldp,
+			                      newp);
+			for (int i = 0; i < n; i++)
+				memcpy(sb.blk[idx[i]], newp[i], len);
+			free(newb);
+			if (rc < 0) {
+				eng_stripe_buf_free(&sb);
+				return -EIO;
+			}
+			goto write;
+		}
+		/* A read failed: fall back to reconstruct-write. */
+	}
+	/* Reconstruct-write: old contents of what the write does not cover.
+	 * When such a block is unreadable it must be rebuilt, which needs
+	 * every position. */
+	bool need_rebuild = false;
+	for (int di = 0; di < sb.k; di++) {
+		int p = data_pos(&sb, di);
+		want[p] = !cover[p];
+		if (!cover[p] && !eng_role_readable(a, sb.pos_role[p], msec, nrows))
+			need_rebuild = true;
+	}
+	rc = need_rebuild ? -EAGAIN : eng_stripe_read(a, &sb, lo, want, NULL);
+	if (rc == -EAGAIN)
+		rc = eng_stripe_read(a, &sb, lo, NULL, NULL);
+	if (rc < 0) {
+		eng_stripe_buf_free(&sb);
+		return rc;
+	}
+	for (int di = 0; di < sb.k; di++) {
+		int p = data_pos(&sb, di);
+		if (touched[p])
+			memcpy((uint8_t *)sb.blk[p] + (ta[di] - lo) * 512,
+			       src + ((uint64_t)di * chunk + ta[di] - r0) * 512,
+			       (tb[di] - ta[di]) * 512);
+	}
+	rc = eng_stripe_gen(a, &sb);
+	if (rc < 0) {
+		eng_stripe_buf_free(&sb);
+		return -EIO;
+	}
+write:
+	for (int p = 0; p < npos; p++)
+		dirty[p] = touched[p] || p >= sb.nsyn;
+	rc = eng_stripe_write(a, &sb, lo, dirty);
+	eng_stripe_buf_free(&sb);
+	return rc;
+}
+
+int eng_parity_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec)
+{
+	uint64_t chunk = a->geom.chunk_sectors;
+	uint64_t width = (uint64_t)(a->geom.raid_disks - eng_nparity(a)) * chunk;
+	while (nsec) {
+		uint64_t s = lsec / width, r0 = lsec % width;
+		uint64_t n = width - r0 < nsec ? width - r0 : nsec;
+		int rc = write_stripe(a, s, r0, r0 + n, buf);
+		if (rc < 0)
+			return rc;
+		buf += n * 512;
+		lsec += n;
+		nsec -= n;
+	}
+	return 0;
+}

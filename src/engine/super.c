@@ -1,0 +1,183 @@
+/* Superblock bookkeeping for a running array: the array-wide fields live in
+ * a->ref, the per-device ones in each member's copy; every update writes the
+ * merge of both to every working member with the event count bumped, as md
+ * does. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/engine.h"
+
+#define SB0_FAULTY 1u
+#define SB0_ACTIVE 2u
+#define SB0_SYNC   4u
+
+static uint16_t role_word(const struct eng_member *em)
+{
+	if (em->state == URAID_MEMBER_FAULTY)
+		return MD_ROLE_FAULTY;
+	if (em->role < 0)
+		return MD_ROLE_SPARE;
+	return (uint16_t)em->role;
+}
+
+/* Fold the members' current roles into the array-wide copy. */
+static void update_ref(struct uraid_array *a)
+{
+	struct md_sb *r = &a->ref;
+	r->events = a->events;
+	r->utime = (uint64_t)time(NULL);
+	/* Active: resync_offset 0 (0.90: state not clean), as md writes it. */
+	md_sb_set_clean(r, !a->dirty && a->resync_offset == MD_RESYNC_NONE,
+	                a->dirty ? 0 : a->resync_offset);
+	if (r->version == MD_SB_0_90) {
+		uint32_t active = 0, working = 0, failed = 0, spare = 0;
+		for (int i = 0; i < a->nmem; i++) {
+			const struct eng_member *em = a->mem[i];
+			uint32_t nr = em->sb.v0.this_disk.number;
+			if (nr >= MD_SB0_MAX_DEVS)
+				continue;
+			struct md_sb0_disk *d = &r->v0.disks[nr];
+			if (em->state == URAID_MEMBER_FAULTY) {
+				d->state = SB0_FAULTY;
+				failed++;
+			} else if (em->role >= 0 && em->state == URAID_MEMBER_IN_SYNC) {
+				d->state = SB0_ACTIVE | SB0_SYNC;
+				d->raid_disk = (uint32_t)em->role;
+				active++;
+				working++;
+			} else {
+				d->state = 0;
+				working++;
+				spare++;
+			}
+		}
+		r->v0.active_disks = active;
+		r->v0.working_disks = working;
+		r->v0.failed_disks = failed;
+		r->v0.spare_disks = spare;
+		return;
+	}
+	/* As md: every device number not present is recorded as faulty, so a
+	 * member that left (or was missing) must be added back explicitly. */
+	for (uint32_t d = 0; d < r->max_dev && d < MD_SB1_MAX_DEVS; d++)
+		r->dev_roles[d] = MD_ROLE_FAULTY;
+	for (int i = 0; i < a->nmem; i++) {
+		const struct eng_member *em = a->mem[i];
+		if (em->sb.dev_number >= MD_SB1_MAX_DEVS)
+			continue;
+		r->dev_roles[em->sb.dev_number] = role_word(em);
+		if (em->sb.dev_number >= r->max_dev)
+			r->max_dev = em->sb.dev_number + 1;
+	}
+}
+
+/* The superblock to write on one member: array-wide fields from ref, the
+ * device's own fields from its copy. */
+static void merge_sb(const struct uraid_array *a, const struct eng_member *em, struct md_sb *s)
+{
+	*s = a->ref;
+	s->dev_number = em->sb.dev_number;
+	memcpy(s->device_uuid, em->sb.device_uuid, sizeof(s->device_uuid));
+	s->data_offset = em->sb.data_offset;
+	s->data_size = em->sb.data_size;
+	s->super_offset = em->sb.super_offset;
+	s->cnt_corrected_read = em->sb.cnt_corrected_read;
+	s->devflags = em->sb.devflags;
+	s->bblog_shift = em->sb.bblog_shift;
+	s->bblog_size = em->sb.bblog_size;
+	s->bblog_offset = em->sb.bblog_offset;
+	s->v0.this_disk = em->sb.v0.this_disk;
+	if (s->version == MD_SB_0_90 && em->sb.v0.this_disk.number < MD_SB0_MAX_DEVS)
+		s->v0.this_disk = a->ref.v0.disks[em->sb.v0.this_disk.number];
+	uint32_t per_dev = MD_FEATURE_BAD_BLOCKS | MD_FEATURE_RECOVERY_OFFSET;
+	s->feature_map =
+	    (a->ref.feature_map & ~per_dev) | (em->sb.feature_map & MD_FEATURE_BAD_BLOCKS);
+	s->recovery_offset = 0;
+	if (em->state == URAID_MEMBER_REBUILDING && em->role >= 0) {
+		s->feature_map |= MD_FEATURE_RECOVERY_OFFSET;
+		s->recovery_offset = em->recovery_offset;
+	}
+}
+
+int eng_sb_write_all(struct uraid_array *a)
+{
+	if (a->readonly)
+		return 0;
+	a->events++;
+	/* A member that fails here is marked faulty and the update repeated, so
+	 * the survivors record it; bounded by the number of members. */
+	for (int round = 0; round <= a->nmem; round++) {
+		update_ref(a);
+		int failed = -1;
+		for (int i = 0; i < a->nmem && failed < 0; i++) {
+			struct eng_member *em = a->mem[i];
+			if (em->state == URAID_MEMBER_FAULTY || !em->m)
+				continue;
+			struct md_sb s;
+			merge_sb(a, em, &s);
+			int rc = md_sb_store(em->m, &s);
+			if (rc == 0)
+				rc = member_flush(em->m);
+			if (rc < 0) {
+				failed = i;
+				break;
+			}
+			em->sb = s;
+		}
+		if (failed < 0)
+			return 0;
+		struct eng_member *em = a->mem[failed];
+		fprintf(stderr, "uraid: %s: superblock write failed, marking faulty\n",
+		        em->m->name);
+		em->state = URAID_MEMBER_FAULTY;
+		if (em->role >= 0 && em->role < a->geom.raid_disks && a->slot[em->role] == failed)
+			a->slot[em->role] = -1;
+	}
+	return -EIO;
+}
+
+int eng_mark_dirty(struct uraid_array *a)
+{
+	if (a->dirty || a->readonly)
+		return 0;
+	a->dirty = true;
+	return eng_sb_write_all(a);
+}
+
+int eng_mark_clean(struct uraid_array *a)
+{
+	if (a->readonly)
+		return 0;
+	a->dirty = false;
+	return eng_sb_write_all(a);
+}
+
+bool eng_array_readable(const struct uraid_array *a)
+{
+	bool missing[LAYOUT_MAX_MEMBERS];
+	for (int r = 0; r < a->geom.raid_disks; r++)
+		missing[r] = !eng_role_readable(a, r, 0, 0) ||
+		             a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC;
+	return a->ops->readable(&a->geom, missing);
+}
+
+void eng_member_failed(struct uraid_array *a, int role, const char *why)
+{
+	if (role < 0 || role >= a->geom.raid_disks || a->slot[role] < 0)
+		return;
+	struct eng_member *em = a->mem[a->slot[role]];
+	if (em->state == URAID_MEMBER_FAULTY)
+		return;
+	fprintf(stderr, "uraid: %s (slot %d) marked faulty: %s\n", em->m ? em->m->name : "?", role,
+	        why);
+	em->state = URAID_MEMBER_FAULTY;
+	a->slot[role] = -1;
+	/* md keeps the slot number with the faulty device until removal, but
+	 * the superblocks record it as faulty. */
+	if (!a->readonly)
+		eng_sb_write_all(a);
+	if (a->action == URAID_SYNC_RECOVER || a->action == URAID_SYNC_RESYNC)
+		pthread_cond_broadcast(&a->cond);
+}

@@ -1,0 +1,120 @@
+/* Backend-independent member helpers: full-length read/write loops, bounds
+ * and permission checks shared by the synchronous and io_uring paths. */
+#include "member/member_int.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+
+void member_set_name(struct member *m, const char *name)
+{
+	snprintf(m->name, sizeof(m->name), "%s", name ? name : "");
+}
+
+void member_close(struct member *m)
+{
+	if (m && m->ops && m->ops->close)
+		m->ops->close(m);
+}
+
+bool member_aligned(const struct member *m, const void *buf, size_t len, uint64_t off)
+{
+	if (!m->direct)
+		return true;
+	return (uintptr_t)buf % m->mem_align == 0 && off % m->dio_align == 0 &&
+	       len % m->dio_align == 0;
+}
+
+int member_check_io(const struct member *m, enum member_op op, const void *buf, size_t *len,
+                    uint64_t off)
+{
+	if (!m || !m->ops || (op != MEMBER_OP_READ && op != MEMBER_OP_WRITE))
+		return -EINVAL;
+	if (*len && !buf)
+		return -EFAULT;
+	if (op == MEMBER_OP_WRITE) {
+		if (m->readonly)
+			return -EROFS;
+		if (off > m->size || *len > m->size - off)
+			return -ENOSPC;
+		return 0;
+	}
+	if (off >= m->size)
+		*len = 0;
+	else if (*len > m->size - off)
+		*len = (size_t)(m->size - off);
+	return 0;
+}
+
+ssize_t member_xfer(struct member *m, enum member_op op, void *buf, size_t len, uint64_t off,
+                    unsigned flags)
+{
+	unsigned char *p = buf;
+	size_t done = 0;
+	/* ssize_t results cannot describe more than SSIZE_MAX bytes. */
+	if (len > SSIZE_MAX)
+		return -EINVAL;
+	while (done < len) {
+		ssize_t r;
+		if (op == MEMBER_OP_READ)
+			r = m->ops->pread(m, p + done, len - done, off + done);
+		else
+			r = m->ops->pwrite(m, p + done, len - done, off + done, flags);
+		if (r == -EINTR || r == -EAGAIN)
+			continue;
+		if (r < 0)
+			return r;
+		if (r == 0)
+			return op == MEMBER_OP_READ ? (ssize_t)done : -EIO;
+		done += (size_t)r;
+	}
+	return (ssize_t)done;
+}
+
+int member_read(struct member *m, void *buf, size_t len, uint64_t off)
+{
+	size_t want = len;
+	int rc = member_check_io(m, MEMBER_OP_READ, buf, &want, off);
+	if (rc < 0)
+		return rc;
+	if (want < len)
+		return -EIO; /* the request reaches past the member's end */
+	ssize_t r = member_xfer(m, MEMBER_OP_READ, buf, len, off, 0);
+	if (r < 0)
+		return (int)r;
+	return (size_t)r == len ? 0 : -EIO;
+}
+
+int member_write(struct member *m, const void *buf, size_t len, uint64_t off, unsigned flags)
+{
+	int rc = member_check_io(m, MEMBER_OP_WRITE, buf, &len, off);
+	if (rc < 0)
+		return rc;
+	ssize_t r = member_xfer(m, MEMBER_OP_WRITE, (void *)buf, len, off, flags);
+	if (r < 0)
+		return (int)r;
+	return (size_t)r == len ? 0 : -EIO;
+}
+
+int member_flush(struct member *m)
+{
+	if (!m || !m->ops)
+		return -EINVAL;
+	return m->ops->flush ? m->ops->flush(m) : 0;
+}
+
+int member_discard(struct member *m, uint64_t off, uint64_t len)
+{
+	if (!m || !m->ops)
+		return -EINVAL;
+	if (m->readonly)
+		return -EROFS;
+	if (off > m->size || len > m->size - off)
+		return -EINVAL;
+	if (len == 0)
+		return 0;
+	if (!m->ops->discard)
+		return -EOPNOTSUPP;
+	return m->ops->discard(m, off, len);
+}

@@ -1,0 +1,494 @@
+/* Files and block devices as members: pread/pwrite on one descriptor,
+ * O_DIRECT when the filesystem or device allows it, with a bounce buffer for
+ * requests that are not aligned for O_DIRECT. */
+#include "member/member_int.h"
+#include "util/errmsg.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* Largest span one bounce buffer covers; bigger unaligned requests are
+ * bounced in pieces so a huge request does not need a huge allocation. */
+#define BOUNCE_MAX (1u << 20)
+/* O_DIRECT alignment to assume for files when the kernel does not report it
+ * (statx STATX_DIOALIGN, Linux 6.1+): safe for 512- and 4096-byte devices. */
+#define DIO_FALLBACK_ALIGN 4096u
+
+struct file_member {
+	struct member m;
+	int fd;
+	bool blockdev;
+	/* Serializes read-modify-write of edge blocks by unaligned writes. */
+	pthread_mutex_t rmw_lock;
+};
+
+static struct file_member *fm_of(struct member *m)
+{
+	return (struct file_member *)m;
+}
+
+static bool is_pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+/* Read until `len` bytes or end of file; returns bytes read or -errno. */
+static ssize_t pread_full(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t r = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
+		if (r < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return done ? (ssize_t)done : -errno;
+		}
+		if (r == 0)
+			break;
+		done += (size_t)r;
+	}
+	return (ssize_t)done;
+}
+
+/* One write call; `dsync` makes it durable (FUA) before returning. */
+static ssize_t write_once(int fd, const void *buf, size_t len, uint64_t off, bool dsync)
+{
+	ssize_t r;
+	if (!dsync) {
+		r = pwrite(fd, buf, len, (off_t)off);
+		return r < 0 ? -errno : r;
+	}
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+	r = pwritev2(fd, &iov, 1, (off_t)off, RWF_DSYNC);
+	if (r >= 0)
+		return r;
+	if (errno != EOPNOTSUPP && errno != ENOSYS)
+		return -errno;
+	/* Kernel without RWF_DSYNC: the same guarantee in two steps. */
+	r = pwrite(fd, buf, len, (off_t)off);
+	if (r < 0)
+		return -errno;
+	if (fdatasync(fd) < 0)
+		return -errno;
+	return r;
+}
+
+static ssize_t write_full(int fd, const void *buf, size_t len, uint64_t off, bool dsync)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t r = write_once(fd, (const char *)buf + done, len - done, off + done, dsync);
+		if (r == -EINTR || r == -EAGAIN)
+			continue;
+		if (r < 0)
+			return r;
+		if (r == 0)
+			return -EIO;
+		done += (size_t)r;
+	}
+	return (ssize_t)done;
+}
+
+/* A bounce buffer for an aligned span of `span` bytes (a multiple of the
+ * alignment): the whole span when small, else BOUNCE_MAX at a time. */
+static void *bounce_alloc(const struct member *m, uint64_t span, size_t *cap)
+{
+	size_t align = m->mem_align > m->dio_align ? m->mem_align : m->dio_align;
+	size_t n = span < BOUNCE_MAX ? (size_t)span : BOUNCE_MAX;
+	if (n < m->dio_align)
+		n = m->dio_align;
+	void *b = NULL;
+	if (align < sizeof(void *))
+		align = sizeof(void *);
+	if (posix_memalign(&b, align, n) != 0)
+		return NULL;
+	*cap = n;
+	return b;
+}
+
+/* An unaligned read on an O_DIRECT descriptor: read the aligned span that
+ * covers it piece by piece and copy out the requested bytes. */
+static ssize_t bounce_read(struct file_member *f, void *buf, size_t len, uint64_t off)
+{
+	const uint64_t a = f->m.dio_align;
+	const uint64_t span_end = (off + len + a - 1) / a * a;
+	size_t cap;
+	unsigned char *b = bounce_alloc(&f->m, span_end - off / a * a, &cap);
+	if (!b)
+		return -ENOMEM;
+	size_t done = 0;
+	ssize_t ret = 0;
+	while (done < len) {
+		uint64_t pos = off + done;
+		uint64_t start = pos / a * a;
+		uint64_t end = start + cap < span_end ? start + cap : span_end;
+		ssize_t r = pread_full(f->fd, b, (size_t)(end - start), start);
+		if (r < 0) {
+			ret = r;
+			break;
+		}
+		size_t skip = (size_t)(pos - start);
+		if ((size_t)r <= skip)
+			break; /* end of file */
+		size_t n = (size_t)r - skip;
+		if (n > len - done)
+			n = len - done;
+		memcpy((char *)buf + done, b + skip, n);
+		done += n;
+		if ((uint64_t)r < end - start)
+			break;
+	}
+	free(b);
+	return done ? (ssize_t)done : ret;
+}
+
+/* Fill [dst, dst+len) from the device at `off`, zeros past end of file. */
+static int read_block(struct file_member *f, unsigned char *dst, size_t len, uint64_t off)
+{
+	ssize_t r = pread_full(f->fd, dst, len, off);
+	if (r < 0)
+		return (int)r;
+	memset(dst + r, 0, len - (size_t)r);
+	return 0;
+}
+
+/* An unaligned write on an O_DIRECT descriptor: for each piece of the
+ * aligned span, read the partially covered edge blocks, patch in the new
+ * bytes, write the whole aligned piece. */
+static ssize_t bounce_write(struct file_member *f, const void *buf, size_t len, uint64_t off,
+                            bool dsync)
+{
+	const uint64_t a = f->m.dio_align;
+	const uint64_t span_end = (off + len + a - 1) / a * a;
+	size_t cap;
+	unsigned char *b = bounce_alloc(&f->m, span_end - off / a * a, &cap);
+	if (!b)
+		return -ENOMEM;
+	size_t done = 0;
+	ssize_t ret = 0;
+	pthread_mutex_lock(&f->rmw_lock);
+	while (done < len) {
+		uint64_t pos = off + done;
+		uint64_t start = pos / a * a;
+		uint64_t end = start + cap < span_end ? start + cap : span_end;
+		size_t span = (size_t)(end - start);
+		size_t skip = (size_t)(pos - start);
+		size_t n = span - skip;
+		if (n > len - done)
+			n = len - done;
+		int rc = 0;
+		if (skip)
+			rc = read_block(f, b, (size_t)a, start);
+		/* The tail block needs reading unless the head read covered it. */
+		if (rc == 0 && skip + n < span && !(skip && span == a))
+			rc = read_block(f, b + span - a, (size_t)a, end - a);
+		if (rc < 0) {
+			ret = rc;
+			break;
+		}
+		memcpy(b + skip, (const char *)buf + done, n);
+		ssize_t w = write_full(f->fd, b, span, start, dsync);
+		if (w < 0) {
+			ret = w;
+			break;
+		}
+		done += n;
+	}
+	pthread_mutex_unlock(&f->rmw_lock);
+	free(b);
+	return done ? (ssize_t)done : ret;
+}
+
+/* One pread/pwrite transfers at most this much (Linux caps at 2 GiB - 4 KiB). */
+#define IO_MAX ((size_t)1 << 30)
+
+static ssize_t file_pread(struct member *m, void *buf, size_t len, uint64_t off)
+{
+	struct file_member *f = fm_of(m);
+	if (off >= m->size)
+		return 0;
+	if (len > m->size - off)
+		len = (size_t)(m->size - off);
+	if (len > IO_MAX)
+		len = IO_MAX;
+	if (len == 0)
+		return 0;
+	if (!member_aligned(m, buf, len, off))
+		return bounce_read(f, buf, len, off);
+	ssize_t r = pread(f->fd, buf, len, (off_t)off);
+	return r < 0 ? -errno : r;
+}
+
+static ssize_t file_pwrite(struct member *m, const void *buf, size_t len, uint64_t off,
+                           unsigned flags)
+{
+	struct file_member *f = fm_of(m);
+	if (m->readonly)
+		return -EROFS;
+	if (off >= m->size)
+		return len ? -ENOSPC : 0;
+	if (len > m->size - off)
+		len = (size_t)(m->size - off);
+	if (len > IO_MAX)
+		len = IO_MAX;
+	if (len == 0)
+		return 0;
+	bool dsync = flags & MEMBER_FUA;
+	if (!member_aligned(m, buf, len, off))
+		return bounce_write(f, buf, len, off, dsync);
+	return write_once(f->fd, buf, len, off, dsync);
+}
+
+static int file_flush(struct member *m)
+{
+	return fdatasync(fm_of(m)->fd) < 0 ? -errno : 0;
+}
+
+static int file_discard(struct member *m, uint64_t off, uint64_t len)
+{
+	struct file_member *f = fm_of(m);
+	if (m->readonly)
+		return -EROFS;
+	if (off > m->size || len > m->size - off)
+		return -EINVAL;
+	if (len == 0)
+		return 0;
+	if (f->blockdev) {
+		if (off % m->logical_block || len % m->logical_block)
+			return -EINVAL;
+		uint64_t range[2] = {off, len};
+		if (ioctl(f->fd, BLKDISCARD, range) < 0)
+			return -errno;
+		return 0;
+	}
+	if (fallocate(f->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) <
+	    0)
+		return errno == ENOSYS ? -EOPNOTSUPP : -errno;
+	return 0;
+}
+
+static int file_fd(struct member *m)
+{
+	return fm_of(m)->fd;
+}
+
+static void file_close(struct member *m)
+{
+	struct file_member *f = fm_of(m);
+	close(f->fd);
+	pthread_mutex_destroy(&f->rmw_lock);
+	free(f);
+}
+
+static const struct member_ops file_ops = {
+    .kind = "file",
+    .pread = file_pread,
+    .pwrite = file_pwrite,
+    .flush = file_flush,
+    .discard = file_discard,
+    .fd = file_fd,
+    .close = file_close,
+};
+
+static const struct member_ops blockdev_ops = {
+    .kind = "blockdev",
+    .pread = file_pread,
+    .pwrite = file_pwrite,
+    .flush = file_flush,
+    .discard = file_discard,
+    .fd = file_fd,
+    .close = file_close,
+};
+
+/* O_DIRECT alignment of an open descriptor: what the kernel reports, else
+ * the logical block size (devices) or a safe guess (files). */
+static void direct_alignment(struct file_member *f)
+{
+	uint32_t off_align = f->blockdev ? f->m.logical_block : DIO_FALLBACK_ALIGN;
+	uint32_t mem_align = off_align;
+	struct statx sx;
+	if (statx(f->fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 &&
+	    (sx.stx_mask & STATX_DIOALIGN) && is_pow2(sx.stx_dio_offset_align) &&
+	    is_pow2(sx.stx_dio_mem_align)) {
+		off_align = sx.stx_dio_offset_align;
+		mem_align = sx.stx_dio_mem_align;
+	}
+	if (f->blockdev && off_align < f->m.logical_block)
+		off_align = f->m.logical_block;
+	f->m.dio_align = off_align;
+	f->m.mem_align = mem_align;
+}
+
+static int open_direct_or_not(const char *path, int oflags, bool want_direct, bool *direct)
+{
+	*direct = false;
+	if (want_direct) {
+		int fd = open(path, oflags | O_DIRECT);
+		if (fd >= 0) {
+			*direct = true;
+			return fd;
+		}
+		/* EINVAL: this filesystem refuses O_DIRECT; use the page cache. */
+		if (errno != EINVAL)
+			return -errno;
+	}
+	int fd = open(path, oflags);
+	return fd >= 0 ? fd : -errno;
+}
+
+/* Create a missing file as a sparse regular file of `size` bytes. Returns
+ * 1 when created, 0 when something already exists, or -errno. */
+static int create_sparse(const char *path, uint64_t size, char *err, size_t errlen)
+{
+	if (size == 0 || size > (uint64_t)INT64_MAX)
+		return errmsg(err, errlen, -EINVAL, "%s: cannot create a member of %llu bytes",
+		              path, (unsigned long long)size);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		if (errno == EEXIST)
+			return 0;
+		int e = errno;
+		return errmsg(err, errlen, -e, "cannot create %s: %s", path, strerror(e));
+	}
+	if (ftruncate(fd, (off_t)size) < 0) {
+		int e = errno;
+		close(fd);
+		unlink(path);
+		return errmsg(err, errlen, -e, "cannot size %s to %llu bytes: %s", path,
+		              (unsigned long long)size, strerror(e));
+	}
+	close(fd);
+	return 1;
+}
+
+int member_open_file(const char *path, unsigned flags, uint64_t size, struct member **out,
+                     char *err, size_t errlen)
+{
+	const unsigned known = MEMBER_RDONLY | MEMBER_DIRECT | MEMBER_CREATE | MEMBER_EXCL;
+	if (!out)
+		return errmsg(err, errlen, -EINVAL, "member_open_file: no result pointer");
+	*out = NULL;
+	if (!path || !*path)
+		return errmsg(err, errlen, -EINVAL, "member_open_file: empty path");
+	if (flags & ~known)
+		return errmsg(err, errlen, -EINVAL, "%s: unknown open flags 0x%x", path,
+		              flags & ~known);
+	if ((flags & MEMBER_RDONLY) && (flags & MEMBER_CREATE))
+		return errmsg(err, errlen, -EINVAL, "%s: cannot create a read-only member", path);
+
+	struct stat st;
+	bool created = false;
+	if (stat(path, &st) < 0) {
+		int e = errno;
+		if (e != ENOENT || !(flags & MEMBER_CREATE))
+			return errmsg(err, errlen, -e, "cannot open %s: %s", path, strerror(e));
+		int rc = create_sparse(path, size, err, errlen);
+		if (rc < 0)
+			return rc;
+		created = rc == 1;
+		if (stat(path, &st) < 0) {
+			e = errno;
+			return errmsg(err, errlen, -e, "cannot open %s: %s", path, strerror(e));
+		}
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+		return errmsg(err, errlen, -EINVAL, "%s: not a regular file or block device", path);
+
+	bool blockdev = S_ISBLK(st.st_mode);
+	int oflags = ((flags & MEMBER_RDONLY) ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+	if (blockdev && (flags & MEMBER_EXCL))
+		oflags |= O_EXCL;
+	bool direct;
+	int fd = open_direct_or_not(path, oflags, flags & MEMBER_DIRECT, &direct);
+	if (fd < 0) {
+		if (fd == -EBUSY)
+			return errmsg(err, errlen, fd,
+			              "%s: device is in use (mounted, part of an array, or "
+			              "opened exclusively by another program)",
+			              path);
+		if (created)
+			unlink(path);
+		return errmsg(err, errlen, fd, "cannot open %s: %s", path, strerror(-fd));
+	}
+
+	struct file_member *f = calloc(1, sizeof(*f));
+	if (!f) {
+		close(fd);
+		return errmsg(err, errlen, -ENOMEM, "%s: out of memory", path);
+	}
+	f->fd = fd;
+	f->blockdev = blockdev;
+	f->m.ops = blockdev ? &blockdev_ops : &file_ops;
+	f->m.priv = f;
+	f->m.readonly = flags & MEMBER_RDONLY;
+	member_set_name(&f->m, path);
+	int rc = 0;
+	/* Check the descriptor itself: the path may have changed since stat. */
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		errmsg(err, errlen, rc, "%s: fstat: %s", path, strerror(-rc));
+		goto fail;
+	}
+	if ((S_ISBLK(st.st_mode) != blockdev) || (!blockdev && !S_ISREG(st.st_mode))) {
+		rc = errmsg(err, errlen, -EINVAL, "%s: changed type while being opened", path);
+		goto fail;
+	}
+	if (blockdev) {
+		uint64_t bytes = 0;
+		int lbs = 0;
+		if (ioctl(fd, BLKGETSIZE64, &bytes) < 0 || ioctl(fd, BLKSSZGET, &lbs) < 0) {
+			rc = -errno;
+			errmsg(err, errlen, rc, "%s: cannot query device size: %s", path,
+			       strerror(-rc));
+			goto fail;
+		}
+		if (lbs < 512 || !is_pow2((uint64_t)lbs)) {
+			rc = errmsg(err, errlen, -EINVAL, "%s: odd logical block size %d", path,
+			            lbs);
+			goto fail;
+		}
+		f->m.size = bytes;
+		f->m.logical_block = (uint32_t)lbs;
+	} else {
+		f->m.size = (uint64_t)st.st_size;
+		f->m.logical_block = 512;
+	}
+	f->m.dio_align = 1;
+	f->m.mem_align = 1;
+	if (direct) {
+		direct_alignment(f);
+		/* A file whose tail is not a whole aligned block could not have its
+		 * last bytes rewritten without growing it: use the page cache. */
+		if (f->m.size % f->m.dio_align != 0) {
+			int fl = fcntl(fd, F_GETFL);
+			if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_DIRECT) < 0) {
+				rc = -errno;
+				errmsg(err, errlen, rc, "%s: cannot turn off O_DIRECT: %s", path,
+				       strerror(-rc));
+				goto fail;
+			}
+			direct = false;
+			f->m.dio_align = 1;
+			f->m.mem_align = 1;
+		}
+	}
+	f->m.direct = direct;
+	pthread_mutex_init(&f->rmw_lock, NULL);
+	*out = &f->m;
+	return 0;
+fail:
+	close(fd);
+	free(f);
+	if (created)
+		unlink(path);
+	return rc;
+}
