@@ -6,5 +6,6 @@
 # fails, the fault is in uraid, not in the vectors or the test.  Degraded reads
 # are left to vectors_cat.sh (pyraid is slow); run them by hand with
 #   URAID=tests/mdvm/pyraid.py tests/integration/vectors_cat.sh
+# Not part of make check (it checks the vectors, not uraid; ~2 minutes): run by hand.
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 URAID=$TOP/tests/mdvm/pyraid.py VECTORS_NO_DEGRADED=1 exec bash "$TOP/tests/integration/vectors_cat.sh"
