@@ -107,10 +107,16 @@ bench: deps
 	$(REL)/uraid bench parity
 
 FUZZ_BINS := $(patsubst fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
-build/fuzz/%: fuzz/%.c $(LIB_SRCS)
+# Library objects for fuzzing are compiled one by one, so SIMD files get
+# their instruction-set flags (as in the other builds).
+FUZZ_CFLAGS := $(filter-out -Werror,$(BASEFLAGS)) $(DEFS) -O1 -g
+FUZZ_OBJS := $(patsubst %.c,build/fuzzobj/%.o,$(LIB_SRCS))
+build/fuzzobj/%.o: %.c
 	@mkdir -p $(dir $@)
-	clang $(filter-out -Werror,$(BASEFLAGS)) $(DEFS) -O1 -g -fsanitize=fuzzer,address,undefined \
-	    -o $@ $< $(LIB_SRCS) $(LIBS)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined $(call simd_flags,$<) -MMD -MP -c $< -o $@
+build/fuzz/%: fuzz/%.c $(FUZZ_OBJS)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_OBJS) $(LIBS)
 fuzz-build: $(FUZZ_BINS)
 fuzz: deps fuzz-build
 	@for f in $(FUZZ_BINS); do echo "== $$f"; mkdir -p build/corpus/$$(basename $$f); \
