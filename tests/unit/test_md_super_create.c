@@ -233,6 +233,35 @@ static void test_raid0_layout(void)
 	CHECK(md_create_plan(&p, same, 3, err, sizeof(err)) == 0 && !p.raid0_layout);
 	p = base_params(MD_SB_1_2, 0, 512, 0, 3); /* layout 0 ("dangerous"): no flag */
 	CHECK(md_create_plan(&p, devs, 3, err, sizeof(err)) == 0 && !p.raid0_layout);
+	/* 2 MiB chunks: equal whole-device chunk counts, different data areas */
+	p = base_params(MD_SB_1_2, 0, 2048, 1, 2);
+	uint64_t off = md_sb_default_data_offset(MD_SB_1_2, 10 * 4096 + 2048, 4096);
+	CHECK(off % 4096 == 2048); /* so the two counts can disagree */
+	uint64_t two[2] = {10 * 4096 + 2048, 10 * 4096 + 2047};
+	CHECK(md_create_plan(&p, two, 2, err, sizeof(err)) == 0 && p.raid0_layout);
+	/* odd chunk sizes are refused */
+	p = base_params(MD_SB_1_2, 5, 3, 2, 3);
+	CHECK(md_create_plan(&p, same, 3, err, sizeof(err)) == -EINVAL);
+	CHECKF(strstr(err, "power of two"), "%s", err);
+	/* explicit data offset: bad block log placement as mdadm */
+	struct md_sb s2;
+	p = base_params(MD_SB_1_2, 1, 0, 0, 2);
+	uint64_t d16[2] = {16384, 16384};
+	static const struct {
+		uint64_t off;
+		int bb_off, bb_size;
+	} bb[] = {{16, 0, 0}, {24, 8, 8}, {31, 15, 8}, {32, 16, 8}, {2048, 16, 8}};
+	for (size_t i = 0; i < sizeof(bb) / sizeof(bb[0]); i++) {
+		p.data_offset = bb[i].off;
+		p.size = 0;
+		CHECKF(md_create_plan(&p, d16, 2, err, sizeof(err)) == 0, "%s", err);
+		CHECK(md_sb_init(&s2, &p, 0, 0, NULL, 16384, err, sizeof(err)) == 0);
+		CHECKF((int)s2.bblog_offset == bb[i].bb_off && s2.bblog_size == bb[i].bb_size,
+		       "offset %llu: bblog %u/%u", (unsigned long long)bb[i].off, s2.bblog_offset,
+		       s2.bblog_size);
+		CHECK(md_sb_check_device(&s2, 16384, err, sizeof(err)) == 0);
+		CHECK(s2.data_offset == bb[i].off && s2.size == (16384 - bb[i].off) / 128 * 128);
+	}
 }
 
 static void test_plan_errors(void)
