@@ -11,7 +11,7 @@
 
 #include "uraid.h"
 
-static uint8_t ref_mul(uint8_t a, uint8_t b)
+static inline uint8_t ref_mul(uint8_t a, uint8_t b)
 {
 	unsigned r = 0;
 	for (int bit = 7; bit >= 0; bit--) {
@@ -25,7 +25,7 @@ static uint8_t ref_mul(uint8_t a, uint8_t b)
 }
 
 /* g^i by i repeated multiplications by 2. */
-static uint8_t ref_pow2(int i)
+static inline uint8_t ref_pow2(int i)
 {
 	uint8_t r = 1;
 	while (i-- > 0)
@@ -36,7 +36,7 @@ static uint8_t ref_pow2(int i)
 /* P and Q of k data blocks, byte by byte, Q as the plain sum of g^i * Di.
  * Products come from per-coefficient tables filled by ref_mul above, only
  * to keep multi-MiB references fast under ASan. */
-static void ref_pq(int k, size_t len, uint8_t *const *d, uint8_t *p, uint8_t *q)
+static inline void ref_pq(int k, size_t len, uint8_t *const *d, uint8_t *p, uint8_t *q)
 {
 	uint8_t(*tab)[256] = malloc((size_t)k * 256);
 	for (int i = 0; i < k; i++) {
@@ -67,7 +67,7 @@ struct blockset {
 	void *b[URAID_PARITY_MAX_DATA + 2];
 };
 
-static void bs_init(struct blockset *s, int k, size_t len, size_t off)
+static inline void bs_init(struct blockset *s, int k, size_t len, size_t off)
 {
 	s->k = k;
 	s->len = len;
@@ -77,13 +77,13 @@ static void bs_init(struct blockset *s, int k, size_t len, size_t off)
 	}
 }
 
-static void bs_free(struct blockset *s)
+static inline void bs_free(struct blockset *s)
 {
 	for (int i = 0; i < s->k + 2; i++)
 		free(s->raw[i]);
 }
 
-static uint8_t *bs(const struct blockset *s, int i)
+static inline uint8_t *bs(const struct blockset *s, int i)
 {
 	return s->b[i];
 }
