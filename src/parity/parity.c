@@ -56,6 +56,14 @@ int parity_pq_update(const struct parity_kernels *kk, int k, size_t len, void *p
 			if (idx[i] == idx[j])
 				return -EINVAL;
 	}
+	if (kk->update_n && n > 1) {
+		uint8_t c[URAID_PARITY_MAX_DATA];
+		for (int j = 0; j < n; j++)
+			c[j] = gf8_exp2((unsigned)idx[j]);
+		kk->update_n(len, n, c, (const uint8_t *const *)old, (const uint8_t *const *)new_,
+		             p, q);
+		return 0;
+	}
 	for (int j = 0; j < n; j++)
 		kk->update(len, gf8_exp2((unsigned)idx[j]), old[j], new_[j], p, q);
 	return 0;
@@ -136,8 +144,16 @@ int parity_recover(const struct parity_kernels *kk, int k, size_t len, void *con
 	}
 	if (a < k && b == P) {
 		/* Data x and P: Q + Q' = g^x Dx, so Dx = g^-x (Q + Q'). */
+		uint8_t c = gf8_inv(gf8_exp2((unsigned)a));
+		if (kk->rec_dp) {
+			const uint8_t *d[URAID_PARITY_MAX_DATA];
+			for (int i = 0; i < k; i++)
+				d[i] = i == a ? NULL : blk[i];
+			kk->rec_dp(len, k, d, blk[Q], c, blk[a], blk[P]);
+			return 0;
+		}
 		gen_skipping(kk, k, len, blocks, a, -1, NULL, blk[a]);
-		kk->mul(len, gf8_inv(gf8_exp2((unsigned)a)), blk[a], blk[Q], blk[a]);
+		kk->mul(len, c, blk[a], blk[Q], blk[a]);
 		kk->xor_n(len, k, (const uint8_t *const *)blocks, blk[P]);
 		return 0;
 	}

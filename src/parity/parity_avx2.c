@@ -339,6 +339,83 @@ static void update(size_t len, uint8_t c, const uint8_t *old, const uint8_t *new
 		                               q ? q + o : NULL);
 }
 
+/* Data block x and P lost: per 128-byte column, Horner over the surviving
+ * data gives P' and Q'; then x = c (Q + Q') and P = P' + x. */
+static void rec_dp(size_t len, int k, const uint8_t *const *d, const uint8_t *q, uint8_t c,
+                   uint8_t *x, uint8_t *p)
+{
+	const struct nib t = nib_tables(c);
+	const v256 m0f = _mm256_set1_epi8(0x0f), poly = _mm256_set1_epi8(0x1d);
+	size_t o = 0;
+	for (; o + 64 <= len; o += 64) {
+		v256 p0 = _mm256_setzero_si256(), p1 = p0, q0 = p0, q1 = p0;
+		for (int i = k - 1; i >= 0; i--) {
+			q0 = mul2v(q0, poly);
+			q1 = mul2v(q1, poly);
+			if (d[i]) {
+				v256 x0 = ldv(d[i] + o), x1 = ldv(d[i] + o + 32);
+				q0 = _mm256_xor_si256(q0, x0);
+				q1 = _mm256_xor_si256(q1, x1);
+				p0 = _mm256_xor_si256(p0, x0);
+				p1 = _mm256_xor_si256(p1, x1);
+			}
+		}
+		v256 d0 = mulv(t, _mm256_xor_si256(q0, ldv(q + o)), m0f);
+		v256 d1 = mulv(t, _mm256_xor_si256(q1, ldv(q + o + 32)), m0f);
+		stv(x + o, d0);
+		stv(x + o + 32, d1);
+		stv(p + o, _mm256_xor_si256(p0, d0));
+		stv(p + o + 32, _mm256_xor_si256(p1, d1));
+	}
+	if (o < len) {
+		const uint8_t *tl[URAID_PARITY_MAX_DATA] = {NULL};
+		for (int i = 0; i < k; i++)
+			tl[i] = d[i] ? d[i] + o : NULL;
+		parity_portable_kernels.gen(len - o, k, tl, NULL, x + o);
+		parity_portable_kernels.mul(len - o, c, x + o, q + o, x + o);
+		for (int i = 0; i < k; i++)
+			if (!tl[i])
+				tl[i] = x + o;
+		parity_portable_kernels.xor_n(len - o, k, tl, p + o);
+	}
+}
+
+/* n changed blocks: P and Q are read and written once, not n times. The
+ * nibble tables of every coefficient are prepared first (64 bytes each). */
+static void update_n(size_t len, int n, const uint8_t *c, const uint8_t *const *old,
+                     const uint8_t *const *new_, uint8_t *p, uint8_t *q)
+{
+	struct nib t[URAID_PARITY_MAX_DATA];
+	const v256 m0f = _mm256_set1_epi8(0x0f);
+	for (int j = 0; j < n; j++)
+		t[j] = nib_tables(c[j]);
+	size_t o = 0;
+	for (; o + 64 <= len; o += 64) {
+		v256 pa = _mm256_setzero_si256(), pb = pa, qa = pa, qb = pa;
+		for (int j = 0; j < n; j++) {
+			v256 e0 = _mm256_xor_si256(ldv(old[j] + o), ldv(new_[j] + o));
+			v256 e1 = _mm256_xor_si256(ldv(old[j] + o + 32), ldv(new_[j] + o + 32));
+			pa = _mm256_xor_si256(pa, e0);
+			pb = _mm256_xor_si256(pb, e1);
+			if (q) {
+				qa = _mm256_xor_si256(qa, mulv(t[j], e0, m0f));
+				qb = _mm256_xor_si256(qb, mulv(t[j], e1, m0f));
+			}
+		}
+		if (p) {
+			stv(p + o, _mm256_xor_si256(ldv(p + o), pa));
+			stv(p + o + 32, _mm256_xor_si256(ldv(p + o + 32), pb));
+		}
+		if (q) {
+			stv(q + o, _mm256_xor_si256(ldv(q + o), qa));
+			stv(q + o + 32, _mm256_xor_si256(ldv(q + o + 32), qb));
+		}
+	}
+	for (int j = 0; o < len && j < n; j++)
+		parity_portable_kernels.update(len - o, c[j], old[j] + o, new_[j] + o,
+		                               p ? p + o : NULL, q ? q + o : NULL);
+}
+
 static const struct parity_kernels avx2_kernels = {
     .xor_n = xor_n,
     .gen = gen,
@@ -346,6 +423,8 @@ static const struct parity_kernels avx2_kernels = {
     .rec2 = rec2,
     .update = update,
     .rec2_fused = rec2_fused,
+    .rec_dp = rec_dp,
+    .update_n = update_n,
 };
 
 PARITY_DEFINE_BACKEND(avx2, avx2_kernels);
