@@ -172,6 +172,7 @@ int parity_recover(const struct parity_kernels *kk, int k, size_t len, void *con
 struct backend_entry {
 	const struct uraid_parity *be;
 	bool (*usable)(void);
+	bool by_name_only; /* never the default (untested here) */
 };
 
 static bool always(void)
@@ -185,17 +186,26 @@ static bool cpu_avx2(void)
 	__builtin_cpu_init();
 	return __builtin_cpu_supports("avx2");
 }
+
+static bool cpu_avx512(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+}
 #endif
 
-/* Fastest first: the first usable entry is the default. */
+/* Fastest first: the first usable entry not marked by_name_only is the
+ * default. avx512 has never run on the development machine (no AVX-512
+ * there), so it is only used when named. */
 static const struct backend_entry backend_table[] = {
 #ifdef PARITY_HAVE_X86
-    {&parity_backend_avx2, cpu_avx2},
+    {&parity_backend_avx512, cpu_avx512, true},
+    {&parity_backend_avx2, cpu_avx2, false},
 #endif
 #ifdef HAVE_ISAL
-    {&parity_backend_isal, always},
+    {&parity_backend_isal, always, false},
 #endif
-    {&parity_backend_portable, always},
+    {&parity_backend_portable, always, false},
 };
 #define N_BACKENDS (sizeof(backend_table) / sizeof(backend_table[0]))
 
@@ -205,7 +215,7 @@ static const char *const backend_names[] = {
     "isal",
 #endif
 #ifdef PARITY_HAVE_X86
-    "avx2",
+    "avx2",     "avx512",
 #endif
     NULL,
 };
@@ -224,6 +234,8 @@ const struct uraid_parity *uraid_parity_get(const char *name)
 	}
 	for (size_t i = 0; i < N_BACKENDS; i++) {
 		if (name && strcmp(name, backend_table[i].be->name) != 0)
+			continue;
+		if (!name && backend_table[i].by_name_only)
 			continue;
 		if (backend_table[i].usable())
 			return backend_table[i].be;

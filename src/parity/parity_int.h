@@ -94,6 +94,7 @@ extern const struct uraid_parity parity_backend_isal;
 #if defined(__x86_64__)
 #define PARITY_HAVE_X86 1
 extern const struct uraid_parity parity_backend_avx2;
+extern const struct uraid_parity parity_backend_avx512;
 #endif
 
 #endif
