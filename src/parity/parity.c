@@ -69,7 +69,8 @@ int parity_pq_update(const struct parity_kernels *kk, int k, size_t len, void *p
 	return 0;
 }
 
-/* Q' with data blocks `skip_a` and `skip_b` (-1: none) taken as zero. */
+/* P' and/or Q' (p, q may be NULL) with data blocks `skip_a` and `skip_b` (-1: none)
+ * taken as zero. */
 static void gen_skipping(const struct parity_kernels *kk, int k, size_t len, void *const *blocks,
                          int skip_a, int skip_b, uint8_t *p, uint8_t *q)
 {
