@@ -18,6 +18,7 @@ typedef __m512i vec;
 /* Streaming-store thresholds: the AVX2 values, not measured on AVX-512. */
 #define NT_FOOTPRINT_XOR ((size_t)1 << 20)
 #define NT_FOOTPRINT_PQ  ((size_t)8 << 20)
+#define NT_FOOTPRINT_REC ((size_t)16 << 20)
 
 static inline vec ldv(const uint8_t *p)
 {

@@ -4,7 +4,7 @@
  *   non-temporal store of an aligned vector), vxor, vand, vzero, vset1,
  *   vshuf (byte shuffle within 16-byte lanes), vsrl4 (shift 64-bit lanes
  *   right by 4), vbcast16 (16 bytes to every lane), mul2v (multiply every
- *   byte by {02}), NT_FOOTPRINT_XOR, NT_FOOTPRINT_PQ.
+ *   byte by {02}), NT_FOOTPRINT_XOR, NT_FOOTPRINT_PQ, NT_FOOTPRINT_REC.
  * Defines the static kernel table `simd_kernels`.
  *
  * Multiply by an arbitrary constant uses the split-nibble method: two
@@ -271,7 +271,7 @@ static void rec2_fused(size_t len, int k, const uint8_t *const *d, const uint8_t
 	const struct nib ta = nib_tables(ca), tb = nib_tables(cb);
 	const vec m0f = vset1(0x0f), poly = vset1(0x1d);
 	size_t o = 0;
-	if (use_nt(len, k + 2, NT_FOOTPRINT_PQ, x, y)) {
+	if (use_nt(len, k + 2, NT_FOOTPRINT_REC, x, y)) {
 		REC2F_BODY(ntv)
 		_mm_sfence();
 	} else {
