@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/cli_array.h"
@@ -129,12 +131,26 @@ int cmd_create(int argc, char **argv)
 		    o.raid_devices, o.spare_devices, o.raid_devices + o.spare_devices);
 	if (!o.name[0])
 		cli_default_name(argv[optind], o.name, sizeof(o.name));
+	/* Files this command creates are removed again if create fails. */
+	bool *fresh = calloc((size_t)n, sizeof(*fresh));
+	if (!fresh)
+		return cli_error("create", "out of memory");
+	for (int i = 0; i < n; i++) {
+		struct stat sb;
+		fresh[i] = o.member_bytes && stat(argv[optind + i], &sb) < 0 && errno == ENOENT;
+	}
 	char err[512];
 	struct uraid_array *a;
 	int rc = uraid_create(&o, (const char *const *)argv + optind, n, URAID_NO_SYNC_THREAD, &a,
 	                      err, sizeof(err));
-	if (rc < 0)
+	if (rc < 0) {
+		for (int i = 0; i < n; i++)
+			if (fresh[i])
+				unlink(argv[optind + i]);
+		free(fresh);
 		return cli_error("create", "%s", err);
+	}
+	free(fresh);
 	struct uraid_status st;
 	uraid_status(a, &st);
 	fprintf(stderr, "uraid: create: array %s (%s) created: %s, %d members, %llu KiB\n", o.name,

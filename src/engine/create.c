@@ -64,6 +64,56 @@ static int wipe_other_sbs(struct member *m, enum md_sb_version keep)
 	return 0;
 }
 
+/* Parameter checks that need no member: done before any file is opened
+ * or created. Returns the chunk to use in *chunk_out. */
+static int check_opts(const struct uraid_create_opts *o, int n, unsigned flags, uint32_t *chunk_out,
+                      char *err, size_t errlen)
+{
+	if (!layout_ops_for(o->level))
+		return errmsg(err, errlen, -EINVAL, "unknown RAID level %d", o->level);
+	if (flags & URAID_RDONLY)
+		return errmsg(err, errlen, -EINVAL, "cannot create an array read-only");
+	if (o->raid_devices < 1 || o->raid_devices > LAYOUT_MAX_MEMBERS)
+		return errmsg(err, errlen, -EINVAL, "raid-devices %d out of range 1..%d",
+		              o->raid_devices, LAYOUT_MAX_MEMBERS);
+	if (o->spare_devices < 0 || o->raid_devices + o->spare_devices != n)
+		return errmsg(err, errlen, -EINVAL,
+		              "%d member(s) given, but raid-devices %d + spare-devices %d need %d",
+		              n, o->raid_devices, o->spare_devices,
+		              o->raid_devices + o->spare_devices);
+	uint32_t chunk = o->chunk_sectors;
+	if (is_chunked(o->level)) {
+		if (chunk == 0)
+			chunk = 1024; /* mdadm's 512 KiB */
+		if (chunk < 8 || (chunk & (chunk - 1)))
+			return errmsg(err, errlen, -EINVAL,
+			              "chunk size %u bytes: must be a power of two, at least 4 KiB",
+			              chunk * 512);
+	} else {
+		chunk = 0;
+	}
+	if (o->metadata_set && o->metadata != MD_SB_0_90 && o->metadata != MD_SB_1_0 &&
+	    o->metadata != MD_SB_1_1 && o->metadata != MD_SB_1_2)
+		return errmsg(err, errlen, -EINVAL, "unknown metadata version %d", o->metadata);
+	/* The geometry rules that do not depend on member sizes (member
+	 * counts, layouts) come from the personality itself. */
+	struct layout_geom g;
+	memset(&g, 0, sizeof(g));
+	g.level = o->level;
+	g.layout = o->layout_set ? o->layout : layout_default(o->level);
+	g.chunk_sectors = chunk;
+	g.raid_disks = o->raid_devices;
+	g.dev_sectors = 1ull << 20;
+	for (int r = 0; r < o->raid_devices; r++)
+		g.member_sectors[r] = 1ull << 20;
+	char e[256];
+	int rc = layout_ops_for(o->level)->validate(&g, e, sizeof(e));
+	if (rc < 0)
+		return errmsg(err, errlen, rc, "%s", e);
+	*chunk_out = chunk;
+	return 0;
+}
+
 int uraid_create_members(const struct uraid_create_opts *o, struct member **mm, int n,
                          unsigned flags, struct uraid_array **out, char *err, size_t errlen)
 {
@@ -73,46 +123,13 @@ int uraid_create_members(const struct uraid_create_opts *o, struct member **mm, 
 	struct md_sb *sbs = NULL;
 	uint64_t *ds = NULL;
 	const struct layout_ops *ops = layout_ops_for(o->level);
-	if (!ops) {
-		rc = errmsg(err, errlen, -EINVAL, "unknown RAID level %d", o->level);
+	uint32_t chunk;
+	rc = check_opts(o, n, flags, &chunk, err, errlen);
+	if (rc < 0)
 		goto fail;
-	}
-	if (flags & URAID_RDONLY) {
-		rc = errmsg(err, errlen, -EINVAL, "cannot create an array read-only");
-		goto fail;
-	}
-	if (o->raid_devices < 1 || o->raid_devices > LAYOUT_MAX_MEMBERS) {
-		rc = errmsg(err, errlen, -EINVAL, "raid-devices %d out of range 1..%d",
-		            o->raid_devices, LAYOUT_MAX_MEMBERS);
-		goto fail;
-	}
-	if (o->spare_devices < 0 || o->raid_devices + o->spare_devices != n) {
-		rc = errmsg(err, errlen, -EINVAL,
-		            "%d member(s) given, but raid-devices %d + spare-devices %d need %d", n,
-		            o->raid_devices, o->spare_devices, o->raid_devices + o->spare_devices);
-		goto fail;
-	}
-	uint32_t chunk = o->chunk_sectors;
-	if (is_chunked(o->level)) {
-		if (chunk == 0)
-			chunk = 1024; /* mdadm's 512 KiB */
-		if (chunk < 8 || (chunk & (chunk - 1))) {
-			rc = errmsg(err, errlen, -EINVAL,
-			            "chunk size %u bytes: must be a power of two, at least 4 KiB",
-			            chunk * 512);
-			goto fail;
-		}
-	} else {
-		chunk = 0;
-	}
 	struct md_create_params p;
 	memset(&p, 0, sizeof(p));
 	p.version = o->metadata_set ? (enum md_sb_version)o->metadata : MD_SB_1_2;
-	if (p.version != MD_SB_0_90 && p.version != MD_SB_1_0 && p.version != MD_SB_1_1 &&
-	    p.version != MD_SB_1_2) {
-		rc = errmsg(err, errlen, -EINVAL, "unknown metadata version %d", o->metadata);
-		goto fail;
-	}
 	p.level = o->level;
 	p.layout = o->layout_set ? o->layout : layout_default(o->level);
 	p.chunk_sectors = chunk;
@@ -233,6 +250,10 @@ int uraid_create(const struct uraid_create_opts *o, const char *const *paths, in
 	if (n < 1 || n > ENG_MAX_MEMBERS)
 		return errmsg(err, errlen, -EINVAL, "need 1 to %d members, got %d", ENG_MAX_MEMBERS,
 		              n);
+	uint32_t chunk;
+	int rc = check_opts(o, n, flags, &chunk, err, errlen);
+	if (rc < 0)
+		return rc;
 	struct member **mm = calloc((size_t)n, sizeof(*mm));
 	if (!mm)
 		return errmsg(err, errlen, -ENOMEM, "out of memory");
@@ -248,7 +269,7 @@ int uraid_create(const struct uraid_create_opts *o, const char *const *paths, in
 		unsigned mf = o->member_bytes ? MEMBER_CREATE : 0;
 		if (flags & URAID_DIRECT)
 			mf |= MEMBER_DIRECT;
-		int rc = member_open_file(paths[i], mf, o->member_bytes, &mm[i], e, sizeof(e));
+		rc = member_open_file(paths[i], mf, o->member_bytes, &mm[i], e, sizeof(e));
 		if (rc < 0) {
 			close_all(mm, n);
 			free(mm);
@@ -257,7 +278,7 @@ int uraid_create(const struct uraid_create_opts *o, const char *const *paths, in
 			return errmsg(err, errlen, rc, "%s: %s", paths[i], e);
 		}
 	}
-	int rc = uraid_create_members(o, mm, n, flags, out, err, errlen);
+	rc = uraid_create_members(o, mm, n, flags, out, err, errlen);
 	free(mm);
 	return rc;
 }

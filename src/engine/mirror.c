@@ -58,12 +58,14 @@ static int read_piece_any(struct uraid_array *a, uint8_t *buf, uint64_t lsec, ui
 			return -EIO;
 		if (!eng_role_readable(a, loc.role, loc.sector, len))
 			continue;
-		if (eng_member_io(a, loc.role, false, buf, loc.sector, len) < 0) {
+		/* Two tries per copy: a transient error is not worth a rewrite. */
+		if (eng_member_io(a, loc.role, false, buf, loc.sector, len) < 0 &&
+		    eng_member_io(a, loc.role, false, buf, loc.sector, len) < 0) {
 			bad_role[nbad] = loc.role;
 			bad_sec[nbad++] = loc.sector;
 			continue;
 		}
-		for (int b = 0; b < nbad; b++) {
+		for (int b = 0; b < nbad && !a->readonly; b++) {
 			if (eng_member_io(a, bad_role[b], true, buf, bad_sec[b], len) < 0)
 				eng_member_failed(a, bad_role[b],
 				                  "read error, and rewriting from a mirror failed");

@@ -103,11 +103,16 @@ int eng_stripe_read(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t c
 	}
 	run_batch(a, io, n);
 	int nlost = 0, fail[2];
-	for (int i = 0; i < n; i++)
-		if (io[i].result < 0 || (size_t)io[i].result != io[i].len) {
-			lost[io_pos[i]] = true;
-			io_err[io_pos[i]] = true;
-		}
+	for (int i = 0; i < n; i++) {
+		if (io[i].result >= 0 && (size_t)io[i].result == io[i].len)
+			continue;
+		/* One retry: a transient error is not worth a rebuild. */
+		int role = sb->pos_role[io_pos[i]];
+		if (eng_member_io(a, role, false, io[i].buf, msec, sb->nsec) == 0)
+			continue;
+		lost[io_pos[i]] = true;
+		io_err[io_pos[i]] = true;
+	}
 	for (int p = 0; p < npos; p++)
 		if (lost[p]) {
 			if (nlost < 2)
@@ -127,7 +132,7 @@ int eng_stripe_read(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t c
 	int rc = a->pp->recover(sb->nsyn, sb->nsec * 512, sb->blk, sb->has_q, nlost, fail);
 	if (rc < 0)
 		return -EIO;
-	for (int p = 0; p < npos; p++) {
+	for (int p = 0; p < npos && !a->readonly; p++) {
 		if (!io_err[p])
 			continue;
 		int role = sb->pos_role[p];

@@ -217,19 +217,25 @@ static int mirror_step(struct uraid_array *a, uint64_t pos, uint64_t n)
 			goto out;
 		}
 	}
-	/* The source: the first copy that reads. */
+	/* The source: the first copy that reads (two tries each); copies that
+	 * failed both get the good data written back, as on a normal read. */
+	bool bad_copy[LAYOUT_MAX_MEMBERS] = {0};
 	for (int c = 0; c < a->ncopies && good < 0; c++) {
 		if (!eng_role_readable(a, loc[c].role, loc[c].sector, n))
 			continue;
-		if (eng_member_io(a, loc[c].role, false, src, loc[c].sector, n) == 0)
+		if (eng_member_io(a, loc[c].role, false, src, loc[c].sector, n) == 0 ||
+		    eng_member_io(a, loc[c].role, false, src, loc[c].sector, n) == 0)
 			good = c;
 		else
-			eng_member_failed(a, loc[c].role, "read error during sync");
+			bad_copy[c] = true;
 	}
 	if (good < 0) {
 		rc = -EIO;
 		goto out;
 	}
+	for (int c = 0; c < good; c++)
+		if (bad_copy[c] && eng_member_io(a, loc[c].role, true, src, loc[c].sector, n) < 0)
+			eng_member_failed(a, loc[c].role, "read error, and rewriting it failed");
 	for (int c = 0; c < a->ncopies; c++) {
 		if (c == good || !eng_role_writable(a, loc[c].role))
 			continue;
@@ -372,8 +378,11 @@ int uraid_sync_step(struct uraid_array *a, uint64_t max_sectors)
 			break;
 		done += a->sync_pos > before ? a->sync_pos - before : 1;
 	}
-	if (rc >= 0)
+	if (rc >= 0) {
+		/* One job finishing may leave the next due (recovery, then resync). */
+		eng_sync_schedule(a);
 		rc = a->action != URAID_SYNC_IDLE;
+	}
 	pthread_mutex_unlock(&a->lock);
 	return rc;
 }

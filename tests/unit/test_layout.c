@@ -283,7 +283,7 @@ static void random_r10_geom(uint64_t *st, struct layout_geom *g)
 	g->level = 10;
 	for (;;) {
 		g->raid_disks = 2 + (int)rnd(st, 15);
-		int kind = (int)rnd(st, 4);
+		int kind = (int)rnd(st, 5);
 		int copies = 2 + (int)rnd(st, 3);
 		if (copies > g->raid_disks)
 			continue;
@@ -293,11 +293,16 @@ static void random_r10_geom(uint64_t *st, struct layout_geom *g)
 			g->layout = (uint32_t)copies << 8 | 1u; /* far */
 		else if (kind == 2)
 			g->layout = 0x10000u | (uint32_t)copies << 8 | 1u; /* offset */
-		else {
+		else if (kind == 3) {
 			/* near x far combination */
 			if (copies != 4 || g->raid_disks < 4)
 				continue;
 			g->layout = 0x202;
+		} else {
+			/* near x offset: only where near copies never wrap */
+			if (copies != 4 || g->raid_disks < 4 || g->raid_disks % 2)
+				continue;
+			g->layout = 0x10202;
 		}
 		break;
 	}
@@ -435,7 +440,13 @@ static void test_raid0_reference(void)
 				seen |= rounded[q] == rounded[r];
 			distinct += !seen;
 		}
-		CHECK_EQ_U64(ops->array_sectors(&g), total);
+		/* the kernel's raid0_size() masks each rounded size with
+		 * ~(chunk - 1): the array may end before the zones do when the
+		 * chunk is not a power of two */
+		uint64_t ktotal = 0;
+		for (int r = 0; r < g.raid_disks; r++)
+			ktotal += rounded[r] & ~(cs - 1);
+		CHECK_EQ_U64(ops->array_sectors(&g), ktotal);
 		uint64_t lchunk = 0, zstart = 0;
 		while (lchunk * cs < total) {
 			int members[LAYOUT_MAX_MEMBERS], nb = 0;
@@ -451,16 +462,25 @@ static void test_raid0_reference(void)
 			for (uint64_t z = 0; z < zchunks; z++, lchunk++) {
 				int r = members[pick];
 				pick = (pick + 1) % nb;
-				uint64_t off = rnd(&st, cs), len = 0;
+				uint64_t off = rnd(&st, cs), len = 0, back = ~0ull;
 				struct layout_loc loc;
+				if (lchunk * cs + off >= ktotal) {
+					CHECK(ops->map(&g, lchunk * cs + off, 0, &loc, &len) ==
+					      -ERANGE);
+					CHECK(ops->unmap(&g, r, zstart + cur[r] * cs + off,
+					                 &back) == -ERANGE);
+					cur[r]++;
+					continue;
+				}
 				CHECK(ops->map(&g, lchunk * cs + off, 0, &loc, &len) == 0);
 				CHECKF(loc.role == r && loc.sector == zstart + cur[r] * cs + off,
 				       "raid0 layout %u chunk %llu: (%d,%llu) vs (%d,%llu)",
 				       g.layout, (unsigned long long)lchunk, loc.role,
 				       (unsigned long long)loc.sector, r,
 				       (unsigned long long)(zstart + cur[r] * cs + off));
-				CHECK_EQ_U64(len, cs - off);
-				uint64_t back = ~0ull;
+				CHECK_EQ_U64(len, cs - off < ktotal - lchunk * cs - off
+				                      ? cs - off
+				                      : ktotal - lchunk * cs - off);
 				CHECK(ops->unmap(&g, r, zstart + cur[r] * cs + off, &back) ==
 				      LAYOUT_DATA);
 				CHECK_EQ_U64(back, lchunk * cs + off);
@@ -704,9 +724,64 @@ static void test_names(void)
 		CHECKF(layout_parse(lays[i].lv, buf, &back) == 0 && back == lays[i].v, "%s", buf);
 	}
 	CHECK(layout_default(5) == 2 && layout_default(6) == 2 && layout_default(10) == 0x102);
-	CHECK(layout_default(4) == 5);
+	CHECK(layout_default(4) == 0); /* as mdadm 4.2 wrote it (md-vectors raid4) */
+	CHECK(layout_parse(4, "parity-last", &v) == 0 && v == 0);
+	CHECK(layout_parse(4, "left-symmetric", &v) == -EINVAL);
+	CHECK(layout_name(4, 0, buf, sizeof(buf)) == 0 && strcmp(buf, "parity-last") == 0);
+}
+
+/* Garbage geometries: validate refuses or accepts without crashing, and
+ * whatever it accepts maps consistently (map then unmap gives the sector
+ * back; nothing lands outside member_used). ASan/UBSan watch the rest. */
+static void test_garbage_geometry(void)
+{
+	uint64_t st = 0x5eed0bad;
+	static const int levels[] = {-1, 0, 1, 4, 5, 6, 10, 2, 3, 7, -2, 11};
+	int accepted = 0;
+	for (int iter = 0; iter < 20000; iter++) {
+		struct layout_geom g;
+		memset(&g, 0, sizeof(g));
+		g.level = levels[rnd(&st, 12)];
+		g.raid_disks = (int)rnd(&st, 8) == 0 ? (int)t_rand(&st) : (int)rnd(&st, 20) - 2;
+		g.layout = rnd(&st, 3) ? (uint32_t)rnd(&st, 0x400) : (uint32_t)t_rand(&st);
+		if (g.level == 10 && rnd(&st, 2))
+			g.layout = (uint32_t)(rnd(&st, 5) << 8 | rnd(&st, 5) | rnd(&st, 2) << 16);
+		g.chunk_sectors = rnd(&st, 4) ? 1u << rnd(&st, 13) : (uint32_t)t_rand(&st);
+		int big = rnd(&st, 6) == 0;
+		g.dev_sectors = big ? t_rand(&st) : rnd(&st, 1u << 16);
+		for (int r = 0; r < LAYOUT_MAX_MEMBERS; r++)
+			g.member_sectors[r] = big ? t_rand(&st) : rnd(&st, 1u << 16);
+		char err[256] = "";
+		int rc = layout_validate(&g, err, sizeof(err));
+		if (rc) {
+			CHECKF(rc == -EINVAL || rc == -EOPNOTSUPP, "rc %d", rc);
+			CHECK(err[0] != 0);
+			continue;
+		}
+		accepted++;
+		const struct layout_ops *ops = layout_ops_for(g.level);
+		uint64_t total = ops->array_sectors(&g);
+		CHECK(total > 0);
+		for (int t = 0; t < 20; t++) {
+			uint64_t lsec = t == 0 ? total - 1 : rnd(&st, total);
+			for (int c = 0; c < ops->ncopies(&g); c++) {
+				struct layout_loc loc;
+				uint64_t len = 0, back = ~0ull;
+				CHECK(ops->map(&g, lsec, c, &loc, &len) == 0);
+				CHECK(loc.role >= 0 && loc.role < g.raid_disks);
+				CHECK(len >= 1 && len <= total - lsec);
+				CHECK(loc.sector + len <= ops->member_used(&g, loc.role));
+				CHECK(ops->unmap(&g, loc.role, loc.sector, &back) == LAYOUT_DATA);
+				CHECK(ops->ncopies(&g) > 1 || back == lsec);
+			}
+		}
+		struct layout_loc loc;
+		uint64_t len;
+		CHECK(ops->map(&g, total, 0, &loc, &len) == -ERANGE);
+	}
+	CHECK(accepted > 1000);
 }
 
 TEST_MAIN(T(test_parity_reference), T(test_qorder_differs), T(test_raid10_reference),
           T(test_raid0_reference), T(test_linear_raid1), T(test_parity_readable), T(test_validate),
-          T(test_names))
+          T(test_names), T(test_garbage_geometry))
