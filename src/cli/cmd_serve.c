@@ -352,6 +352,26 @@ static int wait_ready(const char *verb, const char *name, pid_t child, const cha
 	return cli_error(verb, "nbdkit did not come up within 60 s (log %s)", log);
 }
 
+/* After nbdkit ended: remove its export record and NBD socket, unless a
+ * newer serve of the same name has replaced them. */
+static void forget_serve(const char *name, pid_t k, const char *sock)
+{
+	char path[PATH_MAX], line[64];
+	serve_run_path(name, ".export", path, sizeof(path));
+	FILE *f = fopen(path, "r");
+	long p = 0;
+	if (f && fgets(line, sizeof(line), f) && !strncmp(line, "pid=", 4))
+		p = strtol(line + 4, NULL, 10);
+	if (f)
+		fclose(f);
+	if (p != k)
+		return;
+	unlink(path);
+	struct stat sb;
+	if (lstat(sock, &sb) == 0 && S_ISSOCK(sb.st_mode))
+		unlink(sock);
+}
+
 int serve_start(const char *verb, const struct serve_opts *o, int n, char **args, char *name,
                 size_t namelen, char *uri, size_t urilen, pid_t *pid)
 {
@@ -458,6 +478,7 @@ int serve_start(const char *verb, const struct serve_opts *o, int n, char **args
 		int kst = 0;
 		while (k > 0 && waitpid(k, &kst, 0) < 0 && errno == EINTR)
 			;
+		forget_serve(name, k, sock);
 		_exit(k > 0 && WIFEXITED(kst) ? WEXITSTATUS(kst) : 1);
 	}
 	free_argv(av);
