@@ -142,4 +142,56 @@ int geom_mirror_rebuild(struct geom_mirror *g, int disk, char *err, size_t errle
 /* Clean stop: DIRTY cleared, members closed, g freed. */
 int geom_mirror_close(struct geom_mirror *g);
 
+/* ---- Running graid3 ---- */
+
+struct geom_raid3_comp {
+	struct member *m; /* NULL when missing */
+	struct geom_raid3_md md;
+	enum geom_disk_state state;
+};
+
+struct geom_raid3 {
+	pthread_mutex_t lock;
+	char name[17];
+	uint32_t id;
+	int ncomp; /* components, the last one parity */
+	uint32_t psector;
+	uint64_t mediasize;
+	uint64_t mflags; /* GEOM_RAID3_DEV_* */
+	uint32_t genid, syncid;
+	bool dirty, rdonly;
+	unsigned rr_next;       /* -r: data component to skip next */
+	uint64_t parity_errors; /* -w: reads refused for a parity mismatch */
+	struct geom_raid3_comp c[GEOM_MAX_DISKS + 1];
+};
+
+/* Label components c[0..n) in order (the last is parity). -r and -w in
+ * o->round_robin / o->verify (refused together); o->blocksize is the
+ * provider sector (default: component sector x (n - 1)). */
+int geom_raid3_label(const struct geom_label_opts *o, struct member **m, int n, char *err,
+                     size_t errlen);
+/* Open from members in any order (ownership passes, as for the mirror);
+ * one component may be missing or stale (degraded). */
+int geom_raid3_open(struct member **m, int n, bool rdonly, struct geom_raid3 **out, char *err,
+                    size_t errlen, char *warn, size_t warnlen);
+/* Offsets and lengths must be multiples of the provider sector. Reads
+ * return -EIO on a parity mismatch under VERIFY (counted). */
+int geom_raid3_read_at(struct geom_raid3 *g, void *buf, size_t len, uint64_t off);
+int geom_raid3_write_at(struct geom_raid3 *g, const void *buf, size_t len, uint64_t off);
+int geom_raid3_flush(struct geom_raid3 *g);
+/* Rebuild up to `bytes` of component data onto the SYNCING component:
+ * 1 while work remains, 0 when done, <0 on error. */
+int geom_raid3_sync_step(struct geom_raid3 *g, uint64_t bytes);
+/* Set/clear -r / -w (refused together), -F, -n. */
+int geom_raid3_configure(struct geom_raid3 *g, uint64_t set, uint64_t clear, char *err,
+                         size_t errlen);
+void geom_raid3_fail(struct geom_raid3 *g, int no);
+/* Put a member into the missing slot `no`, to be rebuilt (SYNCING). */
+int geom_raid3_insert(struct geom_raid3 *g, int no, struct member *m, char *err, size_t errlen);
+/* Clear component `no`'s metadata and drop it (degraded). */
+int geom_raid3_remove(struct geom_raid3 *g, int no, char *err, size_t errlen);
+/* Mark component `no` for rebuild from the others. */
+int geom_raid3_rebuild(struct geom_raid3 *g, int no, char *err, size_t errlen);
+int geom_raid3_close(struct geom_raid3 *g);
+
 #endif
