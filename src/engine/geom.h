@@ -194,4 +194,29 @@ int geom_raid3_remove(struct geom_raid3 *g, int no, char *err, size_t errlen);
 int geom_raid3_rebuild(struct geom_raid3 *g, int no, char *err, size_t errlen);
 int geom_raid3_close(struct geom_raid3 *g);
 
+/* ---- One handle for either class (export plugin, bench, CLI cat/write) ----
+ * geom_array_open reads the last sector of the first path: gmirror or
+ * graid3 metadata opens that class (all paths are its components, any
+ * order); anything else is -ENOENT ("not a GEOM array"), so a caller can
+ * try md next. flags: URAID_RDONLY, URAID_DIRECT (include/uraid.h).
+ * balance >= 0 overrides a mirror's stored algorithm for this session only
+ * (not written to disk); -1 keeps it. Pending synchronization is left to
+ * geom_array_sync_step. */
+enum geom_kind { GEOM_KIND_NONE = 0, GEOM_KIND_MIRROR, GEOM_KIND_RAID3 };
+struct geom_array {
+	enum geom_kind kind;
+	struct geom_mirror *mirror;
+	struct geom_raid3 *raid3;
+	uint64_t size;      /* provider bytes */
+	uint32_t blocksize; /* provider sector: I/O must be multiples of it */
+};
+int geom_detect(const char *path, enum geom_kind *kind, char *err, size_t errlen);
+int geom_array_open(const char *const *paths, int n, unsigned flags, int balance,
+                    struct geom_array **out, char *err, size_t errlen, char *warn, size_t warnlen);
+int geom_array_read(struct geom_array *a, void *buf, size_t len, uint64_t off);
+int geom_array_write(struct geom_array *a, const void *buf, size_t len, uint64_t off);
+int geom_array_flush(struct geom_array *a);
+int geom_array_sync_step(struct geom_array *a, uint64_t bytes);
+int geom_array_close(struct geom_array *a);
+
 #endif
