@@ -79,7 +79,8 @@ struct geom_mirror_disk {
 };
 
 struct geom_mirror {
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;    /* state: disks, balance, metadata */
+	pthread_rwlock_t iolock; /* shared by reads in flight, exclusive for remove */
 	char name[17];
 	uint32_t mid;
 	uint64_t mediasize;

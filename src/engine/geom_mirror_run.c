@@ -185,6 +185,7 @@ int geom_mirror_open(struct member **m, int n, bool rdonly, struct geom_mirror *
 			}
 	}
 	pthread_mutex_init(&g->lock, NULL);
+	pthread_rwlock_init(&g->iolock, NULL);
 	g->rdonly = rdonly;
 	uint32_t maxgen = 0, maxsync = 0;
 	for (int i = 0; i < n; i++)
@@ -289,32 +290,40 @@ int geom_mirror_read_at(struct geom_mirror *g, void *buf, size_t len, uint64_t o
 	int rc = check_io(g, len, off);
 	if (rc < 0 || len == 0)
 		return rc;
+	/* The member reads run outside the state lock so concurrent readers
+	 * really overlap (that is what the load balance reacts to); the rwlock
+	 * keeps remove from closing a member under them. */
+	pthread_rwlock_rdlock(&g->iolock);
 	pthread_mutex_lock(&g->lock);
 	for (;;) {
 		struct geom_piece p[GEOM_MAX_DISKS];
+		int res[GEOM_MAX_DISKS];
 		int n = geom_bal_choose(&g->bal, off, len, p);
 		if (n < 0) {
 			rc = -EIO;
 			break;
 		}
+		pthread_mutex_unlock(&g->lock);
+		for (int k = 0; k < n; k++)
+			res[k] = member_read(g->disk[p[k].disk].m,
+			                     (uint8_t *)buf + (p[k].off - off), p[k].len, p[k].off);
+		pthread_mutex_lock(&g->lock);
 		rc = 0;
 		for (int k = 0; k < n; k++) {
-			struct geom_mirror_disk *d = &g->disk[p[k].disk];
-			int r = member_read(d->m, (uint8_t *)buf + (p[k].off - off), p[k].len,
-			                    p[k].off);
 			geom_bal_done(&g->bal, p[k].disk);
-			d->reads++;
+			g->disk[p[k].disk].reads++;
 			if (g->trace)
 				g->trace(g->trace_ctx, p[k].disk, p[k].off, p[k].len);
-			if (r < 0) {
+			if (res[k] < 0) {
 				geom_mirror_fail_disk(g, p[k].disk);
-				rc = r;
+				rc = res[k];
 			}
 		}
 		if (rc == 0)
 			break; /* else retry the whole request on the disks left */
 	}
 	pthread_mutex_unlock(&g->lock);
+	pthread_rwlock_unlock(&g->iolock);
 	return rc;
 }
 
@@ -475,12 +484,14 @@ int geom_mirror_remove(struct geom_mirror *g, int disk, char *err, size_t errlen
 {
 	if (disk < 0 || disk >= g->ndisks)
 		return errmsg(err, errlen, -EINVAL, "no component %d", disk);
+	pthread_rwlock_wrlock(&g->iolock);
 	pthread_mutex_lock(&g->lock);
 	int others = 0;
 	for (int i = 0; i < g->ndisks; i++)
 		others += i != disk && g->disk[i].state == GEOM_DISK_ACTIVE;
 	if (!others) {
 		pthread_mutex_unlock(&g->lock);
+		pthread_rwlock_unlock(&g->iolock);
 		return errmsg(err, errlen, -EBUSY, "%s is the last active component of %s",
 		              g->disk[disk].m->name, g->name);
 	}
@@ -494,6 +505,7 @@ int geom_mirror_remove(struct geom_mirror *g, int disk, char *err, size_t errlen
 	sync_bal(g);
 	write_all_md(g);
 	pthread_mutex_unlock(&g->lock);
+	pthread_rwlock_unlock(&g->iolock);
 	return 0;
 }
 
@@ -534,6 +546,7 @@ int geom_mirror_close(struct geom_mirror *g)
 	for (int i = 0; i < g->ndisks; i++)
 		member_close(g->disk[i].m);
 	pthread_mutex_destroy(&g->lock);
+	pthread_rwlock_destroy(&g->iolock);
 	free(g);
 	return rc;
 }

@@ -226,6 +226,7 @@ static void dirty_resync_and_nofailsync(void)
 		for (int i = 0; i < 2; i++)
 			member_close(g->disk[i].m);
 		pthread_mutex_destroy(&g->lock);
+		pthread_rwlock_destroy(&g->iolock);
 		free(g);
 		/* a write that reached only disk 1 (the master, priority 1) */
 		struct member *m = open_one(1);
@@ -341,5 +342,64 @@ static void refusals(void)
 	rm_files(2);
 }
 
-TEST_MAIN(T(label_and_io), T(failed_disk_skipped_and_genid), T(dirty_resync_and_nofailsync),
-          T(insert_sync_interrupted), T(refusals))
+/* Several threads reading at once (reads run outside the state lock):
+ * every read returns the right bytes under every balance, and each piece
+ * is accounted to exactly one disk. */
+struct reader_arg {
+	struct geom_mirror *g;
+	const uint8_t *data;
+	uint64_t seed;
+	int bad;
+};
+static void *reader(void *p)
+{
+	struct reader_arg *a = p;
+	uint8_t buf[16384];
+	for (int i = 0; i < 200; i++) {
+		uint64_t secs = a->g->mediasize / 512;
+		uint64_t l = 1 + t_rand(&a->seed) % 32, s = t_rand(&a->seed) % (secs - l);
+		if (geom_mirror_read_at(a->g, buf, l * 512, s * 512) != 0 ||
+		    memcmp(buf, a->data + s * 512, l * 512) != 0)
+			a->bad++;
+	}
+	return NULL;
+}
+
+static void concurrent_readers(void)
+{
+	make_files(3);
+	struct geom_label_opts o = {.name = "gmc"};
+	label(3, &o);
+	struct geom_mirror *g = open_gm(all3, 3, NULL, 0);
+	if (!g)
+		return;
+	uint8_t *data = malloc(g->mediasize);
+	uint64_t seed = 31;
+	t_fill(&seed, data, g->mediasize);
+	CHECK(geom_mirror_write_at(g, data, g->mediasize, 0) == 0);
+	char err[256];
+	for (int b = GEOM_BALANCE_ROUND_ROBIN; b <= GEOM_BALANCE_PREFER; b++) {
+		CHECK(geom_mirror_configure(g, b, 4096, err, sizeof(err)) == 0);
+		uint64_t before = g->disk[0].reads + g->disk[1].reads + g->disk[2].reads;
+		pthread_t t[5];
+		struct reader_arg a[5];
+		for (int i = 0; i < 5; i++) {
+			a[i] = (struct reader_arg){g, data, 1000 + (uint64_t)i, 0};
+			pthread_create(&t[i], NULL, reader, &a[i]);
+		}
+		for (int i = 0; i < 5; i++) {
+			pthread_join(t[i], NULL);
+			CHECKF(a[i].bad == 0, "balance %d reader %d: %d bad reads", b, i, a[i].bad);
+		}
+		uint64_t after = g->disk[0].reads + g->disk[1].reads + g->disk[2].reads;
+		CHECK(after - before >= 1000);
+		for (int d = 0; d < 3; d++)
+			CHECK(g->bal.d[d].inflight == 0);
+	}
+	geom_mirror_close(g);
+	free(data);
+	rm_files(3);
+}
+
+TEST_MAIN(T(label_and_io), T(concurrent_readers), T(failed_disk_skipped_and_genid),
+          T(dirty_resync_and_nofailsync), T(insert_sync_interrupted), T(refusals))
