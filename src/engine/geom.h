@@ -152,7 +152,8 @@ struct geom_raid3_comp {
 };
 
 struct geom_raid3 {
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;    /* state: components, flags, metadata */
+	pthread_rwlock_t iolock; /* shared by reads in flight, exclusive for insert/remove */
 	char name[17];
 	uint32_t id;
 	int ncomp; /* components, the last one parity */

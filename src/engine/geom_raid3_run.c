@@ -186,6 +186,7 @@ int geom_raid3_open(struct member **m, int n, bool rdonly, struct geom_raid3 **o
 		    mds[i].syncid > maxsync)
 			maxsync = mds[i].syncid;
 	pthread_mutex_init(&g->lock, NULL);
+	pthread_rwlock_init(&g->iolock, NULL);
 	memcpy(g->name, mds[0].name, sizeof(g->name));
 	g->id = mds[0].id;
 	g->ncomp = mds[0].all;
@@ -301,13 +302,20 @@ int geom_raid3_read_at(struct geom_raid3 *g, void *buf, size_t len, uint64_t off
 		return -ENOMEM;
 	for (int i = 0; i < g->ncomp; i++)
 		bufs[i] = mem + clen * (size_t)i;
+	/* Component reads run outside the state lock so readers overlap; the
+	 * rwlock keeps insert/remove from closing a member under them. */
+	pthread_rwlock_rdlock(&g->iolock);
 	pthread_mutex_lock(&g->lock);
 	int par = g->ncomp - 1;
 	for (int attempt = 0; attempt < 3; attempt++) {
-		int missing = -1;
+		int missing = -1, nmissing = 0;
 		for (int i = 0; i < g->ncomp; i++)
 			if (!usable(&g->c[i]))
-				missing = i;
+				missing = i, nmissing++;
+		if (nmissing > 1) {
+			rc = -EIO; /* two components gone: the data is not there */
+			break;
+		}
 		bool verify = (g->mflags & GEOM_RAID3_DEV_VERIFY) && missing < 0;
 		int skip;
 		if (missing >= 0)
@@ -319,7 +327,18 @@ int geom_raid3_read_at(struct geom_raid3 *g, void *buf, size_t len, uint64_t off
 			             (unsigned)g->ncomp); /* parity in the rotation too */
 		else
 			skip = par;
-		rc = read_comps(g, bufs, clen, coff, skip);
+		pthread_mutex_unlock(&g->lock);
+		int res[GEOM_MAX_DISKS + 1] = {0};
+		for (int i = 0; i < g->ncomp; i++)
+			if (i != skip)
+				res[i] = member_read(g->c[i].m, bufs[i], clen, coff);
+		pthread_mutex_lock(&g->lock);
+		rc = 0;
+		for (int i = 0; i < g->ncomp; i++)
+			if (res[i] < 0) {
+				geom_raid3_fail(g, i);
+				rc = res[i];
+			}
 		if (rc < 0)
 			continue; /* a component failed: retry degraded */
 		if (verify && !raid3_consistent(&rg, (const uint8_t *const *)bufs, clen)) {
@@ -333,6 +352,7 @@ int geom_raid3_read_at(struct geom_raid3 *g, void *buf, size_t len, uint64_t off
 		break;
 	}
 	pthread_mutex_unlock(&g->lock);
+	pthread_rwlock_unlock(&g->iolock);
 	free(mem);
 	return rc;
 }
@@ -469,6 +489,7 @@ int geom_raid3_insert(struct geom_raid3 *g, int no, struct member *m, char *err,
 		return errmsg(err, errlen, -ENOSPC, "%s: too small for %s", m->name, g->name);
 	if (g->rdonly || m->readonly)
 		return errmsg(err, errlen, -EROFS, "read-only");
+	pthread_rwlock_wrlock(&g->iolock);
 	pthread_mutex_lock(&g->lock);
 	if (g->c[no].m)
 		member_close(g->c[no].m);
@@ -479,6 +500,7 @@ int geom_raid3_insert(struct geom_raid3 *g, int no, struct member *m, char *err,
 	g->syncid++;
 	write_all_md(g);
 	pthread_mutex_unlock(&g->lock);
+	pthread_rwlock_unlock(&g->iolock);
 	return 0;
 }
 
@@ -486,12 +508,14 @@ int geom_raid3_remove(struct geom_raid3 *g, int no, char *err, size_t errlen)
 {
 	if (no < 0 || no >= g->ncomp || !g->c[no].m)
 		return errmsg(err, errlen, -EINVAL, "no component %d", no);
+	pthread_rwlock_wrlock(&g->iolock);
 	pthread_mutex_lock(&g->lock);
 	int nbad = 0;
 	for (int i = 0; i < g->ncomp; i++)
 		nbad += i != no && !usable(&g->c[i]);
 	if (nbad) {
 		pthread_mutex_unlock(&g->lock);
+		pthread_rwlock_unlock(&g->iolock);
 		return errmsg(err, errlen, -EBUSY, "%s is already degraded: removing %d loses data",
 		              g->name, no);
 	}
@@ -503,6 +527,7 @@ int geom_raid3_remove(struct geom_raid3 *g, int no, char *err, size_t errlen)
 	g->genid++;
 	write_all_md(g);
 	pthread_mutex_unlock(&g->lock);
+	pthread_rwlock_unlock(&g->iolock);
 	return 0;
 }
 
@@ -542,6 +567,7 @@ int geom_raid3_close(struct geom_raid3 *g)
 		if (g->c[i].m)
 			member_close(g->c[i].m);
 	pthread_mutex_destroy(&g->lock);
+	pthread_rwlock_destroy(&g->iolock);
 	free(g);
 	return 0;
 }

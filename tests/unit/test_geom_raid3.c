@@ -310,5 +310,30 @@ static void label_refusals(void)
 	rm_files(4);
 }
 
-TEST_MAIN(T(placement_and_lose_each), T(verify_catches_flip), T(round_robin_uses_parity),
-          T(rebuild_bit_exact), T(label_refusals))
+/* Two components failing while running: reads and writes give -EIO, no
+ * crash, and a single failure before that is survived. */
+static void double_failure_eio(void)
+{
+	int n = 3;
+	make_files(n);
+	struct geom_label_opts o = {.name = "r3x"};
+	label(n, &o);
+	struct geom_raid3 *g = open_r3(n, -1);
+	if (!g)
+		return;
+	uint8_t buf[2048], back[2048];
+	memset(buf, 0x5a, sizeof(buf));
+	CHECK(geom_raid3_write_at(g, buf, 1024, 0) == 0);
+	char err[256];
+	CHECK(geom_raid3_remove(g, 0, err, sizeof(err)) == 0);
+	CHECK(geom_raid3_read_at(g, back, 1024, 0) == 0 && memcmp(back, buf, 1024) == 0);
+	CHECK(geom_raid3_remove(g, 1, err, sizeof(err)) == -EBUSY);
+	geom_raid3_fail(g, 1);
+	CHECK(geom_raid3_read_at(g, back, 1024, 0) == -EIO);
+	CHECK(geom_raid3_write_at(g, buf, 1024, 0) == -EIO);
+	geom_raid3_close(g);
+	rm_files(n);
+}
+
+TEST_MAIN(T(placement_and_lose_each), T(double_failure_eio), T(verify_catches_flip),
+          T(round_robin_uses_parity), T(rebuild_bit_exact), T(label_refusals))
