@@ -87,11 +87,13 @@ struct geom_mirror {
 	uint32_t sectorsize;
 	uint64_t mflags;
 	uint32_t genid, syncid;
-	bool dirty; /* DIRTY written to the disks since open */
+	bool dirty;       /* DIRTY written to the disks since open */
+	bool bump_syncid; /* started without all disks: first write makes the absent ones stale */
 	bool rdonly;
 	int ndisks;
 	struct geom_mirror_disk disk[GEOM_MAX_DISKS];
 	struct geom_bal bal;
+	int md_balance; /* balance stored on disk (bal.balance may be a session override) */
 	/* Optional trace hook (tests, bench): called for each piece read. */
 	void (*trace)(void *ctx, int disk, uint64_t off, uint64_t len);
 	void *trace_ctx;
@@ -162,6 +164,7 @@ struct geom_raid3 {
 	uint64_t mflags; /* GEOM_RAID3_DEV_* */
 	uint32_t genid, syncid;
 	bool dirty, rdonly;
+	bool bump_syncid;       /* started degraded: first write makes the absent component stale */
 	unsigned rr_next;       /* -r: data component to skip next */
 	uint64_t parity_errors; /* -w: reads refused for a parity mismatch */
 	struct geom_raid3_comp c[GEOM_MAX_DISKS + 1];
@@ -215,6 +218,11 @@ struct geom_array {
 int geom_detect(const char *path, enum geom_kind *kind, char *err, size_t errlen);
 int geom_array_open(const char *const *paths, int n, unsigned flags, int balance,
                     struct geom_array **out, char *err, size_t errlen, char *warn, size_t warnlen);
+/* The same over opened members (e.g. wrapped in member_sim or the fault
+ * wrapper); takes ownership of them, on failure too. */
+int geom_array_open_members(struct member **m, int n, unsigned flags, int balance,
+                            struct geom_array **out, char *err, size_t errlen, char *warn,
+                            size_t warnlen);
 int geom_array_read(struct geom_array *a, void *buf, size_t len, uint64_t off);
 int geom_array_write(struct geom_array *a, const void *buf, size_t len, uint64_t off);
 int geom_array_flush(struct geom_array *a);

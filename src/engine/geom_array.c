@@ -27,6 +27,8 @@ int geom_detect(const char *path, enum geom_kind *kind, char *err, size_t errlen
 			*kind = GEOM_KIND_RAID3;
 	}
 	member_close(m);
+	if (rc == -ENOENT)
+		return 0; /* neither class: kind stays NONE */
 	if (rc < 0)
 		return errmsg(err, errlen, rc, "%s", why);
 	return 0;
@@ -56,11 +58,40 @@ int geom_array_open(const char *const *paths, int n, unsigned flags, int balance
 			return rc;
 		}
 	}
-	struct geom_array *a = calloc(1, sizeof(*a));
+	return geom_array_open_members(m, n, flags, balance, out, err, errlen, warn, warnlen);
+}
+
+int geom_array_open_members(struct member **m, int n, unsigned flags, int balance,
+                            struct geom_array **out, char *err, size_t errlen, char *warn,
+                            size_t warnlen)
+{
+	int rc = 0;
+	if (n < 1 || n > GEOM_MAX_DISKS + 1 || balance > GEOM_BALANCE_PREFER) {
+		for (int i = 0; i < n && i <= GEOM_MAX_DISKS; i++)
+			member_close(m[i]);
+		return errmsg(err, errlen, -EINVAL, "bad component count %d or balance %d", n,
+		              balance);
+	}
+	bool rdonly = flags & URAID_RDONLY;
+	struct geom_mirror_md mm;
+	enum geom_kind kind = GEOM_KIND_NONE;
+	char why[256] = "";
+	rc = geom_mirror_read(m[0], &mm, why, sizeof(why));
+	if (rc == 0) {
+		kind = GEOM_KIND_MIRROR;
+	} else if (rc == -ENOENT) {
+		struct geom_raid3_md rm;
+		rc = geom_raid3_read(m[0], &rm, why, sizeof(why));
+		if (rc == 0)
+			kind = GEOM_KIND_RAID3;
+	}
+	struct geom_array *a = rc == 0 ? calloc(1, sizeof(*a)) : NULL;
 	if (!a) {
 		for (int i = 0; i < n; i++)
 			member_close(m[i]);
-		return -ENOMEM;
+		if (rc == -ENOENT)
+			return errmsg(err, errlen, -ENOENT, "%s: not a GEOM array", m[0]->name);
+		return rc < 0 ? errmsg(err, errlen, rc, "%s", why) : -ENOMEM;
 	}
 	a->kind = kind;
 	if (kind == GEOM_KIND_MIRROR) {

@@ -34,7 +34,7 @@ static int write_md(struct geom_mirror *g, int i)
 	if (d->state == GEOM_DISK_ACTIVE)
 		md->syncid = g->syncid;
 	md->slice = g->bal.slice;
-	md->balance = (uint8_t)g->bal.balance;
+	md->balance = (uint8_t)g->md_balance;
 	md->mediasize = g->mediasize;
 	md->sectorsize = g->sectorsize;
 	md->mflags = g->mflags;
@@ -214,6 +214,7 @@ int geom_mirror_open(struct member **m, int n, bool rdonly, struct geom_mirror *
 	g->genid = maxgen;
 	g->syncid = maxsync;
 	g->bal.balance = ref->balance;
+	g->md_balance = ref->balance;
 	g->bal.slice = ref->slice;
 	size_t wl = 0;
 	for (int i = 0; i < n; i++) {
@@ -262,6 +263,7 @@ int geom_mirror_open(struct member **m, int n, bool rdonly, struct geom_mirror *
 	bool syncing = false;
 	for (int i = 0; i < g->ndisks; i++)
 		syncing |= g->disk[i].state == GEOM_DISK_SYNCING;
+	g->bump_syncid = g->ndisks < ref->all;
 	if (syncing && !rdonly)
 		g->syncid++; /* a new syncid sets the in-sync disks apart from the ones catching up
 		              */
@@ -335,10 +337,19 @@ int geom_mirror_write_at(struct geom_mirror *g, const void *buf, size_t len, uin
 	if (g->rdonly)
 		return -EROFS;
 	pthread_mutex_lock(&g->lock);
+	bool md_changed = false;
+	if (g->bump_syncid) {
+		/* Disks absent now must not look current when they come back. */
+		g->syncid++;
+		g->bump_syncid = false;
+		md_changed = true;
+	}
 	if (!g->dirty && !(g->mflags & GEOM_MIRROR_DEV_NOFAILSYNC)) {
 		g->dirty = true;
-		write_all_md(g);
+		md_changed = true;
 	}
+	if (md_changed)
+		write_all_md(g);
 	int ok = 0;
 	for (int i = 0; i < g->ndisks; i++) {
 		struct geom_mirror_disk *d = &g->disk[i];
@@ -432,6 +443,7 @@ int geom_mirror_configure(struct geom_mirror *g, int balance, uint32_t slice, ch
 		return errmsg(err, errlen, -EINVAL, "slice %u is not a multiple of 512", slice);
 	pthread_mutex_lock(&g->lock);
 	g->bal.balance = balance;
+	g->md_balance = balance;
 	if (slice)
 		g->bal.slice = slice;
 	write_all_md(g);

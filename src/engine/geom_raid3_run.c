@@ -245,8 +245,10 @@ int geom_raid3_open(struct member **m, int n, bool rdonly, struct geom_raid3 **o
 		g->c[g->ncomp - 1].md.sync_offset = 0;
 	}
 	bool syncing = false;
-	for (int i = 0; i < g->ncomp; i++)
+	for (int i = 0; i < g->ncomp; i++) {
 		syncing |= g->c[i].state == GEOM_DISK_SYNCING;
+		g->bump_syncid |= !g->c[i].m;
+	}
 	if (syncing && !rdonly)
 		g->syncid++;
 	if (!rdonly)
@@ -375,10 +377,18 @@ int geom_raid3_write_at(struct geom_raid3 *g, const void *buf, size_t len, uint6
 		bufs[i] = mem + clen * (size_t)i;
 	raid3_scatter(&rg, buf, len, bufs);
 	pthread_mutex_lock(&g->lock);
+	bool md_changed = false;
+	if (g->bump_syncid) {
+		g->syncid++; /* the absent component must not look current later */
+		g->bump_syncid = false;
+		md_changed = true;
+	}
 	if (!g->dirty && !(g->mflags & GEOM_RAID3_DEV_NOFAILSYNC)) {
 		g->dirty = true;
-		write_all_md(g);
+		md_changed = true;
 	}
+	if (md_changed)
+		write_all_md(g);
 	for (int i = 0; i < g->ncomp; i++) {
 		struct geom_raid3_comp *c = &g->c[i];
 		if (!c->m || (c->state != GEOM_DISK_ACTIVE && c->state != GEOM_DISK_SYNCING))
