@@ -122,7 +122,9 @@ int geom_raid3_label(const struct geom_label_opts *o, struct member **m, int n, 
 		md.id = id;
 		md.no = (uint16_t)i;
 		md.all = (uint16_t)n;
-		md.syncid = 1;
+		/* graid3 label -w: parity starts out of date (syncid 0) so the first
+		 * start recomputes it before reads are verified against it. */
+		md.syncid = o->verify && i == n - 1 ? 0 : 1;
 		md.mediasize = media;
 		md.sectorsize = ps;
 		md.mflags = (o->noautosync ? GEOM_RAID3_DEV_NOAUTOSYNC : 0) |
