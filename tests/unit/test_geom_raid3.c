@@ -79,9 +79,9 @@ static void label(int n, struct geom_label_opts *o)
 
 /* Reference placement, written per byte: provider byte b lives in
  * component (b % ps) / atom at offset (b / ps) * atom + (b % atom). */
-static void check_placement(int n, const uint8_t *data, uint64_t len)
+static void check_placement(int n, uint32_t ps, const uint8_t *data, uint64_t len)
 {
-	uint32_t d = (uint32_t)n - 1, ps = 512 * d, atom = 512;
+	uint32_t d = (uint32_t)n - 1, atom = ps / d;
 	struct member *m[GEOM_MAX_DISKS + 1];
 	open_members(n, m, -1);
 	uint64_t clen = len / d;
@@ -140,7 +140,7 @@ static void placement_and_lose_each(void)
 		CHECK(memcmp(back, data, size) == 0);
 		CHECK(geom_raid3_write_at(g, data, 100, 0) == -EINVAL);
 		CHECK(geom_raid3_close(g) == 0);
-		check_placement(n, data, size);
+		check_placement(n, 512u * (uint32_t)(n - 1), data, size);
 		for (int lost = 0; lost < n; lost++) {
 			g = open_r3(n, lost);
 			if (!g)
@@ -374,6 +374,32 @@ static void absent_component_becomes_stale(void)
 	rm_files(n);
 }
 
-TEST_MAIN(T(placement_and_lose_each), T(absent_component_becomes_stale), T(double_failure_eio),
-          T(verify_catches_flip), T(round_robin_uses_parity), T(rebuild_bit_exact),
-          T(label_refusals))
+/* -s blocksize: a bigger provider sector means bigger atoms per component. */
+static void big_blocksize(void)
+{
+	int n = 3;
+	make_files(n);
+	struct geom_label_opts o = {.name = "r3big", .blocksize = 8192};
+	label(n, &o);
+	struct geom_raid3 *g = open_r3(n, -1);
+	if (!g)
+		return;
+	CHECK(g->psector == 8192);
+	uint64_t size = g->mediasize;
+	CHECK(size % 8192 == 0 && size <= (CSIZE - 512ull) * 2);
+	uint8_t *data = malloc(size), *back = malloc(size);
+	uint64_t seed = 61;
+	t_fill(&seed, data, size);
+	CHECK(geom_raid3_write_at(g, data, size, 0) == 0);
+	CHECK(geom_raid3_write_at(g, data, 4096, 0) == -EINVAL);
+	CHECK(geom_raid3_read_at(g, back, size, 0) == 0 && memcmp(back, data, size) == 0);
+	geom_raid3_close(g);
+	check_placement(n, 8192, data, size);
+	free(data);
+	free(back);
+	rm_files(n);
+}
+
+TEST_MAIN(T(placement_and_lose_each), T(big_blocksize), T(absent_component_becomes_stale),
+          T(double_failure_eio), T(verify_catches_flip), T(round_robin_uses_parity),
+          T(rebuild_bit_exact), T(label_refusals))
