@@ -189,6 +189,21 @@ static int geom_write(const char *verb, unsigned long long off, char **paths, in
 	return rc;
 }
 
+static bool known_verb(const char *sub, const char *const *verbs)
+{
+	for (; *verbs; verbs++)
+		if (strcmp(sub, *verbs) == 0)
+			return true;
+	return false;
+}
+
+static const char *const mirror_verbs[] = {"label",   "configure", "insert", "remove",
+                                           "rebuild", "status",    "list",   "stop",
+                                           "clear",   "cat",       "write",  NULL};
+static const char *const raid3_verbs[] = {"label",   "configure", "insert", "remove",
+                                          "rebuild", "status",    "list",   "stop",
+                                          "clear",   "cat",       "write",  NULL};
+
 static int mirror_usage(void)
 {
 	fprintf(stderr,
@@ -213,6 +228,10 @@ int cmd_mirror(int argc, char **argv)
 	const char *sub = argv[1];
 	char verb[32];
 	snprintf(verb, sizeof(verb), "mirror %s", sub);
+	if (!known_verb(sub, mirror_verbs)) {
+		cli_error("mirror", "unknown verb '%s'", sub);
+		return mirror_usage();
+	}
 	int balance = -1, prio = -1;
 	unsigned long long slice = 0, off = 0;
 	bool F = false, n = false, h = false;
@@ -454,6 +473,10 @@ int cmd_raid3(int argc, char **argv)
 	const char *sub = argv[1];
 	char verb[32];
 	snprintf(verb, sizeof(verb), "raid3 %s", sub);
+	if (!known_verb(sub, raid3_verbs)) {
+		cli_error("raid3", "unknown verb '%s'", sub);
+		return raid3_usage();
+	}
 	bool label = strcmp(sub, "label") == 0;
 	bool F = false, nflag = false, r = false, w = false;
 	uint64_t set = 0, clear = 0;

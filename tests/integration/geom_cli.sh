@@ -71,4 +71,22 @@ check "raid3 insert -n 2" $U raid3 insert -n 2 r3 r2 r0 r1 r3 r4
 check "COMPLETE again" grep -q COMPLETE <<<"$($U raid3 status r3 r0 r1 r2 r3 r4)"
 check "data after insert" test "$($U raid3 cat r0 r1 r2 r3 r4 | md5)" = "$rwant"
 check "r2 alone rebuilt correctly" test "$($U raid3 cat r0 r1 r2 r3 | md5)" = "$rwant"
+
+# ---- bad invocations: non-zero exit, a message, nothing written ----
+mk z0 z1 z2
+before=$(md5sum z0 z1 z2)
+check_fails "mirror without arguments" $U mirror
+check_fails "mirror unknown verb" $U mirror frobnicate gm z0 z1
+check_fails "raid3 unknown verb" $U raid3 frobnicate r z0 z1 z2
+check_fails "mirror label without members" $U mirror label gm
+check_fails "mirror label -p junk" $U mirror configure -p 300 gm z0
+check_fails "mirror label name too long" $U mirror label abcdefghijklmnopq z0 z1
+check_fails "mirror status on blank members" $U mirror status gm z0 z1
+check_fails "mirror insert missing file" $U mirror insert gm /nonexistent/x z0
+check_fails "raid3 insert without -n" $U raid3 insert r3 z0 z1 z2
+check_fails "raid3 -s not a multiple" $U raid3 label -s 1000 r z0 z1 z2
+check_fails "raid3 write to blank members" $U raid3 write z0 z1 z2 < /dev/null
+check "refusals wrote nothing" test "$(md5sum z0 z1 z2)" = "$before"
+err=$($U raid3 label -r -w x z0 z1 z2 2>&1)
+check "message names the conflict" grep -q "cannot be combined" <<<"$err"
 t_done
