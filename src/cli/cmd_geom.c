@@ -197,12 +197,10 @@ static bool known_verb(const char *sub, const char *const *verbs)
 	return false;
 }
 
-static const char *const mirror_verbs[] = {"label",   "configure", "insert", "remove",
-                                           "rebuild", "status",    "list",   "stop",
-                                           "clear",   "cat",       "write",  NULL};
-static const char *const raid3_verbs[] = {"label",   "configure", "insert", "remove",
-                                          "rebuild", "status",    "list",   "stop",
-                                          "clear",   "cat",       "write",  NULL};
+/* Both classes take the same verbs. */
+static const char *const geom_verbs[] = {"label",   "configure", "insert", "remove",
+                                         "rebuild", "status",    "list",   "stop",
+                                         "clear",   "cat",       "write",  NULL};
 
 static int mirror_usage(void)
 {
@@ -228,7 +226,7 @@ int cmd_mirror(int argc, char **argv)
 	const char *sub = argv[1];
 	char verb[32];
 	snprintf(verb, sizeof(verb), "mirror %s", sub);
-	if (!known_verb(sub, mirror_verbs)) {
+	if (!known_verb(sub, geom_verbs)) {
 		cli_error("mirror", "unknown verb '%s'", sub);
 		return mirror_usage();
 	}
@@ -473,7 +471,7 @@ int cmd_raid3(int argc, char **argv)
 	const char *sub = argv[1];
 	char verb[32];
 	snprintf(verb, sizeof(verb), "raid3 %s", sub);
-	if (!known_verb(sub, raid3_verbs)) {
+	if (!known_verb(sub, geom_verbs)) {
 		cli_error("raid3", "unknown verb '%s'", sub);
 		return raid3_usage();
 	}
