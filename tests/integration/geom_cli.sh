@@ -87,6 +87,13 @@ check_fails "raid3 insert without -n" $U raid3 insert r3 z0 z1 z2
 check_fails "raid3 -s not a multiple" $U raid3 label -s 1000 r z0 z1 z2
 check_fails "raid3 write to blank members" $U raid3 write z0 z1 z2 < /dev/null
 check "refusals wrote nothing" test "$(md5sum z0 z1 z2)" = "$before"
+$U mirror label gmz z0 z1
+sz=$(stat -c %s z1)
+printf 'X' | dd of=z1 bs=1 seek=$((sz - 512 + 25)) conv=notrunc status=none
+err=$($U mirror status gmz z0 z1 2>&1)
+check_fails "corrupt metadata refused" $U mirror status gmz z0 z1
+check "message names MD5" grep -q "MD5 mismatch" <<<"$err"
+check "the intact member still opens alone" grep -q "mirror/gmz" <<<"$($U mirror status gmz z0)"
 err=$($U raid3 label -r -w x z0 z1 z2 2>&1)
 check "message names the conflict" grep -q "cannot be combined" <<<"$err"
 t_done
