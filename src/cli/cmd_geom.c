@@ -451,7 +451,7 @@ static int raid3_usage(void)
 {
 	fprintf(
 	    stderr,
-	    "usage: uraid raid3 label [-Fnrw] [-s blocksize] NAME C0 C1 C2 ... (last = parity,\n"
+	    "usage: uraid raid3 label [-Fhnrw] [-s blocksize] NAME C0 C1 C2 ... (last = parity,\n"
 	    "                2^n + 1 components)\n"
 	    "       uraid raid3 configure [-aAfFrRwW] NAME MEMBER...\n"
 	    "       uraid raid3 insert -n NUMBER NAME NEW MEMBER...\n"
@@ -476,7 +476,7 @@ int cmd_raid3(int argc, char **argv)
 		return raid3_usage();
 	}
 	bool label = strcmp(sub, "label") == 0;
-	bool F = false, nflag = false, r = false, w = false;
+	bool F = false, nflag = false, r = false, w = false, hard = false;
 	uint64_t set = 0, clear = 0;
 	unsigned long long bs = 0, off = 0;
 	long number = -1;
@@ -494,7 +494,7 @@ int cmd_raid3(int argc, char **argv)
 		case 'R': clear |= GEOM_RAID3_DEV_ROUND_ROBIN; break;
 		case 'w': w = true, set |= GEOM_RAID3_DEV_VERIFY; break;
 		case 'W': clear |= GEOM_RAID3_DEV_VERIFY; break;
-		case 'h': break;
+		case 'h': hard = true; break;
 		case 'n':
 			if (numbered) {
 				char *end;
@@ -558,6 +558,7 @@ int cmd_raid3(int argc, char **argv)
 		                            .noautosync = nflag,
 		                            .round_robin = r,
 		                            .verify = w,
+		                            .hardcode = hard,
 		                            .blocksize = (uint32_t)bs};
 		struct member *m[GEOM_MAX_DISKS + 1];
 		if (nargs - 1 > GEOM_MAX_DISKS + 1)

@@ -124,11 +124,12 @@ int geom_mirror_label(const struct geom_label_opts *o, struct member **m, int n,
 		md.sectorsize = ss;
 		md.mflags = (o->noautosync ? GEOM_MIRROR_DEV_NOAUTOSYNC : 0) |
 		            (o->nofailsync ? GEOM_MIRROR_DEV_NOFAILSYNC : 0);
+		/* -h stores the provider name only; HARDCODED is an in-kernel flag
+		 * gmirror never writes to disk. */
 		if (o->hardcode) {
 			const char *base = strrchr(m[i]->name, '/');
 			base = base ? base + 1 : m[i]->name;
 			memcpy(md.provider, base, strnlen(base, sizeof(md.provider) - 1));
-			md.dflags |= GEOM_MIRROR_DISK_HARDCODED;
 		}
 		md.provsize = m[i]->size;
 		int rc = geom_mirror_write(m[i], &md, err, errlen);

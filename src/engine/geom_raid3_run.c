@@ -132,6 +132,11 @@ int geom_raid3_label(const struct geom_label_opts *o, struct member **m, int n, 
 		            (o->round_robin ? GEOM_RAID3_DEV_ROUND_ROBIN : 0) |
 		            (o->verify ? GEOM_RAID3_DEV_VERIFY : 0);
 		md.provsize = m[i]->size;
+		if (o->hardcode) {
+			const char *base = strrchr(m[i]->name, '/');
+			base = base ? base + 1 : m[i]->name;
+			memcpy(md.provider, base, strnlen(base, sizeof(md.provider) - 1));
+		}
 		int rc = geom_raid3_write(m[i], &md, err, errlen);
 		if (rc < 0)
 			return rc;

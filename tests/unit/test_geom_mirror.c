@@ -434,6 +434,40 @@ static void absent_disk_becomes_stale(void)
 	rm_files(2);
 }
 
-TEST_MAIN(T(label_and_io), T(absent_disk_becomes_stale), T(concurrent_readers),
-          T(failed_disk_skipped_and_genid), T(dirty_resync_and_nofailsync),
+/* Fields as gmirror label writes them (lib/geom/mirror/geom_mirror.c):
+ * genid 0, syncid 1, priority = position, random distinct disk ids, one
+ * mirror id, -F/-n in mflags, dflags 0, -h stores the provider name only. */
+static void label_fields_like_gmirror(void)
+{
+	make_files(3);
+	struct geom_label_opts o = {.name = "gmh",
+	                            .hardcode = true,
+	                            .nofailsync = true,
+	                            .noautosync = true,
+	                            .balance = GEOM_BALANCE_SPLIT,
+	                            .slice = 16384};
+	label(3, &o);
+	struct geom_mirror_md md[3];
+	char err[256];
+	for (int i = 0; i < 3; i++) {
+		struct member *m = open_one(i);
+		CHECK(geom_mirror_read(m, &md[i], err, sizeof(err)) == 0);
+		member_close(m);
+		char want[16];
+		snprintf(want, sizeof(want), "d%d", i);
+		CHECK(strcmp(md[i].provider, want) == 0 && strcmp(md[i].name, "gmh") == 0);
+		CHECK(md[i].genid == 0 && md[i].syncid == 1 && md[i].priority == i &&
+		      md[i].all == 3 && md[i].dflags == 0 &&
+		      md[i].mflags == (GEOM_MIRROR_DEV_NOAUTOSYNC | GEOM_MIRROR_DEV_NOFAILSYNC) &&
+		      md[i].balance == GEOM_BALANCE_SPLIT && md[i].slice == 16384 &&
+		      md[i].sectorsize == 512 && md[i].mediasize == CSIZE - 512 &&
+		      md[i].provsize == CSIZE && md[i].sync_offset == 0);
+		CHECK(md[i].mid == md[0].mid);
+	}
+	CHECK(md[0].did != md[1].did && md[1].did != md[2].did && md[0].did != md[2].did);
+	rm_files(3);
+}
+
+TEST_MAIN(T(label_and_io), T(label_fields_like_gmirror), T(absent_disk_becomes_stale),
+          T(concurrent_readers), T(failed_disk_skipped_and_genid), T(dirty_resync_and_nofailsync),
           T(insert_sync_interrupted), T(refusals))
