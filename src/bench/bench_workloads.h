@@ -65,6 +65,7 @@ int bw_array_stop(struct bw_set *s, struct uraid_array *a);
  * block with its offset; reads with `verify` check the stamps. */
 struct bw_job {
 	struct uraid_array *a;
+	struct member *m; /* instead of `a`: straight to one member (baselines) */
 	const struct bw_set *set;
 	int threads;
 	size_t req;
@@ -92,6 +93,32 @@ struct bw_progress;
 struct bw_progress *bw_progress_start(const char *label, _Atomic uint64_t *bytes,
                                       const struct bw_set *set);
 void bw_progress_stop(struct bw_progress *p);
+
+/* One reported figure. */
+struct bw_result {
+	char config[48]; /* "raid5[64,ls]x5", "baseline" */
+	int level, members;
+	uint32_t chunk;
+	char layout[8];
+	char workload[24];         /* "seqwrite", "readers=3", "randrw-qd16", ... */
+	double value;              /* median over repeats */
+	const char *unit;          /* "MB/s", "IOPS", "files/s" */
+	double spread;             /* (max - min) / median over repeats */
+	double finish_spread;      /* readers=N: (last - first finish) / last finish */
+	double lat_us;             /* mean request latency, 0 = not measured */
+	double ratio;              /* value / baseline value, 0 = no baseline */
+	uint64_t bytes, requested; /* moved and asked for (last repeat) */
+	int repeats;
+};
+
+/* Reports (bench_report.c). Each returns 0 or a negative errno (files). */
+void bw_report_table(FILE *f, const struct bw_result *r, int n);
+void bw_report_chart(FILE *f, const struct bw_result *r, int n);
+int bw_report_csv(const char *path, const struct bw_result *r, int n);
+int bw_report_json(const char *path, const struct bw_result *r, int n);
+/* One SVG bar chart per workload, DIR/<workload>.svg; returns the count
+ * written or a negative errno. */
+int bw_report_svg(const char *dir, const char *title, const struct bw_result *r, int n);
 
 /* Splitmix64 step. */
 uint64_t bw_rand(uint64_t *state);

@@ -332,9 +332,11 @@ static void *worker_main(void *arg)
 		int r;
 		if (wr) {
 			stamp(buf, j->req, off);
-			r = uraid_write(j->a, buf, j->req, off);
+			r = j->m ? member_write(j->m, buf, j->req, off, 0)
+			         : uraid_write(j->a, buf, j->req, off);
 		} else {
-			r = uraid_read(j->a, buf, j->req, off);
+			r = j->m ? member_read(j->m, buf, j->req, off)
+			         : uraid_read(j->a, buf, j->req, off);
 			if (r >= 0 && j->verify)
 				atomic_fetch_add(&j->bad_stamps, stamps_bad(buf, j->req, off));
 		}
