@@ -244,6 +244,12 @@ static int level_run(struct bw_set *s, const struct eng_opts *o, int level, cons
 				put_row(rows, nrows, level, "rebuild",
 				        (double)st.dev_sectors * 512 / 1e6 / secs, "MB/s",
 				        rw->one_write);
+			/* The rebuilt member must hold the data: with slot 1 failed,
+			 * slot 0 serves (raid1, raid10 n2) or rebuilds (raid5/6) its
+			 * part of every read, and the stamps are checked. */
+			double mbs;
+			if (r == 0 && (r = uraid_fail(a, "#1", err, errlen)) == 0)
+				r = seq_job(s, a, o, false, span, &mbs, err, errlen);
 		}
 	}
 	int rs = bw_array_stop(s, a);

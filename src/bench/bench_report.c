@@ -72,7 +72,8 @@ int bw_report_csv(const char *path, const struct bw_result *r, int n)
 	fprintf(f, "config,level,members,chunk_kib,layout,workload,value,unit,spread,"
 	           "finish_spread,latency_us,ratio,bytes,requested,repeats\n");
 	for (int i = 0; i < n; i++)
-		fprintf(f, "%s,%d,%d,%u,%s,%s,%.3f,%s,%.4f,%.4f,%.2f,%.4f,%llu,%llu,%d\n",
+		/* Configs like raid5[64,ls]x4 hold a comma: quoted (RFC 4180). */
+		fprintf(f, "\"%s\",%d,%d,%u,%s,%s,%.3f,%s,%.4f,%.4f,%.2f,%.4f,%llu,%llu,%d\n",
 		        r[i].config, r[i].level, r[i].members, r[i].chunk / 1024, r[i].layout,
 		        r[i].workload, r[i].value, r[i].unit, r[i].spread, r[i].finish_spread,
 		        r[i].lat_us, r[i].ratio, (unsigned long long)r[i].bytes,

@@ -27,6 +27,7 @@ struct sweep {
 	char wl[MAXV][24];
 	int nwl;
 	uint64_t size, ops;
+	size_t req; /* sequential request size */
 	int repeat;
 	bool baseline, chart;
 	const char *csv, *json, *svg;
@@ -162,7 +163,7 @@ static int run_once(struct sweep *o, struct target *t, const char *wl, uint64_t 
 	res->lat_us = res->finish_spread = 0;
 	if (!strcmp(wl, "seqwrite") || !strcmp(wl, "seqread")) {
 		bool wr = wl[3] == 'w';
-		job_init(&j[0], t, 1, MB, 0, size);
+		job_init(&j[0], t, 1, o->req, 0, size);
 		j[0].write = wr;
 		j[0].verify = !wr;
 		j[0].progress = prog;
@@ -183,11 +184,11 @@ static int run_once(struct sweep *o, struct target *t, const char *wl, uint64_t 
 			           (unsigned long long)atomic_load(&j[0].bad_stamps));
 	} else if (!strncmp(wl, "readers=", 8)) {
 		int nr = atoi(wl + 8);
-		uint64_t region = size / (uint64_t)nr / MB * MB;
-		if (region < MB)
+		uint64_t region = size / (uint64_t)nr / o->req * o->req;
+		if (region < o->req)
 			return errmsg(err, errlen, -EINVAL, "%s: --size too small", wl);
 		for (int i = 0; i < nr; i++) {
-			job_init(&j[i], t, 1, MB, (uint64_t)i * region, region);
+			job_init(&j[i], t, 1, o->req, (uint64_t)i * region, region);
 			j[i].verify = true;
 			j[i].progress = prog;
 		}
@@ -383,10 +384,12 @@ static void usage(FILE *f)
 	        "64K,...]\n"
 	        "         [--layouts ls,la,rs,ra] [--workloads seqwrite,seqread,readers=1-5,randrw,"
 	        "rewrite]\n"
-	        "         [--size S] [--ops N] [--repeat R] [--baseline] [--csv F] [--json F]\n"
+	        "         [--size S] [--req S] [--ops N] [--repeat R] [--baseline] [--csv F] "
+	        "[--json F]\n"
 	        "         [--svg DIR] [--chart] [--members-dir DIR | --mem |\n"
 	        "          --disk-model PROFILE|FILE [--bus MBPS] [--time-scale N]]\n"
 	        "  --size: bytes each workload moves (default 32M); members are sized to hold it.\n"
+	        "  --req: sequential request size (default 1M, as dd bs=1M).\n"
 	        "  --disk-model: simulated disks; figures are in model time.\n");
 }
 
@@ -409,6 +412,7 @@ int bench_workload(int argc, char **argv)
 	snprintf(o.layouts[0], 8, "ls"), o.nlayouts = 1;
 	o.size = 32u << 20;
 	o.ops = 4000;
+	o.req = 1u << 20;
 	o.repeat = 1;
 	o.cfg.kind = BW_FILES;
 	o.cfg.dir = "/dev/shm";
@@ -417,14 +421,17 @@ int bench_workload(int argc, char **argv)
 	snprintf(wl[0], 24, "seqwrite");
 	snprintf(wl[1], 24, "seqread");
 	const char *model = NULL;
-	static const struct option lo[] = {
-	    {"levels", 1, 0, 'l'},     {"members", 1, 0, 'n'},      {"chunks", 1, 0, 'c'},
-	    {"layouts", 1, 0, 'L'},    {"stripe-cache", 1, 0, 'S'}, {"workloads", 1, 0, 'w'},
-	    {"size", 1, 0, 's'},       {"ops", 1, 0, 'o'},          {"repeat", 1, 0, 'r'},
-	    {"baseline", 0, 0, 'b'},   {"csv", 1, 0, 'C'},          {"json", 1, 0, 'J'},
-	    {"svg", 1, 0, 'V'},        {"chart", 0, 0, 'A'},        {"members-dir", 1, 0, 'd'},
-	    {"mem", 0, 0, 'm'},        {"disk-model", 1, 0, 'D'},   {"bus", 1, 0, 'B'},
-	    {"time-scale", 1, 0, 'T'}, {"help", 0, 0, 'h'},         {0, 0, 0, 0}};
+	static const struct option lo[] = {{"levels", 1, 0, 'l'},       {"members", 1, 0, 'n'},
+	                                   {"chunks", 1, 0, 'c'},       {"layouts", 1, 0, 'L'},
+	                                   {"stripe-cache", 1, 0, 'S'}, {"workloads", 1, 0, 'w'},
+	                                   {"size", 1, 0, 's'},         {"ops", 1, 0, 'o'},
+	                                   {"repeat", 1, 0, 'r'},       {"baseline", 0, 0, 'b'},
+	                                   {"csv", 1, 0, 'C'},          {"json", 1, 0, 'J'},
+	                                   {"svg", 1, 0, 'V'},          {"chart", 0, 0, 'A'},
+	                                   {"members-dir", 1, 0, 'd'},  {"mem", 0, 0, 'm'},
+	                                   {"disk-model", 1, 0, 'D'},   {"bus", 1, 0, 'B'},
+	                                   {"time-scale", 1, 0, 'T'},   {"req", 1, 0, 'R'},
+	                                   {"help", 0, 0, 'h'},         {0, 0, 0, 0}};
 	int c, iv[MAXV], niv;
 	unsigned long long v;
 	optind = 1;
@@ -490,6 +497,13 @@ int bench_workload(int argc, char **argv)
 				return cli_error("bench", "--size %s: whole MiB, at least 2M",
 				                 optarg);
 			o.size = v;
+			break;
+		case 'R':
+			if (cli_parse_size(optarg, 1, &v) < 0 || v < 4096 || v % 4096 ||
+			    v > (64u << 20))
+				return cli_error("bench", "--req %s: 4K multiple up to 64M",
+				                 optarg);
+			o.req = (size_t)v;
 			break;
 		case 'o':
 			o.ops = strtoull(optarg, NULL, 10);
