@@ -390,7 +390,8 @@ static void usage(FILE *f)
 	        "          --disk-model PROFILE|FILE [--bus MBPS] [--time-scale N]]\n"
 	        "  --size: bytes each workload moves (default 32M); members are sized to hold it.\n"
 	        "  --req: sequential request size (default 1M, as dd bs=1M).\n"
-	        "  --disk-model: simulated disks; figures are in model time.\n");
+	        "  --disk-model: simulated disks; figures are in model time (--time-scale N:\n"
+	        "  N times faster than the disks, default 1; 0 = virtual time).\n");
 }
 
 static void print_header(FILE *f, const struct sweep *o)
@@ -421,6 +422,7 @@ int bench_workload(int argc, char **argv)
 	snprintf(wl[0], 24, "seqwrite");
 	snprintf(wl[1], 24, "seqread");
 	const char *model = NULL;
+	bool scale_set = false;
 	static const struct option lo[] = {{"levels", 1, 0, 'l'},       {"members", 1, 0, 'n'},
 	                                   {"chunks", 1, 0, 'c'},       {"layouts", 1, 0, 'L'},
 	                                   {"stripe-cache", 1, 0, 'S'}, {"workloads", 1, 0, 'w'},
@@ -533,6 +535,7 @@ int bench_workload(int argc, char **argv)
 			break;
 		case 'T':
 			o.cfg.time_scale = atof(optarg);
+			scale_set = true;
 			if (o.cfg.time_scale < 0)
 				return cli_error("bench", "--time-scale %s: 0 (virtual) or more",
 				                 optarg);
@@ -552,7 +555,16 @@ int bench_workload(int argc, char **argv)
 		if (sim_profile_load(model, &o.cfg.prof, err, sizeof(err)) < 0)
 			return cli_error("bench", "--disk-model: %s", err);
 		o.cfg.kind = BW_SIM;
-	} else if (o.cfg.bus_mbs > 0 || o.cfg.time_scale > 0) {
+		/* Virtual time runs each member's clock on its own: a caller
+		 * waiting on one member at a time is counted as if all members
+		 * worked in parallel. Real time (scaled) is the faithful default. */
+		if (!scale_set)
+			o.cfg.time_scale = 1;
+		else if (o.cfg.time_scale == 0)
+			fprintf(stderr, "uraid: bench: note: virtual time (--time-scale 0) counts "
+			                "members as busy in parallel even when requests wait on "
+			                "each other: array figures can be too high\n");
+	} else if (o.cfg.bus_mbs > 0 || scale_set) {
 		return cli_error("bench", "--bus and --time-scale need --disk-model");
 	}
 	if (o.cfg.kind == BW_FILES) {
