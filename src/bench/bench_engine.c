@@ -42,7 +42,7 @@ struct raw {
 static int raw_run(struct bw_set *s, int nm, size_t req, int qd, bool random, int read_pct,
                    bool write, uint64_t ops, double *out, char *err, size_t errlen)
 {
-	struct member *m[BW_MAX_MEMBERS];
+	struct member *m[BW_MAX_MEMBERS] = {0};
 	struct member_ioq *q = NULL;
 	int n = nm * qd, r = 0;
 	struct member_io *io = calloc((size_t)n, sizeof(*io));
@@ -53,8 +53,11 @@ static int raw_run(struct bw_set *s, int nm, size_t req, int qd, bool random, in
 	for (int i = 0; i < n && r == 0; i++)
 		if (!(buf[i] = bench_alloc(req)))
 			r = -ENOMEM;
-	for (; opened < nm && r == 0; opened++)
+	while (r == 0 && opened < nm) {
 		r = bw_member_open(s, opened, &m[opened], err, errlen);
+		if (r == 0)
+			opened++;
+	}
 	if (r == 0)
 		r = member_ioq_open((unsigned)n, &q);
 	uint64_t rng = 42, per = random ? ops : s->bytes / req, done = 0;

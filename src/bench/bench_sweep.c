@@ -274,7 +274,7 @@ static int run_target(struct sweep *o, struct target *t, const struct bw_result 
 {
 	for (int w = 0; w < o->nwl; w++) {
 		struct bw_result res = *proto;
-		double v[64];
+		double v[64] = {0};
 		int nrep = o->repeat < 64 ? o->repeat : 64;
 		_Atomic uint64_t prog = 0;
 		char label[96];
