@@ -22,10 +22,10 @@ static int workloads(const struct bw_result *r, int n, const char **out, int max
 
 void bw_report_table(FILE *f, const struct bw_result *r, int n)
 {
-	fprintf(f, "%-22s %-13s %12s %-7s %7s %8s %9s %7s\n", "config", "workload", "value", "unit",
+	fprintf(f, "%-22s %-16s %12s %-7s %7s %8s %9s %7s\n", "config", "workload", "value", "unit",
 	        "spread", "lat_us", "finish_sp", "ratio");
 	for (int i = 0; i < n; i++) {
-		fprintf(f, "%-22s %-13s %12.1f %-7s %6.1f%% %8.1f ", r[i].config, r[i].workload,
+		fprintf(f, "%-22s %-16s %12.1f %-7s %6.1f%% %8.1f ", r[i].config, r[i].workload,
 		        r[i].value, r[i].unit, r[i].spread * 100, r[i].lat_us);
 		if (!strncmp(r[i].workload, "readers=", 8))
 			fprintf(f, "%8.1f%% ", r[i].finish_spread * 100);

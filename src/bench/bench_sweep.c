@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bench/bench.h"
 #include "bench/bench_util.h"
@@ -98,9 +99,9 @@ static int expand_workloads(struct sweep *o, char (*in)[24], int nin)
 				return -EINVAL;
 			snprintf(o->wl[o->nwl++], 24, "randrw-qd1");
 			snprintf(o->wl[o->nwl++], 24, "randrw-qd16");
-		} else if (!strcmp(in[i], "seqwrite") || !strcmp(in[i], "seqread") ||
-		           !strcmp(in[i], "rewrite") || !strcmp(in[i], "randrw-qd1") ||
-		           !strcmp(in[i], "randrw-qd16")) {
+		} else if (bw_fs_workload(in[i]) || !strcmp(in[i], "seqwrite") ||
+		           !strcmp(in[i], "seqread") || !strcmp(in[i], "rewrite") ||
+		           !strcmp(in[i], "randrw-qd1") || !strcmp(in[i], "randrw-qd16")) {
 			if (o->nwl >= MAXV)
 				return -EINVAL;
 			snprintf(o->wl[o->nwl++], 24, "%.23s", in[i]);
@@ -273,6 +274,8 @@ static int run_target(struct sweep *o, struct target *t, const struct bw_result 
                       uint64_t size, char *err, size_t errlen)
 {
 	for (int w = 0; w < o->nwl; w++) {
+		if (bw_fs_workload(o->wl[w]))
+			continue; /* run_fs, on the attached array */
 		struct bw_result res = *proto;
 		double v[64] = {0};
 		int nrep = o->repeat < 64 ? o->repeat : 64;
@@ -301,6 +304,20 @@ static int run_target(struct sweep *o, struct target *t, const struct bw_result 
 			return errmsg(err, errlen, r, "out of memory");
 	}
 	return 0;
+}
+
+static int add_cb(void *ctx, const struct bw_result *r)
+{
+	return add_result(ctx, r);
+}
+
+static int nfs(const struct sweep *o, const char **wls)
+{
+	int k = 0;
+	for (int i = 0; i < o->nwl; i++)
+		if (bw_fs_workload(o->wl[i]))
+			wls[k++] = o->wl[i];
+	return k;
 }
 
 static int data_disks(int level, int n)
@@ -335,6 +352,11 @@ static int run_config(struct sweep *o, int level, int n, uint32_t chunk, const c
 	}
 	/* Members hold `size` of data plus room for superblocks and a stripe. */
 	uint64_t per = o->size / (uint64_t)data_disks(level, n);
+	const char *fswl[MAXV];
+	int nf = nfs(o, fswl);
+	/* mkfs.xfs wants 300 MB at least. */
+	if (nf && o->cfg.kind == BW_FILES && per < (420ull << 20) / (uint64_t)data_disks(level, n))
+		per = (420ull << 20) / (uint64_t)data_disks(level, n);
 	uint64_t mbytes = (per + 2 * (uint64_t)chunk + (6u << 20)) / (1u << 20) * (1u << 20);
 	struct bw_set s;
 	int r = bw_set_make(&s, &o->cfg, n, mbytes, err, errlen);
@@ -349,6 +371,19 @@ static int run_config(struct sweep *o, int level, int n, uint32_t chunk, const c
 		r = run_target(o, &t, &proto, size, err, errlen);
 		int rs = bw_array_stop(&s, a);
 		r = r ? r : rs;
+	}
+	if (r == 0 && nf && o->cfg.kind != BW_FILES)
+		fprintf(stderr,
+		        "uraid: bench: note: %s: filesystem workloads need member files "
+		        "(--members-dir), skipped\n",
+		        proto.config);
+	else if (r == 0 && nf) {
+		const char *paths[BW_MAX_MEMBERS];
+		char name[32];
+		for (int i = 0; i < n; i++)
+			paths[i] = s.paths[i];
+		snprintf(name, sizeof(name), "bench%d", (int)getpid());
+		r = bw_fs_run(paths, n, name, fswl, nf, &proto, add_cb, o, err, errlen);
 	}
 	bw_set_free(&s);
 	return r;
@@ -383,7 +418,8 @@ static void usage(FILE *f)
 	        "usage: uraid bench [workload] [--levels 0,1,5,6,10] [--members 3-10] [--chunks "
 	        "64K,...]\n"
 	        "         [--layouts ls,la,rs,ra] [--workloads seqwrite,seqread,readers=1-5,randrw,"
-	        "rewrite]\n"
+	        "rewrite,\n"
+	        "          smallfiles,mkfs,bonnie (root; member files)]\n"
 	        "         [--size S] [--req S] [--ops N] [--repeat R] [--baseline] [--csv F] "
 	        "[--json F]\n"
 	        "         [--svg DIR] [--chart] [--members-dir DIR | --mem |\n"

@@ -120,6 +120,15 @@ int bw_report_json(const char *path, const struct bw_result *r, int n);
  * written or a negative errno. */
 int bw_report_svg(const char *dir, const char *title, const struct bw_result *r, int n);
 
+/* Filesystem workloads (bench_workloads_fs.c): "mkfs", "smallfiles",
+ * "bonnie". bw_fs_run attaches the array made of member files `paths` (as
+ * `uraid attach --name NAME`), runs the requested ones and hands each row
+ * (config fields from `proto`) to addf. Root only. */
+bool bw_fs_workload(const char *wl);
+int bw_fs_run(const char *const *paths, int n, const char *name, const char *const *wls, int nwl,
+              const struct bw_result *proto, int (*addf)(void *, const struct bw_result *),
+              void *ctx, char *err, size_t errlen);
+
 /* Splitmix64 step. */
 uint64_t bw_rand(uint64_t *state);
 
