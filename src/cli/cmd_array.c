@@ -44,6 +44,11 @@ int cmd_daemon(int argc, char **argv)
 		fprintf(stderr, "uraid: daemon %s: warning: %s", name, warn);
 	if (rc < 0)
 		return cli_error("daemon", "%s", err);
+	/* md's sync_speed_min/max, KiB/s */
+	const char *smin = getenv("URAID_SYNC_SPEED_MIN"), *smax = getenv("URAID_SYNC_SPEED_MAX");
+	if (smin || smax)
+		uraid_sync_speed(a, smin ? strtoull(smin, NULL, 10) : 1000,
+		                 smax ? strtoull(smax, NULL, 10) : 0);
 	char path[PATH_MAX];
 	cli_sock_path(name, path, sizeof(path));
 	struct uraid_control *c;
