@@ -3,6 +3,7 @@
 #   make check      deps, asan/ubsan unit tests, integration tests, fuzz smoke
 #   make demo       deps + the main job on file-backed members in a temp dir
 #   make bench      performance benchmarks (not part of check)
+#   make bench-export  NBD export throughput vs nbdkit memory and btrfs raid5
 #   make lint       clang-format --dry-run + cppcheck
 #   make install DESTDIR=...
 
@@ -70,6 +71,23 @@ $(REL)/liburaid.so: $(call rel_obj,$(LIB_SRCS))
 $(REL)/uraid: $(call rel_obj,$(CLI_SRCS)) $(REL)/liburaid.a
 	$(CC) -o $@ $^ $(LIBS)
 
+# The nbdkit plugin (plugins/): liburaid linked in statically with its
+# symbols kept private; nbdkit_* resolve against the nbdkit executable.
+PLUGIN := $(REL)/nbdkit-uraid-plugin.so
+NBDKIT_PLUGINDIR = $(shell pkg-config --variable=plugindir nbdkit 2>/dev/null)
+.PHONY: plugin bench-export
+plugin: $(PLUGIN)
+ifeq ($(HAVE_NBDKIT),1)
+all: $(PLUGIN)
+endif
+$(PLUGIN): plugins/uraid.c plugins/uraid_geom.h include/uraid.h $(REL)/liburaid.a
+	$(CC) $(BASEFLAGS) $(RELFLAGS) $(DEFS) -shared -Wl,--exclude-libs,ALL -o $@ $< \
+	    $(REL)/liburaid.a $(LIBS)
+
+bench-export: deps
+	$(MAKE) all
+	scripts/bench-export
+
 $(REL)/uraid.pc: uraid.pc.in
 	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
@@ -131,6 +149,10 @@ install: all
 	install -m 644 $(REL)/uraid.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
 	install -m 755 $(REL)/uraid $(DESTDIR)$(BINDIR)/
 	install -m 644 man/uraid.8 $(DESTDIR)$(MANDIR)/man8/
+ifeq ($(HAVE_NBDKIT),1)
+	install -d $(DESTDIR)$(NBDKIT_PLUGINDIR)
+	install -m 755 $(PLUGIN) $(DESTDIR)$(NBDKIT_PLUGINDIR)/
+endif
 
 clean:
 	rm -rf build

@@ -70,11 +70,11 @@ const char *const *uraid_parity_backends(void);
 
 /* Result of uraid_pq_locate. */
 struct uraid_locate {
-	size_t columns_bad;  /* byte columns where P or Q disagree */
+	size_t columns_bad;   /* byte columns where P or Q disagree */
 	size_t columns_fixed; /* columns repaired (single-member errors) */
-	int member;          /* index 0..k+1 of the one block found wrong, -1 if none,
-	                        -2 if different columns blame different blocks */
-	size_t first_bad;    /* first bad byte offset (valid if columns_bad > 0) */
+	int member;           /* index 0..k+1 of the one block found wrong, -1 if none,
+	                         -2 if different columns blame different blocks */
+	size_t first_bad;     /* first bad byte offset (valid if columns_bad > 0) */
 };
 
 /* With all k+2 blocks present and at most one of them silently wrong, find

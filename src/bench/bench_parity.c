@@ -235,9 +235,14 @@ static const int counterpart[N_KERN] = {
     [K_URAID_REC2] = K_ISAL_EC2,
 };
 
+#define ROUNDS_FULL  15
+#define ROUNDS_QUICK 5
+
 struct opts {
 	bool json, quick;
 	const char *backend;
+	int only_k;        /* 0: all */
+	size_t only_block; /* 0: all */
 };
 
 static int run_shape(const struct opts *o, struct shape *s, unsigned char **pool,
@@ -264,14 +269,22 @@ static int run_shape(const struct opts *o, struct shape *s, unsigned char **pool
 	if (memcmp(X0(s), s->d[0], s->block) || memcmp(X1(s), s->d[1], s->block))
 		return -EPROTO;
 #endif
-	int rounds = o->quick ? 3 : 5;
-	uint64_t min_ns = o->quick ? 5000000 : 30000000;
+	/* Many short samples, best kept: on a shared, loaded machine the best
+	 * sample is the one least disturbed by other processes. The first
+	 * round only warms up (caches, TLB, branch predictors) and is not
+	 * recorded; odd rounds run the kernels in reverse order so no kernel
+	 * always inherits the cache state the same neighbour left behind. */
+	int rounds = o->quick ? ROUNDS_QUICK : ROUNDS_FULL;
+	uint64_t min_ns = 2000000;
 	double best[N_KERN] = {0};
-	for (int r = 0; r < rounds; r++) {
-		for (int kk = 0; kk < N_KERN; kk++) {
+	for (int r = -1; r < rounds; r++) {
+		for (int j = 0; j < N_KERN; j++) {
+			int kk = r % 2 ? N_KERN - 1 - j : j;
 			if (!kern_fn[kk])
 				continue;
 			double sec = bench_time_call(kern_fn[kk], s, min_ns);
+			if (r < 0)
+				continue;
 			double bytes = (double)s->block * (kk == K_URAID_UPD ? 1 : k);
 			double g = bytes / sec / 1e9;
 			if (g > best[kk])
@@ -300,7 +313,7 @@ static void print_header(const struct opts *o, const struct uraid_parity *pp)
 	fprintf(f,
 	        "# GB/s of data (k x block per call; pq_update: the one changed block), best of "
 	        "%d rounds; (x) = ratio to the ISA-L counterpart\n",
-	        o->quick ? 3 : 5);
+	        o->quick ? ROUNDS_QUICK : ROUNDS_FULL);
 	fprintf(f, "%3s %5s %7s %7s | %8s %9s %6s | %8s %9s %6s | %8s %9s %6s | %9s %6s | %9s\n",
 	        "k", "block", "memcpy", "readsum", "isal_xor", "uraid_xor", "(x)", "isal_pq",
 	        "uraid_pq", "(x)", "isal_ec2", "uraid_r2", "(x)", "uraid_r1", "(x)", "uraid_upd");
@@ -332,30 +345,43 @@ static void print_row(int k, size_t block, const double *g)
 
 static int usage(FILE *f)
 {
-	fprintf(f, "usage: uraid bench parity [--quick] [--json] [--backend NAME]\n"
-	           "  --quick         short run (64K and 1M blocks, fewer rounds)\n"
-	           "  --json          rows as a JSON list on stdout\n"
-	           "  --backend NAME  uraid parity backend (default: URAID_PARITY or the best)\n");
+	fprintf(
+	    f,
+	    "usage: uraid bench parity [--quick] [--json] [--backend NAME] [-k K] [--block SIZE]\n"
+	    "  --quick         short run (64K and 1M blocks, fewer rounds)\n"
+	    "  --json          rows as a JSON list on stdout\n"
+	    "  --backend NAME  uraid parity backend (default: URAID_PARITY or the best)\n"
+	    "  -k K            only shapes with K data blocks (3, 4 or 8)\n"
+	    "  --block SIZE    only shapes with this block size (64K, 1M or 64M)\n");
 	return f == stdout ? 0 : 2;
 }
 
 int bench_parity(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-	    {"quick", no_argument, NULL, 'q'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"backend", required_argument, NULL, 'b'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	    {"quick", no_argument, NULL, 'q'},         {"json", no_argument, NULL, 'j'},
+	    {"backend", required_argument, NULL, 'b'}, {"help", no_argument, NULL, 'h'},
+	    {"block", required_argument, NULL, 'B'},   {NULL, 0, NULL, 0},
 	};
-	struct opts o = {false, false, NULL};
+	struct opts o = {false, false, NULL, 0, 0};
 	int c;
+	unsigned long long v;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "qjb:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "qjb:hk:", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'q': o.quick = true; break;
 		case 'j': o.json = true; break;
 		case 'b': o.backend = optarg; break;
+		case 'k':
+			if (cli_parse_size(optarg, 1, &v) || v < 2 || v > URAID_PARITY_MAX_DATA)
+				return cli_error("bench", "parity: bad -k '%s'", optarg);
+			o.only_k = (int)v;
+			break;
+		case 'B':
+			if (cli_parse_size(optarg, 1, &v) || v == 0)
+				return cli_error("bench", "parity: bad --block '%s'", optarg);
+			o.only_block = (size_t)v;
+			break;
 		case 'h': return usage(stdout);
 		default: return usage(stderr);
 		}
@@ -363,13 +389,16 @@ int bench_parity(int argc, char **argv)
 	if (optind < argc)
 		return cli_error("bench", "parity: unexpected argument '%s'", argv[optind]);
 	const struct uraid_parity *pp = uraid_parity_get(o.backend);
-	if (!pp)
-		return cli_error("bench", "parity: backend '%s': %s",
-		                 o.backend ? o.backend : getenv("URAID_PARITY"), strerror(errno));
+	if (!pp) {
+		const char *nm = o.backend ? o.backend : getenv("URAID_PARITY");
+		return cli_error("bench", "parity: backend '%s' %s", nm ? nm : "(default)",
+		                 errno == ENOTSUP ? "is not supported by this CPU"
+		                                  : "is unknown (see 'uraid version')");
+	}
 
 	static const int ks[] = {3, 4, 8};
 	static const size_t blocks[] = {64u << 10, 1u << 20, 64u << 20};
-	const int nk = 3, nblocks = o.quick ? 2 : 3, kmax = 8;
+	const int nk = 3, nblocks = o.quick && !o.only_block ? 2 : 3, kmax = 8;
 	struct shape *s = calloc(1, sizeof(*s));
 	if (!s)
 		return cli_error("bench", "parity: out of memory");
@@ -379,12 +408,16 @@ int bench_parity(int argc, char **argv)
 		bench_json_begin(&js, stdout);
 	int status = 0;
 	for (int bi = 0; bi < nblocks && !status; bi++) {
+		if (o.only_block && o.only_block != blocks[bi])
+			continue;
 		unsigned char *pool[8 + 5] = {NULL};
 		for (int i = 0; i < kmax + 5; i++)
 			if (!(pool[i] = bench_alloc(blocks[bi])))
 				status = cli_error("bench", "parity: cannot allocate %zu bytes",
 				                   blocks[bi]);
 		for (int ki = 0; ki < nk && !status; ki++) {
+			if (o.only_k && o.only_k != ks[ki])
+				continue;
 			double g[N_KERN];
 			s->pp = pp;
 			s->k = ks[ki];

@@ -58,7 +58,6 @@ int bench_cpus(void)
 
 double bench_time_call(void (*fn)(void *ctx), void *ctx, uint64_t min_ns)
 {
-	fn(ctx);
 	uint64_t calls = 0, t0 = bench_now_ns(), t;
 	do {
 		fn(ctx);

@@ -22,9 +22,8 @@ void bench_cpu_model(char *buf, size_t len);
 /* Online CPUs. */
 int bench_cpus(void);
 
-/* Runs fn(ctx) repeatedly for about min_ns and returns the mean seconds per
- * call. One call is made first, untimed, to warm caches and branch
- * predictors. */
+/* Runs fn(ctx) repeatedly for at least min_ns (and at least once) and
+ * returns the mean seconds per call. Warming up is the caller's job. */
 double bench_time_call(void (*fn)(void *ctx), void *ctx, uint64_t min_ns);
 
 /* Median of n doubles (sorts v in place). */

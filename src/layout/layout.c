@@ -206,6 +206,11 @@ int layout_parse(int level, const char *name, uint32_t *layout)
 		return -EINVAL;
 	switch (level) {
 	case URAID_LEVEL_RAID4:
+		/* one placement only; mdadm 4.2 records layout 0 for it */
+		if (strcmp(name, "parity-last") != 0 && strcmp(name, "default") != 0)
+			return -EINVAL;
+		v = 0;
+		break;
 	case URAID_LEVEL_RAID5:
 		if (map_find(r5_names, name, &v))
 			return -EINVAL;
@@ -233,7 +238,7 @@ int layout_name(int level, uint32_t layout, char *buf, size_t len)
 	case URAID_LEVEL_LINEAR:
 	case URAID_LEVEL_RAID1: s = "-"; break;
 	case URAID_LEVEL_RAID0: s = map_name(r0_names, (int)layout); break;
-	case URAID_LEVEL_RAID4:
+	case URAID_LEVEL_RAID4: s = layout <= 5 ? "parity-last" : NULL; break;
 	case URAID_LEVEL_RAID5: s = layout <= 5 ? map_name(r5_names, (int)layout) : NULL; break;
 	case URAID_LEVEL_RAID6:
 		s = layout <= 5 ? map_name(r5_names, (int)layout)
@@ -268,7 +273,7 @@ int layout_name(int level, uint32_t layout, char *buf, size_t len)
 uint32_t layout_default(int level)
 {
 	switch (level) {
-	case URAID_LEVEL_RAID4: return LAYOUT_PARITY_N;
+	case URAID_LEVEL_RAID4: return 0; /* what mdadm 4.2 writes; md ignores it */
 	case URAID_LEVEL_RAID5:
 	case URAID_LEVEL_RAID6: return LAYOUT_LEFT_SYMMETRIC;
 	case URAID_LEVEL_RAID10: return 0x102;            /* n2 */

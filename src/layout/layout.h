@@ -45,10 +45,13 @@ struct layout_geom {
 	uint32_t chunk_sectors; /* chunk size in sectors; linear: rounding (0 = none) */
 	int raid_disks;
 	/* Striped and mirrored levels (1, 4, 5, 6, 10): sectors of each member
-	 * the array uses (md superblock `size`). */
+	 * the array uses (md superblock `size`; 0.90: size KiB * 2). raid4/5/6
+	 * round it down to the chunk; raid10 derives its own per-member use and
+	 * far-copy stride from it exactly as the kernel does (see member_used). */
 	uint64_t dev_sectors;
 	/* linear and raid0: usable data sectors of the member in each role
-	 * (md superblock `data_size`, before chunk rounding). */
+	 * (1.x: superblock `data_size`; 0.90: the superblock's sector offset,
+	 * as data runs from 0 up to it), before chunk rounding. */
 	uint64_t member_sectors[LAYOUT_MAX_MEMBERS];
 };
 

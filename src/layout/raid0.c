@@ -70,6 +70,8 @@ static bool r0_alternate(const struct layout_geom *g)
 	return g->layout == RAID0_LAYOUT_ALT;
 }
 
+static uint64_t raid0_array_sectors(const struct layout_geom *g);
+
 static int raid0_validate(const struct layout_geom *g, char *err, size_t errlen)
 {
 	int rc = layout_check_disks(g, 1, LAYOUT_MAX_MEMBERS, err, errlen);
@@ -90,6 +92,8 @@ static int raid0_validate(const struct layout_geom *g, char *err, size_t errlen)
 		if (__builtin_add_overflow(tot, r0_size(g, r), &tot))
 			return errmsg(err, errlen, -EINVAL, "raid0: array size overflows 64 bits");
 	}
+	if (raid0_array_sectors(g) == 0)
+		return errmsg(err, errlen, -EINVAL, "raid0: array would be empty");
 	int nz = r0_nzones(g);
 	if (nz > 1 && g->layout != RAID0_LAYOUT_ORIG && g->layout != RAID0_LAYOUT_ALT) {
 		if (g->layout == RAID0_LAYOUT_NONE)
@@ -104,11 +108,16 @@ static int raid0_validate(const struct layout_geom *g, char *err, size_t errlen)
 	return 0;
 }
 
+/* The kernel's raid0_size() masks each (already chunk-rounded) member size
+ * with ~(chunk - 1). For power-of-two chunks that changes nothing; for other
+ * chunk sizes it can cut the array short of what the zones cover, and the
+ * tail of the last zone then goes unused (seen with a 24 KiB chunk on
+ * Linux 6.1). */
 static uint64_t raid0_array_sectors(const struct layout_geom *g)
 {
 	uint64_t tot = 0;
 	for (int r = 0; r < g->raid_disks; r++)
-		tot += r0_size(g, r);
+		tot += r0_size(g, r) & ~((uint64_t)g->chunk_sectors - 1);
 	return tot;
 }
 
@@ -121,7 +130,8 @@ static int raid0_ncopies(const struct layout_geom *g)
 static int raid0_map(const struct layout_geom *g, uint64_t lsec, int copy, struct layout_loc *loc,
                      uint64_t *len)
 {
-	if (copy != 0)
+	uint64_t total = raid0_array_sectors(g);
+	if (copy != 0 || lsec >= total)
 		return -ERANGE;
 	struct r0zone z = {0, 0, 0, 0};
 	uint64_t cs = g->chunk_sectors;
@@ -135,7 +145,7 @@ static int raid0_map(const struct layout_geom *g, uint64_t lsec, int copy, struc
 		loc->role = r0_zone_member(g, &z, (int)(sel % (uint64_t)z.nb));
 		loc->sector = z.dev_start + off / (cs * (uint64_t)z.nb) * cs + in_chunk;
 		if (len)
-			*len = cs - in_chunk;
+			*len = cs - in_chunk < total - lsec ? cs - in_chunk : total - lsec;
 		return 0;
 	}
 	return -ERANGE;
@@ -171,7 +181,10 @@ static int raid0_unmap(const struct layout_geom *g, int role, uint64_t msec, uin
 		uint64_t pos = (uint64_t)k;
 		if (!r0_alternate(g)) /* member chosen by absolute chunk number */
 			pos = ((uint64_t)k + nb - (z.lstart / cs) % nb) % nb;
-		*lsec = z.lstart + (row * nb + pos) * cs + in_chunk;
+		uint64_t l = z.lstart + (row * nb + pos) * cs + in_chunk;
+		if (l >= raid0_array_sectors(g))
+			return -ERANGE; /* past the kernel's array size */
+		*lsec = l;
 		return LAYOUT_DATA;
 	}
 	return -ERANGE;

@@ -1,6 +1,6 @@
 /* raid4: dedicated parity on the last member. md records it as level 4;
- * mdadm writes layout 5 (parity-last), which is also the only placement the
- * kernel uses for level 4 whatever the layout word says. */
+ * mdadm 4.2 writes layout 0 (seen on 1.2 and 0.90 arrays) and the kernel
+ * ignores the layout word for level 4: parity is always on the last member. */
 #include <errno.h>
 
 #include "layout/layout_int.h"
@@ -12,7 +12,7 @@ static int raid4_validate(const struct layout_geom *g, char *err, size_t errlen)
 	if (rc)
 		return rc;
 	if (g->layout > LAYOUT_PARITY_N)
-		return errmsg(err, errlen, -EINVAL, "raid4: unknown layout %u (md writes 5)",
+		return errmsg(err, errlen, -EINVAL, "raid4: unknown layout %u (mdadm writes 0)",
 		              g->layout);
 	rc = layout_check_chunk_pow2(g, err, errlen);
 	return rc ? rc : parity_check_size(g, err, errlen);

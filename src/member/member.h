@@ -116,6 +116,11 @@ const char *member_ioq_backend(const struct member_ioq *q); /* "io_uring" or "sy
 /* Why the queue is synchronous ("" with io_uring): "URAID_IOQ=sync",
  * "io_uring_queue_init: <error>", "built without liburing", ... */
 const char *member_ioq_reason(const struct member_ioq *q);
+/* Largest transfer one ring submission carries (default and maximum 1 GiB,
+ * at least 4096; O_DIRECT requests use a multiple of their alignment); the
+ * rest of a longer request is resubmitted like a short transfer. Tests use
+ * small values to exercise that path. */
+void member_ioq_set_split(struct member_ioq *q, size_t bytes);
 
 /* Fault injection (tests): wrap a member; the wrapper owns `inner`.
  *

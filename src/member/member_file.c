@@ -98,10 +98,14 @@ static ssize_t write_full(int fd, const void *buf, size_t len, uint64_t off, boo
 	return (ssize_t)done;
 }
 
-static void *bounce_alloc(const struct member *m, size_t *cap)
+/* A bounce buffer for an aligned span of `span` bytes (a multiple of the
+ * alignment): the whole span when small, else BOUNCE_MAX at a time. */
+static void *bounce_alloc(const struct member *m, uint64_t span, size_t *cap)
 {
 	size_t align = m->mem_align > m->dio_align ? m->mem_align : m->dio_align;
-	size_t n = BOUNCE_MAX > m->dio_align ? BOUNCE_MAX : m->dio_align;
+	size_t n = span < BOUNCE_MAX ? (size_t)span : BOUNCE_MAX;
+	if (n < m->dio_align)
+		n = m->dio_align;
 	void *b = NULL;
 	if (align < sizeof(void *))
 		align = sizeof(void *);
@@ -116,11 +120,11 @@ static void *bounce_alloc(const struct member *m, size_t *cap)
 static ssize_t bounce_read(struct file_member *f, void *buf, size_t len, uint64_t off)
 {
 	const uint64_t a = f->m.dio_align;
+	const uint64_t span_end = (off + len + a - 1) / a * a;
 	size_t cap;
-	unsigned char *b = bounce_alloc(&f->m, &cap);
+	unsigned char *b = bounce_alloc(&f->m, span_end - off / a * a, &cap);
 	if (!b)
 		return -ENOMEM;
-	const uint64_t span_end = (off + len + a - 1) / a * a;
 	size_t done = 0;
 	ssize_t ret = 0;
 	while (done < len) {
@@ -164,11 +168,11 @@ static ssize_t bounce_write(struct file_member *f, const void *buf, size_t len, 
                             bool dsync)
 {
 	const uint64_t a = f->m.dio_align;
+	const uint64_t span_end = (off + len + a - 1) / a * a;
 	size_t cap;
-	unsigned char *b = bounce_alloc(&f->m, &cap);
+	unsigned char *b = bounce_alloc(&f->m, span_end - off / a * a, &cap);
 	if (!b)
 		return -ENOMEM;
-	const uint64_t span_end = (off + len + a - 1) / a * a;
 	size_t done = 0;
 	ssize_t ret = 0;
 	pthread_mutex_lock(&f->rmw_lock);

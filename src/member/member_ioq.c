@@ -26,6 +26,7 @@ struct ioq_slot {
 struct member_ioq {
 	bool uring;
 	unsigned depth;
+	size_t split; /* bytes per SQE at most */
 	char reason[128];
 	struct ioq_slot *slots;
 	int *ready; /* indices waiting for an SQE */
@@ -48,6 +49,7 @@ int member_ioq_open(unsigned depth, struct member_ioq **out)
 	if (!q)
 		return -ENOMEM;
 	q->depth = depth;
+	q->split = SQE_MAX_LEN;
 	const char *env = getenv("URAID_IOQ");
 	if (env && strcmp(env, "sync") == 0) {
 		snprintf(q->reason, sizeof(q->reason), "URAID_IOQ=sync");
@@ -90,6 +92,15 @@ const char *member_ioq_reason(const struct member_ioq *q)
 	return q ? q->reason : "";
 }
 
+void member_ioq_set_split(struct member_ioq *q, size_t bytes)
+{
+	if (!q)
+		return;
+	if (bytes < 4096)
+		bytes = 4096;
+	q->split = bytes < SQE_MAX_LEN ? bytes : SQE_MAX_LEN;
+}
+
 /* Synchronous execution of one request from where it stands. */
 static void run_one_sync(struct member_io *io, struct ioq_slot *s)
 {
@@ -115,15 +126,22 @@ static bool uring_eligible(const struct member_io *io, const struct ioq_slot *s)
 	return member_aligned(io->m, io->buf, s->len, io->off);
 }
 
-static void prep_sqe(struct io_uring_sqe *sqe, struct member_io *io, struct ioq_slot *s, int idx)
+static void prep_sqe(struct io_uring_sqe *sqe, struct member_io *io, struct ioq_slot *s, int idx,
+                     size_t split)
 {
 	int fd = io->m->ops->fd(io->m);
 	if (io->op == MEMBER_OP_FLUSH) {
 		io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
 	} else {
 		size_t n = s->len - s->done;
-		if (n > SQE_MAX_LEN)
-			n = SQE_MAX_LEN;
+		/* Pieces of an O_DIRECT request must stay aligned. */
+		if (io->m->direct) {
+			split -= split % io->m->dio_align;
+			if (split == 0)
+				split = io->m->dio_align;
+		}
+		if (n > split)
+			n = split;
 		char *p = (char *)io->buf + s->done;
 		if (io->op == MEMBER_OP_READ) {
 			io_uring_prep_read(sqe, fd, p, (unsigned)n, io->off + s->done);
@@ -217,7 +235,7 @@ static void run_uring(struct member_ioq *q, struct member_io *ios, const int *id
 			if (!sqe)
 				break;
 			int i = q->ready[--nready];
-			prep_sqe(sqe, &ios[i], &q->slots[i], i);
+			prep_sqe(sqe, &ios[i], &q->slots[i], i, q->split);
 			prepped++;
 		}
 		if (prepped) {

@@ -122,6 +122,14 @@ int parity_recover(const struct parity_kernels *kk, int k, size_t len, void *con
 		 * blocks' buffers, which need no other scratch space. */
 		uint8_t gx = gf8_exp2((unsigned)a), gy = gf8_exp2((unsigned)b);
 		uint8_t inv = gf8_inv(gx ^ gy);
+		if (kk->rec2_fused) {
+			const uint8_t *d[URAID_PARITY_MAX_DATA];
+			for (int i = 0; i < k; i++)
+				d[i] = (i == a || i == b) ? NULL : blk[i];
+			kk->rec2_fused(len, k, d, blk[P], blk[Q], gf8_mul(gy, inv), inv, blk[a],
+			               blk[b]);
+			return 0;
+		}
 		gen_skipping(kk, k, len, blocks, a, b, blk[a], blk[b]);
 		kk->rec2(len, gf8_mul(gy, inv), inv, blk[P], blk[Q], blk[a], blk[b]);
 		return 0;

@@ -7,10 +7,10 @@
  * dependency chains of consecutive Horner steps overlap, then single
  * vectors, then hand the sub-32-byte tail to the portable kernels.
  *
- * Stores: for blocks much larger than the L2 cache the parity output will
- * not be re-read soon, so aligned destinations get non-temporal stores that
- * skip the read-for-ownership; cache-sized blocks use ordinary stores, which
- * keep the result hot for the caller. */
+ * Stores: when a call's working set is far beyond the L2 cache, aligned
+ * outputs get non-temporal stores, which skip the read-for-ownership and do
+ * not evict the sources; smaller calls use ordinary stores, which keep the
+ * result hot for the caller. */
 #ifdef __x86_64__
 #include <immintrin.h>
 
@@ -19,8 +19,18 @@
 
 typedef __m256i v256;
 
-/* Block length from which aligned outputs are stored non-temporally. */
-#define NT_THRESHOLD ((size_t)1 << 20)
+/* Bytes touched by one call (all blocks read and written) from which aligned
+ * outputs are stored non-temporally. Measured on Zen3 (512 KiB L2, shared
+ * L3) against ISA-L: XOR, pure streaming, gains from streaming stores as
+ * soon as the working set leaves the L2; P+Q and recovery do more work per
+ * byte and keep ordinary stores while the working set stays well inside the
+ * L3 (k = 3..4 at 1 MiB blocks: 1.6x faster than streaming). */
+#ifndef NT_FOOTPRINT_XOR
+#define NT_FOOTPRINT_XOR ((size_t)1 << 20)
+#endif
+#ifndef NT_FOOTPRINT_PQ
+#define NT_FOOTPRINT_PQ ((size_t)8 << 20)
+#endif
 
 static inline v256 ldv(const uint8_t *p)
 {
@@ -44,9 +54,10 @@ static inline v256 mul2v(v256 q, v256 poly)
 	return _mm256_xor_si256(_mm256_add_epi8(q, q), red);
 }
 
-static bool use_nt(size_t len, const uint8_t *a, const uint8_t *b)
+static bool use_nt(size_t len, int nblocks, size_t limit, const uint8_t *a, const uint8_t *b)
 {
-	return len >= NT_THRESHOLD && ((uintptr_t)a & 31) == 0 && (!b || ((uintptr_t)b & 31) == 0);
+	return len * (size_t)nblocks >= limit && ((uintptr_t)a & 31) == 0 &&
+	       (!b || ((uintptr_t)b & 31) == 0);
 }
 
 /* ---- XOR ------------------------------------------------------------------ */
@@ -77,7 +88,7 @@ static bool use_nt(size_t len, const uint8_t *a, const uint8_t *b)
 static void xor_n(size_t len, int n, const uint8_t *const *src, uint8_t *dst)
 {
 	size_t o = 0;
-	if (use_nt(len, dst, NULL)) {
+	if (use_nt(len, n + 1, NT_FOOTPRINT_XOR, dst, NULL)) {
 		XOR_BODY(ntv)
 		_mm_sfence();
 	} else {
@@ -125,7 +136,7 @@ static size_t pq_full(size_t len, int k, const uint8_t *const *d, uint8_t *p, ui
 {
 	const v256 poly = _mm256_set1_epi8(0x1d);
 	size_t o = 0;
-	if (use_nt(len, p, q)) {
+	if (use_nt(len, k + 2, NT_FOOTPRINT_PQ, p, q)) {
 		PQ_BODY(ntv)
 		_mm_sfence();
 	} else {
@@ -243,6 +254,68 @@ static void rec2(size_t len, uint8_t ca, uint8_t cb, const uint8_t *p, const uin
 		parity_portable_kernels.rec2(len - o, ca, cb, p + o, q + o, x + o, y + o);
 }
 
+/* Two lost data blocks in one pass: per 128-byte column, Horner over the
+ * surviving data (lost ones count as zero) gives P' and Q' in registers,
+ * then Pxy = P + P', Qxy = Q + Q', x = a Pxy + b Qxy, y = Pxy + x. */
+#define REC2F_BODY(STORE)                                                    \
+	for (; o + 128 <= len; o += 128) {                                   \
+		v256 p0 = _mm256_setzero_si256(), p1 = p0, p2 = p0, p3 = p0; \
+		v256 q0 = p0, q1 = p0, q2 = p0, q3 = p0;                     \
+		for (int i = k - 1; i >= 0; i--) {                           \
+			q0 = mul2v(q0, poly);                                \
+			q1 = mul2v(q1, poly);                                \
+			q2 = mul2v(q2, poly);                                \
+			q3 = mul2v(q3, poly);                                \
+			if (d[i]) {                                          \
+				const uint8_t *s = d[i] + o;                 \
+				v256 x0 = ldv(s), x1 = ldv(s + 32);          \
+				v256 x2 = ldv(s + 64), x3 = ldv(s + 96);     \
+				q0 = _mm256_xor_si256(q0, x0);               \
+				q1 = _mm256_xor_si256(q1, x1);               \
+				q2 = _mm256_xor_si256(q2, x2);               \
+				q3 = _mm256_xor_si256(q3, x3);               \
+				p0 = _mm256_xor_si256(p0, x0);               \
+				p1 = _mm256_xor_si256(p1, x1);               \
+				p2 = _mm256_xor_si256(p2, x2);               \
+				p3 = _mm256_xor_si256(p3, x3);               \
+			}                                                    \
+		}                                                            \
+		REC2F_FINISH(STORE, p0, q0, 0)                               \
+		REC2F_FINISH(STORE, p1, q1, 32)                              \
+		REC2F_FINISH(STORE, p2, q2, 64)                              \
+		REC2F_FINISH(STORE, p3, q3, 96)                              \
+	}
+
+#define REC2F_FINISH(STORE, pv, qv, at)                                             \
+	{                                                                           \
+		v256 pxy = _mm256_xor_si256(pv, ldv(p + o + (at)));                 \
+		v256 qxy = _mm256_xor_si256(qv, ldv(q + o + (at)));                 \
+		v256 dx = _mm256_xor_si256(mulv(ta, pxy, m0f), mulv(tb, qxy, m0f)); \
+		STORE(x + o + (at), dx);                                            \
+		STORE(y + o + (at), _mm256_xor_si256(pxy, dx));                     \
+	}
+
+static void rec2_fused(size_t len, int k, const uint8_t *const *d, const uint8_t *p,
+                       const uint8_t *q, uint8_t ca, uint8_t cb, uint8_t *x, uint8_t *y)
+{
+	const struct nib ta = nib_tables(ca), tb = nib_tables(cb);
+	const v256 m0f = _mm256_set1_epi8(0x0f), poly = _mm256_set1_epi8(0x1d);
+	size_t o = 0;
+	if (use_nt(len, k + 2, NT_FOOTPRINT_PQ, x, y)) {
+		REC2F_BODY(ntv)
+		_mm_sfence();
+	} else {
+		REC2F_BODY(stv)
+	}
+	if (o < len) {
+		const uint8_t *t[URAID_PARITY_MAX_DATA];
+		for (int i = 0; i < k; i++)
+			t[i] = d[i] ? d[i] + o : NULL;
+		parity_portable_kernels.gen(len - o, k, t, x + o, y + o);
+		parity_portable_kernels.rec2(len - o, ca, cb, p + o, q + o, x + o, y + o);
+	}
+}
+
 static void update(size_t len, uint8_t c, const uint8_t *old, const uint8_t *new_, uint8_t *p,
                    uint8_t *q)
 {
@@ -272,6 +345,7 @@ static const struct parity_kernels avx2_kernels = {
     .mul = mul,
     .rec2 = rec2,
     .update = update,
+    .rec2_fused = rec2_fused,
 };
 
 PARITY_DEFINE_BACKEND(avx2, avx2_kernels);

@@ -28,6 +28,11 @@ struct parity_kernels {
 	 * (unless p is NULL); q ^= c * delta (unless q is NULL). */
 	void (*update)(size_t len, uint8_t c, const uint8_t *old, const uint8_t *new_, uint8_t *p,
 	               uint8_t *q);
+	/* Optional: rec2 fused with the partial-syndrome pass, so a two-data
+	 * recovery reads each surviving block once and writes x and y once.
+	 * d[] as for gen, with the two lost blocks NULL. */
+	void (*rec2_fused)(size_t len, int k, const uint8_t *const *d, const uint8_t *p,
+	                   const uint8_t *q, uint8_t a, uint8_t b, uint8_t *x, uint8_t *y);
 	/* Optional: a backend with its own recovery (ISA-L's matrix encoder)
 	 * sets this and may leave mul and rec2 NULL. Called with validated
 	 * arguments, lost indices a < b (b = -1 when only one is lost). */

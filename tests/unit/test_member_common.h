@@ -132,6 +132,28 @@ static inline void tm_random_io(struct member *m, unsigned char *shadow, uint64_
 	}
 }
 
+/* Unaligned requests larger than one bounce buffer (1 MiB): written and read
+ * back with misaligned buffers, checked against the shadow. */
+static inline void tm_big_unaligned(struct member *m, unsigned char *shadow, uint64_t seed)
+{
+	uint64_t rs = seed;
+	const size_t len = (5u << 19) + 123;
+	if (m->size < len + 4096)
+		return;
+	uint64_t off = 777 + t_rand(&rs) % (m->size - len - 1000);
+	unsigned char *w = tm_alloc(len, 3), *r = tm_alloc(len + 600, 9);
+	t_fill(&rs, w, len);
+	CHECK(member_write(m, w, len, off, 0) == 0);
+	memcpy(shadow + off, w, len);
+	/* read a larger misaligned window around it */
+	uint64_t roff = off - 555;
+	size_t rlen = len + 600 < m->size - roff ? len + 600 : (size_t)(m->size - roff);
+	CHECK(member_read(m, r, rlen, roff) == 0);
+	CHECKF(memcmp(r, shadow + roff, rlen) == 0, "%s: big unaligned read differs", m->ops->kind);
+	tm_free(w, 3);
+	tm_free(r, 9);
+}
+
 /* Compare a file's bytes, read with plain stdio (no member code), to shadow. */
 static inline bool tm_file_equals(const char *path, const unsigned char *shadow, uint64_t size)
 {

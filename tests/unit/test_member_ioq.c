@@ -3,7 +3,13 @@
  * and a synchronous one; both must match a shadow model and each other. */
 #include "test_member_common.h"
 
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 #define NM    6
 #define MSIZE (2u << 20)
@@ -219,6 +225,26 @@ static void both_backends_agree(void)
 	CHECK(memcmp(log[0], log[1], nlog[0] * sizeof(ssize_t)) == 0);
 }
 
+/* Requests split into 4 KiB (or 5000-byte) ring submissions: every piece
+ * after the first is the "resubmit the rest of a short transfer" path. */
+static void split_resubmits(void)
+{
+	static ssize_t log[NBATCH * 48];
+	size_t sizes[] = {4096, 5000};
+	for (int k = 0; k < 2; k++) {
+		size_t nlog = 0;
+		struct world w;
+		struct member_ioq *q = open_queue(false, 8);
+		member_ioq_set_split(q, sizes[k]);
+		if (world_open(&w, "sp")) {
+			run_batches(&w, q, 0x5917 + (uint64_t)k, 20, 1, 0, log, &nlog);
+			world_verify(&w);
+		}
+		world_close(&w);
+		member_ioq_close(q);
+	}
+}
+
 /* Short transfers and failures injected under the queue. */
 static void faults_through_queue(void)
 {
@@ -366,4 +392,58 @@ static void two_threads(void)
 	world_close(&w);
 }
 
-TEST_MAIN(T(both_backends_agree), T(faults_through_queue), T(bad_requests), T(two_threads))
+/* Forbid io_uring_setup with EPERM, as container seccomp profiles do. */
+static int forbid_io_uring(void)
+{
+	struct sock_filter code[] = {
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {.len = sizeof(code) / sizeof(code[0]), .filter = code};
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
+/* Where io_uring is forbidden the queue falls back, says why, and works. */
+static void uring_forbidden_falls_back(void)
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		t_failures = 0;
+		if (forbid_io_uring() < 0)
+			_exit(3);
+		struct member_ioq *q = NULL;
+		unsetenv("URAID_IOQ");
+		CHECK(member_ioq_open(8, &q) == 0 && q);
+		if (!q)
+			_exit(1);
+		CHECK(strcmp(member_ioq_backend(q), "sync") == 0);
+		CHECKF(strstr(member_ioq_reason(q), "io_uring_queue_init") != NULL, "reason: %s",
+		       member_ioq_reason(q));
+		struct world w;
+		ssize_t *log = malloc(20 * 48 * sizeof(ssize_t));
+		size_t nlog = 0;
+		if (world_open(&w, "sc")) {
+			run_batches(&w, q, 0x5ec, 20, 1, 0, log, &nlog);
+			world_verify(&w);
+		}
+		world_close(&w);
+		free(log);
+		member_ioq_close(q);
+		_exit(t_failures ? 1 : 0);
+	}
+	int st = 0;
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 3) {
+		printf("# seccomp filters unavailable here: fallback not exercised\n");
+		return;
+	}
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+}
+
+TEST_MAIN(T(both_backends_agree), T(split_resubmits), T(faults_through_queue), T(bad_requests),
+          T(two_threads), T(uring_forbidden_falls_back))

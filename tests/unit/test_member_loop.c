@@ -117,6 +117,7 @@ static void one_loop(unsigned block_size, uint64_t seed)
 	CHECK(memcmp(all, shadow, LSIZE) == 0);
 
 	tm_random_io(m, shadow, seed + 1, 300);
+	tm_big_unaligned(m, shadow, seed + 2);
 
 	/* end of device: reads stop, writes fail */
 	unsigned char buf[8192];

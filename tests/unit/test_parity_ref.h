@@ -11,7 +11,7 @@
 
 #include "uraid.h"
 
-static uint8_t ref_mul(uint8_t a, uint8_t b)
+static inline uint8_t ref_mul(uint8_t a, uint8_t b)
 {
 	unsigned r = 0;
 	for (int bit = 7; bit >= 0; bit--) {
@@ -25,7 +25,7 @@ static uint8_t ref_mul(uint8_t a, uint8_t b)
 }
 
 /* g^i by i repeated multiplications by 2. */
-static uint8_t ref_pow2(int i)
+static inline uint8_t ref_pow2(int i)
 {
 	uint8_t r = 1;
 	while (i-- > 0)
@@ -33,23 +33,29 @@ static uint8_t ref_pow2(int i)
 	return r;
 }
 
-/* P and Q of k data blocks, byte by byte, Q as the plain sum of g^i * Di. */
-static void ref_pq(int k, size_t len, uint8_t *const *d, uint8_t *p, uint8_t *q)
+/* P and Q of k data blocks, byte by byte, Q as the plain sum of g^i * Di.
+ * Products come from per-coefficient tables filled by ref_mul above, only
+ * to keep multi-MiB references fast under ASan. */
+static inline void ref_pq(int k, size_t len, uint8_t *const *d, uint8_t *p, uint8_t *q)
 {
-	uint8_t coef[URAID_PARITY_MAX_DATA];
-	for (int i = 0; i < k; i++)
-		coef[i] = ref_pow2(i);
+	uint8_t(*tab)[256] = malloc((size_t)k * 256);
+	for (int i = 0; i < k; i++) {
+		uint8_t c = ref_pow2(i);
+		for (int x = 0; x < 256; x++)
+			tab[i][x] = ref_mul(c, (uint8_t)x);
+	}
 	for (size_t o = 0; o < len; o++) {
 		uint8_t pp = 0, qq = 0;
 		for (int i = 0; i < k; i++) {
 			pp ^= d[i][o];
-			qq ^= ref_mul(coef[i], d[i][o]);
+			qq ^= tab[i][d[i][o]];
 		}
 		if (p)
 			p[o] = pp;
 		if (q)
 			q[o] = qq;
 	}
+	free(tab);
 }
 
 /* A set of k data blocks + P + Q, each its own allocation starting `off`
@@ -61,7 +67,7 @@ struct blockset {
 	void *b[URAID_PARITY_MAX_DATA + 2];
 };
 
-static void bs_init(struct blockset *s, int k, size_t len, size_t off)
+static inline void bs_init(struct blockset *s, int k, size_t len, size_t off)
 {
 	s->k = k;
 	s->len = len;
@@ -71,13 +77,13 @@ static void bs_init(struct blockset *s, int k, size_t len, size_t off)
 	}
 }
 
-static void bs_free(struct blockset *s)
+static inline void bs_free(struct blockset *s)
 {
 	for (int i = 0; i < s->k + 2; i++)
 		free(s->raw[i]);
 }
 
-static uint8_t *bs(const struct blockset *s, int i)
+static inline uint8_t *bs(const struct blockset *s, int i)
 {
 	return s->b[i];
 }

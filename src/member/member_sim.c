@@ -1,0 +1,255 @@
+/* Simulated member: data goes to the inner member untouched; the model in
+ * sim_model.c decides when each request completes, and with a time scale the
+ * caller sleeps until then. One mutex per member serialises the model (one
+ * head); the inner I/O and the sleep run outside it, so members and threads
+ * proceed in parallel. */
+#include "member/member_int.h"
+#include "member/sim_int.h"
+#include "util/errmsg.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct sim_member {
+	struct member m;
+	struct member *inner;
+	struct sim_profile p;
+	struct sim_bus *bus;
+	double scale; /* 0 = virtual time */
+	uint64_t epoch_ns;
+	pthread_mutex_t lock;
+	struct sim_model model;
+	double clock; /* latest completion handed out */
+};
+
+static const struct member_ops sim_ops;
+
+static struct sim_member *sim_of(struct member *m)
+{
+	if (!m || m->ops != &sim_ops)
+		return NULL;
+	return (struct sim_member *)m->priv;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Model time at which a request arriving now arrives. Virtual time: when
+ * the member's last request completed. Called under the lock in virtual
+ * time; reads only constants otherwise. */
+static double arrival(const struct sim_member *s)
+{
+	if (s->scale <= 0)
+		return s->clock;
+	uint64_t now = mono_ns();
+	return now > s->epoch_ns ? (double)(now - s->epoch_ns) * s->scale : 0;
+}
+
+static void wait_until(const struct sim_member *s, double done)
+{
+	if (s->scale <= 0)
+		return;
+	double real = (double)s->epoch_ns + done / s->scale;
+	struct timespec ts = {.tv_sec = (time_t)(real / 1e9)};
+	ts.tv_nsec = (long)(real - (double)ts.tv_sec * 1e9);
+	if (ts.tv_nsec < 0)
+		ts.tv_nsec = 0;
+	if (ts.tv_nsec > 999999999)
+		ts.tv_nsec = 999999999;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+enum sim_kind { SIM_READ, SIM_WRITE, SIM_WRITE_FUA, SIM_FLUSH, SIM_OTHER };
+
+/* Account one command; returns its completion. Caller holds the lock. */
+static double account(struct sim_member *s, double t, enum sim_kind k, uint64_t off, size_t len)
+{
+	double done;
+	switch (k) {
+	case SIM_READ: done = sim_model_read(&s->model, t, (double)off, (double)len); break;
+	case SIM_WRITE:
+	case SIM_WRITE_FUA:
+		done = sim_model_write(&s->model, t, (double)off, (double)len, k == SIM_WRITE_FUA);
+		break;
+	case SIM_FLUSH: done = sim_model_flush(&s->model, t); break;
+	default: done = t + s->model.g.overhead;
+	}
+	if (done > s->clock)
+		s->clock = done;
+	return done;
+}
+
+/* Model one command that arrived at `t` and wait for its completion. */
+static void model_and_wait(struct sim_member *s, double t, enum sim_kind k, uint64_t off,
+                           size_t len)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->scale <= 0)
+		t = s->clock;
+	double done = account(s, t, k, off, len);
+	pthread_mutex_unlock(&s->lock);
+	if (s->bus)
+		sim_bus_note(s->bus, done);
+	wait_until(s, done);
+}
+
+static ssize_t sim_pread(struct member *m, void *buf, size_t len, uint64_t off)
+{
+	struct sim_member *s = m->priv;
+	double t = arrival(s);
+	ssize_t r = s->inner->ops->pread(s->inner, buf, len, off);
+	if (r > 0)
+		model_and_wait(s, t, SIM_READ, off, (size_t)r);
+	return r;
+}
+
+static ssize_t sim_pwrite(struct member *m, const void *buf, size_t len, uint64_t off,
+                          unsigned flags)
+{
+	struct sim_member *s = m->priv;
+	double t = arrival(s);
+	ssize_t r = s->inner->ops->pwrite(s->inner, buf, len, off, flags);
+	if (r > 0)
+		model_and_wait(s, t, flags & MEMBER_FUA ? SIM_WRITE_FUA : SIM_WRITE, off,
+		               (size_t)r);
+	return r;
+}
+
+static int sim_flush(struct member *m)
+{
+	struct sim_member *s = m->priv;
+	double t = arrival(s);
+	int rc = member_flush(s->inner);
+	if (rc == 0)
+		model_and_wait(s, t, SIM_FLUSH, 0, 0);
+	return rc;
+}
+
+static int sim_discard(struct member *m, uint64_t off, uint64_t len)
+{
+	struct sim_member *s = m->priv;
+	double t = arrival(s);
+	int rc = member_discard(s->inner, off, len);
+	if (rc == 0) {
+		pthread_mutex_lock(&s->lock);
+		s->model.st.discards++;
+		pthread_mutex_unlock(&s->lock);
+		model_and_wait(s, t, SIM_OTHER, off, 0);
+	}
+	return rc;
+}
+
+static int sim_fd(struct member *m)
+{
+	return -1; /* every request must pass the model */
+}
+
+static void sim_close(struct member *m)
+{
+	struct sim_member *s = m->priv;
+	member_close(s->inner);
+	if (s->bus)
+		sim_bus_detach(s->bus);
+	sim_model_free(&s->model);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+static const struct member_ops sim_ops = {
+    .kind = "sim",
+    .pread = sim_pread,
+    .pwrite = sim_pwrite,
+    .flush = sim_flush,
+    .discard = sim_discard,
+    .fd = sim_fd,
+    .close = sim_close,
+};
+
+int member_sim_open(struct member *inner, const struct sim_profile *p, struct sim_bus *bus,
+                    double time_scale, struct member **out, char *err, size_t errlen)
+{
+	if (!out)
+		return errmsg(err, errlen, -EINVAL, "member_sim_open: no result pointer");
+	*out = NULL;
+	if (!inner || !inner->ops)
+		return errmsg(err, errlen, -EINVAL, "member_sim_open: no inner member");
+	if (!(time_scale >= 0 && time_scale <= 1e9))
+		return errmsg(err, errlen, -EINVAL, "time scale %g is outside 0..1e9", time_scale);
+	int rc = sim_profile_check(p, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (p->capacity_bytes && p->capacity_bytes < inner->size)
+		return errmsg(err, errlen, -EINVAL,
+		              "%s: member %s (%llu bytes) is larger than the modelled disk "
+		              "(%llu bytes)",
+		              p->name, inner->name, (unsigned long long)inner->size,
+		              (unsigned long long)p->capacity_bytes);
+	struct sim_member *s = calloc(1, sizeof(*s));
+	if (!s)
+		return errmsg(err, errlen, -ENOMEM, "out of memory");
+	rc = sim_model_init(&s->model, p, inner->size, bus);
+	if (rc < 0) {
+		free(s);
+		return errmsg(err, errlen, rc, "out of memory");
+	}
+	if (bus) {
+		rc = sim_bus_attach(bus, time_scale, &s->epoch_ns);
+		if (rc < 0) {
+			sim_model_free(&s->model);
+			free(s);
+			return errmsg(err, errlen, rc,
+			              "time scale %g differs from the other members of the bus",
+			              time_scale);
+		}
+	} else {
+		s->epoch_ns = mono_ns();
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	s->inner = inner;
+	s->p = *p;
+	s->bus = bus;
+	s->scale = time_scale;
+	s->m.ops = &sim_ops;
+	s->m.priv = s;
+	memcpy(s->m.name, inner->name, sizeof(s->m.name));
+	s->m.size = inner->size;
+	s->m.logical_block = inner->logical_block;
+	s->m.readonly = inner->readonly;
+	/* Requests reach the inner member through its ops, which bounce what
+	 * O_DIRECT cannot take: the wrapper itself has no alignment needs. */
+	s->m.direct = false;
+	s->m.dio_align = 1;
+	s->m.mem_align = 1;
+	*out = &s->m;
+	return 0;
+}
+
+uint64_t member_sim_model_ns(struct member *m)
+{
+	struct sim_member *s = sim_of(m);
+	if (!s)
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	double c = s->clock;
+	pthread_mutex_unlock(&s->lock);
+	return (uint64_t)llround(c);
+}
+
+int member_sim_stats(struct member *m, struct sim_stats *out)
+{
+	struct sim_member *s = sim_of(m);
+	if (!s || !out)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	*out = s->model.st;
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}

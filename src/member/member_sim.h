@@ -1,0 +1,134 @@
+/* Simulated disks: a member wrapper that stores data in an inner member and
+ * models only the timing of a disk (or SSD) and of the controller it hangs on,
+ * so a benchmark on one machine shows what real spindles would do.
+ *
+ * The model, per member: sustained media rate (optionally zoned: linear from
+ * the outer rate at offset 0 to the inner rate at the modelled disk's end),
+ * a distance-dependent seek t(d) = t_track + (t_full - t_track) * sqrt(d / D)
+ * with t_full chosen so the average over random position pairs equals the
+ * profile's average seek (E[sqrt(|u - v|)] = 8/15 for uniform u, v), a
+ * rotating platter (the angle of each byte is fixed by the transfer time from
+ * offset 0, so a waiting head really loses the revolution), per-command
+ * overhead, a read-ahead cache (after a media read the head keeps streaming
+ * up to one segment ahead; the last `cache_segments` segments stay cached), a
+ * write cache (on: writes complete at interface speed and drain in the
+ * background in arrival order, a full cache throttles, flush waits for the
+ * drain; off: writes pay the mechanics) and an elevator over a batch of
+ * requests (member_ioq; queue_depth commands visible at once).
+ *
+ * The member's byte range is the start of the modelled disk; when the profile
+ * has no capacity the member is the whole disk (a small test member then
+ * behaves like a full-size one: random offsets cost average seeks).
+ *
+ * A shared bus (struct sim_bus) caps the sum of all its members' transfers:
+ * model time is cut into 100 us slots, each with room for rate * 100 us bytes;
+ * a transfer fills slots from its start at no more than its own rate. Members
+ * proceed in parallel; each member's mechanics are serialised (one head).
+ *
+ * Time: every member keeps a model clock in nanoseconds. With time_scale N > 0
+ * model time is real time (CLOCK_MONOTONIC since the bus or member was made)
+ * times N, and a request returns when real time reaches its modelled
+ * completion divided by N. With time_scale 0 ("virtual time") nothing sleeps:
+ * each request arrives when the member's previous request completed (one
+ * outstanding request per member, members independent of each other), which
+ * makes runs fast and deterministic.
+ */
+#ifndef URAID_MEMBER_SIM_H
+#define URAID_MEMBER_SIM_H
+
+#include "member/member.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SIM_NAME_MAX 64
+#define SIM_DESC_MAX 256
+
+/* Rates are MB/s with MB = 10^6 bytes, as drive data sheets give them. */
+struct sim_profile {
+	char name[SIM_NAME_MAX];
+	char description[SIM_DESC_MAX]; /* the kind of drive the figures describe */
+	double rate_outer_mbs;          /* sustained media rate at offset 0 */
+	double rate_inner_mbs;          /* at the modelled disk's end (= outer: not zoned) */
+	double rpm;                     /* 0: no platter (solid state) */
+	double seek_track_ms;           /* track-to-track seek */
+	double seek_avg_ms;             /* average over random position pairs */
+	double overhead_us;             /* per command (controller, firmware) */
+	double interface_mbs;           /* link rate: cache hits, cached writes */
+	unsigned cache_segments;        /* read-ahead segments kept; 0 = no read-ahead */
+	uint64_t segment_bytes;         /* read-ahead length of one segment */
+	bool write_cache;               /* writes complete once in the cache */
+	uint64_t write_cache_bytes;     /* its size */
+	unsigned queue_depth;           /* commands the elevator sees at once; 1 = FIFO */
+	uint64_t capacity_bytes;        /* modelled disk; 0 = the member is the whole disk */
+};
+
+/* Built-in profiles: "ide-2002", "sata-7200-2007", "raptor-10k-2008",
+ * "ssd-sata", "nvme". NULL (errno ENOENT) for an unknown name. */
+const struct sim_profile *sim_profile_find(const char *name);
+/* Names of the built-in profiles, NULL-terminated. */
+const char *const *sim_profile_names(void);
+
+/* Range and consistency checks (what sim_profile_parse and member_sim_open
+ * apply): -EINVAL with a message naming the field. */
+int sim_profile_check(const struct sim_profile *p, char *err, size_t errlen);
+
+/* The key = value format, one setting a line, '#' starts a comment:
+ *   base = sata-7200-2007     (optional, first: start from a built-in)
+ *   name = my-disk
+ *   description = free text
+ *   rate_mbs = 75             (sets outer and inner: not zoned)
+ *   rate_outer_mbs = 75       rate_inner_mbs = 40
+ *   rpm = 7200                seek_avg_ms = 8.5        seek_track_ms = 0.8
+ *   overhead_us = 100         interface_mbs = 300
+ *   cache_segments = 16       segment_kib = 512
+ *   write_cache = on|off      write_cache_kib = 8192
+ *   queue_depth = 32          capacity_mib = 0
+ * Parsing is strict: an unknown or repeated key, a bad or out-of-range number,
+ * a missing '=' give -EINVAL and a message "ORIGIN:LINE: ...". Without
+ * `base`, rate (rate_mbs or rate_outer_mbs) is required; the rest defaults to
+ * a solid-state device with no caches. */
+int sim_profile_parse(const char *text, const char *origin, struct sim_profile *out, char *err,
+                      size_t errlen);
+int sim_profile_parse_file(const char *path, struct sim_profile *out, char *err, size_t errlen);
+/* Write `p` in the format above (every key, no base). Returns the length, or
+ * -ENOSPC when `len` is too small. */
+int sim_profile_format(const struct sim_profile *p, char *buf, size_t len);
+
+/* A controller/bus shared by members: total transfer rate rate_mbs. Thread
+ * safe. Destroy it after closing all its members. */
+struct sim_bus;
+int sim_bus_create(double rate_mbs, struct sim_bus **out, char *err, size_t errlen);
+void sim_bus_destroy(struct sim_bus *bus);
+/* Latest modelled completion among the bus's members (ns). */
+uint64_t sim_bus_model_ns(struct sim_bus *bus);
+uint64_t sim_bus_bytes(struct sim_bus *bus); /* bytes moved over the bus */
+
+/* Wrap `inner` (which then belongs to the simulated member, also on
+ * failure-free close) in the model of `p`. `bus` may be NULL (no shared
+ * limit). time_scale: 0 = virtual time, N > 0 = N times faster than the
+ * modelled disk. All members of one bus must use the same time_scale.
+ * On failure `inner` stays the caller's. */
+int member_sim_open(struct member *inner, const struct sim_profile *p, struct sim_bus *bus,
+                    double time_scale, struct member **out, char *err, size_t errlen);
+
+/* Model clock of a simulated member: the latest completion it handed out, in
+ * model ns since the bus (or member) was made. 0 for other members. */
+uint64_t member_sim_model_ns(struct member *m);
+
+struct sim_stats {
+	uint64_t reads, writes, flushes, discards;
+	uint64_t bytes_read, bytes_written;
+	uint64_t seeks;            /* head movements across tracks */
+	uint64_t media_reads;      /* reads that needed the head (positioning) */
+	uint64_t cache_hits;       /* reads served from a kept segment */
+	uint64_t stream_hits;      /* reads served by the running read-ahead */
+	uint64_t cache_waits;      /* writes that waited for room in the write cache */
+	double busy_ns;            /* model time the head spent seeking/waiting/transferring */
+	double seek_ns, rotate_ns; /* parts of busy_ns */
+};
+/* -EINVAL when `m` is not a simulated member. */
+int member_sim_stats(struct member *m, struct sim_stats *out);
+
+#endif

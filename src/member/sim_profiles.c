@@ -1,0 +1,439 @@
+/* Disk-model profiles: the built-in table, range checks, and the strict
+ * key = value text format for one's own (uraid --disk-model FILE). */
+#include "member/member_sim.h"
+#include "util/errmsg.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KIB 1024ull
+#define MIB (1024ull * 1024)
+
+/* Figures are typical data-sheet values for the class of drive named in
+ * each description. */
+static const struct sim_profile builtin[] = {
+    {
+        .name = "ide-2002",
+        .description = "7200 rpm ATA-100 desktop disk of 2002 (Maxtor DiamondMax Plus 9 / IBM "
+                       "Deskstar 120GXP class: 8.5 ms average seek, 2 MiB buffer, no command "
+                       "queueing); sustained rate set to the ~7 MB/s of the published tables "
+                       "the project reproduces",
+        .rate_outer_mbs = 7,
+        .rate_inner_mbs = 7,
+        .rpm = 7200,
+        .seek_track_ms = 1.0,
+        .seek_avg_ms = 8.5,
+        .overhead_us = 300,
+        .interface_mbs = 100,
+        .cache_segments = 4,
+        .segment_bytes = 256 * KIB,
+        .write_cache = true,
+        .write_cache_bytes = 1 * MIB,
+        .queue_depth = 1,
+    },
+    {
+        .name = "sata-7200-2007",
+        .description = "7200 rpm SATA 3 Gb/s desktop disk of 2007 (Seagate Barracuda 7200.10 / "
+                       "WD Caviar SE16 class, 320 GB: 75 MB/s outer to 40 MB/s inner, 8.5 ms "
+                       "average seek, 16 MiB buffer, NCQ)",
+        .rate_outer_mbs = 75,
+        .rate_inner_mbs = 40,
+        .rpm = 7200,
+        .seek_track_ms = 0.8,
+        .seek_avg_ms = 8.5,
+        .overhead_us = 100,
+        .interface_mbs = 300,
+        .cache_segments = 16,
+        .segment_bytes = 512 * KIB,
+        .write_cache = true,
+        .write_cache_bytes = 8 * MIB,
+        .queue_depth = 32,
+    },
+    {
+        .name = "raptor-10k-2008",
+        .description = "10,000 rpm SATA 3 Gb/s disk of 2008 (WD VelociRaptor WD3000HLFS class: "
+                       "120 MB/s outer to 75 MB/s inner, 4.5 ms average seek, 16 MiB buffer, NCQ)",
+        .rate_outer_mbs = 120,
+        .rate_inner_mbs = 75,
+        .rpm = 10000,
+        .seek_track_ms = 0.6,
+        .seek_avg_ms = 4.5,
+        .overhead_us = 100,
+        .interface_mbs = 300,
+        .cache_segments = 16,
+        .segment_bytes = 512 * KIB,
+        .write_cache = true,
+        .write_cache_bytes = 8 * MIB,
+        .queue_depth = 32,
+    },
+    {
+        .name = "ssd-sata",
+        .description = "SATA 6 Gb/s flash SSD (Samsung 850/860 EVO class: ~500 MB/s, ~0.1 ms "
+                       "access, DRAM write cache, NCQ)",
+        .rate_outer_mbs = 500,
+        .rate_inner_mbs = 500,
+        .overhead_us = 100,
+        .interface_mbs = 600,
+        .write_cache = true,
+        .write_cache_bytes = 64 * MIB,
+        .queue_depth = 32,
+    },
+    {
+        .name = "nvme",
+        .description = "PCIe 3.0 x4 NVMe SSD (Samsung 970 EVO class: ~3 GB/s, ~20 us access)",
+        .rate_outer_mbs = 3000,
+        .rate_inner_mbs = 3000,
+        .overhead_us = 20,
+        .interface_mbs = 3500,
+        .write_cache = true,
+        .write_cache_bytes = 256 * MIB,
+        .queue_depth = 64,
+    },
+};
+
+#define NBUILTIN (sizeof(builtin) / sizeof(builtin[0]))
+
+static const char *const builtin_names[] = {"ide-2002", "sata-7200-2007", "raptor-10k-2008",
+                                            "ssd-sata", "nvme",           NULL};
+
+const struct sim_profile *sim_profile_find(const char *name)
+{
+	for (size_t i = 0; name && i < NBUILTIN; i++)
+		if (strcmp(builtin[i].name, name) == 0)
+			return &builtin[i];
+	errno = ENOENT;
+	return NULL;
+}
+
+const char *const *sim_profile_names(void)
+{
+	return builtin_names;
+}
+
+/* One table drives parsing, range checks and formatting. */
+enum key_kind { K_DOUBLE, K_U64, K_UINT, K_BOOL, K_NAME, K_TEXT };
+
+struct key_def {
+	const char *key;
+	enum key_kind kind;
+	size_t off;
+	double min, max; /* in the file's unit */
+	double unit;     /* bytes per file unit for K_U64 */
+};
+
+#define F(field) offsetof(struct sim_profile, field)
+static const struct key_def keys[] = {
+    {"name", K_NAME, F(name), 0, 0, 0},
+    {"description", K_TEXT, F(description), 0, 0, 0},
+    {"rate_outer_mbs", K_DOUBLE, F(rate_outer_mbs), 0.001, 1e6, 0},
+    {"rate_inner_mbs", K_DOUBLE, F(rate_inner_mbs), 0.001, 1e6, 0},
+    {"rpm", K_DOUBLE, F(rpm), 0, 100000, 0},
+    {"seek_track_ms", K_DOUBLE, F(seek_track_ms), 0, 1000, 0},
+    {"seek_avg_ms", K_DOUBLE, F(seek_avg_ms), 0, 1000, 0},
+    {"overhead_us", K_DOUBLE, F(overhead_us), 0, 1e6, 0},
+    {"interface_mbs", K_DOUBLE, F(interface_mbs), 0.001, 1e6, 0},
+    {"cache_segments", K_UINT, F(cache_segments), 0, 4096, 0},
+    {"segment_kib", K_U64, F(segment_bytes), 0, 1024.0 * 1024, 1024},
+    {"write_cache", K_BOOL, F(write_cache), 0, 0, 0},
+    {"write_cache_kib", K_U64, F(write_cache_bytes), 0, 64.0 * 1024 * 1024, 1024},
+    {"queue_depth", K_UINT, F(queue_depth), 1, 4096, 0},
+    {"capacity_mib", K_U64, F(capacity_bytes), 0, 1024.0 * 1024 * 1024 * 16, 1024 * 1024},
+};
+#undef F
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+static bool name_ok(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_' && *s != '.')
+			return false;
+	return true;
+}
+
+/* The value of a numeric key in the file's unit. */
+static double key_value(const struct sim_profile *p, const struct key_def *k)
+{
+	const char *base = (const char *)p + k->off;
+	switch (k->kind) {
+	case K_DOUBLE: return *(const double *)base;
+	case K_UINT: return *(const unsigned *)base;
+	case K_U64: return (double)*(const uint64_t *)base / k->unit;
+	default: return 0;
+	}
+}
+
+int sim_profile_check(const struct sim_profile *p, char *err, size_t errlen)
+{
+	if (!p)
+		return errmsg(err, errlen, -EINVAL, "no disk model");
+	if (!name_ok(p->name))
+		return errmsg(
+		    err, errlen, -EINVAL,
+		    "disk model name '%s' must be non-empty letters, digits, '-', '_', '.'",
+		    p->name);
+	for (size_t i = 0; i < NKEYS; i++) {
+		const struct key_def *k = &keys[i];
+		if (k->kind != K_DOUBLE && k->kind != K_UINT && k->kind != K_U64)
+			continue;
+		double v = key_value(p, k);
+		if (!(v >= k->min && v <= k->max))
+			return errmsg(err, errlen, -EINVAL, "%s: %s = %g is outside %g..%g",
+			              p->name, k->key, v, k->min, k->max);
+		if (k->kind == K_U64 &&
+		    *(const uint64_t *)((const char *)p + k->off) % (uint64_t)k->unit)
+			return errmsg(err, errlen, -EINVAL, "%s: %s is not a whole number of %s",
+			              p->name, k->key, k->unit == 1024 ? "KiB" : "MiB");
+	}
+	if (p->rpm != 0 && (p->rpm < 1000 || p->rpm > 30000))
+		return errmsg(err, errlen, -EINVAL,
+		              "%s: rpm = %g: use 0 (no platter) or 1000..30000", p->name, p->rpm);
+	if (p->seek_track_ms > p->seek_avg_ms)
+		return errmsg(err, errlen, -EINVAL,
+		              "%s: seek_track_ms = %g is longer than seek_avg_ms = %g", p->name,
+		              p->seek_track_ms, p->seek_avg_ms);
+	if (p->cache_segments && p->segment_bytes < 4096)
+		return errmsg(err, errlen, -EINVAL,
+		              "%s: cache_segments = %u needs segment_kib of at least 4", p->name,
+		              p->cache_segments);
+	if (p->write_cache && p->write_cache_bytes < 4096)
+		return errmsg(err, errlen, -EINVAL,
+		              "%s: write_cache = on needs write_cache_kib >= 4", p->name);
+	return 0;
+}
+
+static char *trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	size_t n = strlen(s);
+	while (n && isspace((unsigned char)s[n - 1]))
+		s[--n] = 0;
+	return s;
+}
+
+/* Strict numbers: decimal, the whole value, finite. */
+static int parse_number(const char *v, double *out)
+{
+	if (!*v || strpbrk(v, "xXpP") || isspace((unsigned char)*v))
+		return -1;
+	char *end;
+	errno = 0;
+	double d = strtod(v, &end);
+	if (*end || errno || !isfinite(d))
+		return -1;
+	*out = d;
+	return 0;
+}
+
+static int set_key(struct sim_profile *p, const struct key_def *k, const char *v, const char *where,
+                   char *err, size_t errlen)
+{
+	char *base = (char *)p + k->off;
+	double d;
+	switch (k->kind) {
+	case K_NAME:
+	case K_TEXT: {
+		size_t cap = k->kind == K_NAME ? SIM_NAME_MAX : SIM_DESC_MAX;
+		if (strlen(v) >= cap)
+			return errmsg(err, errlen, -EINVAL, "%s: %s is longer than %zu characters",
+			              where, k->key, cap - 1);
+		if (k->kind == K_NAME && !name_ok(v))
+			return errmsg(err, errlen, -EINVAL,
+			              "%s: name '%s' must be letters, digits, '-', '_', '.'", where,
+			              v);
+		memcpy(base, v, strlen(v) + 1);
+		return 0;
+	}
+	case K_BOOL:
+		if (strcmp(v, "on") == 0 || strcmp(v, "yes") == 0 || strcmp(v, "1") == 0)
+			*(bool *)base = true;
+		else if (strcmp(v, "off") == 0 || strcmp(v, "no") == 0 || strcmp(v, "0") == 0)
+			*(bool *)base = false;
+		else
+			return errmsg(err, errlen, -EINVAL, "%s: %s = '%s': expected on or off",
+			              where, k->key, v);
+		return 0;
+	default: break;
+	}
+	if (parse_number(v, &d) < 0)
+		return errmsg(err, errlen, -EINVAL, "%s: %s = '%s' is not a number", where, k->key,
+		              v);
+	if (d < k->min || d > k->max)
+		return errmsg(err, errlen, -EINVAL, "%s: %s = %s is outside %g..%g", where, k->key,
+		              v, k->min, k->max);
+	if (k->kind == K_DOUBLE) {
+		*(double *)base = d;
+		return 0;
+	}
+	if (d != floor(d))
+		return errmsg(err, errlen, -EINVAL, "%s: %s = %s is not a whole number", where,
+		              k->key, v);
+	if (k->kind == K_UINT)
+		*(unsigned *)base = (unsigned)d;
+	else
+		*(uint64_t *)base = (uint64_t)d * (uint64_t)k->unit;
+	return 0;
+}
+
+int sim_profile_parse(const char *text, const char *origin, struct sim_profile *out, char *err,
+                      size_t errlen)
+{
+	if (!text || !out)
+		return errmsg(err, errlen, -EINVAL, "no disk model text");
+	if (!origin)
+		origin = "disk model";
+	struct sim_profile p = {.name = "custom", .queue_depth = 1, .interface_mbs = 0};
+	bool seen[NKEYS + 2] = {false}; /* + base, rate_mbs */
+	bool any = false, have_rate = false;
+	unsigned lineno = 0;
+	const char *s = text;
+	while (*s) {
+		lineno++;
+		const char *nl = strchr(s, '\n');
+		size_t n = nl ? (size_t)(nl - s) : strlen(s);
+		char line[1024], where[300];
+		snprintf(where, sizeof(where), "%s:%u", origin, lineno);
+		if (n >= sizeof(line))
+			return errmsg(err, errlen, -EINVAL, "%s: line longer than %zu characters",
+			              where, sizeof(line) - 1);
+		memcpy(line, s, n);
+		line[n] = 0;
+		s += n + (nl ? 1 : 0);
+		if (memchr(line, 0, n))
+			return errmsg(err, errlen, -EINVAL, "%s: NUL byte in the line", where);
+		char *hash = strchr(line, '#');
+		if (hash)
+			*hash = 0;
+		char *l = trim(line);
+		if (!*l)
+			continue;
+		char *eq = strchr(l, '=');
+		if (!eq)
+			return errmsg(err, errlen, -EINVAL, "%s: expected key = value, got '%s'",
+			              where, l);
+		*eq = 0;
+		char *key = trim(l), *val = trim(eq + 1);
+		if (!*val)
+			return errmsg(err, errlen, -EINVAL, "%s: %s has no value", where, key);
+		int rc = 0;
+		size_t idx;
+		if (strcmp(key, "base") == 0) {
+			idx = NKEYS;
+			if (any)
+				return errmsg(err, errlen, -EINVAL,
+				              "%s: base must come before any other setting", where);
+			const struct sim_profile *b = sim_profile_find(val);
+			if (!b)
+				return errmsg(err, errlen, -EINVAL,
+				              "%s: base '%s' is not a built-in "
+				              "disk model",
+				              where, val);
+			p = *b;
+			have_rate = true;
+		} else if (strcmp(key, "rate_mbs") == 0) {
+			idx = NKEYS + 1;
+			rc = set_key(&p, &keys[2], val, where, err, errlen);
+			p.rate_inner_mbs = p.rate_outer_mbs;
+			have_rate = true;
+		} else {
+			for (idx = 0; idx < NKEYS; idx++)
+				if (strcmp(keys[idx].key, key) == 0)
+					break;
+			if (idx == NKEYS)
+				return errmsg(err, errlen, -EINVAL, "%s: unknown key '%s'", where,
+				              key);
+			rc = set_key(&p, &keys[idx], val, where, err, errlen);
+			if (idx == 2)
+				have_rate = true;
+		}
+		if (rc < 0)
+			return rc;
+		if (seen[idx] || (idx == NKEYS + 1 && (seen[2] || seen[3])) ||
+		    ((idx == 2 || idx == 3) && seen[NKEYS + 1]))
+			return errmsg(err, errlen, -EINVAL, "%s: %s set twice", where, key);
+		seen[idx] = true;
+		any = true;
+	}
+	if (!have_rate)
+		return errmsg(err, errlen, -EINVAL, "%s: no rate_mbs (or rate_outer_mbs) given",
+		              origin);
+	/* An unzoned custom disk needs only one rate. */
+	if (seen[2] && !seen[3] && !seen[NKEYS])
+		p.rate_inner_mbs = p.rate_outer_mbs;
+	if (p.interface_mbs == 0)
+		p.interface_mbs = p.rate_outer_mbs;
+	char why[400];
+	int rc = sim_profile_check(&p, why, sizeof(why));
+	if (rc < 0)
+		return errmsg(err, errlen, rc, "%s: %s", origin, why);
+	*out = p;
+	return 0;
+}
+
+int sim_profile_parse_file(const char *path, struct sim_profile *out, char *err, size_t errlen)
+{
+	if (!path)
+		return errmsg(err, errlen, -EINVAL, "no disk model file");
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return errmsg(err, errlen, -errno, "%s: %s", path, strerror(errno));
+	/* Disk models are a few hundred bytes; anything huge is not one. */
+	enum { MAX_MODEL = 64 * 1024 };
+	char *buf = malloc(MAX_MODEL + 1);
+	if (!buf) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	size_t n = fread(buf, 1, MAX_MODEL + 1, f);
+	int rd_err = ferror(f);
+	fclose(f);
+	int rc;
+	if (rd_err)
+		rc = errmsg(err, errlen, -EIO, "%s: read error", path);
+	else if (n > MAX_MODEL)
+		rc = errmsg(err, errlen, -EFBIG, "%s: larger than %d bytes: not a disk model", path,
+		            MAX_MODEL);
+	else if (memchr(buf, 0, n))
+		rc = errmsg(err, errlen, -EINVAL, "%s: contains NUL bytes: not a disk model", path);
+	else {
+		buf[n] = 0;
+		rc = sim_profile_parse(buf, path, out, err, errlen);
+	}
+	free(buf);
+	return rc;
+}
+
+int sim_profile_format(const struct sim_profile *p, char *buf, size_t len)
+{
+	if (!p || (!buf && len))
+		return -EINVAL;
+	size_t used = 0;
+	for (size_t i = 0; i < NKEYS; i++) {
+		const struct key_def *k = &keys[i];
+		const char *base = (const char *)p + k->off;
+		char line[SIM_DESC_MAX + 64];
+		switch (k->kind) {
+		case K_NAME:
+		case K_TEXT: snprintf(line, sizeof(line), "%s = %s\n", k->key, base); break;
+		case K_BOOL:
+			snprintf(line, sizeof(line), "%s = %s\n", k->key,
+			         *(const bool *)base ? "on" : "off");
+			break;
+		default: snprintf(line, sizeof(line), "%s = %.15g\n", k->key, key_value(p, k));
+		}
+		size_t n = strlen(line);
+		if (used + n < len)
+			memcpy(buf + used, line, n + 1);
+		used += n;
+	}
+	if (used >= len)
+		return -ENOSPC;
+	return (int)used;
+}
