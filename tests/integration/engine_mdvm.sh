@@ -79,4 +79,5 @@ run_case r6 5 --level=6 --chunk=32K
 run_case r1 3 --level=1
 run_case r10n2 4 --level=10 --layout=n2 --chunk=64K
 run_case r5e10 4 --level=5 --chunk=64K --metadata=1.0
+run_case r5e090 4 --level=5 --chunk=64K --metadata=0.90
 t_done
