@@ -103,6 +103,20 @@ int uraid_assemble_members(struct member **mm, int n, unsigned flags, struct ura
 			errmsg(err, errlen, rc, "%s: %s", mm[i]->name, e);
 			goto fail;
 		}
+		/* Writes would have to keep the bitmap in step, or the kernel's
+		 * next bitmap-based resync would miss them. */
+		bool bitmap = (sbs[i].version != MD_SB_0_90 &&
+		               (sbs[i].feature_map & MD_FEATURE_BITMAP_OFFSET)) ||
+		              (sbs[i].version == MD_SB_0_90 &&
+		               (sbs[i].v0.state & (1u << MD_SB0_BITMAP_PRESENT)));
+		if (bitmap && !(flags & URAID_RDONLY)) {
+			rc = errmsg(err, errlen, -EOPNOTSUPP,
+			            "%s: the array has a write-intent bitmap, which uraid does not "
+			            "maintain: read-only use only (remove it with mdadm "
+			            "--grow --bitmap=none)",
+			            mm[i]->name);
+			goto fail;
+		}
 		rc = md_sb_check_device(&sbs[i], mm[i]->size / 512, e, sizeof(e));
 		if (rc < 0) {
 			errmsg(err, errlen, rc, "%s: member truncated or damaged: %s", mm[i]->name,
