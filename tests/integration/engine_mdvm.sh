@@ -53,7 +53,15 @@ run_case() {
 	"$URAID" add "$name" "$spare"
 	"$URAID" write "$name" --offset $((bytes - 1048576)) <"$dir/w3" &&
 		put "$dir/expected" $((bytes - 1048576)) "$dir/w3"
-	wait_idle "$name"
+	# PARTIAL_REBUILD: stop in the middle of the rebuild; the kernel must
+	# continue it from the recovery_offset checkpoint in the superblock
+	if [ -n "${PARTIAL_REBUILD:-}" ]; then
+		sleep 1
+		"$URAID" status "$name" | grep -q recovery ||
+			fail "$name: rebuild not in progress when stopping"
+	else
+		wait_idle "$name"
+	fi
 	"$URAID" stop "$name"
 	local want
 	want=$(md5sum <"$dir/expected" | cut -d' ' -f1)
@@ -80,6 +88,10 @@ run_case r1 3 --level=1
 run_case r10n2 4 --level=10 --layout=n2 --chunk=64K
 run_case r5e10 4 --level=5 --chunk=64K --metadata=1.0
 run_case r5e090 4 --level=5 --chunk=64K --metadata=0.90
+# rebuild at 2 MiB/s, stopped after a second: the spare is left part-rebuilt
+PARTIAL_REBUILD=1 URAID_SYNC_SPEED_MAX=2048 run_case r6mid 5 --level=6 --chunk=64K
+check "r6mid: spare stopped mid-rebuild carries a recovery offset" \
+	grep -q 'recovery' <("$URAID" examine "$T_TMP/r6mid/m5" 2>&1 | tr 'A-Z' 'a-z')
 # An mdadm array with a write-intent bitmap: readable (cat), but refused
 # read-write, since uraid would not keep the bitmap in step.
 B=$T_TMP/bitmap
