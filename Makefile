@@ -125,10 +125,13 @@ bench: deps
 	$(REL)/uraid bench parity
 
 FUZZ_BINS := $(patsubst fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
-build/fuzz/%: fuzz/%.c $(LIB_SRCS)
+FUZZ := build/fuzz
+FUZZFLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined
+$(FUZZ)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	clang $(filter-out -Werror,$(BASEFLAGS)) $(DEFS) -O1 -g -fsanitize=fuzzer,address,undefined \
-	    -o $@ $< $(LIB_SRCS) $(LIBS)
+	clang $(filter-out -Werror,$(BASEFLAGS)) $(FUZZFLAGS) $(DEFS) $(call simd_flags,$<) -c $< -o $@
+$(FUZZ)/%: $(FUZZ)/obj/fuzz/%.o $(patsubst %.c,$(FUZZ)/obj/%.o,$(LIB_SRCS))
+	clang -fsanitize=fuzzer,address,undefined -o $@ $^ $(LIBS)
 fuzz-build: $(FUZZ_BINS)
 fuzz: deps fuzz-build
 	@for f in $(FUZZ_BINS); do echo "== $$f"; mkdir -p build/corpus/$$(basename $$f); \

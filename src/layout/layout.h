@@ -40,8 +40,11 @@ enum { RAID0_LAYOUT_NONE = 0, RAID0_LAYOUT_ORIG = 1, RAID0_LAYOUT_ALT = 2 };
 /* What a personality needs to know about an array. Filled from the md
  * superblock (or from create parameters). */
 struct layout_geom {
-	int level;       /* enum uraid_level */
-	uint32_t layout; /* md layout word (raid5/6 algorithm, raid10 n/f/o, raid0 zone layout) */
+	int level; /* enum uraid_level */
+	/* md layout word (raid5/6 algorithm, raid10 n/f/o, raid0 zone layout).
+	 * raid0 1.x: pass 0 unless the superblock has MD_FEATURE_RAID0_LAYOUT,
+	 * as the kernel ignores the field then (multi-zone arrays are refused). */
+	uint32_t layout;
 	uint32_t chunk_sectors; /* chunk size in sectors; linear: rounding (0 = none) */
 	int raid_disks;
 	/* Striped and mirrored levels (1, 4, 5, 6, 10): sectors of each member
@@ -67,7 +70,9 @@ struct layout_stripe {
 	int q_role;      /* role holding Q, -1 for raid4/5 */
 	uint64_t sector; /* first member sector of this stripe's chunks (same on every member) */
 	int data_role[LAYOUT_MAX_MEMBERS]; /* data index (array order) -> role */
-	int q_index[LAYOUT_MAX_MEMBERS];   /* data index -> position in the Q syndrome (md order) */
+	/* data index -> position in the Q syndrome (md order: members from
+	 * the one after Q, wrapping, skipping P and Q); raid4/5: data order */
+	int q_index[LAYOUT_MAX_MEMBERS];
 };
 
 struct layout_ops {
@@ -77,7 +82,8 @@ struct layout_ops {
 	 * or unsupported layout, multi-zone raid0 without a layout, ...):
 	 * -EINVAL or -EOPNOTSUPP with a message naming the problem. */
 	int (*validate)(const struct layout_geom *g, char *err, size_t errlen);
-	/* Logical size of the array in sectors. */
+	/* Logical size of the array in sectors, as the kernel computes it.
+	 * Call validate first: the other ops assume a valid geometry. */
 	uint64_t (*array_sectors)(const struct layout_geom *g);
 	/* Copies of each logical sector: 1 for linear/0/4/5/6, n for raid1, the
 	 * near/far/offset copy count for raid10. */
@@ -91,7 +97,10 @@ struct layout_ops {
 	 * data of stripe s covers logical sectors [s*k*chunk, (s+1)*k*chunk). */
 	void (*stripe)(const struct layout_geom *g, uint64_t stripe, struct layout_stripe *s);
 	/* Can every logical sector still be read with the members in `missing`
-	 * (indexed by role) gone? */
+	 * (indexed by role) gone? Exact for the array's size: raid10 only
+	 * checks the copy sets some chunk of this array uses (the kernel's
+	 * enough() checks them all; the two differ only for arrays with fewer
+	 * chunks than members). */
 	bool (*readable)(const struct layout_geom *g, const bool *missing);
 	/* Sectors at the start of `role`'s data area that the array uses (data,
 	 * copies, parity); anything after is unused by md. */

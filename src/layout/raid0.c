@@ -12,8 +12,10 @@
 
 static uint64_t r0_size(const struct layout_geom *g, int role)
 {
-	uint64_t s = g->member_sectors[role];
-	return s - s % g->chunk_sectors;
+	uint64_t s = g->member_sectors[role], cs = g->chunk_sectors;
+	if (layout_is_pow2(cs))
+		return s & ~(cs - 1); /* the usual case; avoids a division per call */
+	return s - s % cs;
 }
 
 /* One zone: members with rounded size > dev_start, from dev_start up to

@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 struct member;
+struct member_io;
 
 #define MEMBER_FUA 1u /* write: durable before completion */
 
@@ -40,6 +41,15 @@ struct member_ops {
 	 * must go through the ops above. */
 	int (*fd)(struct member *m);
 	void (*close)(struct member *m);
+	/* Optional (modelled devices, member_sim): run a batch of this
+	 * member's requests from member_ioq_run (reads and writes, then
+	 * flushes), submitted at CLOCK_MONOTONIC time `submit_ns`, setting
+	 * each result like member_ioq_run does, without waiting for their
+	 * modelled duration. Returns the CLOCK_MONOTONIC time (ns) before which
+	 * the batch does not count as complete (0: at once), so requests to
+	 * several such members in one batch overlap in time. */
+	uint64_t (*run_batch)(struct member *m, struct member_io *const *ios, int n,
+	                      uint64_t submit_ns);
 };
 
 struct member {

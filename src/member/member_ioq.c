@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifdef HAVE_URING
 #include <liburing.h>
@@ -322,6 +323,52 @@ static void run_phase(struct member_ioq *q, struct member_io *ios, int n, bool f
 		run_one_sync(&ios[idx[k]], &q->slots[idx[k]]);
 }
 
+/* Hand the requests of members with a run_batch op (simulated disks) to
+ * them, one call per member, and mark them finished; returns the latest
+ * CLOCK_MONOTONIC time (ns) they asked the batch to wait for. */
+static uint64_t run_member_batches(struct member_ioq *q, struct member_io *ios, int n)
+{
+	uint64_t wake = 0, submit = 0;
+	struct member_io **group = NULL;
+	for (int i = 0; i < n; i++) {
+		struct member *m = ios[i].m;
+		if (q->slots[i].finished || !m->ops->run_batch)
+			continue;
+		if (!group) {
+			group = malloc((size_t)n * sizeof(*group));
+			if (!group)
+				return 0; /* the synchronous path still runs them */
+			/* one submission time for all: a member's data copy must
+			 * not delay the next member's start */
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			submit = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		}
+		int k = 0;
+		for (int j = i; j < n; j++) {
+			if (ios[j].m == m && !q->slots[j].finished) {
+				group[k++] = &ios[j];
+				q->slots[j].finished = true;
+			}
+		}
+		uint64_t w = m->ops->run_batch(m, group, k, submit);
+		if (w > wake)
+			wake = w;
+	}
+	free(group);
+	return wake;
+}
+
+static void sleep_until_ns(uint64_t when)
+{
+	if (!when)
+		return;
+	struct timespec ts = {.tv_sec = (time_t)(when / 1000000000u),
+	                      .tv_nsec = (long)(when % 1000000000u)};
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
 int member_ioq_run(struct member_ioq *q, struct member_io *ios, int n)
 {
 	if (!q || n < 0 || (n > 0 && !ios))
@@ -350,8 +397,10 @@ int member_ioq_run(struct member_ioq *q, struct member_io *ios, int n)
 			s->finished = true;
 		}
 	}
+	uint64_t wake = run_member_batches(q, ios, n);
 	run_phase(q, ios, n, false);
 	run_phase(q, ios, n, true);
+	sleep_until_ns(wake);
 	for (int i = 0; i < n; i++)
 		if (ios[i].result < 0)
 			return (int)ios[i].result;

@@ -147,6 +147,85 @@ static int sim_discard(struct member *m, uint64_t off, uint64_t len)
 	return rc;
 }
 
+/* Index into `ios` of the next command the elevator serves among
+ * pending[0..npend): the lowest offset at or after the head, else the
+ * lowest overall (one-way sweep, C-LOOK). */
+static int elevator_pick(struct member_io *const *ios, const int *pending, int npend, double head)
+{
+	int best = -1, lowest = 0;
+	for (int k = 0; k < npend; k++) {
+		double off = (double)ios[pending[k]]->off;
+		if (off < (double)ios[pending[lowest]]->off)
+			lowest = k;
+		if (off >= head && (best < 0 || off < (double)ios[pending[best]]->off))
+			best = k;
+	}
+	return best >= 0 ? best : lowest;
+}
+
+static uint64_t sim_run_batch(struct member *m, struct member_io *const *ios, int n,
+                              uint64_t submit_ns)
+{
+	struct sim_member *s = m->priv;
+	double t = submit_ns > s->epoch_ns ? (double)(submit_ns - s->epoch_ns) * s->scale : 0;
+	/* The data first: the model only decides when. */
+	int nrw = 0;
+	for (int i = 0; i < n; i++) {
+		struct member_io *io = ios[i];
+		if (io->op == MEMBER_OP_FLUSH) {
+			io->result = member_flush(s->inner);
+			continue;
+		}
+		io->result = member_xfer(s->inner, io->op, io->buf, io->len, io->off, io->flags);
+		nrw++;
+	}
+	/* The elevator's window: on the stack for ordinary batches; a huge
+	 * batch without memory for it gets a window of the stack's size. */
+	int stack[64];
+	int *pending = nrw <= 64 ? stack : malloc((size_t)nrw * sizeof(*pending));
+	unsigned window = s->p.queue_depth;
+	if (!pending) {
+		pending = stack;
+		window = window < 64 ? window : 64;
+	}
+	pthread_mutex_lock(&s->lock);
+	if (s->scale <= 0)
+		t = s->clock;
+	double last = t;
+	/* Reads and writes through a window of queue_depth commands, served
+	 * in elevator order. */
+	int next = 0, npend = 0;
+	for (;;) {
+		for (; next < n && (unsigned)npend < window; next++)
+			if (ios[next]->op != MEMBER_OP_FLUSH && ios[next]->result > 0)
+				pending[npend++] = next;
+		if (npend == 0)
+			break;
+		int k = elevator_pick(ios, pending, npend, sim_model_head(&s->model, t));
+		struct member_io *io = ios[pending[k]];
+		pending[k] = pending[--npend];
+		enum sim_kind kind = io->op == MEMBER_OP_READ ? SIM_READ
+		                     : io->flags & MEMBER_FUA ? SIM_WRITE_FUA
+		                                              : SIM_WRITE;
+		double done = account(s, t, kind, io->off, (size_t)io->result);
+		last = done > last ? done : last;
+	}
+	for (int i = 0; i < n; i++) {
+		if (ios[i]->op == MEMBER_OP_FLUSH && ios[i]->result == 0) {
+			double done = account(s, t, SIM_FLUSH, 0, 0);
+			last = done > last ? done : last;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (pending != stack)
+		free(pending);
+	if (s->bus)
+		sim_bus_note(s->bus, last);
+	if (s->scale <= 0)
+		return 0;
+	return s->epoch_ns + (uint64_t)(last / s->scale);
+}
+
 static int sim_fd(struct member *m)
 {
 	return -1; /* every request must pass the model */
@@ -171,6 +250,7 @@ static const struct member_ops sim_ops = {
     .discard = sim_discard,
     .fd = sim_fd,
     .close = sim_close,
+    .run_batch = sim_run_batch,
 };
 
 int member_sim_open(struct member *inner, const struct sim_profile *p, struct sim_bus *bus,
@@ -241,6 +321,16 @@ uint64_t member_sim_model_ns(struct member *m)
 	double c = s->clock;
 	pthread_mutex_unlock(&s->lock);
 	return (uint64_t)llround(c);
+}
+
+uint64_t member_sim_now_ns(struct member *m)
+{
+	struct sim_member *s = sim_of(m);
+	if (!s)
+		return 0;
+	if (s->scale <= 0)
+		return member_sim_model_ns(m);
+	return (uint64_t)llround(arrival(s));
 }
 
 int member_sim_stats(struct member *m, struct sim_stats *out)

@@ -92,6 +92,9 @@ int sim_profile_check(const struct sim_profile *p, char *err, size_t errlen);
 int sim_profile_parse(const char *text, const char *origin, struct sim_profile *out, char *err,
                       size_t errlen);
 int sim_profile_parse_file(const char *path, struct sim_profile *out, char *err, size_t errlen);
+/* What --disk-model takes: a built-in name, else a model file's path.
+ * Messages name the file and line, or say the name is neither. */
+int sim_profile_load(const char *name_or_path, struct sim_profile *out, char *err, size_t errlen);
 /* Write `p` in the format above (every key, no base). Returns the length, or
  * -ENOSPC when `len` is too small. */
 int sim_profile_format(const struct sim_profile *p, char *buf, size_t len);
@@ -116,6 +119,11 @@ int member_sim_open(struct member *inner, const struct sim_profile *p, struct si
 /* Model clock of a simulated member: the latest completion it handed out, in
  * model ns since the bus (or member) was made. 0 for other members. */
 uint64_t member_sim_model_ns(struct member *m);
+
+/* Model time now as the member sees it: with a time scale, real time since
+ * the bus (or member) was made times the scale; in virtual time, its clock
+ * (as member_sim_model_ns). Benchmarks measure model intervals with it. */
+uint64_t member_sim_now_ns(struct member *m);
 
 struct sim_stats {
 	uint64_t reads, writes, flushes, discards;

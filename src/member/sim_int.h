@@ -51,6 +51,7 @@ struct sim_model {
 	double pos, busy_until, seg_start, ra_limit;
 	bool streaming;
 	double drain_until; /* last write-cache drain completes */
+	double link_free;   /* the member's link is busy until (one transfer at a time) */
 	struct sim_seg *segs;
 	unsigned nsegs_used;
 	uint64_t stamp;

@@ -110,17 +110,20 @@ void sim_model_free(struct sim_model *s)
 	s->dirty = NULL;
 }
 
-/* Bytes the link moves from `start` at no more than `rate`: over the shared
- * bus when there is one. */
+/* Bytes the link moves from `start` at no more than `rate`, after what it
+ * already carries (queued commands, other threads), over the shared bus
+ * when there is one. Returns when the last byte is across. */
 static double link_fill(struct sim_model *s, double start, double bytes, double rate)
 {
 	if (bytes <= 0)
 		return start;
 	if (rate > s->g.iface)
 		rate = s->g.iface;
-	if (s->bus)
-		return sim_bus_fill(s->bus, start, bytes, rate);
-	return start + bytes / rate;
+	if (start < s->link_free)
+		start = s->link_free;
+	double done = s->bus ? sim_bus_fill(s->bus, start, bytes, rate) : start + bytes / rate;
+	s->link_free = done;
+	return done;
 }
 
 /* Where the read-ahead has got to at time t (t >= busy_until). */

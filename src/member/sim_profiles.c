@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define KIB 1024ull
 #define MIB (1024ull * 1024)
@@ -161,10 +162,13 @@ static bool name_ok(const char *s)
 static double key_value(const struct sim_profile *p, const struct key_def *k)
 {
 	const char *base = (const char *)p + k->off;
+	double d;
+	unsigned u;
+	uint64_t v;
 	switch (k->kind) {
-	case K_DOUBLE: return *(const double *)base;
-	case K_UINT: return *(const unsigned *)base;
-	case K_U64: return (double)*(const uint64_t *)base / k->unit;
+	case K_DOUBLE: memcpy(&d, base, sizeof(d)); return d;
+	case K_UINT: memcpy(&u, base, sizeof(u)); return u;
+	case K_U64: memcpy(&v, base, sizeof(v)); return (double)v / k->unit;
 	default: return 0;
 	}
 }
@@ -232,8 +236,10 @@ static int parse_number(const char *v, double *out)
 	return 0;
 }
 
-static int set_key(struct sim_profile *p, const struct key_def *k, const char *v, const char *where,
-                   char *err, size_t errlen)
+/* Set k's field from text `v`; messages call the key `shown` (what the file
+ * said: rate_mbs sets rate_outer_mbs). */
+static int set_key(struct sim_profile *p, const struct key_def *k, const char *shown, const char *v,
+                   const char *where, char *err, size_t errlen)
 {
 	char *base = (char *)p + k->off;
 	double d;
@@ -243,7 +249,7 @@ static int set_key(struct sim_profile *p, const struct key_def *k, const char *v
 		size_t cap = k->kind == K_NAME ? SIM_NAME_MAX : SIM_DESC_MAX;
 		if (strlen(v) >= cap)
 			return errmsg(err, errlen, -EINVAL, "%s: %s is longer than %zu characters",
-			              where, k->key, cap - 1);
+			              where, shown, cap - 1);
 		if (k->kind == K_NAME && !name_ok(v))
 			return errmsg(err, errlen, -EINVAL,
 			              "%s: name '%s' must be letters, digits, '-', '_', '.'", where,
@@ -258,23 +264,23 @@ static int set_key(struct sim_profile *p, const struct key_def *k, const char *v
 			*(bool *)base = false;
 		else
 			return errmsg(err, errlen, -EINVAL, "%s: %s = '%s': expected on or off",
-			              where, k->key, v);
+			              where, shown, v);
 		return 0;
 	default: break;
 	}
 	if (parse_number(v, &d) < 0)
-		return errmsg(err, errlen, -EINVAL, "%s: %s = '%s' is not a number", where, k->key,
+		return errmsg(err, errlen, -EINVAL, "%s: %s = '%s' is not a number", where, shown,
 		              v);
 	if (d < k->min || d > k->max)
-		return errmsg(err, errlen, -EINVAL, "%s: %s = %s is outside %g..%g", where, k->key,
+		return errmsg(err, errlen, -EINVAL, "%s: %s = %s is outside %g..%g", where, shown,
 		              v, k->min, k->max);
 	if (k->kind == K_DOUBLE) {
-		*(double *)base = d;
+		memcpy(base, &d, sizeof(d));
 		return 0;
 	}
 	if (d != floor(d))
 		return errmsg(err, errlen, -EINVAL, "%s: %s = %s is not a whole number", where,
-		              k->key, v);
+		              shown, v);
 	if (k->kind == K_UINT)
 		*(unsigned *)base = (unsigned)d;
 	else
@@ -339,7 +345,7 @@ int sim_profile_parse(const char *text, const char *origin, struct sim_profile *
 			have_rate = true;
 		} else if (strcmp(key, "rate_mbs") == 0) {
 			idx = NKEYS + 1;
-			rc = set_key(&p, &keys[2], val, where, err, errlen);
+			rc = set_key(&p, &keys[2], key, val, where, err, errlen);
 			p.rate_inner_mbs = p.rate_outer_mbs;
 			have_rate = true;
 		} else {
@@ -349,7 +355,7 @@ int sim_profile_parse(const char *text, const char *origin, struct sim_profile *
 			if (idx == NKEYS)
 				return errmsg(err, errlen, -EINVAL, "%s: unknown key '%s'", where,
 				              key);
-			rc = set_key(&p, &keys[idx], val, where, err, errlen);
+			rc = set_key(&p, &keys[idx], key, val, where, err, errlen);
 			if (idx == 2)
 				have_rate = true;
 		}
@@ -408,6 +414,24 @@ int sim_profile_parse_file(const char *path, struct sim_profile *out, char *err,
 	}
 	free(buf);
 	return rc;
+}
+
+int sim_profile_load(const char *name_or_path, struct sim_profile *out, char *err, size_t errlen)
+{
+	if (!name_or_path || !out)
+		return errmsg(err, errlen, -EINVAL, "no disk model given");
+	const struct sim_profile *b = sim_profile_find(name_or_path);
+	if (b) {
+		*out = *b;
+		return 0;
+	}
+	/* A bare word that is no built-in is more likely a typo than a file. */
+	if (!strchr(name_or_path, '/') && access(name_or_path, F_OK) != 0)
+		return errmsg(err, errlen, -ENOENT,
+		              "disk model '%s' is neither a built-in (ide-2002, sata-7200-2007, "
+		              "raptor-10k-2008, ssd-sata, nvme) nor a file",
+		              name_or_path);
+	return sim_profile_parse_file(name_or_path, out, err, errlen);
 }
 
 int sim_profile_format(const struct sim_profile *p, char *buf, size_t len)

@@ -730,6 +730,58 @@ static void test_names(void)
 	CHECK(layout_name(4, 0, buf, sizeof(buf)) == 0 && strcmp(buf, "parity-last") == 0);
 }
 
+/* Garbage geometries: validate refuses or accepts without crashing, and
+ * whatever it accepts maps consistently (map then unmap gives the sector
+ * back; nothing lands outside member_used). ASan/UBSan watch the rest. */
+static void test_garbage_geometry(void)
+{
+	uint64_t st = 0x5eed0bad;
+	static const int levels[] = {-1, 0, 1, 4, 5, 6, 10, 2, 3, 7, -2, 11};
+	int accepted = 0;
+	for (int iter = 0; iter < 20000; iter++) {
+		struct layout_geom g;
+		memset(&g, 0, sizeof(g));
+		g.level = levels[rnd(&st, 12)];
+		g.raid_disks = (int)rnd(&st, 8) == 0 ? (int)t_rand(&st) : (int)rnd(&st, 20) - 2;
+		g.layout = rnd(&st, 3) ? (uint32_t)rnd(&st, 0x400) : (uint32_t)t_rand(&st);
+		if (g.level == 10 && rnd(&st, 2))
+			g.layout = (uint32_t)(rnd(&st, 5) << 8 | rnd(&st, 5) | rnd(&st, 2) << 16);
+		g.chunk_sectors = rnd(&st, 4) ? 1u << rnd(&st, 13) : (uint32_t)t_rand(&st);
+		int big = rnd(&st, 6) == 0;
+		g.dev_sectors = big ? t_rand(&st) : rnd(&st, 1u << 16);
+		for (int r = 0; r < LAYOUT_MAX_MEMBERS; r++)
+			g.member_sectors[r] = big ? t_rand(&st) : rnd(&st, 1u << 16);
+		char err[256] = "";
+		int rc = layout_validate(&g, err, sizeof(err));
+		if (rc) {
+			CHECKF(rc == -EINVAL || rc == -EOPNOTSUPP, "rc %d", rc);
+			CHECK(err[0] != 0);
+			continue;
+		}
+		accepted++;
+		const struct layout_ops *ops = layout_ops_for(g.level);
+		uint64_t total = ops->array_sectors(&g);
+		CHECK(total > 0);
+		for (int t = 0; t < 20; t++) {
+			uint64_t lsec = t == 0 ? total - 1 : rnd(&st, total);
+			for (int c = 0; c < ops->ncopies(&g); c++) {
+				struct layout_loc loc;
+				uint64_t len = 0, back = ~0ull;
+				CHECK(ops->map(&g, lsec, c, &loc, &len) == 0);
+				CHECK(loc.role >= 0 && loc.role < g.raid_disks);
+				CHECK(len >= 1 && len <= total - lsec);
+				CHECK(loc.sector + len <= ops->member_used(&g, loc.role));
+				CHECK(ops->unmap(&g, loc.role, loc.sector, &back) == LAYOUT_DATA);
+				CHECK(ops->ncopies(&g) > 1 || back == lsec);
+			}
+		}
+		struct layout_loc loc;
+		uint64_t len;
+		CHECK(ops->map(&g, total, 0, &loc, &len) == -ERANGE);
+	}
+	CHECK(accepted > 1000);
+}
+
 TEST_MAIN(T(test_parity_reference), T(test_qorder_differs), T(test_raid10_reference),
           T(test_raid0_reference), T(test_linear_raid1), T(test_parity_readable), T(test_validate),
-          T(test_names))
+          T(test_names), T(test_garbage_geometry))
