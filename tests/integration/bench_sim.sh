@@ -19,11 +19,14 @@ assert 40 <= r["value"] <= 125, r
 PY
 
 json=$T_TMP/r5.json
-check "raid5 over 3, 5, 10 raptors on a 680 MB/s bus runs" \
-	sh -c '"$1" bench --disk-model raptor-10k-2008 --bus 680 --levels 5 --members 3,5,10 \
-	       --chunks 64K --req 4M --workloads seqread --size 96M --repeat 3 \
-	       --json "$2" >/dev/null 2>&1' sh "$URAID" "$json"
-check "  ... grows 3 -> 5 members (> 1.3x), flattens (10 < 1.8x of 5, linear is 2.25x), under the bus" \
+# r5_shape: one sweep + the shape assertions. Real-time simulation on a
+# shared 2-core host can be starved by other processes; a shape that fails
+# is measured once more before it counts as a failure (a wrong model or
+# engine fails both times).
+r5_shape() {
+	"$URAID" bench --disk-model raptor-10k-2008 --bus 680 --levels 5 --members 3,5,10 \
+		--chunks 64K --req 4M --workloads seqread --size 96M --repeat 3 \
+		--json "$json" >/dev/null 2>&1 || return 1
 	python3 - "$json" <<'PY'
 import json, sys
 v = {r["members"]: r["value"] for r in json.load(open(sys.argv[1]))}
@@ -32,6 +35,12 @@ assert v[5] > 1.3 * v[3], v
 assert v[10] < 1.8 * v[5], v  # linear growth would be 9/4 = 2.25x
 assert max(v.values()) <= 680 * 1.05, v
 PY
+}
+if r5_shape || { echo "# shape failed once; measuring again"; r5_shape; }; then
+	ok "raid5 over 3, 5, 10 raptors on a 680 MB/s bus: grows 3 -> 5 (> 1.3x), flattens (10 < 1.8x of 5), under the bus"
+else
+	fail "raid5 over 3, 5, 10 raptors on a 680 MB/s bus: shape does not hold (measured twice)"
+fi
 check_fails "refuses a malformed disk model file" sh -c \
 	'printf "rate_mbs = fast\n" >"$2/m"; "$1" bench --disk-model "$2/m" --levels 0 \
 	 --members 1 --size 4M' sh "$URAID" "$T_TMP"
