@@ -32,6 +32,7 @@ struct crash_ctl {
 	uint64_t requests;
 	uint64_t crash_at; /* 0 = never */
 	bool crashed;
+	bool ignore_flush;
 	struct crash_member *members;
 };
 
@@ -71,6 +72,13 @@ uint64_t crash_ctl_requests(const struct crash_ctl *c)
 	uint64_t n = cc->requests;
 	pthread_mutex_unlock(&cc->lock);
 	return n;
+}
+
+void crash_ctl_ignore_flush(struct crash_ctl *c, bool ignore)
+{
+	pthread_mutex_lock(&c->lock);
+	c->ignore_flush = ignore;
+	pthread_mutex_unlock(&c->lock);
 }
 
 bool crash_ctl_crashed(const struct crash_ctl *c)
@@ -225,7 +233,7 @@ static int crash_flush(struct member *m)
 	pthread_mutex_lock(&cm->ctl->lock);
 	int rc = -EIO;
 	if (!count_request(cm->ctl)) {
-		rc = cache_apply(cm, NULL, NULL);
+		rc = cm->ctl->ignore_flush ? 0 : cache_apply(cm, NULL, NULL);
 		if (rc == 0)
 			rc = member_flush(cm->inner);
 	}

@@ -33,6 +33,9 @@ void crash_ctl_free(struct crash_ctl *c);
 void crash_ctl_arm(struct crash_ctl *c, uint64_t at);
 uint64_t crash_ctl_requests(const struct crash_ctl *c); /* requests numbered so far */
 bool crash_ctl_crashed(const struct crash_ctl *c);
+/* A lying disk (for testing the tests): flushes report success but make
+ * nothing durable; FUA writes still are. */
+void crash_ctl_ignore_flush(struct crash_ctl *c, bool ignore);
 
 /* What crash_apply did (summed over members). */
 struct crash_stats {

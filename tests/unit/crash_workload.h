@@ -88,13 +88,15 @@ static inline bool cw_redundant(int level)
 	return level != URAID_LEVEL_RAID0 && level != URAID_LEVEL_LINEAR;
 }
 
+#define CW_LYING 1u /* the disks ignore flushes: the checks must find losses */
+
 /* One trial. crash_point: member request (counted after create) at which
  * the power fails, 0 = none during the workload (the cut then comes at idle
  * after the last write). mode: 0 plain, 1 a member failed before the
  * workload, 2 a member lost after the crash. Returns the member requests the
  * workload made (for calibration); failures are CHECKs. */
 static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t crash_point,
-                                int mode, int nwrites, struct cw_totals *tot)
+                                int mode, int nwrites, unsigned flags, struct cw_totals *tot)
 {
 	struct te_disk d[TE_MAX];
 	struct crash_ctl *ctl;
@@ -146,6 +148,7 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 	uint8_t *buf = malloc(64 * 512);
 	uint64_t base = crash_ctl_requests(ctl);
 	crash_ctl_arm(ctl, crash_point ? base + crash_point : 0);
+	crash_ctl_ignore_flush(ctl, flags & CW_LYING);
 
 	uint64_t issued = 0;
 	for (int w = 0; w < nwrites; w++) {
@@ -292,7 +295,7 @@ static inline void cw_run(const struct cw_cfg *c, uint64_t seed0, uint64_t trial
                           struct cw_totals *tot)
 {
 	struct cw_totals cal = {0};
-	uint64_t reqs = cw_trial(c, seed0, 0, 0, nwrites, &cal);
+	uint64_t reqs = cw_trial(c, seed0, 0, 0, nwrites, 0, &cal);
 	if (reqs == 0)
 		reqs = 1;
 	uint64_t rs = seed0 ^ 0xabcdef;
@@ -306,7 +309,7 @@ static inline void cw_run(const struct cw_cfg *c, uint64_t seed0, uint64_t trial
 		/* Spread the cut over the whole run (and a bit past it). */
 		uint64_t point = 1 + t_rand(&rs) % (reqs + reqs / 8);
 		int before = t_failures;
-		cw_trial(c, seed, point, mode, nwrites, tot);
+		cw_trial(c, seed, point, mode, nwrites, 0, tot);
 		if (t_failures != before)
 			fprintf(stderr,
 			        "replay: CRASH_CONFIG=%s CRASH_SEED=%#llx CRASH_POINT=%llu "

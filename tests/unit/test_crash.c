@@ -33,7 +33,7 @@ static void run_cfg(int i)
 	uint64_t seed = cw_env("CRASH_SEED", 0x5eed0000ULL + (uint64_t)i * 0x10000);
 	if (getenv("CRASH_POINT")) {
 		cw_trial(c, seed, cw_env("CRASH_POINT", 0), (int)cw_env("CRASH_MODE", 0),
-		         (int)cw_env("CRASH_WRITES", 40), &tot);
+		         (int)cw_env("CRASH_WRITES", 40), 0, &tot);
 		return;
 	}
 	cw_run(c, seed, cw_env("CRASH_TRIALS", 30), (int)cw_env("CRASH_WRITES", 40), &tot);
@@ -41,6 +41,27 @@ static void run_cfg(int i)
 	CHECK_EQ_U64(tot.mismatches, 0);
 	/* The run must really have cut the power inside the workload. */
 	CHECK(tot.crashes > 0 || cw_env("CRASH_TRIALS", 30) == 0);
+}
+
+/* The harness must notice lost data: on disks that ignore flushes, data
+ * acknowledged as flushed is lost at a crash, and the checks say so. */
+static void lying_disks_are_caught(void)
+{
+	static const int which[] = {2, 7};
+	for (int i = 0; i < 2; i++) {
+		struct cw_totals tot = {0};
+		int saved = t_failures;
+		uint64_t rs = 0x11e5 + (uint64_t)i;
+		for (int t = 0; t < 20; t++)
+			cw_trial(&cfgs[which[i]], 0x1a00 + (uint64_t)t, 0,
+			         (int)(t_rand(&rs) % 2 * 2), 40, CW_LYING, &tot);
+		int flagged = t_failures - saved;
+		t_failures = saved;
+		CHECKF(flagged > 0 && tot.data_lost > 0, "%s: lying disks went unnoticed",
+		       cfgs[which[i]].name);
+		printf("# lying disks, %s: %d failed checks, %llu sectors lost\n",
+		       cfgs[which[i]].name, flagged, (unsigned long long)tot.data_lost);
+	}
 }
 
 #define CFG(n, i)           \
@@ -62,4 +83,5 @@ CFG(raid6_ls_5, 10)
 CFG(raid6_ra_4, 11)
 
 TEST_MAIN(T(linear3), T(raid0_3), T(raid1_2), T(raid1_3_v090), T(raid10_n2_4), T(raid10_f2_3),
-          T(raid4_4), T(raid5_ls_4), T(raid5_ra_3), T(raid5_ls_6), T(raid6_ls_5), T(raid6_ra_4))
+          T(raid4_4), T(raid5_ls_4), T(raid5_ra_3), T(raid5_ls_6), T(raid6_ls_5), T(raid6_ra_4),
+          T(lying_disks_are_caught))
