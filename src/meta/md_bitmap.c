@@ -130,3 +130,42 @@ uint32_t md_bitmap_choose_chunk(uint64_t size_sectors, uint64_t room_sectors, ui
 		                           : (chunk > UINT32_MAX ? 0 : (uint32_t)chunk);
 	return requested < chunk ? 0 : requested;
 }
+
+unsigned long md_bitmap_bm_space(uint64_t dev_sectors)
+{
+	/* Sizes stay multiples of 4 KiB for 4K-sector devices. */
+	if (dev_sectors < 128)
+		return 0;
+	if (dev_sectors - 128 >= 200ull * 1024 * 1024 * 2)
+		return 256;
+	if (dev_sectors - 8 > 8ull * 1024 * 1024 * 2)
+		return 128;
+	return 8;
+}
+
+int md_bitmap_plan_1x(int minor, uint64_t size_sectors, uint32_t requested_chunk,
+                      struct md_bitmap_plan *out)
+{
+	if (!out || minor < 0 || minor > 2)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	uint64_t room = md_bitmap_bm_space(size_sectors);
+	if (room <= 1)
+		return -ENOSPC;
+	uint32_t chunk = md_bitmap_choose_chunk(size_sectors, room, requested_chunk);
+	if (!chunk)
+		return requested_chunk ? -EINVAL : -ENOSPC;
+	out->chunksize = chunk;
+	out->room = room;
+	out->bits = size_sectors / (chunk / 512) + (size_sectors % (chunk / 512) != 0);
+	if (minor == 0) {
+		/* mdadm's estimate (one bit more than whole chunks) decides the
+		 * 4 KiB blocks reserved below the superblock. */
+		uint64_t est = size_sectors * 512 / chunk + 1;
+		uint64_t blocks = ((est + 7) / 8 + MD_BITMAP_SB_BYTES + 4095) / 4096;
+		out->bitmap_offset = -(int32_t)(blocks * 8) - 8;
+	} else {
+		out->bitmap_offset = 8;
+	}
+	return 0;
+}

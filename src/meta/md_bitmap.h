@@ -68,4 +68,27 @@ uint64_t md_bitmap_count(const uint8_t *bits, uint64_t nbits);
  * room at all. */
 uint32_t md_bitmap_choose_chunk(uint64_t size_sectors, uint64_t room_sectors, uint32_t requested);
 
+/* Where mdadm 4.2 puts an internal bitmap when it creates a 1.x array with
+ * --bitmap=internal, and which chunk it picks:
+ *   room: mdadm's choose_bm_space(size): 0 below 64 sectors, 8 sectors (4 KiB)
+ *     up to 8 GiB, 128 (64 KiB) above, 256 (128 KiB) from 200 GiB on;
+ *   1.1/1.2: bitmap_offset +8 (4 KiB after the superblock), bad-block log
+ *     after the bitmap space;
+ *   1.0: the bitmap sits before the superblock, 4 KiB-aligned, with 8
+ *     sectors of bad-block log below it: bitmap_offset = -(bitmap sectors
+ *     rounded to 4 KiB) - 8.
+ * The superblock gets MD_FEATURE_BITMAP_OFFSET (1); mdadm writes the first
+ * bitmap with every bit set (the first assembly resyncs everything) and
+ * the header's events 0. minor: 0, 1 or 2. Returns 0, -ENOSPC when there is
+ * no room, -EINVAL for a requested chunk too small for the room. */
+struct md_bitmap_plan {
+	int32_t bitmap_offset; /* sectors from the superblock */
+	uint32_t chunksize;    /* bytes */
+	uint64_t room;         /* sectors available for header + bits */
+	uint64_t bits;
+};
+unsigned long md_bitmap_bm_space(uint64_t dev_sectors);
+int md_bitmap_plan_1x(int minor, uint64_t size_sectors, uint32_t requested_chunk,
+                      struct md_bitmap_plan *out);
+
 #endif

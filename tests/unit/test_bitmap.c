@@ -171,6 +171,37 @@ static void default_chunk(void)
 	}
 }
 
+/* Placement as mdadm 4.2 creates 1.x arrays, worked by hand. */
+static void placement_1x(void)
+{
+	struct md_bitmap_plan p;
+	CHECK(md_bitmap_bm_space(127) == 0);
+	CHECK(md_bitmap_bm_space(128) == 8);
+	CHECK(md_bitmap_bm_space(8ull << 21) == 8);         /* exactly 8 GiB: 4 KiB */
+	CHECK(md_bitmap_bm_space((8ull << 21) + 9) == 128); /* above: 64 KiB */
+	CHECK(md_bitmap_bm_space((200ull << 21) + 128) == 256);
+	/* 1.2, 1 GiB members: 8 sectors of room, 64 MiB chunks, 16 bits */
+	CHECK(md_bitmap_plan_1x(2, 2097152, 0, &p) == 0);
+	CHECK(p.bitmap_offset == 8 && p.chunksize == (64u << 20) && p.room == 8 && p.bits == 16);
+	/* requested 4 KiB chunks on 1 GiB: 262145 estimated bits > (4096-256)*8 */
+	CHECK(md_bitmap_plan_1x(2, 2097152, 4096, &p) == -EINVAL);
+	/* 128 KiB chunks: 8193 bits fit in 30720 */
+	CHECK(md_bitmap_plan_1x(1, 2097152, 131072, &p) == 0);
+	CHECK(p.bitmap_offset == 8 && p.chunksize == 131072 && p.bits == 8192);
+	/* 1.0, 1 GiB: (17 bits -> 3 bytes + 256) in one 4 KiB block, 8 below */
+	CHECK(md_bitmap_plan_1x(0, 2097152, 0, &p) == 0);
+	CHECK(p.bitmap_offset == -16);
+	/* 1.0, 100 GiB: room 128 sectors = 522240 bits; 64 KiB chunks would
+	 * need 1638401, the smallest that fits is 256 KiB. */
+	CHECK(md_bitmap_plan_1x(0, 100ull << 21, 65536, &p) == -EINVAL);
+	CHECK(md_bitmap_plan_1x(0, 100ull << 21, 262144, &p) == 0);
+	CHECK(md_bitmap_plan_1x(0, 100ull << 21, 1u << 20, &p) == 0);
+	/* 1 MiB chunks: 102401 est bits -> 12801 bytes + 256 -> 4 blocks */
+	CHECK(p.bitmap_offset == -(4 * 8) - 8);
+	CHECK(md_bitmap_plan_1x(2, 100, 0, &p) == -ENOSPC);
+	CHECK(md_bitmap_plan_1x(3, 2097152, 0, &p) == -EINVAL);
+}
+
 /* mdadm -X reads a bitmap file (header + bits) we wrote. */
 static void mdadm_reads_it(void)
 {
@@ -253,4 +284,5 @@ static void mdadm_reads_it(void)
 	unlink(path);
 }
 
-TEST_MAIN(T(round_trip), T(refusals), T(bits_and_order), T(default_chunk), T(mdadm_reads_it))
+TEST_MAIN(T(round_trip), T(refusals), T(bits_and_order), T(default_chunk), T(placement_1x),
+          T(mdadm_reads_it))
