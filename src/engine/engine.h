@@ -19,6 +19,8 @@
 
 #define ENG_MAX_MEMBERS LAYOUT_MAX_MEMBERS
 
+struct eng_bitmap;
+
 struct eng_member {
 	struct member *m;
 	struct md_sb sb; /* this member's superblock as last written/read */
@@ -63,6 +65,7 @@ struct uraid_array {
 	bool thread_running, thread_stop;
 	pthread_t thread;
 	uint64_t persist_ns;    /* when progress was last written to the superblocks */
+	struct eng_bitmap *bitmap; /* write-intent bitmap (engine/bitmap.h), NULL if none */
 	uint64_t last_write_ns; /* for marking the array clean after an idle period */
 };
 
