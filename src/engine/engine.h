@@ -52,6 +52,7 @@ struct uraid_array {
 	uint64_t resync_offset; /* MD_RESYNC_NONE when parity/mirrors are known consistent */
 
 	struct member_ioq *ioq;
+	struct eng_bitmap *bitmap; /* write-intent bitmap (engine/bitmap.h), NULL if none */
 
 	/* sync work */
 	enum uraid_sync_action action;
@@ -65,7 +66,6 @@ struct uraid_array {
 	bool thread_running, thread_stop;
 	pthread_t thread;
 	uint64_t persist_ns;    /* when progress was last written to the superblocks */
-	struct eng_bitmap *bitmap; /* write-intent bitmap (engine/bitmap.h), NULL if none */
 	uint64_t last_write_ns; /* for marking the array clean after an idle period */
 };
 
