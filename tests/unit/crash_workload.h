@@ -34,6 +34,7 @@ struct cw_totals {
 	uint64_t writes, writes_acked, flushes_acked;
 	uint64_t cache_kept, cache_torn, cache_lost;
 	uint64_t sectors_checked, data_lost, write_hole, mismatches;
+	uint64_t resync_skipped; /* member sectors a bitmap let the resync skip */
 };
 
 struct cw_write {
@@ -88,7 +89,8 @@ static inline bool cw_redundant(int level)
 	return level != URAID_LEVEL_RAID0 && level != URAID_LEVEL_LINEAR;
 }
 
-#define CW_LYING 1u /* the disks ignore flushes: the checks must find losses */
+#define CW_LYING  1u /* the disks ignore flushes: the checks must find losses */
+#define CW_BITMAP 2u /* internal write-intent bitmap (4 KiB chunks) */
 
 /* One trial. crash_point: member request (counted after create) at which
  * the power fails, 0 = none during the workload (the cut then comes at idle
@@ -131,6 +133,11 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 		goto out;
 	}
 	tot->trials++;
+	if (flags & CW_BITMAP) {
+		char err[256];
+		int rc = uraid_bitmap_add(a, 4096, err, sizeof(err));
+		CHECKF(rc == 0, "%s: bitmap add: %s", c->name, err);
+	}
 	if (mode == 1) {
 		failed_before = (int)(t_rand(&rs) % (uint64_t)c->ndisks);
 		char who[16], err[256];
@@ -208,6 +215,7 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 	}
 	CHECKF(te_sync_all(a) == 0, "%s seed %#llx: resync failed", c->name,
 	       (unsigned long long)seed);
+	tot->resync_skipped += uraid_bitmap_resync_skipped(a);
 	int missing = failed_before >= 0 ? failed_before : lost_after;
 	/* Which role did the missing disk have? Disk i was created in slot i. */
 	uint64_t lost_here = 0, hole_here = 0;
@@ -292,10 +300,10 @@ static inline uint64_t cw_env(const char *name, uint64_t def)
 /* Calibrate, then `trials` crash points spread over the workload's requests,
  * modes mixed for redundant levels. Prints one summary line. */
 static inline void cw_run(const struct cw_cfg *c, uint64_t seed0, uint64_t trials, int nwrites,
-                          struct cw_totals *tot)
+                          unsigned flags, struct cw_totals *tot)
 {
 	struct cw_totals cal = {0};
-	uint64_t reqs = cw_trial(c, seed0, 0, 0, nwrites, 0, &cal);
+	uint64_t reqs = cw_trial(c, seed0, 0, 0, nwrites, flags, &cal);
 	if (reqs == 0)
 		reqs = 1;
 	uint64_t rs = seed0 ^ 0xabcdef;
@@ -309,23 +317,25 @@ static inline void cw_run(const struct cw_cfg *c, uint64_t seed0, uint64_t trial
 		/* Spread the cut over the whole run (and a bit past it). */
 		uint64_t point = 1 + t_rand(&rs) % (reqs + reqs / 8);
 		int before = t_failures;
-		cw_trial(c, seed, point, mode, nwrites, 0, tot);
+		cw_trial(c, seed, point, mode, nwrites, flags, tot);
 		if (t_failures != before)
 			fprintf(stderr,
 			        "replay: CRASH_CONFIG=%s CRASH_SEED=%#llx CRASH_POINT=%llu "
 			        "CRASH_MODE=%d\n",
 			        c->name, (unsigned long long)seed, (unsigned long long)point, mode);
 	}
-	printf("# %-12s crash points %llu (requests/run ~%llu), failed-before %llu, lost-after "
-	       "%llu, writes %llu acked %llu, cache kept/torn/lost %llu/%llu/%llu, sectors checked "
-	       "%llu, data lost %llu, write-hole sectors %llu, mismatches %llu\n",
-	       c->name, (unsigned long long)tot->crashes, (unsigned long long)reqs,
-	       (unsigned long long)tot->member_failed_before,
-	       (unsigned long long)tot->member_lost_after, (unsigned long long)tot->writes,
-	       (unsigned long long)tot->writes_acked, (unsigned long long)tot->cache_kept,
-	       (unsigned long long)tot->cache_torn, (unsigned long long)tot->cache_lost,
-	       (unsigned long long)tot->sectors_checked, (unsigned long long)tot->data_lost,
-	       (unsigned long long)tot->write_hole, (unsigned long long)tot->mismatches);
+	printf(
+	    "# %-12s%s crash points %llu (requests/run ~%llu), failed-before %llu, lost-after "
+	    "%llu, writes %llu acked %llu, cache kept/torn/lost %llu/%llu/%llu, sectors checked "
+	    "%llu, data lost %llu, write-hole sectors %llu, mismatches %llu, resync skipped %llu\n",
+	    c->name, flags & CW_BITMAP ? " +bitmap" : "", (unsigned long long)tot->crashes,
+	    (unsigned long long)reqs, (unsigned long long)tot->member_failed_before,
+	    (unsigned long long)tot->member_lost_after, (unsigned long long)tot->writes,
+	    (unsigned long long)tot->writes_acked, (unsigned long long)tot->cache_kept,
+	    (unsigned long long)tot->cache_torn, (unsigned long long)tot->cache_lost,
+	    (unsigned long long)tot->sectors_checked, (unsigned long long)tot->data_lost,
+	    (unsigned long long)tot->write_hole, (unsigned long long)tot->mismatches,
+	    (unsigned long long)tot->resync_skipped);
 	fflush(stdout);
 }
 
