@@ -92,6 +92,25 @@ static void engine_bitmap_vs_mdadm(void)
 	CHECK(uraid_write(a, buf, sizeof(buf), 20 * stripe) == 0);
 	uraid_drop(a); /* crash: bits stay set */
 	a = NULL;
+	/* tests/integration/bitmap_mdvm.sh takes the members in this state
+	 * (and the expected array content) to the real kernel. */
+	const char *exp = getenv("URAID_BM_EXPORT");
+	if (exp && *exp) {
+		char cmd[1024];
+		snprintf(cmd, sizeof(cmd), "cp %s/m0 %s/m1 %s/m2 %s/m3 '%s'/", dir, dir, dir, dir,
+		         exp);
+		CHECK(system(cmd) == 0);
+		snprintf(cmd, sizeof(cmd), "%s/expected", exp);
+		FILE *f = fopen(cmd, "wb");
+		CHECK(f != NULL);
+		static uint8_t zero[65536];
+		for (uint64_t off = 0; f && off < 23 * stripe; off += sizeof(buf)) {
+			bool w = off == 0 || off == 10 * stripe || off == 20 * stripe;
+			CHECK(fwrite(w ? buf : zero, 1, sizeof(buf), f) == sizeof(buf));
+		}
+		if (f)
+			fclose(f);
+	}
 
 	long long bmoff = mdadm_field("-E", paths[0], "Internal Bitmap", line);
 	CHECK(bmoff == 8);
