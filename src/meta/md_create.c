@@ -78,13 +78,18 @@ int md_create_plan(struct md_create_params *p, const uint64_t *dev_sectors, unsi
 	if (level_is_chunked(p->level) && p->chunk_sectors == 0)
 		return errmsg(err, errlen, -EINVAL, "level %d needs a chunk size", p->level);
 	uint32_t chunk = create_chunk(p);
+	if (chunk && (chunk < 8 || (chunk & (chunk - 1))))
+		return errmsg(err, errlen, -EINVAL,
+		              "chunk size %u sectors is not a power of two of at least 4 KiB",
+		              chunk);
+	bool explicit_offset = p->data_offset != 0;
 	if (p->data_offset == 0)
 		p->data_offset = md_sb_default_data_offset(p->version, dev_sectors[0], chunk);
 	if (p->version != MD_SB_1_1 && p->version != MD_SB_1_2)
 		p->data_offset = 0; /* 1.0 and 0.90 keep the data at sector 0 */
 
 	uint64_t min_kib = 0;
-	uint64_t first_chunks = 0;
+	uint64_t first_chunks = 0, first_zone = 0;
 	p->raid0_layout = false;
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t use = md_sb_usable_sectors(p->version, dev_sectors[i], p->data_offset);
@@ -98,14 +103,21 @@ int md_create_plan(struct md_create_params *p, const uint64_t *dev_sectors, unsi
 			              i, (unsigned long long)dev_sectors[i], vn);
 		if (i == 0 || kib < min_kib)
 			min_kib = kib;
-		/* raid0 zones differ when members hold different chunk counts (mdadm
-		 * counts from the start of the data area, the whole device for 1.0) */
+		/* raid0 zones differ when members hold different chunk counts.
+		 * mdadm compares whole devices (unless a data offset was given);
+		 * the kernel's zones come from the data areas. Flag either, so the
+		 * result matches mdadm wherever mdadm flags it and still assembles
+		 * where mdadm's rule misses a difference (chunks above 1 MiB). */
 		if (p->level == 0 && chunk) {
-			uint64_t c = (dev_sectors[i] - p->data_offset) / chunk;
-			if (i == 0)
+			uint64_t c =
+			    (dev_sectors[i] - (explicit_offset ? p->data_offset : 0)) / chunk;
+			uint64_t z = use / chunk;
+			if (i == 0) {
 				first_chunks = c;
-			else if (c != first_chunks && p->layout != 0)
+				first_zone = z;
+			} else if ((c != first_chunks || z != first_zone) && p->layout != 0) {
 				p->raid0_layout = true;
+			}
 		}
 	}
 	if (p->size == 0) {
@@ -189,7 +201,7 @@ static int init_1x(struct md_sb *sb, const struct md_create_params *p, int role,
 		uint64_t doff = p->data_offset ? p->data_offset
 		                               : md_sb_default_data_offset(p->version, dev_sectors,
 		                                                           create_chunk(p));
-		if (doff < so + 16 || doff >= dev_sectors)
+		if (doff < so + 8 || doff >= dev_sectors)
 			return errmsg(err, errlen, -EINVAL,
 			              "data offset %llu does not fit a member of %llu sectors",
 			              (unsigned long long)doff, (unsigned long long)dev_sectors);
@@ -197,12 +209,14 @@ static int init_1x(struct md_sb *sb, const struct md_create_params *p, int role,
 		sb->data_offset = doff;
 		sb->data_size = dev_sectors - doff;
 		/* bad block log after the bitmap room when it fits, else right
-		 * before the data */
-		sb->bblog_size = 8;
-		if (doff >= so + 8 + bm_space + 8)
+		 * before the data, else none */
+		if (doff >= so + 8 + bm_space + 8) {
+			sb->bblog_size = 8;
 			sb->bblog_offset = (uint32_t)(8 + bm_space);
-		else
+		} else if (doff >= so + 16) {
+			sb->bblog_size = 8;
 			sb->bblog_offset = (uint32_t)(doff - 8 - so);
+		}
 	}
 	if (sb->size > sb->data_size)
 		return errmsg(err, errlen, -ENOSPC,

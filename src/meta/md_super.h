@@ -107,29 +107,45 @@ struct md_sb {
  * in sectors; -ENOSPC when the member is too small. */
 int64_t md_sb_location(enum md_sb_version version, uint64_t dev_sectors);
 
-/* Decode a 4096-byte superblock buffer. Validates magic, version, checksum,
- * max_dev bounds; -EINVAL with a message otherwise. Does not judge features
- * (see md_sb_check_features) or sizes against the device (md_sb_check_device). */
+/* Decode a 4096-byte superblock buffer. Validates magic (-ENOENT when it is
+ * not there), major version, checksum, max_dev and raid_disks bounds,
+ * dev_number inside the role table, 1.1/1.2 super_offset (0/8); -EINVAL with a
+ * message otherwise. Does not judge features (see md_sb_check_features) or
+ * sizes against the device (md_sb_check_device). For 1.x every byte of the
+ * block is kept, so encode(decode(b)) == b; 0.90 drops reserved words (the
+ * kernel writes them as zero). 0.90 leaves super_offset/data_size 0 (the
+ * block does not record its place; md_sb_load fills them). */
 int md_sb_decode(enum md_sb_version version, const uint8_t *buf, size_t len, struct md_sb *sb,
                  char *err, size_t errlen);
-/* Encode into a 4096-byte buffer, computing the checksum. */
+/* Encode into a 4096-byte buffer, computing the checksum. -EINVAL when a
+ * field does not fit the version (0.90: odd size, size >= 4 TiB, times or
+ * chunk beyond 32 bits). */
 int md_sb_encode(const struct md_sb *sb, uint8_t *buf, size_t len);
 uint32_t md_sb_checksum(enum md_sb_version version, const uint8_t *buf);
 
 /* Refuse feature bits uraid does not implement, naming them. */
 int md_sb_check_features(const struct md_sb *sb, char *err, size_t errlen);
-/* Sizes and offsets fit inside a member of dev_sectors sectors. */
+/* Sizes and offsets fit inside a member of dev_sectors sectors: super_offset
+ * is where this version belongs on such a member, the data area is inside the
+ * member and clear of the superblock, size <= data_size. */
 int md_sb_check_device(const struct md_sb *sb, uint64_t dev_sectors, char *err, size_t errlen);
 
-/* This member's role: slot >= 0, or -1 spare, -2 faulty, -3 journal. */
+/* This member's role: slot >= 0, or -1 spare, -2 faulty, -3 journal. 1.x:
+ * dev_roles[dev_number] (not dev_number itself); the slot is returned as
+ * recorded, callers compare it with raid_disks. 0.90: this_disk. */
 int md_sb_role(const struct md_sb *sb);
 /* Is the array clean (resync_offset / 0.90 state)? */
 bool md_sb_clean(const struct md_sb *sb);
 
-/* Probe a member for any md superblock (1.2, 1.1, 1.0, 0.90 in that order
- * of preference); -ENOENT when there is none. */
+/* Probe a member for any md superblock (1.2, 1.1, 1.0, 0.90), each decoded
+ * and checked against the member size. Several valid ones (a member re-used
+ * with another version): the newest creation time wins, ties in that order.
+ * -ENOENT when there is none, else the first corrupt one's error. */
 int md_sb_load(struct member *m, struct md_sb *sb, char *err, size_t errlen);
-/* Write the superblock to its location on the member. */
+/* Write the superblock to its location on the member: md_sb_bytes() of it
+ * (rounded up to the member's logical block, the rest of that block kept),
+ * with MEMBER_FUA. -EROFS on read-only members, -EINVAL when a 1.x
+ * super_offset does not match the member. */
 int md_sb_store(struct member *m, const struct md_sb *sb);
 
 /* Creation defaults, as mdadm 4.2 chooses them. */

@@ -48,21 +48,6 @@ static inline uint8_t gf8_inv(uint8_t a)
 	return r;
 }
 
-/* Full product table for one constant c: t[x] = c * x. Multiplication by a
- * constant is linear over XOR, so the 256 entries follow from the 8 images of
- * the basis bits. */
-static inline void gf8_mul_table(uint8_t c, uint8_t t[256])
-{
-	uint8_t basis[8];
-	for (int b = 0; b < 8; b++)
-		basis[b] = gf8_mul(c, (uint8_t)(1u << b));
-	t[0] = 0;
-	for (unsigned x = 1; x < 256; x++) {
-		unsigned low = x & (0u - x); /* lowest set bit */
-		t[x] = t[x ^ low] ^ basis[__builtin_ctz(low)];
-	}
-}
-
 /* Split-nibble tables for SIMD byte shuffles: lo[n] = c * n, hi[n] = c * (n << 4),
  * so c * x = lo[x & 15] ^ hi[x >> 4]. */
 static inline void gf8_nibble_tables(uint8_t c, uint8_t lo[16], uint8_t hi[16])

@@ -56,12 +56,21 @@ int parity_pq_update(const struct parity_kernels *kk, int k, size_t len, void *p
 			if (idx[i] == idx[j])
 				return -EINVAL;
 	}
+	if (kk->update_n && n > 1) {
+		uint8_t c[URAID_PARITY_MAX_DATA];
+		for (int j = 0; j < n; j++)
+			c[j] = gf8_exp2((unsigned)idx[j]);
+		kk->update_n(len, n, c, (const uint8_t *const *)old, (const uint8_t *const *)new_,
+		             p, q);
+		return 0;
+	}
 	for (int j = 0; j < n; j++)
 		kk->update(len, gf8_exp2((unsigned)idx[j]), old[j], new_[j], p, q);
 	return 0;
 }
 
-/* Q' with data blocks `skip_a` and `skip_b` (-1: none) taken as zero. */
+/* P' and/or Q' (p, q may be NULL) with data blocks `skip_a` and `skip_b` (-1: none)
+ * taken as zero. */
 static void gen_skipping(const struct parity_kernels *kk, int k, size_t len, void *const *blocks,
                          int skip_a, int skip_b, uint8_t *p, uint8_t *q)
 {
@@ -136,8 +145,16 @@ int parity_recover(const struct parity_kernels *kk, int k, size_t len, void *con
 	}
 	if (a < k && b == P) {
 		/* Data x and P: Q + Q' = g^x Dx, so Dx = g^-x (Q + Q'). */
+		uint8_t c = gf8_inv(gf8_exp2((unsigned)a));
+		if (kk->rec_dp) {
+			const uint8_t *d[URAID_PARITY_MAX_DATA];
+			for (int i = 0; i < k; i++)
+				d[i] = i == a ? NULL : blk[i];
+			kk->rec_dp(len, k, d, blk[Q], c, blk[a], blk[P]);
+			return 0;
+		}
 		gen_skipping(kk, k, len, blocks, a, -1, NULL, blk[a]);
-		kk->mul(len, gf8_inv(gf8_exp2((unsigned)a)), blk[a], blk[Q], blk[a]);
+		kk->mul(len, c, blk[a], blk[Q], blk[a]);
 		kk->xor_n(len, k, (const uint8_t *const *)blocks, blk[P]);
 		return 0;
 	}
@@ -156,6 +173,7 @@ int parity_recover(const struct parity_kernels *kk, int k, size_t len, void *con
 struct backend_entry {
 	const struct uraid_parity *be;
 	bool (*usable)(void);
+	bool by_name_only; /* never the default (untested here) */
 };
 
 static bool always(void)
@@ -169,17 +187,26 @@ static bool cpu_avx2(void)
 	__builtin_cpu_init();
 	return __builtin_cpu_supports("avx2");
 }
+
+static bool cpu_avx512(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+}
 #endif
 
-/* Fastest first: the first usable entry is the default. */
+/* Fastest first: the first usable entry not marked by_name_only is the
+ * default. avx512 has never run on the development machine (no AVX-512
+ * there), so it is only used when named. */
 static const struct backend_entry backend_table[] = {
 #ifdef PARITY_HAVE_X86
-    {&parity_backend_avx2, cpu_avx2},
+    {&parity_backend_avx512, cpu_avx512, true},
+    {&parity_backend_avx2, cpu_avx2, false},
 #endif
 #ifdef HAVE_ISAL
-    {&parity_backend_isal, always},
+    {&parity_backend_isal, always, false},
 #endif
-    {&parity_backend_portable, always},
+    {&parity_backend_portable, always, false},
 };
 #define N_BACKENDS (sizeof(backend_table) / sizeof(backend_table[0]))
 
@@ -189,7 +216,7 @@ static const char *const backend_names[] = {
     "isal",
 #endif
 #ifdef PARITY_HAVE_X86
-    "avx2",
+    "avx2",     "avx512",
 #endif
     NULL,
 };
@@ -208,6 +235,8 @@ const struct uraid_parity *uraid_parity_get(const char *name)
 	}
 	for (size_t i = 0; i < N_BACKENDS; i++) {
 		if (name && strcmp(name, backend_table[i].be->name) != 0)
+			continue;
+		if (!name && backend_table[i].by_name_only)
 			continue;
 		if (backend_table[i].usable())
 			return backend_table[i].be;

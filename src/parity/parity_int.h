@@ -33,6 +33,15 @@ struct parity_kernels {
 	 * d[] as for gen, with the two lost blocks NULL. */
 	void (*rec2_fused)(size_t len, int k, const uint8_t *const *d, const uint8_t *p,
 	                   const uint8_t *q, uint8_t a, uint8_t b, uint8_t *x, uint8_t *y);
+	/* Optional: data block x and P lost, in one pass. With Q' the partial
+	 * Q over the surviving data (d[x] == NULL): x = c * (q + Q'), p = P' + x
+	 * where c = g^-x and P' is the XOR of the surviving data. */
+	void (*rec_dp)(size_t len, int k, const uint8_t *const *d, const uint8_t *q, uint8_t c,
+	               uint8_t *x, uint8_t *p);
+	/* Optional: `update` for n changed blocks in one pass over P and Q,
+	 * coefficient c[j] for block j. */
+	void (*update_n)(size_t len, int n, const uint8_t *c, const uint8_t *const *old,
+	                 const uint8_t *const *new_, uint8_t *p, uint8_t *q);
 	/* Optional: a backend with its own recovery (ISA-L's matrix encoder)
 	 * sets this and may leave mul and rec2 NULL. Called with validated
 	 * arguments, lost indices a < b (b = -1 when only one is lost). */
@@ -85,6 +94,7 @@ extern const struct uraid_parity parity_backend_isal;
 #if defined(__x86_64__)
 #define PARITY_HAVE_X86 1
 extern const struct uraid_parity parity_backend_avx2;
+extern const struct uraid_parity parity_backend_avx512;
 #endif
 
 #endif

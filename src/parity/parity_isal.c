@@ -152,7 +152,7 @@ static void isalk_recover(int k, size_t len, uint8_t *const *blk, bool has_q, in
 	const uint8_t *srcs[URAID_PARITY_MAX_DATA + 2];
 	uint8_t *outs[2];
 	uint8_t mat[2 * (URAID_PARITY_MAX_DATA + 2)];
-	int m = 0, rows = b < 0 ? 1 : 2;
+	int m = 0, rows = 2;
 	(void)has_q;
 
 	if (a >= P) { /* parity only: plain generation */
@@ -160,10 +160,18 @@ static void isalk_recover(int k, size_t len, uint8_t *const *blk, bool has_q, in
 		          a == Q || b == Q ? blk[Q] : NULL);
 		return;
 	}
+	if (b < 0) { /* one data block from P: plain XOR (xor_gen when aligned) */
+		const uint8_t *src[URAID_PARITY_MAX_DATA];
+		int n = 0;
+		for (int i = 0; i <= k; i++)
+			if (i != a)
+				src[n++] = blk[i];
+		isalk_xor_n(len, n, src, blk[a]);
+		return;
+	}
 	outs[0] = blk[a];
-	if (b >= 0)
-		outs[1] = blk[b];
-	if (b < 0 || b == Q) {
+	outs[1] = blk[b];
+	if (b == Q) {
 		uint8_t ga = gf8_exp2((unsigned)a);
 		for (int i = 0; i < k; i++)
 			if (i != a)
@@ -173,13 +181,11 @@ static void isalk_recover(int k, size_t len, uint8_t *const *blk, bool has_q, in
 			if (i == a)
 				continue;
 			mat[j] = 1;
-			if (b == Q)
-				mat[m + j] = gf8_exp2((unsigned)i) ^ ga;
+			mat[m + j] = gf8_exp2((unsigned)i) ^ ga;
 			j++;
 		}
 		mat[m - 1] = 1;
-		if (b == Q)
-			mat[2 * m - 1] = ga;
+		mat[2 * m - 1] = ga;
 	} else if (b == P) {
 		uint8_t inv = gf8_inv(gf8_exp2((unsigned)a));
 		for (int i = 0; i < k; i++)

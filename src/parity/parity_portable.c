@@ -103,23 +103,40 @@ static void gen(size_t len, int k, const uint8_t *const *d, uint8_t *p, uint8_t 
 	}
 }
 
+/* c * x for eight bytes at once: the sum of x * 2^b over the set bits b of c. */
+static inline uint64_t mulw(uint8_t c, uint64_t x)
+{
+	uint64_t r = 0;
+	for (; c; c >>= 1) {
+		if (c & 1)
+			r ^= x;
+		x = mul2w(x);
+	}
+	return r;
+}
+
 static void mul(size_t len, uint8_t c, const uint8_t *a, const uint8_t *b, uint8_t *dst)
 {
-	uint8_t t[256];
-	gf8_mul_table(c, t);
-	for (size_t o = 0; o < len; o++)
-		dst[o] = t[a[o] ^ (b ? b[o] : 0)];
+	size_t o = 0;
+	for (; o + 8 <= len; o += 8)
+		st(dst + o, mulw(c, ld(a + o) ^ (b ? ld(b + o) : 0)));
+	for (; o < len; o++)
+		dst[o] = gf8_mul(c, a[o] ^ (b ? b[o] : 0));
 }
 
 static void rec2(size_t len, uint8_t ca, uint8_t cb, const uint8_t *p, const uint8_t *q, uint8_t *x,
                  uint8_t *y)
 {
-	uint8_t ta[256], tb[256];
-	gf8_mul_table(ca, ta);
-	gf8_mul_table(cb, tb);
-	for (size_t o = 0; o < len; o++) {
+	size_t o = 0;
+	for (; o + 8 <= len; o += 8) {
+		uint64_t pxy = ld(p + o) ^ ld(x + o), qxy = ld(q + o) ^ ld(y + o);
+		uint64_t dx = mulw(ca, pxy) ^ mulw(cb, qxy);
+		st(x + o, dx);
+		st(y + o, pxy ^ dx);
+	}
+	for (; o < len; o++) {
 		uint8_t pxy = p[o] ^ x[o], qxy = q[o] ^ y[o];
-		uint8_t dx = ta[pxy] ^ tb[qxy];
+		uint8_t dx = gf8_mul(ca, pxy) ^ gf8_mul(cb, qxy);
 		x[o] = dx;
 		y[o] = pxy ^ dx;
 	}
@@ -129,17 +146,19 @@ static void update(size_t len, uint8_t c, const uint8_t *old, const uint8_t *new
                    uint8_t *q)
 {
 	size_t o = 0;
-	if (p) {
-		for (; o + 8 <= len; o += 8)
-			st(p + o, ld(p + o) ^ ld(old + o) ^ ld(new_ + o));
-		for (; o < len; o++)
-			p[o] ^= old[o] ^ new_[o];
+	for (; o + 8 <= len; o += 8) {
+		uint64_t e = ld(old + o) ^ ld(new_ + o);
+		if (p)
+			st(p + o, ld(p + o) ^ e);
+		if (q)
+			st(q + o, ld(q + o) ^ mulw(c, e));
 	}
-	if (q) {
-		uint8_t t[256];
-		gf8_mul_table(c, t);
-		for (o = 0; o < len; o++)
-			q[o] ^= t[old[o] ^ new_[o]];
+	for (; o < len; o++) {
+		uint8_t e = old[o] ^ new_[o];
+		if (p)
+			p[o] ^= e;
+		if (q)
+			q[o] ^= gf8_mul(c, e);
 	}
 }
 

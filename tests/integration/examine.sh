@@ -85,6 +85,93 @@ PY
 	last=("${members[@]}")
 done
 
+# Mutants: real superblocks with fields changed (level, layout, chunk, sizes,
+# roles, features, reshape, flags, names, 0.90 disk states ...) and the
+# checksum fixed, on sparse members. The sanitizer build must not trip on
+# any of them, and wherever uraid accepts one, its text must be mdadm's
+# (skipping those that crash mdadm itself: it divides by zero on some
+# raid10 layouts).
+mkdir -p "$T_TMP/mut"
+cat >"$T_TMP/gen.py" <<'PY'
+# Mutated but checksum-valid md superblocks on sparse 8 MiB members.
+import os, random, struct, sys
+out, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+src = sys.argv[4:]          # real superblock blocks (4 KiB) with their version
+rnd = random.Random(seed)
+SECT = 16384
+def csum1(b):
+    maxdev = struct.unpack_from('<I', b, 220)[0]
+    ln = 256 + 2 * min(maxdev, 1920)
+    s = sum(struct.unpack_from('<I', b, i)[0] for i in range(0, ln - ln % 4, 4) if i != 216)
+    if ln % 4: s += struct.unpack_from('<H', b, ln - 2)[0]
+    return ((s & 0xffffffff) + (s >> 32)) & 0xffffffff
+def csum0(b):
+    s = sum(struct.unpack_from('<I', b, i)[0] for i in range(0, 4096, 4) if i != 152)
+    return ((s & 0xffffffff) + (s >> 32)) & 0xffffffff
+# 1.x fields worth varying: (offset, struct format, interesting values)
+F1 = [(8, '<I', [0, 1, 2, 4, 8, 16, 64, 512, 1024, 4096, 0x1003]), (72, '<i', [-1, 0, 1, 4, 5, 6, 10, -4, 7]),
+      (76, '<I', [0, 1, 2, 3, 4, 5, 8, 9, 10, 16, 20, 0x102, 0x201, 0x10201, 0x103, 0x301, 99]),
+      (80, '<Q', [0, 100, 14336, 16384]), (88, '<I', [0, 8, 128, 1024, 3]), (92, '<I', [1, 2, 3, 4, 5, 9, 40]),
+      (96, '<i', [0, 8, -8, 0x00080010]), (100, '<I', [0, 5, 6]), (104, '<Q', [0, 1000, 2**64 - 1]),
+      (112, '<i', [0, 1, -1, -3]), (116, '<I', [0, 2, 3, 0x102]), (120, '<I', [0, 128, 256]),
+      (124, '<I', [0, 8, 0xfffffff0]), (152, '<Q', [0, 100]), (160, '<I', [0, 1, 3, 4, 7]),
+      (184, '<B', [0, 1, 2, 3]), (186, '<H', [0, 8, 1]), (188, '<i', [0, 8, 16, -8, 2000]),
+      (200, '<Q', [0, 1, 2**40]), (208, '<Q', [0, 5, 2**64 - 1]), (256, '<H', [0, 1, 5, 0xffff, 0xfffe, 0xfffd]),
+      (258, '<H', [0, 1, 2, 0xffff, 0xfffe]), (260, '<H', [0, 2, 3, 0xffff]), (262, '<H', [1, 3, 0xffff, 0xfffd]),
+      (264, '<H', [3, 4, 0xffff]), (32, '<32s', [b'host:name', b'x' * 32, b'mdref:a', b''])]
+F0 = [(28, '<i', [-1, 0, 1, 4, 5, 6, 10, 3]), (32, '<I', [0, 100, 8128, 8064]), (36, '<I', [0, 4, 30]),
+      (40, '<I', [1, 2, 4, 20]), (44, '<I', [0, 3, 127]), (8, '<I', [90, 91]),
+      (132, '<I', [0, 1, 2, 3, 0x100]), (136, '<I', [0, 3, 4]), (148, '<I', [0, 1, 5]),
+      (156, '<I', [0, 1, 19]), (164, '<I', [0, 19]), (172, '<I', [0, 100, 0xffffffff]),
+      (176, '<Q', [0, 2**64 - 1, 4096]), (184, '<I', [5, 6]), (188, '<i', [0, 1, -1]),
+      (192, '<I', [0, 3, 0x102]), (196, '<I', [65536, 131072]), (256, '<I', [0, 1, 2, 3, 4, 5, 0x102, 0x201, 0x10201]),
+      (260, '<I', [0, 4096, 65536]), (512 + 16, '<I', [0, 1, 2, 4, 6, 0x206]), (3968 + 12, '<I', [0, 1, 3, 5]),
+      (3968 + 16, '<I', [0, 1, 2, 6, 0x200]), (3968 + 4, '<I', [0, 8]), (3968 + 8, '<I', [0, 16])]
+srcs = []
+for s in src:
+    ver, path = s.split('=', 1)
+    srcs.append((ver, open(path, 'rb').read()))
+for i in range(n):
+    ver, base = rnd.choice(srcs)
+    b = bytearray(base)
+    fields = F0 if ver == '0.90' else F1
+    for _ in range(rnd.randint(1, 4)):
+        off, fmt, vals = rnd.choice(fields)
+        struct.pack_into(fmt, b, off, rnd.choice(vals))
+    if ver == '0.90':
+        struct.pack_into('<I', b, 152, csum0(b)); at = (SECT & ~127) - 128
+    else:
+        if ver == '1.0': struct.pack_into('<Q', b, 144, (SECT - 16) & ~7); at = (SECT - 16) & ~7
+        else: at = 8
+        struct.pack_into('<I', b, 216, csum1(b))
+    p = os.path.join(out, 'mut%04d.img' % i)
+    with open(p, 'wb') as f:
+        f.truncate(SECT * 512); f.seek(at * 512); f.write(bytes(b))
+PY
+C=$TOP/fuzz/corpus/fuzz_md_super
+python3 "$T_TMP/gen.py" "$T_TMP/mut" 200 1 1.2="$C/v12-raid5-ls-m3" 1.2="$C/v12-raid10-n2-m1" \
+	1.2="$C/v12-linear-3-m0" 0.90="$C/v090-raid5-m0" 1.0="$C/v10-mdadm-raid1-1g" \
+	1.1="$C/v11-mdadm-raid10-1g"
+check "mutants generated" test "$(ls "$T_TMP"/mut/*.img | wc -l)" -eq 200
+"$URAID_ASAN" examine --homehost mdref "$T_TMP"/mut/*.img >"$T_TMP/mut.out" 2>"$T_TMP/mut.err"
+rc=$?
+check "mutants: sanitizer build exits 0/1 (got $rc)" test $rc -le 1
+check_fails "mutants: no sanitizer reports" grep -q "AddressSanitizer\|runtime error" "$T_TMP/mut.err"
+check "mutants: most decode" test "$(grep -c '^/' "$T_TMP/mut.out")" -ge 100
+if [ -x "$MDADM" ]; then
+	same=0 differ=0 h=$(hostname)
+	for f in "$T_TMP"/mut/*.img; do
+		o=$("$URAID" examine --homehost "$h" "$f" 2>/dev/null) || continue
+		t=$(timeout 10 "$MDADM" --examine "$f" 2>&1)
+		[ $? -gt 128 ] && continue # mdadm crashed
+		if [ "$o" == "$t" ]; then same=$((same + 1)); else
+			differ=$((differ + 1))
+			echo "# $(basename "$f"):"; diff <(echo "$t") <(echo "$o") | head -6 | sed 's/^/# /'
+		fi
+	done
+	check "mutants: uraid examine == mdadm --examine ($same same, $differ differ)" test $differ -eq 0
+fi
+
 # Broken members: corrupt checksum, no superblock, missing file. The good
 # member is still printed and the exit status is non-zero.
 good=${last[0]}

@@ -22,7 +22,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/lib.sh"
 
 usage() { sed -n '2,19s/^# \{0,1\}//p' "$0"; }
-EXP_MD5= EXP_BYTES= LOG= TIMEOUT=600
+EXP_MD5='' EXP_BYTES='' LOG='' TIMEOUT=600
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--expect-md5) EXP_MD5=${2:-}; shift 2 || break ;;

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Guest side of make-refs.sh (busybox sh inside shared/mdvm; the mdvm helpers
 # run, md_wait, md_check, md5_range, bs_for are already defined).
 #
@@ -84,20 +85,20 @@ mkref_body() {
 	echo "MEMBER_MD5S$sums1 (unchanged by the read-only assembly: $same)"
 	echo "REF $name rc=0 bytes=$bytes md5w=$md5w md5r=$md5r mismatch=$mismatch" \
 		"level=$level layout_num=$lnum chunk=$csz offsets=$offs layout_name=${lname:--}" \
-		"same=$same" >/root/logs/$name.ref
+		"same=$same" >"/root/logs/$name.ref"
 }
 
 mkref() {
 	mkdir -p /root/logs
-	mkref_body "$@" >/root/logs/$1.log 2>&1
+	mkref_body "$@" >"/root/logs/$1.log" 2>&1
 	rc=$?
-	if [ $rc -ne 0 ] || [ ! -s /root/logs/$1.ref ]; then
+	if [ $rc -ne 0 ] || [ ! -s "/root/logs/$1.ref" ]; then
 		echo "REF $1 rc=${rc:-1}"
-		tail -n 30 /root/logs/$1.log
+		tail -n 30 "/root/logs/$1.log"
 		# leave the VM usable for the next array
 		mdadm --stop /dev/md0 >/dev/null 2>&1
 		return 1
 	fi
-	cat /root/logs/$1.ref
-	rm -f /root/logs/$1.ref
+	cat "/root/logs/$1.ref"
+	rm -f "/root/logs/$1.ref"
 }

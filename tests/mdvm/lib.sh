@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Host-side helpers for driving shared/mdvm (a qemu VM with the real Linux md
 # driver and mdadm).  Sourced by tests/mdvm/*.sh and tests/integration/mdvm_*.sh.
 #

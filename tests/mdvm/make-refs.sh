@@ -82,7 +82,8 @@ accept_array() {
 	lnum=$(kv layout_num); chunk=$(kv chunk); offs=$(kv offsets); lname=$(kv layout_name)
 	same=$(kv same)
 	if [ "$rc" != 0 ] || [ -z "$bytes" ]; then
-		echo "make-refs: $name: FAILED in the VM (rc=$rc); see $B/out/logs/$name.log" >&2
+		echo "make-refs: $name: FAILED in the VM (rc=$rc); end of its log:" >&2
+		tail -n 15 "$B/out/logs/$name.log" 2>&1 | sed 's/^/  | /' >&2
 		return 1
 	fi
 	local sect=$((bytes / 512))
@@ -130,7 +131,7 @@ run_batch() {
 	: >"$B/pat.img"
 	for ((k = k0; k < k1; k++)); do
 		IFS=, read -r -a members <<<"${A_SIZES[$k]}"
-		local devs= total=0
+		local devs='' total=0
 		i=0
 		for sz in "${members[@]}"; do
 			truncate -s "${sz}M" "$B/a${k}m$i.img"

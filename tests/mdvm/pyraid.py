@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Slow, independent reference reader for Linux md member images (tests only).
 
     pyraid.py cat MEMBER...       array content on stdout (members in any order,
@@ -13,6 +13,7 @@ shares no code with uraid.  Written from the on-disk format descriptions in
 shared/reference/FORMATS.md; clarity over speed.  Exit status 1 with a message
 on stderr when the members cannot give the array.
 """
+import mmap
 import struct
 import sys
 
@@ -39,7 +40,8 @@ class Member:
     def __init__(self, path):
         self.path = path
         with open(path, 'rb') as f:
-            self.img = f.read()
+            # mapped, not read: examine touches only the superblock pages
+            self.img = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         if len(self.img) < 128 * 1024:
             raise Fail(f'{path}: too small for an md member')
         for try_ in (self.try_v1, self.try_v090):
@@ -129,7 +131,13 @@ def gf_inv(a):
     return GF_EXP[255 - GF_LOG[a]]
 
 
-MUL_TABLES = [bytes(gf_mul(c, x) for x in range(256)) for c in range(256)]
+MUL_TABLES = {}
+
+
+def mul(c, block):
+    if c not in MUL_TABLES:
+        MUL_TABLES[c] = bytes(gf_mul(c, x) for x in range(256))
+    return block.translate(MUL_TABLES[c])
 
 
 def xor(*blocks):
@@ -138,10 +146,6 @@ def xor(*blocks):
     for b in blocks:
         v ^= int.from_bytes(b, 'little')
     return v.to_bytes(n, 'little')
-
-
-def mul(c, block):
-    return block.translate(MUL_TABLES[c])
 
 
 # ---------------------------------------------------------------- levels

@@ -209,6 +209,24 @@ static void check_against_log(const char *arr, int i, const struct md_sb *sb,
 	       "%s m%d super off", arr, i);
 	uuid_text(sb->device_uuid, buf);
 	CHECKF((v = mdv_get(ex, "Device UUID")) && !strcmp(v, buf), "%s m%d dev uuid", arr, i);
+	/* "512 entries available at offset 16 sectors": 8-byte entries */
+	snprintf(buf, sizeof(buf), "%u entries available at offset %d sectors",
+	         sb->bblog_size * 512u / 8, (int32_t)sb->bblog_offset);
+	CHECKF((v = mdv_get(ex, "Bad Block Log")) && !strcmp(v, buf), "%s m%d bblog %s vs %s", arr,
+	       i, buf, v ? v : "-");
+	/* mdadm counts free space before the data from 36 KiB past the
+	 * superblock (what the kernel reserves) or the end of the bad block log,
+	 * whichever is later; and after the data to the end of the member */
+	uint64_t bb_end = sb->super_offset + (uint64_t)(int32_t)sb->bblog_offset + sb->bblog_size;
+	uint64_t earliest = sb->super_offset + 72 > bb_end ? sb->super_offset + 72 : bb_end;
+	snprintf(buf, sizeof(buf), "before=%llu sectors, after=%llu sectors",
+	         (unsigned long long)(sb->data_offset - earliest),
+	         (unsigned long long)(dev_sectors - sb->data_offset - sb->data_size));
+	CHECKF((v = mdv_get(ex, "Unused Space")) && !strcmp(v, buf), "%s m%d unused %s vs %s", arr,
+	       i, buf, v ? v : "-");
+	if (sb->level == -1) /* size 0 for linear: md uses each member whole */
+		CHECKF(!expect_u64(ex, "Used Dev Size", &u) && u == sb->size, "%s m%d used", arr,
+		       i);
 	v = mdv_get(ex, "Device Role");
 	snprintf(buf, sizeof(buf), "Active device %d", md_sb_role(sb));
 	CHECKF(v && !strcmp(v, buf), "%s m%d role %s vs %s", arr, i, buf, v ? v : "-");

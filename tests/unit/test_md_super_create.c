@@ -233,6 +233,35 @@ static void test_raid0_layout(void)
 	CHECK(md_create_plan(&p, same, 3, err, sizeof(err)) == 0 && !p.raid0_layout);
 	p = base_params(MD_SB_1_2, 0, 512, 0, 3); /* layout 0 ("dangerous"): no flag */
 	CHECK(md_create_plan(&p, devs, 3, err, sizeof(err)) == 0 && !p.raid0_layout);
+	/* 2 MiB chunks: equal whole-device chunk counts, different data areas */
+	p = base_params(MD_SB_1_2, 0, 2048, 1, 2);
+	uint64_t off = md_sb_default_data_offset(MD_SB_1_2, 10 * 4096 + 2048, 4096);
+	CHECK(off % 4096 == 2048); /* so the two counts can disagree */
+	uint64_t two[2] = {10 * 4096 + 2048, 10 * 4096 + 2047};
+	CHECK(md_create_plan(&p, two, 2, err, sizeof(err)) == 0 && p.raid0_layout);
+	/* odd chunk sizes are refused */
+	p = base_params(MD_SB_1_2, 5, 3, 2, 3);
+	CHECK(md_create_plan(&p, same, 3, err, sizeof(err)) == -EINVAL);
+	CHECKF(strstr(err, "power of two"), "%s", err);
+	/* explicit data offset: bad block log placement as mdadm */
+	struct md_sb s2;
+	p = base_params(MD_SB_1_2, 1, 0, 0, 2);
+	uint64_t d16[2] = {16384, 16384};
+	static const struct {
+		uint64_t off;
+		int bb_off, bb_size;
+	} bb[] = {{16, 0, 0}, {24, 8, 8}, {31, 15, 8}, {32, 16, 8}, {2048, 16, 8}};
+	for (size_t i = 0; i < sizeof(bb) / sizeof(bb[0]); i++) {
+		p.data_offset = bb[i].off;
+		p.size = 0;
+		CHECKF(md_create_plan(&p, d16, 2, err, sizeof(err)) == 0, "%s", err);
+		CHECK(md_sb_init(&s2, &p, 0, 0, NULL, 16384, err, sizeof(err)) == 0);
+		CHECKF((int)s2.bblog_offset == bb[i].bb_off && s2.bblog_size == bb[i].bb_size,
+		       "offset %llu: bblog %u/%u", (unsigned long long)bb[i].off, s2.bblog_offset,
+		       s2.bblog_size);
+		CHECK(md_sb_check_device(&s2, 16384, err, sizeof(err)) == 0);
+		CHECK(s2.data_offset == bb[i].off && s2.size == (16384 - bb[i].off) / 128 * 128);
+	}
 }
 
 static void test_plan_errors(void)
@@ -614,6 +643,93 @@ static void t_write_members(void)
 	}
 }
 
-TEST_MAIN(T(test_mdadm_facts), T(test_data_offset_rule), T(test_raid0_layout), T(test_plan_errors),
-          T(test_init_roundtrip), T(test_store_load), T(test_load_choice), T(test_sha1),
-          T(t_write_members))
+/* ---- bit-exact against superblocks mdadm itself wrote --------------------- */
+
+/* A large member that only keeps the 64 KiB around its superblock. */
+struct winmem {
+	struct member m;
+	uint64_t base;
+	uint8_t win[65536];
+};
+
+static ssize_t win_pread(struct member *m, void *b, size_t len, uint64_t off)
+{
+	struct winmem *w = (struct winmem *)m;
+	memset(b, 0, len);
+	for (size_t i = 0; i < len; i++)
+		if (off + i >= w->base && off + i < w->base + sizeof(w->win))
+			((uint8_t *)b)[i] = w->win[off + i - w->base];
+	return (ssize_t)len;
+}
+
+static ssize_t win_pwrite(struct member *m, const void *b, size_t len, uint64_t off, unsigned f)
+{
+	struct winmem *w = (struct winmem *)m;
+	if (off < w->base || off + len > w->base + sizeof(w->win))
+		return -EIO; /* nothing outside the superblock area may be written */
+	memcpy(w->win + (off - w->base), b, len);
+	return (ssize_t)len;
+}
+
+static const struct member_ops win_ops = {
+    .kind = "testwin", .pread = win_pread, .pwrite = win_pwrite};
+
+static void test_bitexact_vs_mdadm(void)
+{
+	/* fuzz/corpus/fuzz_md_super/v1x-mdadm-*: the first member of arrays made
+	 * in mdvm with mdadm --create --homehost=mdvmref --name=t --assume-clean
+	 * (raid0: plain) on two equal members, read back after mdadm --stop */
+	static const struct {
+		const char *file;
+		enum md_sb_version v;
+		int level;
+		uint32_t layout, chunk_kib;
+		uint64_t sectors;
+	} cases[] = {
+	    {"v10-mdadm-raid1-1g", MD_SB_1_0, 1, 0, 0, 2097152},
+	    {"v11-mdadm-raid10-1g", MD_SB_1_1, 10, 0x102, 512, 2097152},
+	    {"v12-mdadm-raid0-20g", MD_SB_1_2, 0, 1, 512, 41943040},
+	};
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		char path[256];
+		snprintf(path, sizeof(path), "fuzz/corpus/fuzz_md_super/%s", cases[k].file);
+		uint8_t ref[4096];
+		FILE *f = fopen(path, "rb");
+		CHECKF(f && fread(ref, 1, 4096, f) == 4096, "%s (run from the repo top)", path);
+		if (f)
+			fclose(f);
+		if (!f)
+			continue;
+		struct md_sb theirs, ours;
+		char err[256] = "";
+		CHECK(md_sb_decode(cases[k].v, ref, 4096, &theirs, err, sizeof(err)) == 0);
+		/* same random and time inputs as mdadm had */
+		struct md_create_params p =
+		    base_params(cases[k].v, cases[k].level, cases[k].chunk_kib, cases[k].layout, 2);
+		memcpy(p.set_uuid, theirs.set_uuid, 16);
+		p.ctime = theirs.ctime;
+		p.assume_clean = true;
+		uint64_t devs[2] = {cases[k].sectors, cases[k].sectors};
+		CHECK(md_create_plan(&p, devs, 2, err, sizeof(err)) == 0);
+		CHECKF(md_sb_init(&ours, &p, 0, 0, theirs.device_uuid, cases[k].sectors, err,
+		                  sizeof(err)) == 0,
+		       "%s", err);
+		static struct winmem w;
+		memset(&w, 0, sizeof(w));
+		w.m.ops = &win_ops;
+		w.m.size = cases[k].sectors * 512;
+		w.m.logical_block = 512;
+		w.base = (uint64_t)md_sb_location(cases[k].v, cases[k].sectors) * 512;
+		CHECK(md_sb_store(&w.m, &ours) == 0);
+		size_t diff = 0, first = 0;
+		for (size_t i = 0; i < 4096; i++)
+			if (w.win[i] != ref[i] && !diff++)
+				first = i;
+		CHECKF(diff == 0, "%s: %zu bytes differ from mdadm's, first at %zu", cases[k].file,
+		       diff, first);
+	}
+}
+
+TEST_MAIN(T(test_bitexact_vs_mdadm), T(test_mdadm_facts), T(test_data_offset_rule),
+          T(test_raid0_layout), T(test_plan_errors), T(test_init_roundtrip), T(test_store_load),
+          T(test_load_choice), T(test_sha1), T(t_write_members))

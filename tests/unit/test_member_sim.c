@@ -523,11 +523,13 @@ static void time_scale_sleeps(void)
 		CHECK(member_read(m, buf, 4096, t_rand(&rs) % 65536 * 4096) == 0);
 	double real = real_ms() - r0;
 	double model = ms((double)(member_sim_model_ns(m) - m0));
-	/* the sleep is honoured (never early); overshoot and the CPU time in
-	 * between are all that may add */
+	/* The sleep is honoured (never early). Upper bounds on real or model
+	 * time would measure the machine, not the code: on a loaded CI host the
+	 * CPU time between requests (scaled by 20) inflates both, so only the
+	 * floor is asserted here; the exact per-request cost is checked in
+	 * virtual time by random_reads. */
 	CHECKF(real >= model / 20 * 0.99, "%.1f ms real for %.1f model ms", real, model);
-	CHECKF(real < model / 20 * 1.5 + 20, "%.1f ms real for %.1f model ms", real, model);
-	CHECKF(model > 100 * 10.0 && model < 100 * 20.0, "%.1f model ms", model);
+	CHECKF(model > 100 * 10.0, "%.1f model ms", model);
 	member_close(m);
 }
 
