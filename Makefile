@@ -2,7 +2,7 @@
 #   make            release library + CLI (build/rel)
 #   make check      deps, asan/ubsan unit tests, integration tests, fuzz smoke
 #   make demo       deps + the main job on file-backed members in a temp dir
-#   make bench      performance benchmarks (not part of check)
+#   make bench      performance benchmarks: parity, engine (not part of check)
 #   make bench-export  NBD export throughput vs nbdkit memory and btrfs raid5
 #   make lint       clang-format --dry-run + cppcheck
 #   make install DESTDIR=...
@@ -123,6 +123,7 @@ demo: deps
 bench: deps
 	$(MAKE) all
 	$(REL)/uraid bench parity
+	$(REL)/uraid bench engine
 
 # Crash torture (tests/torture/run): the crash tests built optimised, run
 # with thousands of crash points. TORTURE_TRIALS / TORTURE_SEED tune it.

@@ -97,10 +97,13 @@ struct uraid_array;
 struct member;
 
 /* Assemble/create flags. */
-#define URAID_RDONLY 1u         /* never write to a member (open O_RDONLY) */
-#define URAID_NO_SYNC_THREAD 2u /* no background sync thread: the caller drives
-                                   resync/recovery/check with uraid_sync_step */
-#define URAID_DIRECT 4u         /* open member files with O_DIRECT */
+/* URAID_RDONLY: never write to a member (open O_RDONLY).
+ * URAID_NO_SYNC_THREAD: no background sync thread; the caller drives
+ * resync/recovery/check with uraid_sync_step.
+ * URAID_DIRECT: open member files with O_DIRECT. */
+#define URAID_RDONLY         1u
+#define URAID_NO_SYNC_THREAD 2u
+#define URAID_DIRECT         4u
 
 enum uraid_member_state {
 	URAID_MEMBER_IN_SYNC = 0,
@@ -124,29 +127,28 @@ int uraid_assemble(const char *const *paths, int n, unsigned flags, struct uraid
                    char *err, size_t errlen, char *warn, size_t warnlen);
 /* The same from opened members; the array takes ownership of all of them
  * (they are closed on stop, and on failure). */
-int uraid_assemble_members(struct member **members, int n, unsigned flags,
-                           struct uraid_array **out, char *err, size_t errlen, char *warn,
-                           size_t warnlen);
+int uraid_assemble_members(struct member **members, int n, unsigned flags, struct uraid_array **out,
+                           char *err, size_t errlen, char *warn, size_t warnlen);
 
 struct uraid_create_opts {
-	int level;               /* enum uraid_level */
-	bool layout_set;         /* else mdadm's default for the level */
+	int level;       /* enum uraid_level */
+	bool layout_set; /* else mdadm's default for the level */
 	uint32_t layout;
-	uint32_t chunk_sectors;  /* 0 = default (512 KiB) */
+	uint32_t chunk_sectors; /* 0 = default (512 KiB) */
 	int raid_devices;
 	int spare_devices;
-	int metadata;            /* 0 (0.90), 10, 11, 12 (1.x); 0 with metadata_set false = 1.2 */
+	int metadata; /* 0 (0.90), 10, 11, 12 (1.x); 0 with metadata_set false = 1.2 */
 	bool metadata_set;
 	char name[33];
-	uint64_t member_bytes;   /* uraid_create: size of member files to create when missing */
-	uint64_t size_sectors;   /* per-member data sectors used, 0 = largest possible */
-	bool assume_clean;       /* skip the initial resync */
+	uint64_t member_bytes; /* uraid_create: size of member files to create when missing */
+	uint64_t size_sectors; /* per-member data sectors used, 0 = largest possible */
+	bool assume_clean;     /* skip the initial resync */
 };
 /* Validate everything, then write superblocks. Without assume_clean the
  * array starts with a resync pending (run by the sync thread, or by the
  * caller with uraid_sync_step under URAID_NO_SYNC_THREAD). */
-int uraid_create(const struct uraid_create_opts *o, const char *const *paths, int n,
-                 unsigned flags, struct uraid_array **out, char *err, size_t errlen);
+int uraid_create(const struct uraid_create_opts *o, const char *const *paths, int n, unsigned flags,
+                 struct uraid_array **out, char *err, size_t errlen);
 int uraid_create_members(const struct uraid_create_opts *o, struct member **members, int n,
                          unsigned flags, struct uraid_array **out, char *err, size_t errlen);
 
@@ -175,13 +177,13 @@ struct uraid_status {
 	uint32_t layout;
 	uint32_t chunk_sectors;
 	int raid_disks;
-	int metadata;             /* 0, 10, 11, 12 */
+	int metadata; /* 0, 10, 11, 12 */
 	uint64_t array_sectors;
-	uint64_t dev_sectors;     /* per member */
+	uint64_t dev_sectors; /* per member */
 	uint64_t events;
 	bool readonly, clean;
 	int working, failed, spares, degraded; /* degraded = slots without an in-sync member */
-	int nmembers;             /* entries in members[] (slots first, then spares/faulty) */
+	int nmembers; /* entries in members[] (slots first, then spares/faulty) */
 	struct uraid_member_status members[URAID_STATUS_MAX_MEMBERS];
 	enum uraid_sync_action sync_action;
 	uint64_t sync_done, sync_total; /* sectors */
@@ -224,8 +226,8 @@ void uraid_sync_speed(struct uraid_array *a, uint64_t min_kibs, uint64_t max_kib
  * write OFF LEN, flush, fail M, remove M, add PATH, check, repair, idle,
  * speed MIN MAX, stop. Each connection is served by its own thread. */
 struct uraid_control;
-int uraid_control_start(struct uraid_array *a, const char *sock_path,
-                        struct uraid_control **out, char *err, size_t errlen);
+int uraid_control_start(struct uraid_array *a, const char *sock_path, struct uraid_control **out,
+                        char *err, size_t errlen);
 /* Block until a client sent "stop" (returns 0) or the timeout passed
  * (timeout_ms < 0: forever; returns -ETIMEDOUT). */
 int uraid_control_wait(struct uraid_control *c, int timeout_ms);

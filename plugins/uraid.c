@@ -19,12 +19,16 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "uraid.h"
 #include "uraid_geom.h"
@@ -47,6 +51,7 @@ static struct {
 	struct uraid_status st; /* geometry as assembled (sizes do not change) */
 	uint32_t logical_block;
 	struct uraid_control *ctl;
+	char sock[PATH_MAX]; /* control socket path, removed after the array stopped */
 	pthread_t watcher;
 	bool watcher_running;
 	pthread_mutex_t lock; /* guards `quit` */
@@ -57,6 +62,17 @@ static struct {
 	pthread_rwlock_t rmw;
 	void *zeros;
 } g = {.control = true, .lock = PTHREAD_MUTEX_INITIALIZER, .rmw = PTHREAD_RWLOCK_INITIALIZER};
+
+static void uraid_load(void)
+{
+	/* Every request allocates buffers of a stripe or more (nbdkit's request
+	 * buffer, the engine's stripe buffers). Above glibc's default mmap
+	 * threshold each one is a fresh mmap whose pages fault in zeroed and
+	 * are unmapped on free: at 1 MiB requests that page-fault churn cost
+	 * more than the RAID work. Keep such blocks on the heap instead. */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+}
 
 static void uraid_unload(void)
 {
@@ -190,21 +206,55 @@ static void *watch_stop(void *arg)
 	}
 }
 
+static bool socket_answers(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	size_t n = strlen(path);
+	if (n >= sizeof(sa.sun_path))
+		return false;
+	memcpy(sa.sun_path, path, n + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	bool ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(fd);
+	return ok;
+}
+
 static int start_control(void)
 {
 	const char *rd = getenv("URAID_RUN_DIR");
-	char path[PATH_MAX], err[512];
+	char err[512];
 	if (!rd || !*rd)
 		rd = "/run/uraid";
 	if (mkdir(rd, 0755) < 0 && errno != EEXIST) {
 		nbdkit_error("%s: %s", rd, strerror(errno));
 		return -1;
 	}
-	snprintf(path, sizeof(path), "%s/%s.sock", rd, g.name);
-	if (uraid_control_start(g.a, path, &g.ctl, err, sizeof(err)) < 0) {
+	/* `uraid stop NAME` returns once NAME.sock is gone, but the control
+	 * server removes its socket when it closes, before the array is stopped
+	 * (flushed, marked clean). So it listens on a private name that is then
+	 * renamed into place, and .cleanup removes NAME.sock only after
+	 * uraid_stop: when `uraid stop` returns, the members are final. */
+	char tmp[PATH_MAX], final[PATH_MAX];
+	snprintf(final, sizeof(final), "%s/%s.sock", rd, g.name);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.sock.%d", rd, g.name, (int)getpid());
+	if (socket_answers(final)) {
+		nbdkit_error("control socket %s: an array named %s is already running", final,
+		             g.name);
+		return -1;
+	}
+	if (uraid_control_start(g.a, tmp, &g.ctl, err, sizeof(err)) < 0) {
 		nbdkit_error("control socket: %s", err);
 		return -1;
 	}
+	if (rename(tmp, final) < 0) {
+		nbdkit_error("control socket: rename %s to %s: %s", tmp, final, strerror(errno));
+		uraid_control_close(g.ctl);
+		g.ctl = NULL;
+		return -1;
+	}
+	memcpy(g.sock, final, sizeof(g.sock));
 	if (pthread_create(&g.watcher, NULL, watch_stop, NULL) != 0) {
 		nbdkit_error("cannot start the control watcher thread");
 		uraid_control_close(g.ctl);
@@ -254,6 +304,10 @@ static void uraid_cleanup(void)
 		if (rc < 0)
 			nbdkit_error("stopping the array: %s", strerror(-rc));
 		g.a = NULL;
+	}
+	if (g.sock[0]) {
+		unlink(g.sock);
+		g.sock[0] = 0;
 	}
 	free(g.zeros);
 	g.zeros = NULL;
@@ -455,6 +509,7 @@ static struct nbdkit_plugin plugin = {
     .longname = "uraid: Linux md compatible software RAID in user space",
     .version = URAID_VERSION,
     .description = "Serve an md array (linear, raid0/1/4/5/6/10) assembled from its members",
+    .load = uraid_load,
     .unload = uraid_unload,
     .config = uraid_config,
     .config_complete = uraid_config_complete,

@@ -25,7 +25,7 @@ static const struct {
 } benches[] = {
     {"parity", bench_parity, "XOR / P+Q / recovery kernels vs ISA-L and memory limits"},
     {"engine", bench_engine, "array engine throughput"},
-    {"workload", bench_workload, "end-to-end workloads"},
+    {"workload", bench_workload, "workloads and sweeps (also: uraid bench --levels ...)"},
 };
 
 static void usage(FILE *f)
@@ -46,6 +46,9 @@ int cmd_bench(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	/* `uraid bench --levels ...`: options alone mean a workload sweep. */
+	if (argv[1][0] == '-' && argv[1][1] == '-')
+		return bench_workload(argc, argv);
 	for (size_t i = 0; i < sizeof(benches) / sizeof(benches[0]); i++)
 		if (!strcmp(argv[1], benches[i].name))
 			return benches[i].fn(argc - 1, argv + 1);

@@ -187,15 +187,25 @@ int cli_start_daemon(const char *verb, const char *name, int n, char **members)
 	args[2] = (char *)name;
 	for (int i = 0; i < n; i++) {
 		args[3 + i] = realpath(members[i], NULL);
-		if (!args[3 + i])
-			return cli_error(verb, "%s: %s", members[i], strerror(errno));
+		if (!args[3 + i]) {
+			int e = errno;
+			for (int j = 0; j < i; j++)
+				free(args[3 + j]);
+			free(args);
+			return cli_error(verb, "%s: %s", members[i], strerror(e));
+		}
 	}
 	char log[PATH_MAX];
 	snprintf(log, sizeof(log), "%s/%s.log", run_dir(), name);
 	fflush(NULL);
 	pid_t pid = fork();
-	if (pid < 0)
-		return cli_error(verb, "fork: %s", strerror(errno));
+	if (pid < 0) {
+		int e = errno;
+		for (int i = 0; i < n; i++)
+			free(args[3 + i]);
+		free(args);
+		return cli_error(verb, "fork: %s", strerror(e));
+	}
 	if (pid == 0) {
 		setsid();
 		int lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -211,6 +221,9 @@ int cli_start_daemon(const char *verb, const char *name, int n, char **members)
 		execv("/proc/self/exe", args);
 		_exit(127);
 	}
+	for (int i = 0; i < n; i++)
+		free(args[3 + i]);
+	free(args);
 	/* Wait for the socket to answer, or the daemon to give up. */
 	for (int i = 0; i < 300; i++) {
 		if (cli_ctl_status(name, &st, err, sizeof(err)) == 0) {

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,6 +46,11 @@ int cmd_daemon(int argc, char **argv)
 		fprintf(stderr, "uraid: daemon %s: warning: %s", name, warn);
 	if (rc < 0)
 		return cli_error("daemon", "%s", err);
+	/* md's sync_speed_min/max, KiB/s */
+	const char *smin = getenv("URAID_SYNC_SPEED_MIN"), *smax = getenv("URAID_SYNC_SPEED_MAX");
+	if (smin || smax)
+		uraid_sync_speed(a, smin ? strtoull(smin, NULL, 10) : 1000,
+		                 smax ? strtoull(smax, NULL, 10) : 0);
 	char path[PATH_MAX];
 	cli_sock_path(name, path, sizeof(path));
 	struct uraid_control *c;
@@ -205,18 +212,39 @@ int cmd_repair(int argc, char **argv)
 	return sync_verb("repair", argc, argv);
 }
 
+static bool members_released(const struct uraid_status *st)
+{
+	for (int i = 0; i < st->nmembers; i++) {
+		if (st->members[i].name[0] != '/')
+			continue;
+		int fd = open(st->members[i].name, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		bool free_now = flock(fd, LOCK_EX | LOCK_NB) == 0;
+		close(fd);
+		if (!free_now)
+			return false;
+	}
+	return true;
+}
+
 int cmd_stop(int argc, char **argv)
 {
 	if (argc != 2)
 		return cli_error("stop", "usage: uraid stop NAME");
 	char err[512], path[PATH_MAX];
+	struct uraid_status st;
+	if (cli_ctl_status(argv[1], &st, err, sizeof(err)) < 0)
+		return cli_error("stop", "%s", err);
 	if (cli_ctl(argv[1], "stop", NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
 		return cli_error("stop", "%s", err);
-	/* The daemon removes its socket once the array is stopped and clean. */
+	/* Done when the socket is gone and the daemon has let go of every
+	 * member (it holds an exclusive lock on each while running), so the
+	 * members can be used again right away. */
 	cli_sock_path(argv[1], path, sizeof(path));
 	for (int i = 0; i < 600; i++) {
 		struct stat sb;
-		if (stat(path, &sb) < 0)
+		if (stat(path, &sb) < 0 && members_released(&st))
 			return 0;
 		msleep(50);
 	}

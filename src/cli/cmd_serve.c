@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -127,6 +128,21 @@ static void print_log(const char *verb, const char *log)
 		fclose(f);
 }
 
+/* No process holds the exclusive lock a running array takes on its members. */
+static bool members_unlocked(char **mm, int n)
+{
+	for (int i = 0; i < n; i++) {
+		int fd = open(mm[i], O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		int busy = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+		close(fd);
+		if (busy)
+			return false;
+	}
+	return true;
+}
+
 /* Members of a running array (its daemon's view): every member that holds
  * data or may receive it (in sync, rebuilding, spare); faulty ones stay out. */
 static int handover(const char *verb, const char *name, char ***members, int *n)
@@ -150,7 +166,9 @@ static int handover(const char *verb, const char *name, char ***members, int *n)
 	cli_sock_path(name, sock, sizeof(sock));
 	for (int i = 0; i < 600; i++) {
 		struct stat sb;
-		if (stat(sock, &sb) < 0) {
+		/* The daemon removes its socket before it has stopped the array;
+		 * it is done when it has let go of the members' locks. */
+		if (stat(sock, &sb) < 0 && members_unlocked(mm, k)) {
 			*members = mm;
 			*n = k;
 			fprintf(stderr, "uraid: %s: took %s over from its daemon (%d members)\n",
@@ -252,8 +270,10 @@ static char **nbdkit_argv(const struct serve_opts *o, const char *name, char **m
 #define ADD(s) av[k++] = strdup(s)
 	ADD("nbdkit");
 	ADD("--log=stderr");
-	if (o->foreground)
-		ADD("--foreground");
+	/* Always in the foreground: in the background nbdkit sends stderr to
+	 * /dev/null, and the array is assembled after that (.after_fork), so
+	 * its errors would be lost. serve backgrounds nbdkit itself. */
+	ADD("--foreground");
 	ADD("--pidfile");
 	ADD(pidfile);
 	if (o->port) {
@@ -311,33 +331,45 @@ static int write_export(const char *name, pid_t pid, const char *uri, const char
 	return 0;
 }
 
-/* Wait for the backgrounded nbdkit: its pidfile, then the plugin's control
- * socket (the array is assembled after nbdkit forks). */
-static int wait_ready(const char *verb, const char *name, const char *pidfile, const char *log,
-                      pid_t *pid)
+/* Wait for nbdkit (our child) until the plugin's control socket answers:
+ * the array is assembled and served. */
+static int wait_ready(const char *verb, const char *name, pid_t child, const char *log)
 {
 	char err[512];
 	struct uraid_status st;
-	*pid = 0;
 	for (int i = 0; i < 1200; i++) {
-		if (*pid <= 0) {
-			FILE *f = fopen(pidfile, "r");
-			int p;
-			if (f && fscanf(f, "%d", &p) == 1)
-				*pid = p;
-			if (f)
-				fclose(f);
-		}
-		if (*pid > 0 && cli_ctl_status(name, &st, err, sizeof(err)) == 0)
+		if (cli_ctl_status(name, &st, err, sizeof(err)) == 0)
 			return 0;
-		if (*pid > 0 && !serve_pid_alive(*pid)) {
+		int status;
+		if (waitpid(child, &status, WNOHANG) == child) {
 			print_log(verb, log);
 			return cli_error(verb, "nbdkit exited before serving");
 		}
 		serve_msleep(50);
 	}
+	kill(child, SIGTERM);
 	print_log(verb, log);
 	return cli_error(verb, "nbdkit did not come up within 60 s (log %s)", log);
+}
+
+/* After nbdkit ended: remove its export record and NBD socket, unless a
+ * newer serve of the same name has replaced them. */
+static void forget_serve(const char *name, pid_t k, const char *sock)
+{
+	char path[PATH_MAX], line[64];
+	serve_run_path(name, ".export", path, sizeof(path));
+	FILE *f = fopen(path, "r");
+	long p = 0;
+	if (f && fgets(line, sizeof(line), f) && !strncmp(line, "pid=", 4))
+		p = strtol(line + 4, NULL, 10);
+	if (f)
+		fclose(f);
+	if (p != k)
+		return;
+	unlink(path);
+	struct stat sb;
+	if (lstat(sock, &sb) == 0 && S_ISSOCK(sb.st_mode))
+		unlink(sock);
 }
 
 int serve_start(const char *verb, const struct serve_opts *o, int n, char **args, char *name,
@@ -426,6 +458,7 @@ int serve_start(const char *verb, const struct serve_opts *o, int n, char **args
 	if (child < 0)
 		return cli_error(verb, "fork: %s", strerror(errno));
 	if (child == 0) {
+		setsid(); /* outlives this command, away from its terminal */
 		int lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		int nfd = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (lfd >= 0) {
@@ -434,23 +467,33 @@ int serve_start(const char *verb, const struct serve_opts *o, int n, char **args
 		}
 		if (nfd >= 0)
 			dup2(nfd, 0);
-		execvp("nbdkit", av);
-		fprintf(stderr, "cannot run nbdkit: %s\n", strerror(errno));
-		_exit(127);
+		/* nbdkit in the foreground ends when its parent does, so this
+		 * process stays as its parent (and reaper) until it exits. */
+		pid_t k = fork();
+		if (k == 0) {
+			execvp("nbdkit", av);
+			fprintf(stderr, "cannot run nbdkit: %s\n", strerror(errno));
+			_exit(127);
+		}
+		int kst = 0;
+		while (k > 0 && waitpid(k, &kst, 0) < 0 && errno == EINTR)
+			;
+		forget_serve(name, k, sock);
+		_exit(k > 0 && WIFEXITED(kst) ? WEXITSTATUS(kst) : 1);
 	}
 	free_argv(av);
-	int status;
-	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-		;
-	/* nbdkit's first process exits once it has checked the array and is
-	 * listening; the server runs on in its forked child. */
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		print_log(verb, log);
-		return cli_error(verb, "nbdkit failed to start");
-	}
-	rc = wait_ready(verb, name, pidfile, log, pid);
+	rc = wait_ready(verb, name, child, log);
 	if (rc)
 		return rc;
+	FILE *pf = fopen(pidfile, "r");
+	int np = 0;
+	if (!pf || fscanf(pf, "%d", &np) != 1 || np <= 0)
+		np = 0;
+	if (pf)
+		fclose(pf);
+	if (!np)
+		return cli_error(verb, "nbdkit wrote no pidfile %s", pidfile);
+	*pid = np;
 	if (write_export(name, *pid, uri, sock) < 0)
 		fprintf(stderr, "uraid: %s: warning: cannot record the export in %s\n", verb,
 		        serve_run_dir());

@@ -24,8 +24,18 @@ static void warnf(char *warn, size_t warnlen, const char *fmt, const char *name,
  * newest role table, so a member the others marked faulty stays out. */
 static int role_in(const struct md_sb *fresh, const struct md_sb *own)
 {
-	if (own->version == MD_SB_0_90)
-		return md_sb_role(own);
+	if (own->version == MD_SB_0_90) {
+		/* A member one event behind must still be active in the
+		 * freshest table under its number, else the others dropped it. */
+		int r = md_sb_role(own);
+		uint32_t nr = own->v0.this_disk.number;
+		if (r >= 0 && own->events < fresh->events && nr < MD_SB0_MAX_DEVS) {
+			const struct md_sb0_disk *d = &fresh->v0.disks[nr];
+			if (!(d->state & (1u << MD_DISK_ACTIVE)) || d->raid_disk != (uint32_t)r)
+				return -2;
+		}
+		return r;
+	}
 	if (own->dev_number >= fresh->max_dev || own->dev_number >= MD_SB1_MAX_DEVS)
 		return -1;
 	uint16_t w = fresh->dev_roles[own->dev_number];
@@ -91,6 +101,20 @@ int uraid_assemble_members(struct member **mm, int n, unsigned flags, struct ura
 		rc = md_sb_check_features(&sbs[i], e, sizeof(e));
 		if (rc < 0) {
 			errmsg(err, errlen, rc, "%s: %s", mm[i]->name, e);
+			goto fail;
+		}
+		/* Writes would have to keep the bitmap in step, or the kernel's
+		 * next bitmap-based resync would miss them. */
+		bool bitmap = (sbs[i].version != MD_SB_0_90 &&
+		               (sbs[i].feature_map & MD_FEATURE_BITMAP_OFFSET)) ||
+		              (sbs[i].version == MD_SB_0_90 &&
+		               (sbs[i].v0.state & (1u << MD_SB0_BITMAP_PRESENT)));
+		if (bitmap && !(flags & URAID_RDONLY)) {
+			rc = errmsg(err, errlen, -EOPNOTSUPP,
+			            "%s: the array has a write-intent bitmap, which uraid does not "
+			            "maintain: read-only use only (remove it with mdadm "
+			            "--grow --bitmap=none)",
+			            mm[i]->name);
 			goto fail;
 		}
 		rc = md_sb_check_device(&sbs[i], mm[i]->size / 512, e, sizeof(e));

@@ -377,11 +377,99 @@ write:
 	return rc;
 }
 
+#define FULL_BATCH 16 /* whole stripes per member_ioq batch */
+
+/* Whole stripes [s0, s0+n): parity straight from the caller's buffer (no
+ * reads, no copies), all stripes' member writes in one batch. */
+static int write_full_stripes(struct uraid_array *a, uint64_t s0, int n, const uint8_t *src)
+{
+	uint64_t chunk = a->geom.chunk_sectors;
+	size_t clen = chunk * 512;
+	int rd = a->geom.raid_disks;
+	struct eng_stripe_buf *sb = calloc((size_t)n, sizeof(*sb));
+	struct member_io *io = calloc((size_t)n * (size_t)rd, sizeof(*io));
+	int *io_role = calloc((size_t)n * (size_t)rd, sizeof(*io_role));
+	uint8_t *zero = NULL;
+	int rc = sb && io && io_role ? 0 : -ENOMEM;
+	int nio = 0, built = 0;
+	for (int j = 0; j < n && rc == 0; j++, built++) {
+		struct eng_stripe_buf *b = &sb[j];
+		memset(b, 0, sizeof(*b));
+		a->ops->stripe(&a->geom, s0 + (uint64_t)j, &b->ls);
+		b->k = b->ls.ndata;
+		b->has_q = a->geom.level == URAID_LEVEL_RAID6;
+		b->nsyn = b->k;
+		if (b->has_q)
+			for (int i = 0; i < b->k; i++)
+				if (b->ls.q_index[i] + 1 > b->nsyn)
+					b->nsyn = b->ls.q_index[i] + 1;
+		b->nsec = chunk;
+		b->mem = eng_alloc(2 * clen); /* P and Q */
+		if (!b->mem) {
+			rc = -ENOMEM;
+			break;
+		}
+		for (int p = 0; p < b->nsyn + 2; p++)
+			b->pos_role[p] = -1;
+		if (b->nsyn > b->k && !zero && !(zero = eng_alloc(clen))) {
+			rc = -ENOMEM;
+			break;
+		}
+		for (int p = 0; p < b->nsyn; p++)
+			b->blk[p] = zero;
+		const uint8_t *sdata = src + (size_t)j * (size_t)b->k * clen;
+		for (int di = 0; di < b->k; di++) {
+			int p = data_pos(b, di);
+			b->blk[p] = (void *)(sdata + (size_t)di * clen); /* only read */
+			b->pos_role[p] = b->ls.data_role[di];
+		}
+		b->blk[b->nsyn] = b->mem;
+		b->blk[b->nsyn + 1] = b->mem + clen;
+		b->pos_role[b->nsyn] = b->ls.p_role;
+		b->pos_role[b->nsyn + 1] = b->has_q ? b->ls.q_role : -1;
+		if (eng_stripe_gen(a, b) < 0) {
+			rc = -EIO;
+			break;
+		}
+		for (int p = 0; p < eng_stripe_npos(b); p++) {
+			int role = b->pos_role[p];
+			if (role < 0 || !eng_role_writable(a, role))
+				continue;
+			set_io(a, &io[nio], role, true, b->blk[p], b->ls.sector, chunk);
+			io_role[nio++] = role;
+		}
+	}
+	if (rc == 0 && run_batch(a, io, nio)) {
+		for (int i = 0; i < nio; i++)
+			if (io[i].result < 0 || (size_t)io[i].result != io[i].len)
+				eng_member_failed(a, io_role[i], "write error");
+		if (!eng_array_readable(a))
+			rc = -EIO;
+	}
+	for (int j = 0; sb && j < built; j++)
+		free(sb[j].mem);
+	free(zero);
+	free(sb);
+	free(io);
+	free(io_role);
+	return rc;
+}
+
 int eng_parity_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec)
 {
 	uint64_t chunk = a->geom.chunk_sectors;
 	uint64_t width = (uint64_t)(a->geom.raid_disks - eng_nparity(a)) * chunk;
 	while (nsec) {
+		if (lsec % width == 0 && nsec >= width) {
+			uint64_t n = nsec / width < FULL_BATCH ? nsec / width : FULL_BATCH;
+			int rc = write_full_stripes(a, lsec / width, (int)n, buf);
+			if (rc < 0)
+				return rc;
+			buf += n * width * 512;
+			lsec += n * width;
+			nsec -= n * width;
+			continue;
+		}
 		uint64_t s = lsec / width, r0 = lsec % width;
 		uint64_t n = width - r0 < nsec ? width - r0 : nsec;
 		int rc = write_stripe(a, s, r0, r0 + n, buf);

@@ -22,6 +22,57 @@ static uint16_t role_word(const struct eng_member *em)
 	return (uint16_t)em->role;
 }
 
+/* 0.90 keeps a table of disks: as md does, active members are numbered by
+ * their slot, every other present member gets a number from raid_disks up,
+ * and empty slots are recorded as removed+faulty. */
+static void update_ref_090(struct uraid_array *a)
+{
+	struct md_sb *r = &a->ref;
+	uint32_t active = 0, working = 0, failed = 0, spare = 0, present = 0;
+	uint32_t next_spare = (uint32_t)a->geom.raid_disks;
+	memset(r->v0.disks, 0, sizeof(r->v0.disks));
+	for (int i = 0; i < a->nmem; i++) {
+		struct eng_member *em = a->mem[i];
+		bool in_sync = em->role >= 0 && em->state == URAID_MEMBER_IN_SYNC;
+		uint32_t nr = in_sync ? (uint32_t)em->role : next_spare++;
+		if (nr >= MD_SB0_MAX_DEVS)
+			continue;
+		struct md_sb0_disk *d = &r->v0.disks[nr];
+		*d = em->sb.v0.this_disk; /* keeps major/minor */
+		d->number = nr;
+		d->raid_disk = em->role >= 0 ? (uint32_t)em->role : nr;
+		if (em->state == URAID_MEMBER_FAULTY) {
+			d->state = SB0_FAULTY;
+			failed++;
+		} else if (in_sync) {
+			d->state = SB0_ACTIVE | SB0_SYNC;
+			active++;
+			working++;
+		} else {
+			d->state = 0;
+			working++;
+			spare++;
+		}
+		em->sb.v0.this_disk.number = nr;
+		em->sb.dev_number = nr;
+		present++;
+	}
+	for (int s = 0; s < a->geom.raid_disks && s < MD_SB0_MAX_DEVS; s++) {
+		struct md_sb0_disk *d = &r->v0.disks[s];
+		if (d->state == 0 && d->number == 0) {
+			d->number = (uint32_t)s;
+			d->raid_disk = (uint32_t)s;
+			d->state = (1u << MD_DISK_REMOVED) | SB0_FAULTY;
+			failed++;
+		}
+	}
+	r->v0.nr_disks = present;
+	r->v0.active_disks = active;
+	r->v0.working_disks = working;
+	r->v0.failed_disks = failed;
+	r->v0.spare_disks = spare;
+}
+
 /* Fold the members' current roles into the array-wide copy. */
 static void update_ref(struct uraid_array *a)
 {
@@ -32,31 +83,7 @@ static void update_ref(struct uraid_array *a)
 	md_sb_set_clean(r, !a->dirty && a->resync_offset == MD_RESYNC_NONE,
 	                a->dirty ? 0 : a->resync_offset);
 	if (r->version == MD_SB_0_90) {
-		uint32_t active = 0, working = 0, failed = 0, spare = 0;
-		for (int i = 0; i < a->nmem; i++) {
-			const struct eng_member *em = a->mem[i];
-			uint32_t nr = em->sb.v0.this_disk.number;
-			if (nr >= MD_SB0_MAX_DEVS)
-				continue;
-			struct md_sb0_disk *d = &r->v0.disks[nr];
-			if (em->state == URAID_MEMBER_FAULTY) {
-				d->state = SB0_FAULTY;
-				failed++;
-			} else if (em->role >= 0 && em->state == URAID_MEMBER_IN_SYNC) {
-				d->state = SB0_ACTIVE | SB0_SYNC;
-				d->raid_disk = (uint32_t)em->role;
-				active++;
-				working++;
-			} else {
-				d->state = 0;
-				working++;
-				spare++;
-			}
-		}
-		r->v0.active_disks = active;
-		r->v0.working_disks = working;
-		r->v0.failed_disks = failed;
-		r->v0.spare_disks = spare;
+		update_ref_090(a);
 		return;
 	}
 	/* As md: every device number not present is recorded as faulty, so a

@@ -129,4 +129,30 @@ const char *level_name(int level);
 /* mdadm's default layout for a level (left-symmetric, n2, ...). */
 uint32_t layout_default(int level);
 
+/* FreeBSD graid3 (src/layout/raid3.c): ncomp = 2^n + 1 components, the last
+ * one parity. Each provider sector of `psector` bytes is cut into
+ * d = ncomp - 1 atoms of psector / d bytes; atom i goes to data component i
+ * at component offset (provider offset) / d, parity is their XOR. */
+struct raid3_geom {
+	int ncomp;
+	uint32_t psector;
+};
+/* 0 when ncomp is 2^n + 1 (3..33) and psector a multiple of d whose atom is
+ * a power of two >= 512; else -EINVAL. */
+int raid3_validate(const struct raid3_geom *g);
+static inline uint64_t raid3_comp_off(const struct raid3_geom *g, uint64_t prov_off)
+{
+	return prov_off / (uint64_t)(g->ncomp - 1);
+}
+/* Split len bytes (a multiple of psector) into the d data buffers
+ * (len / d bytes each) and compute parity into comp[d]. */
+void raid3_scatter(const struct raid3_geom *g, const uint8_t *src, size_t len,
+                   uint8_t *const *comp);
+/* Join the d data buffers back into len bytes. */
+void raid3_gather(const struct raid3_geom *g, const uint8_t *const *comp, size_t len, uint8_t *dst);
+/* comp[skip] = XOR of all other ncomp - 1 buffers (clen bytes each). */
+void raid3_rebuild(const struct raid3_geom *g, uint8_t *const *comp, size_t clen, int skip);
+/* True when the XOR of all ncomp buffers is zero everywhere. */
+bool raid3_consistent(const struct raid3_geom *g, const uint8_t *const *comp, size_t clen);
+
 #endif

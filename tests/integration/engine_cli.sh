@@ -70,6 +70,32 @@ check "re-assembled: [4/4] [UUUU]" grep -q '\[4/4\] \[UUUU\]' "$T_TMP/st"
 check "data survives stop/assemble" cmp -s "$T_TMP/data" <("$URAID" cat --offset 1M --length 5M t5)
 check "stop again" "$URAID" stop t5
 
+# Unclean stop: a daemon killed right after a write leaves the superblocks
+# "active", so the next assembly resyncs; killed after the idle period (the
+# array is marked clean when writes stop) it does not.
+daemon_pid() { sed -n 's/.*daemon pid \([0-9]*\).*/\1/p' "$T_TMP/err" | tail -1; }
+"$URAID" create --level=1 --raid-devices=2 --size=8M --name=cr "$D"/c0 "$D"/c1 2>"$T_TMP/err"
+wait_idle cr
+pid=$(daemon_pid)
+head -c 1M /dev/urandom | "$URAID" write cr --offset 0
+kill -9 "$pid"; sleep 0.3
+rm -f "$URAID_RUN_DIR/cr.sock"
+sb_resync() { dd if="$1" bs=4096 skip=1 count=1 status=none | od -An -tx1 -j 208 -N 8 | tr -d ' \n'; }
+check "killed while writing: superblock says active (resync_offset 0)" [ "$(sb_resync "$D"/c0)" = 0000000000000000 ]
+"$URAID" assemble "$D"/c0 "$D"/c1 2>"$T_TMP/err"
+check "resync after crash completes" wait_idle cr
+check "after the resync: mirrors identical" cmp -s <(tail -c +1048577 "$D"/c0) <(tail -c +1048577 "$D"/c1)
+"$URAID" status --json cr >"$T_TMP/st.json"
+pid=$(daemon_pid)
+head -c 1M /dev/urandom | "$URAID" write cr --offset 0
+sleep 3
+kill -9 "$pid"; sleep 0.3
+rm -f "$URAID_RUN_DIR/cr.sock"
+check "idle array was marked clean on disk (resync_offset all ones)" [ "$(sb_resync "$D"/c0)" = ffffffffffffffff ]
+"$URAID" assemble "$D"/c0 "$D"/c1 2>"$T_TMP/err"
+check "after an idle-period kill no resync runs" grep -q '"action":"idle"' <("$URAID" status --json cr)
+check "stop cr" "$URAID" stop cr
+
 # raid1 and raid10 through the same path, with --no-daemon
 check "create raid1 --no-daemon" "$URAID" create --level=1 --raid-devices=2 --size=8M --no-daemon \
 	--name=r1 "$D"/r1a "$D"/r1b

@@ -53,7 +53,15 @@ run_case() {
 	"$URAID" add "$name" "$spare"
 	"$URAID" write "$name" --offset $((bytes - 1048576)) <"$dir/w3" &&
 		put "$dir/expected" $((bytes - 1048576)) "$dir/w3"
-	wait_idle "$name"
+	# PARTIAL_REBUILD: stop in the middle of the rebuild; the kernel must
+	# continue it from the recovery_offset checkpoint in the superblock
+	if [ -n "${PARTIAL_REBUILD:-}" ]; then
+		sleep 1
+		"$URAID" status "$name" | grep -q recovery ||
+			fail "$name: rebuild not in progress when stopping"
+	else
+		wait_idle "$name"
+	fi
 	"$URAID" stop "$name"
 	local want
 	want=$(md5sum <"$dir/expected" | cut -d' ' -f1)
@@ -79,4 +87,67 @@ run_case r6 5 --level=6 --chunk=32K
 run_case r1 3 --level=1
 run_case r10n2 4 --level=10 --layout=n2 --chunk=64K
 run_case r5e10 4 --level=5 --chunk=64K --metadata=1.0
+run_case r5e090 4 --level=5 --chunk=64K --metadata=0.90
+# rebuild at 2 MiB/s, stopped after a second: the spare is left part-rebuilt
+PARTIAL_REBUILD=1 URAID_SYNC_SPEED_MAX=2048 run_case r6mid 5 --level=6 --chunk=64K
+check "r6mid: spare stopped mid-rebuild carries a recovery offset" \
+	grep -q 'recovery' <("$URAID" examine "$T_TMP/r6mid/m5" 2>&1 | tr 'A-Z' 'a-z')
+# Levels without redundancy on members of different sizes (raid0 zones,
+# linear): the kernel reads what uraid wrote.
+plain_case() {
+	local name=$1; shift
+	local dir=$T_TMP/$name
+	mkdir -p "$dir"
+	truncate -s 8M "$dir/m0"; truncate -s 12M "$dir/m1"; truncate -s 16M "$dir/m2"
+	if ! "$URAID" create --name="$name" --raid-devices=3 "$@" "$dir"/m0 "$dir"/m1 "$dir"/m2 \
+		2>"$dir/err"; then
+		fail "$name: create: $(cat "$dir/err")"
+		return
+	fi
+	local bytes
+	bytes=$("$URAID" status --json "$name" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["array_bytes"])')
+	head -c "$bytes" /dev/urandom >"$dir/expected"
+	"$URAID" write "$name" <"$dir/expected"
+	"$URAID" stop "$name"
+	"$MDVM" --snapshot --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 240 --disk m0="$dir/m0" \
+		--disk m1="$dir/m1" --disk m2="$dir/m2" --cmd 'set -e
+mdadm --assemble --readonly /dev/md0 /dev/disk-m0 /dev/disk-m1 /dev/disk-m2
+cat /proc/mdstat
+echo "ARRAY_BYTES=$(blockdev --getsize64 /dev/md0)"
+echo "ARRAY_MD5=$(md5_range /dev/md0)"
+mdadm --stop /dev/md0' >"$dir/vm.log" 2>&1
+	local got want
+	got=$(sed -n 's/^ARRAY_MD5=\([0-9a-f]*\).*/\1/p' "$dir/vm.log" | head -1)
+	want=$(md5sum <"$dir/expected" | cut -d' ' -f1)
+	check "$name: kernel assembles it with the size uraid computed" \
+		grep -q "^ARRAY_BYTES=$bytes\$" "$dir/vm.log"
+	check "$name: kernel reads what uraid wrote" [ "$got" = "$want" ]
+}
+plain_case r0zones --level=0 --chunk=64K
+plain_case lin --level=linear
+
+# An mdadm array with a write-intent bitmap: readable (cat), but refused
+# read-write, since uraid would not keep the bitmap in step.
+B=$T_TMP/bitmap
+mkdir -p "$B"
+for i in 0 1 2; do truncate -s 16M "$B/m$i"; done
+"$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 240 --disk m0="$B/m0" --disk m1="$B/m1" \
+	--disk m2="$B/m2" --cmd 'set -e
+mdadm --create /dev/md0 --run --level=5 --raid-devices=3 --chunk=64 --bitmap=internal \
+	--metadata=1.2 /dev/disk-m0 /dev/disk-m1 /dev/disk-m2
+md_wait md0
+dd if=/dev/urandom of=/dev/md0 bs=64k count=64 conv=fsync 2>/dev/null
+echo 3 > /proc/sys/vm/drop_caches
+echo "ARRAY_MD5=$(md5_range /dev/md0)"
+mdadm --stop /dev/md0' >"$B/vm.log" 2>&1
+want=$(sed -n 's/^ARRAY_MD5=\([0-9a-f]*\).*/\1/p' "$B/vm.log" | head -1)
+got=$("$URAID" cat "$B"/m0 "$B"/m1 "$B"/m2 | md5sum | cut -d' ' -f1)
+check "bitmap array (mdadm-made): cat equals the kernel's md5 ($want)" [ -n "$want" ] && [ "$got" = "$want" ]
+sha_before=$(sha256sum "$B"/m0 "$B"/m1 "$B"/m2)
+if "$URAID" assemble "$B"/m0 "$B"/m1 "$B"/m2 2>"$B/err"; then
+	fail "bitmap array: read-write assembly accepted"
+else
+	check "bitmap array: read-write assembly refused, naming the bitmap" grep -q bitmap "$B/err"
+fi
+check "bitmap array: members unchanged" [ "$sha_before" = "$(sha256sum "$B"/m0 "$B"/m1 "$B"/m2)" ]
 t_done

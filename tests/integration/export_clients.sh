@@ -63,11 +63,11 @@ check "after the qemu-io edits the export = reference image" cmp -s "$T_TMP/b.im
 if fio --enghelp 2>/dev/null | grep -qw nbd; then
 	check "fio nbd randwrite 4k QD16 --verify=crc32c" \
 		fio --name=v --ioengine=nbd --uri="$uri" --rw=randwrite --bs=4k --iodepth=16 \
-		--size=16M --offset=32M --verify=crc32c --verify_fatal=1 --do_verify=1 \
+		--size=16M --offset=32M --verify=crc32c --verify_fatal=1 --verify_state_save=0 --do_verify=1 \
 		--output="$T_TMP/fio.log"
 	check "fio nbd seq write 1M QD8 two jobs --verify=crc32c" \
 		fio --name=s --ioengine=nbd --uri="$uri" --rw=write --bs=1M --iodepth=8 --numjobs=2 \
-		--size=8M --offset_increment=8M --offset=48M --verify=crc32c --verify_fatal=1 \
+		--size=8M --offset_increment=8M --offset=48M --verify=crc32c --verify_fatal=1 --verify_state_save=0 \
 		--output="$T_TMP/fio2.log"
 	# fio wrote [32M, 64M): the export's contents become the reference
 	nbdcopy "$uri" "$T_TMP/b.img"
@@ -116,7 +116,71 @@ check "TCP export answers" nbdinfo --size "$urit"
 check "listens on 127.0.0.1 only" \
 	bash -c "ss -ltnH 'sport = :$port' | awk '{print \$4}' | grep -qx '127.0.0.1:$port' &&
 		[ \$(ss -ltnH 'sport = :$port' | wc -l) -eq 1 ]"
+pid=$(cat "$URAID_RUN_DIR/r6.nbdkit.pid")
 "$URAID" stop r6
+for _ in $(seq 300); do alive "$pid" || break; sleep 0.1; done
+
+# hand-over: a running array (daemon) is served by name, keeps its name
+"$URAID" assemble $(members r6) 2>/dev/null
+urih=$("$URAID" serve r6 2>"$T_TMP/serveh.err") || cat "$T_TMP/serveh.err"
+check "serve NAME takes a running array over" [ "$urih" = "nbd+unix:///?socket=$URAID_RUN_DIR/r6.nbd" ]
+check "uraid status NAME answers from the plugin's control socket" \
+	bash -c "'$URAID' status r6 | grep -q '^r6 : active raid6'"
+check "the daemon is gone (only nbdkit holds the members)" \
+	bash -c "! pgrep -f '[u]raid daemon r6 ' >/dev/null"
+check_fails "serve NAME twice is refused" "$URAID" serve r6
+pid=$(cat "$URAID_RUN_DIR/r6.nbdkit.pid")
+"$URAID" stop r6
+for _ in $(seq 300); do alive "$pid" || break; sleep 0.1; done
+
+# --foreground: nbdkit runs in the serve process until `uraid stop`
+"$URAID" serve --foreground --unix "$T_TMP/fg.sock" $(members r6) 2>"$T_TMP/fg.err" &
+fg=$!
+for _ in $(seq 100); do nbdinfo --size "nbd+unix:///?socket=$T_TMP/fg.sock" >/dev/null 2>&1 && break; sleep 0.1; done
+check "serve --foreground answers" nbdinfo --size "nbd+unix:///?socket=$T_TMP/fg.sock"
+check "uraid stop ends the foreground serve" "$URAID" stop r6
+wait $fg
+check "foreground serve exited 0" [ $? = 0 ]
+
+# attach --unix PATH to someone else's serve: detach leaves that serve running
+if [ "$(id -u)" = 0 ] && command -v nbdfuse >/dev/null; then
+	"$URAID" serve --unix "$T_TMP/r6b.sock" $(members r6) >/dev/null 2>&1
+	L=$("$URAID" attach --unix "$T_TMP/r6b.sock" --name r6b 2>"$T_TMP/att.err")
+	check "attach --unix PATH gives a loop device" [ -b "$L" ]
+	check "the loop device reads what nbd reads" \
+		[ "$(dd if="$L" bs=1M iflag=direct status=none | md5sum)" = \
+		"$(nbdcopy "nbd+unix:///?socket=$T_TMP/r6b.sock" - | md5sum)" ]
+	check "detach /dev/loopN" "$URAID" detach "$L"
+	check "the serve is still up after detach" nbdinfo --size "nbd+unix:///?socket=$T_TMP/r6b.sock"
+	check_fails "detach of something not attached" "$URAID" detach "$L"
+	"$URAID" stop r6
+fi
+
+# TLS passed through to nbdkit: a throwaway CA and server certificate
+if command -v openssl >/dev/null; then
+	c=$T_TMP/tls
+	mkdir -p "$c"
+	(cd "$c" &&
+		openssl req -x509 -newkey rsa:2048 -nodes -keyout ca-key.pem -out ca-cert.pem -days 2 \
+			-subj "/CN=uraid test CA" &&
+		openssl req -newkey rsa:2048 -nodes -keyout server-key.pem -out server.csr \
+			-subj "/CN=localhost" &&
+		openssl x509 -req -in server.csr -CA ca-cert.pem -CAkey ca-key.pem -CAcreateserial \
+			-out server-cert.pem -days 2) >/dev/null 2>&1
+	urit=$("$URAID" serve --tls=require --tls-certificates "$c" --unix "$T_TMP/tls.sock" \
+		$(members r6) 2>"$T_TMP/tls.err")
+	check "serve --tls=require prints an nbds URI" [ "$urit" = "nbds+unix:///?socket=$T_TMP/tls.sock" ]
+	check "TLS client with the CA reads the export" \
+		[ "$(nbdcopy "$urit&tls-certificates=$c" - | md5sum)" = "$("$URAID" cat r6 | md5sum)" ]
+	check_fails "plain client refused by --tls=require" \
+		nbdinfo --size "nbd+unix:///?socket=$T_TMP/tls.sock"
+	pid=$(cat "$URAID_RUN_DIR/r6.nbdkit.pid")
+	"$URAID" stop r6
+	for _ in $(seq 300); do alive "$pid" || break; sleep 0.1; done
+else
+	fail "openssl missing: TLS not tested"
+fi
+check_fails "--tls=require without certificates" "$URAID" serve --tls=require $(members r6)
 
 # refusals
 check_fails "serve with no members" "$URAID" serve

@@ -37,7 +37,7 @@ static inline ssize_t te_pread(struct member *m, void *buf, size_t len, uint64_t
 	return in->ops->pread(in, buf, len, off);
 }
 static inline ssize_t te_pwrite(struct member *m, const void *buf, size_t len, uint64_t off,
-                         unsigned flags)
+                                unsigned flags)
 {
 	struct member *in = ((struct te_borrow *)m)->inner;
 	return in->ops->pwrite(in, buf, len, off, flags);
@@ -101,7 +101,7 @@ static inline void te_disk_close(struct te_disk *d)
 }
 
 static inline int te_assemble(struct te_disk *disks, const int *idx, int n, struct uraid_array **a,
-                       char *warn, size_t warnlen)
+                              char *warn, size_t warnlen)
 {
 	struct member *mm[TE_MAX];
 	char err[512];
@@ -115,7 +115,7 @@ static inline int te_assemble(struct te_disk *disks, const int *idx, int n, stru
 }
 
 static inline int te_create(const struct uraid_create_opts *o, struct te_disk *disks, int n,
-                     struct uraid_array **a)
+                            struct uraid_array **a)
 {
 	struct member *mm[TE_MAX];
 	char err[512];

@@ -1,0 +1,135 @@
+/* Shared pieces of `uraid bench engine` and `uraid bench workload`: members
+ * (files in a directory, memory, simulated disks), arrays on them, a clock
+ * (real or a simulated disk's model time), threaded I/O jobs against an
+ * array, and result rows with their reports (bench_report.c). */
+#ifndef URAID_BENCH_WORKLOADS_H
+#define URAID_BENCH_WORKLOADS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "member/member.h"
+#include "member/member_sim.h"
+#include "uraid.h"
+
+#define BW_MAX_MEMBERS 32
+#define BW_MAX_JOBS    16
+
+/* Where member storage comes from. */
+enum bw_kind { BW_FILES, BW_MEM, BW_SIM };
+
+struct bw_members_cfg {
+	enum bw_kind kind;
+	const char *dir;         /* BW_FILES: directory for member files */
+	struct sim_profile prof; /* BW_SIM */
+	double bus_mbs;          /* BW_SIM: 0 = no shared bus */
+	double time_scale;       /* BW_SIM: 0 = virtual time */
+};
+
+/* A set of members for one array. Files are created (and written fully so
+ * no timing pays for page allocation) and removed by bw_set_free. */
+struct bw_set {
+	struct bw_members_cfg cfg;
+	int n;
+	uint64_t bytes; /* per member */
+	char paths[BW_MAX_MEMBERS][256];
+	struct member *store[BW_MAX_MEMBERS]; /* BW_MEM/BW_SIM: the storage, set-owned */
+	struct member *open[BW_MAX_MEMBERS];  /* opened members while an array runs */
+	struct sim_bus *bus;
+};
+
+int bw_set_make(struct bw_set *s, const struct bw_members_cfg *cfg, int n, uint64_t bytes,
+                char *err, size_t errlen);
+/* Open member i (the caller or an array then owns it); remembers it in s->open[i]. */
+int bw_member_open(struct bw_set *s, int i, struct member **out, char *err, size_t errlen);
+void bw_set_free(struct bw_set *s);
+
+/* Model ns (simulated members: the latest clock of the open members) or
+ * CLOCK_MONOTONIC ns. */
+uint64_t bw_now(const struct bw_set *s);
+
+/* Create a clean array (no initial resync, caller-driven sync) on members
+ * 0..n-1 of s. */
+int bw_array_create(struct bw_set *s, int n, int level, uint32_t layout, bool layout_set,
+                    uint32_t chunk_bytes, struct uraid_array **out, char *err, size_t errlen);
+/* Stop it (and forget its members in s->open). */
+int bw_array_stop(struct bw_set *s, struct uraid_array *a);
+
+/* One I/O job: `threads` threads issue `req`-byte requests to [base,
+ * base+span): sequentially (each request takes the next offset, so with
+ * several threads `threads` sequential requests are in flight) or at random
+ * req-aligned offsets until `ops` requests are done. Writes stamp each 4 KiB
+ * block with its offset; reads with `verify` check the stamps. */
+struct bw_job {
+	struct uraid_array *a;
+	struct member *m; /* instead of `a`: straight to one member (baselines) */
+	const struct bw_set *set;
+	int threads;
+	size_t req;
+	uint64_t base, span;
+	bool write, random;
+	int read_pct; /* random: percentage of reads when write is false and read_pct > 0 */
+	uint64_t ops; /* random: requests; sequential: 0 = span / req */
+	uint64_t seed;
+	bool verify;
+	_Atomic uint64_t *progress; /* bytes moved so far (optional) */
+	/* results */
+	_Atomic uint64_t next, done_ops, done_bytes, bad_stamps, lat_sum_ns, lat_max_ns;
+	uint64_t start_ns;       /* bw_now when the threads start */
+	_Atomic uint64_t end_ns; /* bw_now when its last thread finished */
+	_Atomic int err;
+};
+
+/* Run the jobs at the same time (all their threads start together). Returns
+ * 0 or the first negative errno. */
+int bw_run(struct bw_job *jobs, int n);
+
+/* Live progress to stderr: one line per second with MB/s (a \r-updated
+ * line on a tty). */
+struct bw_progress;
+struct bw_progress *bw_progress_start(const char *label, _Atomic uint64_t *bytes,
+                                      const struct bw_set *set);
+void bw_progress_stop(struct bw_progress *p);
+
+/* One reported figure. */
+struct bw_result {
+	char config[48]; /* "raid5[64,ls]x5", "baseline" */
+	int level, members;
+	uint32_t chunk;
+	char layout[8];
+	char workload[24];         /* "seqwrite", "readers=3", "randrw-qd16", ... */
+	double value;              /* median over repeats */
+	const char *unit;          /* "MB/s", "IOPS", "files/s" */
+	double spread;             /* (max - min) / median over repeats */
+	double finish_spread;      /* readers=N: (last - first finish) / last finish */
+	double lat_us;             /* mean request latency, 0 = not measured */
+	double ratio;              /* value / baseline value, 0 = no baseline */
+	uint64_t bytes, requested; /* moved and asked for (last repeat) */
+	int repeats;
+};
+
+/* Reports (bench_report.c). Each returns 0 or a negative errno (files). */
+void bw_report_table(FILE *f, const struct bw_result *r, int n);
+void bw_report_chart(FILE *f, const struct bw_result *r, int n);
+int bw_report_csv(const char *path, const struct bw_result *r, int n);
+int bw_report_json(const char *path, const struct bw_result *r, int n);
+/* One SVG bar chart per workload, DIR/<workload>.svg; returns the count
+ * written or a negative errno. */
+int bw_report_svg(const char *dir, const char *title, const struct bw_result *r, int n);
+
+/* Filesystem workloads (bench_workloads_fs.c): "mkfs", "smallfiles",
+ * "bonnie". bw_fs_run attaches the array made of member files `paths` (as
+ * `uraid attach --name NAME`), runs the requested ones and hands each row
+ * (config fields from `proto`) to addf. Root only. */
+bool bw_fs_workload(const char *wl);
+int bw_fs_run(const char *const *paths, int n, const char *name, const char *const *wls, int nwl,
+              const struct bw_result *proto, int (*addf)(void *, const struct bw_result *),
+              void *ctx, char *err, size_t errlen);
+
+/* Splitmix64 step. */
+uint64_t bw_rand(uint64_t *state);
+
+#endif

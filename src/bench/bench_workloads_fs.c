@@ -1,0 +1,301 @@
+/* Filesystem workloads of `uraid bench` (root only): the array is served
+ * and attached as a loop device (`uraid attach --name NAME MEMBER...`), then
+ * mkfs (mkfs.xfs and mkfs.ext4 timed), smallfiles (untar a generated
+ * source-like tree + sync, copy it + sync, remove both + sync) on XFS, and
+ * bonnie++ when installed, its CSV parsed. External tools run through
+ * /bin/sh; every step checks its exit status and the file counts. */
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench/bench_util.h"
+#include "bench/bench_workloads.h"
+#include "util/errmsg.h"
+
+#define FS_DIRS          40
+#define FS_FILES_PER_DIR 50
+
+bool bw_fs_workload(const char *wl)
+{
+	return !strcmp(wl, "smallfiles") || !strcmp(wl, "mkfs") || !strcmp(wl, "bonnie");
+}
+
+/* Run a shell command built from fmt; returns its exit status (-1: could
+ * not run). Output goes to `log`. */
+static int sh(const char *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int sh(const char *log, const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(cmd, sizeof(cmd) - 64, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(cmd) - 64)
+		return -1;
+	snprintf(cmd + n, sizeof(cmd) - (size_t)n, " >>'%s' 2>&1", log);
+	int st = system(cmd);
+	return st == -1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static bool have(const char *tool)
+{
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", tool);
+	return system(cmd) == 0;
+}
+
+/* The source-like tree: FS_DIRS directories of FS_FILES_PER_DIR files,
+ * sizes 200..20000 bytes from a fixed seed, lines of C-like text. Returns
+ * the bytes written, or a negative errno. */
+static int64_t make_tree(const char *root)
+{
+	static const char *const words[] = {"int",    "return",   "static", "struct", "if",
+	                                    "for",    "uint64_t", "len",    "buf",    "err",
+	                                    "(void)", "{",        "}",      "= 0;",   "++",
+	                                    "->next", "NULL",     "const",  "char *", "/*"};
+	uint64_t rng = 20261130, total = 0;
+	char path[4096];
+	if (mkdir(root, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	for (int d = 0; d < FS_DIRS; d++) {
+		snprintf(path, sizeof(path), "%s/dir%02d", root, d);
+		if (mkdir(path, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		for (int f = 0; f < FS_FILES_PER_DIR; f++) {
+			snprintf(path, sizeof(path), "%s/dir%02d/file%03d.c", root, d, f);
+			FILE *fp = fopen(path, "w");
+			if (!fp)
+				return -errno;
+			uint64_t size = 200 + bw_rand(&rng) % 19800, w = 0;
+			while (w < size) {
+				const char *word = words[bw_rand(&rng) % 20];
+				int col = fprintf(fp, "%s%s", word, bw_rand(&rng) % 8 ? " " : "\n");
+				w += (uint64_t)(col > 0 ? col : 1);
+			}
+			total += w;
+			if (fclose(fp))
+				return -errno;
+		}
+	}
+	return (int64_t)total;
+}
+
+static _Thread_local long counted;
+static int count_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)p;
+	(void)st;
+	(void)f;
+	counted += flag == FTW_F;
+	return 0;
+}
+
+static long count_files(const char *root)
+{
+	counted = 0;
+	if (nftw(root, count_cb, 16, FTW_PHYS) < 0)
+		return -1;
+	return counted;
+}
+
+static double secs_since(uint64_t t0)
+{
+	return (double)(bench_now_ns() - t0) / 1e9;
+}
+
+static int add(int (*addf)(void *, const struct bw_result *), void *ctx,
+               const struct bw_result *proto, const char *wl, double v, const char *unit,
+               uint64_t bytes, uint64_t requested)
+{
+	struct bw_result r = *proto;
+	snprintf(r.workload, sizeof(r.workload), "%s", wl);
+	r.value = v;
+	r.unit = unit;
+	r.bytes = bytes;
+	r.requested = requested;
+	r.repeats = 1;
+	return addf(ctx, &r);
+}
+
+/* bonnie++ -q CSV: fields 11 (block write), 13 (rewrite), 17 (block read)
+ * in K/sec, 19 random seeks/s; "+++++" when too fast to measure. */
+static int parse_bonnie(const char *csvline, double out[4])
+{
+	static const int idx[4] = {11, 13, 17, 19};
+	char buf[2048];
+	snprintf(buf, sizeof(buf), "%s", csvline);
+	char *fields[64];
+	int n = 0;
+	for (char *p = buf; n < 64;) {
+		fields[n++] = p;
+		char *c = strchr(p, ',');
+		if (!c)
+			break;
+		*c = 0;
+		p = c + 1;
+	}
+	if (n < 21 || strncmp(fields[0], "1.9", 3))
+		return -EINVAL;
+	for (int i = 0; i < 4; i++) {
+		char *end;
+		out[i] = strtod(fields[idx[i]], &end);
+		if (end == fields[idx[i]])
+			out[i] = -1; /* not measured */
+	}
+	return 0;
+}
+
+int bw_fs_run(const char *const *paths, int n, const char *name, const char *const *wls, int nwl,
+              const struct bw_result *proto, int (*addf)(void *, const struct bw_result *),
+              void *ctx, char *err, size_t errlen)
+{
+	if (geteuid() != 0)
+		return errmsg(err, errlen, -EPERM, "filesystem workloads need root (uraid attach)");
+	if (!have("mkfs.xfs") || !have("mkfs.ext4"))
+		return errmsg(err, errlen, -ENOENT, "mkfs.xfs and mkfs.ext4 are needed");
+	char tmp[] = "/tmp/uraid-benchfs.XXXXXX";
+	if (!mkdtemp(tmp))
+		return errmsg(err, errlen, -errno, "mkdtemp: %s", strerror(errno));
+	char log[256], dev[256] = "", self[4096], cmd[8192], mnt[300], stage[300];
+	snprintf(log, sizeof(log), "%s/log", tmp);
+	snprintf(mnt, sizeof(mnt), "%s/mnt", tmp);
+	snprintf(stage, sizeof(stage), "%s/tree", tmp);
+	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (sl <= 0)
+		return errmsg(err, errlen, -errno, "cannot find the uraid executable");
+	self[sl] = 0;
+	int l = snprintf(cmd, sizeof(cmd), "'%s' attach --name %s", self, name);
+	for (int i = 0; i < n; i++)
+		l += snprintf(cmd + l, sizeof(cmd) - (size_t)l, " '%s'", paths[i]);
+	FILE *p = popen(cmd, "r");
+	if (!p || !fgets(dev, sizeof(dev), p)) {
+		if (p)
+			pclose(p);
+		return errmsg(err, errlen, -EIO, "uraid attach failed");
+	}
+	int rc = pclose(p) == 0 ? 0 : -EIO;
+	dev[strcspn(dev, "\n")] = 0;
+	if (rc == 0 && strncmp(dev, "/dev/", 5))
+		rc = -EIO;
+	if (rc < 0) {
+		errmsg(err, errlen, rc, "uraid attach gave '%s'", dev);
+		goto out;
+	}
+	bool want_mkfs = false, want_small = false, want_bonnie = false;
+	for (int i = 0; i < nwl; i++) {
+		want_mkfs |= !strcmp(wls[i], "mkfs");
+		want_small |= !strcmp(wls[i], "smallfiles");
+		want_bonnie |= !strcmp(wls[i], "bonnie");
+	}
+	uint64_t t0;
+	double t;
+	if (want_mkfs) {
+		t0 = bench_now_ns();
+		if (sh(log, "mkfs.ext4 -q -F '%s'", dev) != 0) {
+			rc = errmsg(err, errlen, -EIO, "mkfs.ext4 failed (log %s)", log);
+			goto detach;
+		}
+		t = secs_since(t0);
+		if ((rc = add(addf, ctx, proto, "mkfs.ext4", t, "s", 0, 0)) < 0)
+			goto detach;
+	}
+	t0 = bench_now_ns();
+	if (sh(log, "mkfs.xfs -q -f '%s'", dev) != 0) {
+		rc = errmsg(err, errlen, -EIO, "mkfs.xfs failed (log %s)", log);
+		goto detach;
+	}
+	t = secs_since(t0);
+	if (want_mkfs && (rc = add(addf, ctx, proto, "mkfs.xfs", t, "s", 0, 0)) < 0)
+		goto detach;
+	if (mkdir(mnt, 0755) < 0 || sh(log, "mount '%s' '%s'", dev, mnt) != 0) {
+		rc = errmsg(err, errlen, -EIO, "cannot mount the XFS (log %s)", log);
+		goto detach;
+	}
+	if (want_small) {
+		long want = (long)FS_DIRS * FS_FILES_PER_DIR;
+		int64_t bytes = make_tree(stage);
+		char a[400], b[400];
+		snprintf(a, sizeof(a), "%s/a", mnt);
+		snprintf(b, sizeof(b), "%s/b", mnt);
+		if (bytes < 0 || sh(log, "tar cf '%s.tar' -C '%s' .", stage, stage) != 0) {
+			rc = errmsg(err, errlen, -EIO, "cannot make the tree (log %s)", log);
+			goto umount;
+		}
+		t0 = bench_now_ns();
+		int s1 = sh(log, "mkdir '%s' && tar xf '%s.tar' -C '%s' && sync", a, stage, a);
+		double tu = secs_since(t0);
+		t0 = bench_now_ns();
+		int s2 = sh(log, "cp -a '%s' '%s' && sync", a, b);
+		double tc = secs_since(t0);
+		long na = count_files(a), nb = count_files(b);
+		t0 = bench_now_ns();
+		int s3 = sh(log, "rm -rf '%s' '%s' && sync", a, b);
+		double tr = secs_since(t0);
+		long left = count_files(mnt);
+		if (s1 || s2 || s3 || na != want || nb != want || left != 0) {
+			rc = errmsg(
+			    err, errlen, -EIO,
+			    "smallfiles: %ld and %ld files of %ld, %ld left after rm (log %s)", na,
+			    nb, want, left, log);
+			goto umount;
+		}
+		if ((rc = add(addf, ctx, proto, "smallfiles-untar", (double)bytes / 1e6 / tu,
+		              "MB/s", (uint64_t)bytes, (uint64_t)bytes)) < 0 ||
+		    (rc = add(addf, ctx, proto, "smallfiles-copy", (double)bytes / 1e6 / tc, "MB/s",
+		              (uint64_t)bytes, (uint64_t)bytes)) < 0 ||
+		    (rc = add(addf, ctx, proto, "smallfiles-rm", (double)(2 * want) / tr, "files/s",
+		              (uint64_t)(2 * want), (uint64_t)(2 * want))) < 0)
+			goto umount;
+	}
+	if (want_bonnie) {
+		if (!have("bonnie++")) {
+			fprintf(stderr, "uraid: bench: note: bonnie++ not installed, skipped\n");
+		} else {
+			snprintf(
+			    cmd, sizeof(cmd),
+			    "bonnie++ -d '%s' -s 128 -r 64 -n 0 -u root -q -f 2>>'%s' | tail -1",
+			    mnt, log);
+			char line[2048] = "";
+			p = popen(cmd, "r");
+			if (p) {
+				if (!fgets(line, sizeof(line), p))
+					line[0] = 0;
+				pclose(p);
+			}
+			double v[4];
+			static const char *const names[4] = {"bonnie-write", "bonnie-rewrite",
+			                                     "bonnie-read", "bonnie-seeks"};
+			if (parse_bonnie(line, v) < 0) {
+				rc = errmsg(err, errlen, -EIO, "bonnie++ gave no CSV line (log %s)",
+				            log);
+				goto umount;
+			}
+			for (int i = 0; i < 4 && rc == 0; i++) {
+				if (v[i] < 0) {
+					fprintf(stderr,
+					        "uraid: bench: note: %s too fast for bonnie++ "
+					        "to measure\n",
+					        names[i]);
+					continue;
+				}
+				rc = add(addf, ctx, proto, names[i],
+				         i < 3 ? v[i] * 1024 / 1e6 : v[i], i < 3 ? "MB/s" : "ops/s",
+				         0, 0);
+			}
+		}
+	}
+umount:
+	sh(log, "umount '%s'", mnt);
+detach:
+	if (sh(log, "'%s' detach '%s'", self, dev) != 0 && rc == 0)
+		rc = errmsg(err, errlen, -EIO, "uraid detach %s failed (log %s)", dev, log);
+out:
+	if (rc == 0)
+		sh("/dev/null", "rm -rf '%s'", tmp);
+	return rc;
+}

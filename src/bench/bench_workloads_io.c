@@ -1,0 +1,485 @@
+/* Members, arrays, clocks and threaded I/O jobs for the engine and workload
+ * benchmarks (see bench_workloads.h). */
+#include "bench/bench_workloads.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench/bench_util.h"
+#include "util/errmsg.h"
+
+#define STAMP_MAGIC 0x5552414944424e43ULL /* "URAIDBNC" */
+
+uint64_t bw_rand(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* A view of a set-owned memory member: closing it (array stop) keeps the
+ * storage, so data and pre-faulted pages survive from one array to the next. */
+struct borrow {
+	struct member m;
+	struct member *inner;
+};
+
+static ssize_t borrow_pread(struct member *m, void *buf, size_t len, uint64_t off)
+{
+	struct member *in = ((struct borrow *)m)->inner;
+	return in->ops->pread(in, buf, len, off);
+}
+
+static ssize_t borrow_pwrite(struct member *m, const void *buf, size_t len, uint64_t off,
+                             unsigned flags)
+{
+	struct member *in = ((struct borrow *)m)->inner;
+	return in->ops->pwrite(in, buf, len, off, flags);
+}
+
+static int borrow_flush(struct member *m)
+{
+	struct member *in = ((struct borrow *)m)->inner;
+	return in->ops->flush ? in->ops->flush(in) : 0;
+}
+
+static int borrow_fd(struct member *m)
+{
+	(void)m;
+	return -1;
+}
+
+static void borrow_close(struct member *m)
+{
+	free(m);
+}
+
+static const struct member_ops borrow_ops = {
+    .kind = "mem",
+    .pread = borrow_pread,
+    .pwrite = borrow_pwrite,
+    .flush = borrow_flush,
+    .fd = borrow_fd,
+    .close = borrow_close,
+};
+
+static struct member *borrow(struct member *inner, const char *name)
+{
+	struct borrow *b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->m.ops = &borrow_ops;
+	snprintf(b->m.name, sizeof(b->m.name), "%s", name);
+	b->m.size = inner->size;
+	b->m.logical_block = 512;
+	b->inner = inner;
+	return &b->m;
+}
+
+/* Write every byte once so the timed runs never pay for page allocation. */
+static int prefault(struct member *m, char *err, size_t errlen)
+{
+	size_t chunk = 1u << 20;
+	void *buf = bench_alloc(chunk);
+	if (!buf)
+		return errmsg(err, errlen, -ENOMEM, "out of memory");
+	int r = 0;
+	for (uint64_t off = 0; off < m->size && r == 0; off += chunk) {
+		size_t n = m->size - off < chunk ? (size_t)(m->size - off) : chunk;
+		r = member_write(m, buf, n, off, 0);
+	}
+	free(buf);
+	if (r < 0)
+		return errmsg(err, errlen, r, "%s: pre-faulting write failed", m->name);
+	return 0;
+}
+
+int bw_set_make(struct bw_set *s, const struct bw_members_cfg *cfg, int n, uint64_t bytes,
+                char *err, size_t errlen)
+{
+	memset(s, 0, sizeof(*s));
+	s->cfg = *cfg;
+	if (n < 1 || n > BW_MAX_MEMBERS)
+		return errmsg(err, errlen, -EINVAL, "%d members: must be 1..%d", n, BW_MAX_MEMBERS);
+	if (bytes < (4u << 20) || bytes % 4096)
+		return errmsg(err, errlen, -EINVAL,
+		              "member size %llu: must be a multiple of 4 KiB, at least 4 MiB",
+		              (unsigned long long)bytes);
+	s->bytes = bytes;
+	if (cfg->kind == BW_SIM && cfg->bus_mbs > 0) {
+		int r = sim_bus_create(cfg->bus_mbs, &s->bus, err, errlen);
+		if (r < 0)
+			return r;
+	}
+	for (int i = 0; i < n; i++) {
+		struct member *m = NULL;
+		int r;
+		if (cfg->kind == BW_FILES) {
+			snprintf(s->paths[i], sizeof(s->paths[i]), "%s/uraid-bench-%d-%d", cfg->dir,
+			         (int)getpid(), i);
+			unlink(s->paths[i]);
+			r = member_open_file(s->paths[i], MEMBER_CREATE, bytes, &m, err, errlen);
+		} else {
+			snprintf(s->paths[i], sizeof(s->paths[i]), "mem%d", i);
+			r = member_open_mem(s->paths[i], bytes, &m);
+			if (r < 0)
+				errmsg(err, errlen, r, "cannot allocate %llu bytes of memory",
+				       (unsigned long long)bytes);
+		}
+		s->n = i + 1;
+		if (r < 0) {
+			s->n = i;
+			bw_set_free(s);
+			return r;
+		}
+		r = prefault(m, err, errlen);
+		if (cfg->kind == BW_FILES)
+			member_close(m);
+		else
+			s->store[i] = m;
+		if (r < 0) {
+			bw_set_free(s);
+			return r;
+		}
+	}
+	return 0;
+}
+
+void bw_set_free(struct bw_set *s)
+{
+	for (int i = 0; i < s->n; i++) {
+		if (s->store[i])
+			member_close(s->store[i]);
+		s->store[i] = NULL;
+		if (s->cfg.kind == BW_FILES)
+			unlink(s->paths[i]);
+	}
+	if (s->bus)
+		sim_bus_destroy(s->bus);
+	s->bus = NULL;
+	s->n = 0;
+}
+
+int bw_member_open(struct bw_set *s, int i, struct member **out, char *err, size_t errlen)
+{
+	struct member *m = NULL;
+	int r;
+	if (s->cfg.kind == BW_FILES) {
+		r = member_open_file(s->paths[i], 0, 0, &m, err, errlen);
+		if (r < 0)
+			return r;
+	} else {
+		m = borrow(s->store[i], s->paths[i]);
+		if (!m)
+			return errmsg(err, errlen, -ENOMEM, "out of memory");
+		if (s->cfg.kind == BW_SIM) {
+			struct member *sim = NULL;
+			r = member_sim_open(m, &s->cfg.prof, s->bus, s->cfg.time_scale, &sim, err,
+			                    errlen);
+			if (r < 0) {
+				borrow_close(m);
+				return r;
+			}
+			m = sim;
+		}
+	}
+	s->open[i] = m;
+	*out = m;
+	return 0;
+}
+
+uint64_t bw_now(const struct bw_set *s)
+{
+	if (s->cfg.kind != BW_SIM)
+		return bench_now_ns();
+	uint64_t t = 0;
+	for (int i = 0; i < s->n; i++) {
+		if (!s->open[i])
+			continue;
+		uint64_t c = member_sim_now_ns(s->open[i]);
+		t = c > t ? c : t;
+	}
+	return t;
+}
+
+/* Zero the superblock areas (1 MiB at each end) of member i, so a member
+ * left "active" by the previous array (a failed one stays so) does not make
+ * create refuse it. */
+static int wipe(struct bw_set *s, int i, char *err, size_t errlen)
+{
+	size_t len = 1u << 20;
+	struct member *m = s->store[i];
+	int r = 0;
+	if (!m && (r = member_open_file(s->paths[i], 0, 0, &m, err, errlen)) < 0)
+		return r;
+	void *z = calloc(1, len);
+	if (!z)
+		r = -ENOMEM;
+	if (r == 0)
+		r = member_write(m, z, len, 0, 0);
+	if (r == 0)
+		r = member_write(m, z, len, m->size - len, 0);
+	free(z);
+	if (!s->store[i])
+		member_close(m);
+	if (r < 0)
+		return errmsg(err, errlen, r, "%s: cannot clear old superblocks", s->paths[i]);
+	return 0;
+}
+
+int bw_array_create(struct bw_set *s, int n, int level, uint32_t layout, bool layout_set,
+                    uint32_t chunk_bytes, struct uraid_array **out, char *err, size_t errlen)
+{
+	struct member *ms[BW_MAX_MEMBERS];
+	struct uraid_create_opts o;
+	memset(&o, 0, sizeof(o));
+	o.level = level;
+	o.layout_set = layout_set;
+	o.layout = layout;
+	o.chunk_sectors = chunk_bytes / 512;
+	o.raid_devices = n;
+	o.assume_clean = true;
+	snprintf(o.name, sizeof(o.name), "bench");
+	if (n > s->n)
+		return errmsg(err, errlen, -EINVAL, "%d members wanted, %d made", n, s->n);
+	for (int i = 0; i < s->n; i++) {
+		int r = wipe(s, i, err, errlen);
+		if (r < 0)
+			return r;
+	}
+	for (int i = 0; i < n; i++) {
+		int r = bw_member_open(s, i, &ms[i], err, errlen);
+		if (r < 0) {
+			for (int j = 0; j < i; j++)
+				member_close(ms[j]), s->open[j] = NULL;
+			return r;
+		}
+	}
+	int r = uraid_create_members(&o, ms, n, URAID_NO_SYNC_THREAD, out, err, errlen);
+	if (r < 0)
+		memset(s->open, 0, sizeof(s->open)); /* closed by the failed create */
+	return r;
+}
+
+int bw_array_stop(struct bw_set *s, struct uraid_array *a)
+{
+	int r = uraid_stop(a);
+	memset(s->open, 0, sizeof(s->open));
+	return r;
+}
+
+/* ---- I/O jobs ---- */
+
+struct worker {
+	struct bw_job *job;
+	int index;
+	pthread_barrier_t *start;
+};
+
+static void atomic_max(_Atomic uint64_t *v, uint64_t x)
+{
+	uint64_t cur = atomic_load(v);
+	while (x > cur && !atomic_compare_exchange_weak(v, &cur, x))
+		;
+}
+
+static void stamp(uint8_t *buf, size_t len, uint64_t off)
+{
+	for (size_t k = 0; k < len; k += 4096) {
+		uint64_t v = (off + k) ^ STAMP_MAGIC;
+		memcpy(buf + k, &v, 8);
+	}
+}
+
+static uint64_t stamps_bad(const uint8_t *buf, size_t len, uint64_t off)
+{
+	uint64_t bad = 0;
+	for (size_t k = 0; k < len; k += 4096) {
+		uint64_t v;
+		memcpy(&v, buf + k, 8);
+		bad += v != ((off + k) ^ STAMP_MAGIC);
+	}
+	return bad;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct bw_job *j = w->job;
+	uint8_t *buf = bench_alloc(j->req);
+	uint64_t rng = j->seed * 1000003u + (uint64_t)w->index + 1;
+	uint64_t slots = j->span / j->req;
+	uint64_t total = j->random ? j->ops : (j->ops ? j->ops : slots);
+	pthread_barrier_wait(w->start);
+	if (!buf) {
+		atomic_store(&j->err, -ENOMEM);
+		return NULL;
+	}
+	for (;;) {
+		uint64_t i = atomic_fetch_add(&j->next, 1);
+		if (i >= total || atomic_load(&j->err))
+			break;
+		uint64_t off = j->base + (j->random ? bw_rand(&rng) % slots : i % slots) * j->req;
+		bool wr = j->write;
+		if (j->random && j->read_pct > 0)
+			wr = (int)(bw_rand(&rng) % 100) >= j->read_pct;
+		uint64_t t0 = bw_now(j->set);
+		int r;
+		if (wr) {
+			stamp(buf, j->req, off);
+			r = j->m ? member_write(j->m, buf, j->req, off, 0)
+			         : uraid_write(j->a, buf, j->req, off);
+		} else {
+			r = j->m ? member_read(j->m, buf, j->req, off)
+			         : uraid_read(j->a, buf, j->req, off);
+			if (r >= 0 && j->verify)
+				atomic_fetch_add(&j->bad_stamps, stamps_bad(buf, j->req, off));
+		}
+		uint64_t dt = bw_now(j->set) - t0;
+		if (r < 0) {
+			int zero = 0;
+			atomic_compare_exchange_strong(&j->err, &zero, r);
+			break;
+		}
+		atomic_fetch_add(&j->done_ops, 1);
+		atomic_fetch_add(&j->done_bytes, j->req);
+		atomic_fetch_add(&j->lat_sum_ns, dt);
+		atomic_max(&j->lat_max_ns, dt);
+		if (j->progress)
+			atomic_fetch_add(j->progress, j->req);
+	}
+	atomic_max(&j->end_ns, bw_now(j->set));
+	free(buf);
+	return NULL;
+}
+
+int bw_run(struct bw_job *jobs, int n)
+{
+	int nthreads = 0;
+	for (int i = 0; i < n; i++) {
+		struct bw_job *j = &jobs[i];
+		if (j->threads < 1 || j->req == 0 || j->req % 4096 || j->span < j->req)
+			return -EINVAL;
+		atomic_store(&j->next, 0);
+		atomic_store(&j->done_ops, 0);
+		atomic_store(&j->done_bytes, 0);
+		atomic_store(&j->bad_stamps, 0);
+		atomic_store(&j->lat_sum_ns, 0);
+		atomic_store(&j->lat_max_ns, 0);
+		atomic_store(&j->err, 0);
+		atomic_store(&j->end_ns, 0);
+		nthreads += j->threads;
+	}
+	struct worker *w = calloc((size_t)nthreads, sizeof(*w));
+	pthread_t *t = calloc((size_t)nthreads, sizeof(*t));
+	pthread_barrier_t start;
+	if (!w || !t || pthread_barrier_init(&start, NULL, (unsigned)nthreads + 1)) {
+		free(w);
+		free(t);
+		return -ENOMEM;
+	}
+	int k = 0, started = 0;
+	for (int i = 0; i < n; i++)
+		for (int x = 0; x < jobs[i].threads; x++, k++)
+			w[k] = (struct worker){.job = &jobs[i], .index = x, .start = &start};
+	for (k = 0; k < nthreads; k++) {
+		if (pthread_create(&t[k], NULL, worker_main, &w[k]))
+			break;
+		started++;
+	}
+	if (started < nthreads) {
+		/* Let the started ones go (with an error set) rather than hang. */
+		for (int i = 0; i < n; i++)
+			atomic_store(&jobs[i].err, -EAGAIN);
+		for (k = started; k < nthreads; k++)
+			pthread_create(&t[k], NULL, worker_main, &w[k]);
+	}
+	uint64_t t0 = bw_now(jobs[0].set);
+	for (int i = 0; i < n; i++)
+		jobs[i].start_ns = t0;
+	pthread_barrier_wait(&start);
+	for (k = 0; k < nthreads; k++)
+		pthread_join(t[k], NULL);
+	pthread_barrier_destroy(&start);
+	free(w);
+	free(t);
+	for (int i = 0; i < n; i++)
+		if (atomic_load(&jobs[i].err))
+			return atomic_load(&jobs[i].err);
+	return 0;
+}
+
+/* ---- progress ---- */
+
+struct bw_progress {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop, tty;
+	const char *label;
+	_Atomic uint64_t *bytes;
+	const struct bw_set *set;
+};
+
+static void *progress_main(void *arg)
+{
+	struct bw_progress *p = arg;
+	uint64_t last_b = atomic_load(p->bytes), last_t = bench_now_ns();
+	pthread_mutex_lock(&p->lock);
+	while (!p->stop) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+		if (p->stop)
+			break;
+		uint64_t b = atomic_load(p->bytes), t = bench_now_ns();
+		double mbs = (double)(b - last_b) / 1e6 / ((double)(t - last_t) / 1e9);
+		fprintf(stderr, "%s%-28s %9.1f MB/s  %10.1f MB done%s", p->tty ? "\r" : "",
+		        p->label, mbs, (double)b / 1e6, p->tty ? "" : "\n");
+		last_b = b;
+		last_t = t;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+struct bw_progress *bw_progress_start(const char *label, _Atomic uint64_t *bytes,
+                                      const struct bw_set *set)
+{
+	struct bw_progress *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	p->label = label;
+	p->bytes = bytes;
+	p->set = set;
+	p->tty = isatty(2);
+	if (pthread_create(&p->thread, NULL, progress_main, p)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void bw_progress_stop(struct bw_progress *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->thread, NULL);
+	if (p->tty)
+		fputs("\r\033[K", stderr);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->cond);
+	free(p);
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# `uraid bench engine`: a small run on file members; the JSON rows, their
+# figures (non-zero, ratios consistent), clean-up, and refusals.
+. "$(dirname "$0")/../lib.sh"
+
+dir=$T_TMP/members
+mkdir -p "$dir"
+json=$T_TMP/engine.json
+check "bench engine --json runs (levels 0,1,5,6,10; 4 members of 8M)" \
+	sh -c '"$1" bench engine --members-dir "$2" --members 4 --size 8M --chunk 64K \
+	       --rand-ops 800 --json >"$3" 2>"$4"' sh "$URAID" "$dir" "$json" "$T_TMP/err"
+check "JSON parses (python3 -m json.tool)" python3 -m json.tool "$json" /dev/null
+check "rows: keys, units, every level has seqwrite/seqread/randwrite4k, rebuild except raid0" \
+	python3 - "$json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+want = {"level", "workload", "value", "unit", "ratio"}
+units = {"seqwrite": "MB/s", "seqread": "MB/s", "randwrite4k": "IOPS", "rebuild": "MB/s"}
+seen = {}
+for r in rows:
+    assert set(r) == want, r
+    assert r["workload"] in units, r
+    assert r["unit"] == units[r["workload"]], r
+    assert r["value"] > 0 and r["ratio"] > 0, r
+    seen.setdefault(r["level"], set()).add(r["workload"])
+for lv in (0, 1, 5, 6, 10):
+    w = {"seqwrite", "seqread", "randwrite4k"} | ({"rebuild"} if lv else set())
+    assert seen.get(lv) == w, (lv, seen.get(lv))
+PY
+check "member files removed afterwards" sh -c '[ -z "$(ls -A "$1")" ]' sh "$dir"
+
+check "text report names machine, members and reference" \
+	sh -c '"$1" bench engine --members-dir "$2" --members 4 --size 8M --chunk 64K \
+	       --rand-ops 400 --levels 5 >"$3" 2>/dev/null &&
+	       grep -q "parity " "$3" && grep -q "raw members" "$3" &&
+	       grep -q "^raid5 *rebuild" "$3"' sh "$URAID" "$dir" "$T_TMP/out"
+
+check_fails "refuses 3 members" "$URAID" bench engine --members 3 --members-dir "$dir"
+check_fails "refuses a 3K chunk" "$URAID" bench engine --chunk 3K --members-dir "$dir"
+check_fails "refuses level 4" "$URAID" bench engine --levels 4 --members-dir "$dir"
+check_fails "refuses a missing directory" "$URAID" bench engine --members-dir "$dir/nope" \
+	--size 8M
+check_fails "refuses a stray argument" "$URAID" bench engine extra
+t_done
