@@ -17,6 +17,11 @@ static bool bm_level_ok(int level)
 	       level == URAID_LEVEL_RAID5 || level == URAID_LEVEL_RAID6;
 }
 
+bool eng_bitmap_supported(int md_version, int level)
+{
+	return (md_version == MD_SB_1_1 || md_version == MD_SB_1_2) && bm_level_ok(level);
+}
+
 static uint64_t bm_where(const struct uraid_array *a, const struct eng_member *em)
 {
 	return (uint64_t)((int64_t)em->sb.super_offset + a->ref.bitmap_offset) * 512;

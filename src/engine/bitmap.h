@@ -28,6 +28,8 @@ struct eng_bitmap {
 	uint64_t resync_skipped; /* sectors the last resync did not need to touch */
 };
 
+/* Can the engine keep a bitmap of this metadata version and level? */
+bool eng_bitmap_supported(int md_version, int level);
 /* At assembly: load the bitmap when the superblock says there is one. */
 int eng_bitmap_load(struct uraid_array *a, char *err, size_t errlen);
 void eng_bitmap_free(struct uraid_array *a);
