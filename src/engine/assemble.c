@@ -113,9 +113,9 @@ int uraid_assemble_members(struct member **mm, int n, unsigned flags, struct ura
 		if (bitmap && !(flags & URAID_RDONLY) &&
 		    !eng_bitmap_supported(sbs[i].version, (int)sbs[i].level)) {
 			rc = errmsg(err, errlen, -EOPNOTSUPP,
-			            "%s: the array has a write-intent bitmap, which uraid maintains "
-			            "only for raid1/4/5/6 with 1.1/1.2 metadata: read-only use only "
-			            "(remove it with mdadm --grow --bitmap=none)",
+			            "%s: uraid keeps write-intent bitmaps only for raid1/4/5/6 "
+			            "with 1.1/1.2 metadata: read-only use only (or remove the "
+			            "bitmap with mdadm --grow --bitmap=none)",
 			            mm[i]->name);
 			goto fail;
 		}
