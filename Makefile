@@ -125,6 +125,14 @@ bench: deps
 	$(REL)/uraid bench parity
 	$(REL)/uraid bench engine
 
+# Crash torture (tests/torture/run): the crash tests built optimised, run
+# with thousands of crash points. TORTURE_TRIALS / TORTURE_SEED tune it.
+$(REL)/tests/%: $(REL)/tests/unit/%.o $(REL)/liburaid.a
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(LIBS)
+torture: all $(REL)/tests/test_crash $(REL)/tests/test_crash_member
+	@tests/torture/run
+
 FUZZ_BINS := $(patsubst fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
 FUZZ := build/fuzz
 FUZZFLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined

@@ -199,6 +199,14 @@ int uraid_remove(struct uraid_array *a, const char *member, char *err, size_t er
 int uraid_add(struct uraid_array *a, const char *path, char *err, size_t errlen);
 int uraid_add_member(struct uraid_array *a, struct member *m, char *err, size_t errlen);
 
+/* Add an internal write-intent bitmap to a running array (raid1/4/5/6,
+ * metadata 1.1/1.2), as mdadm --grow --bitmap=internal: chunk_bytes 0 =
+ * mdadm's default. After an unclean stop only the chunks the bitmap marks
+ * are resynced. */
+int uraid_bitmap_add(struct uraid_array *a, uint32_t chunk_bytes, char *err, size_t errlen);
+/* Sectors (per member) the last bitmap-guided resync skipped as clean. */
+uint64_t uraid_bitmap_resync_skipped(struct uraid_array *a);
+
 /* Start check/repair, or IDLE to interrupt whatever runs. */
 int uraid_sync_action(struct uraid_array *a, enum uraid_sync_action action, char *err,
                       size_t errlen);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/bitmap.h"
 #include "engine/engine.h"
 #include "util/errmsg.h"
 
@@ -55,6 +56,9 @@ int eng_array_setup(struct uraid_array *a, char *err, size_t errlen)
 	} else {
 		a->resync_offset = MD_RESYNC_NONE;
 	}
+	rc = eng_bitmap_load(a, err, errlen);
+	if (rc < 0)
+		return rc;
 	a->dirty = false;
 	a->speed_min = 1000;
 	a->speed_max = 200000;
@@ -76,6 +80,7 @@ void eng_array_free(struct uraid_array *a)
 {
 	if (!a)
 		return;
+	eng_bitmap_free(a);
 	for (int i = 0; i < a->nmem; i++) {
 		if (a->mem[i]->m)
 			member_close(a->mem[i]->m);
@@ -132,6 +137,8 @@ int uraid_write(struct uraid_array *a, const void *buf, size_t len, uint64_t off
 	 * unclean stop is recognised on the next assembly. */
 	a->last_write_ns = eng_now_ns();
 	rc = eng_mark_dirty(a);
+	if (rc == 0)
+		rc = eng_bitmap_start_write(a, off / 512, len / 512);
 	if (rc == 0) {
 		if (eng_is_parity(a))
 			rc = eng_parity_write(a, buf, off / 512, len / 512);
@@ -167,6 +174,8 @@ int uraid_flush(struct uraid_array *a)
 		return 0;
 	pthread_mutex_lock(&a->lock);
 	int rc = flush_locked(a);
+	if (rc == 0)
+		rc = eng_bitmap_clear_synced(a);
 	pthread_mutex_unlock(&a->lock);
 	return rc;
 }
@@ -183,6 +192,9 @@ int uraid_stop(struct uraid_array *a)
 		/* Clean: resync_offset records how far an interrupted resync got
 		 * (MD_RESYNC_NONE when complete). */
 		int c = eng_mark_clean(a);
+		if (rc == 0)
+			rc = c;
+		c = eng_bitmap_clear_synced(a);
 		if (rc == 0)
 			rc = c;
 		pthread_mutex_unlock(&a->lock);

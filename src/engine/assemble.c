@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/bitmap.h"
 #include "engine/engine.h"
 #include "util/errmsg.h"
 
@@ -109,11 +110,12 @@ int uraid_assemble_members(struct member **mm, int n, unsigned flags, struct ura
 		               (sbs[i].feature_map & MD_FEATURE_BITMAP_OFFSET)) ||
 		              (sbs[i].version == MD_SB_0_90 &&
 		               (sbs[i].v0.state & (1u << MD_SB0_BITMAP_PRESENT)));
-		if (bitmap && !(flags & URAID_RDONLY)) {
+		if (bitmap && !(flags & URAID_RDONLY) &&
+		    !eng_bitmap_supported(sbs[i].version, (int)sbs[i].level)) {
 			rc = errmsg(err, errlen, -EOPNOTSUPP,
-			            "%s: the array has a write-intent bitmap, which uraid does not "
-			            "maintain: read-only use only (remove it with mdadm "
-			            "--grow --bitmap=none)",
+			            "%s: uraid keeps write-intent bitmaps only for raid1/4/5/6 "
+			            "with 1.1/1.2 metadata: read-only use only (or remove the "
+			            "bitmap with mdadm --grow --bitmap=none)",
 			            mm[i]->name);
 			goto fail;
 		}

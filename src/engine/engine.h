@@ -19,6 +19,8 @@
 
 #define ENG_MAX_MEMBERS LAYOUT_MAX_MEMBERS
 
+struct eng_bitmap;
+
 struct eng_member {
 	struct member *m;
 	struct md_sb sb; /* this member's superblock as last written/read */
@@ -50,6 +52,7 @@ struct uraid_array {
 	uint64_t resync_offset; /* MD_RESYNC_NONE when parity/mirrors are known consistent */
 
 	struct member_ioq *ioq;
+	struct eng_bitmap *bitmap; /* write-intent bitmap (engine/bitmap.h), NULL if none */
 
 	/* sync work */
 	enum uraid_sync_action action;

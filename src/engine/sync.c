@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/bitmap.h"
 #include "engine/engine.h"
 #include "util/errmsg.h"
 
@@ -305,7 +306,9 @@ static int step_locked(struct uraid_array *a, uint64_t max)
 		pthread_cond_broadcast(&a->cond);
 		return 0;
 	}
-	uint64_t pos = a->sync_pos;
+	uint64_t pos = a->sync_pos, dirty_len = UINT64_MAX;
+	if (a->action == URAID_SYNC_RESYNC && a->bitmap)
+		pos = a->sync_pos = eng_bitmap_next_dirty(a, pos, a->sync_end, &dirty_len);
 	if (pos >= a->sync_end) {
 		finish(a);
 		return 0;
@@ -315,6 +318,8 @@ static int step_locked(struct uraid_array *a, uint64_t max)
 		n = max;
 	if (n > SYNC_WINDOW)
 		n = SYNC_WINDOW;
+	if (n > dirty_len)
+		n = dirty_len;
 	int rc;
 	if (eng_is_parity(a)) {
 		uint64_t chunk = a->geom.chunk_sectors;

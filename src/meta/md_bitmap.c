@@ -1,0 +1,171 @@
+/* md write-intent bitmap header codec and bit helpers (see md_bitmap.h). */
+#include "meta/md_bitmap.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "util/endian.h"
+#include "util/errmsg.h"
+
+int md_bitmap_decode(const void *buf, size_t len, struct md_bitmap_sb *out, char *err,
+                     size_t errlen)
+{
+	const uint8_t *p = buf;
+	if (!buf || !out)
+		return errmsg(err, errlen, -EINVAL, "bitmap: no buffer");
+	if (len < MD_BITMAP_SB_BYTES)
+		return errmsg(err, errlen, -EINVAL, "bitmap: header needs %d bytes, have %zu",
+		              MD_BITMAP_SB_BYTES, len);
+	memset(out, 0, sizeof(*out));
+	out->magic = get_le32(p + 0);
+	out->version = get_le32(p + 4);
+	memcpy(out->uuid, p + 8, 16);
+	out->events = get_le64(p + 24);
+	out->events_cleared = get_le64(p + 32);
+	out->sync_size = get_le64(p + 40);
+	out->state = get_le32(p + 48);
+	out->chunksize = get_le32(p + 52);
+	out->daemon_sleep = get_le32(p + 56);
+	out->write_behind = get_le32(p + 60);
+	out->sectors_reserved = get_le32(p + 64);
+	out->nodes = get_le32(p + 68);
+	/* The name is a string: whatever follows its terminator is not kept. */
+	size_t nl = strnlen((const char *)p + 72, 64);
+	memcpy(out->cluster_name, p + 72, nl);
+
+	if (out->magic != MD_BITMAP_MAGIC)
+		return errmsg(err, errlen, -EINVAL, "bitmap: bad magic %#x (want %#x)", out->magic,
+		              MD_BITMAP_MAGIC);
+	if (out->version < MD_BITMAP_V_HOSTEND || out->version > MD_BITMAP_V_CLUSTER)
+		return errmsg(err, errlen, -EINVAL, "bitmap: unknown version %u", out->version);
+	if (out->chunksize < 512 || (out->chunksize & (out->chunksize - 1)))
+		return errmsg(err, errlen, -EINVAL,
+		              "bitmap: chunksize %u is not a power of two of at least 512",
+		              out->chunksize);
+	if (out->daemon_sleep == 0)
+		return errmsg(err, errlen, -EINVAL, "bitmap: daemon_sleep 0 is out of range");
+	if (out->write_behind > MD_BITMAP_MAX_WRITE_BEHIND)
+		return errmsg(err, errlen, -EINVAL,
+		              "bitmap: write_behind %u is out of range (max %d)", out->write_behind,
+		              MD_BITMAP_MAX_WRITE_BEHIND);
+	if (out->sync_size > UINT64_MAX / 512)
+		return errmsg(err, errlen, -EINVAL, "bitmap: sync_size %llu sectors is absurd",
+		              (unsigned long long)out->sync_size);
+	return 0;
+}
+
+void md_bitmap_encode(const struct md_bitmap_sb *sb, void *buf)
+{
+	uint8_t *p = buf;
+	memset(p, 0, MD_BITMAP_SB_BYTES);
+	put_le32(p + 0, sb->magic);
+	put_le32(p + 4, sb->version);
+	memcpy(p + 8, sb->uuid, 16);
+	put_le64(p + 24, sb->events);
+	put_le64(p + 32, sb->events_cleared);
+	put_le64(p + 40, sb->sync_size);
+	put_le32(p + 48, sb->state);
+	put_le32(p + 52, sb->chunksize);
+	put_le32(p + 56, sb->daemon_sleep);
+	put_le32(p + 60, sb->write_behind);
+	put_le32(p + 64, sb->sectors_reserved);
+	put_le32(p + 68, sb->nodes);
+	memcpy(p + 72, sb->cluster_name, strnlen(sb->cluster_name, 64));
+}
+
+uint64_t md_bitmap_bits(const struct md_bitmap_sb *sb)
+{
+	if (sb->chunksize < 512)
+		return 0;
+	uint64_t per = sb->chunksize / 512;
+	return sb->sync_size / per + (sb->sync_size % per != 0);
+}
+
+uint64_t md_bitmap_bytes(const struct md_bitmap_sb *sb)
+{
+	uint64_t b = (md_bitmap_bits(sb) + 7) / 8;
+	return (b + MD_BITMAP_SB_BYTES + 511) / 512 * 512 - MD_BITMAP_SB_BYTES;
+}
+
+bool md_bitmap_test(const uint8_t *bits, uint64_t bit)
+{
+	return (bits[bit / 8] >> (bit % 8)) & 1;
+}
+
+void md_bitmap_assign(uint8_t *bits, uint64_t bit, bool dirty)
+{
+	uint8_t m = (uint8_t)(1u << (bit % 8));
+	if (dirty)
+		bits[bit / 8] |= m;
+	else
+		bits[bit / 8] &= (uint8_t)~m;
+}
+
+uint64_t md_bitmap_count(const uint8_t *bits, uint64_t nbits)
+{
+	uint64_t n = 0;
+	for (uint64_t i = 0; i < nbits / 8; i++)
+		n += (uint64_t)__builtin_popcount(bits[i]);
+	for (uint64_t i = nbits / 8 * 8; i < nbits; i++)
+		n += md_bitmap_test(bits, i);
+	return n;
+}
+
+uint32_t md_bitmap_choose_chunk(uint64_t size_sectors, uint64_t room_sectors, uint32_t requested)
+{
+	/* Without a requested chunk mdadm considers at most 128 KiB of bitmap. */
+	if (!requested && room_sectors > 256)
+		room_sectors = 256;
+	if (room_sectors <= 1)
+		return 0;
+	uint64_t max_bits = (room_sectors * 512 - MD_BITMAP_SB_BYTES) * 8;
+	uint64_t chunk = 4096; /* the kernel cannot do sub-page chunks */
+	uint64_t bits = size_sectors * 512 / chunk + 1;
+	while (bits > max_bits) {
+		chunk *= 2;
+		bits = (bits + 1) / 2;
+	}
+	if (!requested)
+		return chunk < (64u << 20) ? (64u << 20)
+		                           : (chunk > UINT32_MAX ? 0 : (uint32_t)chunk);
+	return requested < chunk ? 0 : requested;
+}
+
+unsigned long md_bitmap_bm_space(uint64_t dev_sectors)
+{
+	/* Sizes stay multiples of 4 KiB for 4K-sector devices. */
+	if (dev_sectors < 128)
+		return 0;
+	if (dev_sectors - 128 >= 200ull * 1024 * 1024 * 2)
+		return 256;
+	if (dev_sectors - 8 > 8ull * 1024 * 1024 * 2)
+		return 128;
+	return 8;
+}
+
+int md_bitmap_plan_1x(int minor, uint64_t size_sectors, uint32_t requested_chunk,
+                      struct md_bitmap_plan *out)
+{
+	if (!out || minor < 0 || minor > 2)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	uint64_t room = md_bitmap_bm_space(size_sectors);
+	if (room <= 1)
+		return -ENOSPC;
+	uint32_t chunk = md_bitmap_choose_chunk(size_sectors, room, requested_chunk);
+	if (!chunk)
+		return requested_chunk ? -EINVAL : -ENOSPC;
+	out->chunksize = chunk;
+	out->room = room;
+	out->bits = size_sectors / (chunk / 512) + (size_sectors % (chunk / 512) != 0);
+	if (minor == 0) {
+		/* mdadm's estimate (one bit more than whole chunks) decides the
+		 * 4 KiB blocks reserved below the superblock. */
+		uint64_t est = size_sectors * 512 / chunk + 1;
+		uint64_t blocks = ((est + 7) / 8 + MD_BITMAP_SB_BYTES + 4095) / 4096;
+		out->bitmap_offset = -(int32_t)(blocks * 8) - 8;
+	} else {
+		out->bitmap_offset = 8;
+	}
+	return 0;
+}

@@ -1,0 +1,342 @@
+/* Crash workload shared by test_crash*.c and the torture run: random writes
+ * with known contents against an array on crash-simulating members, a power
+ * cut at a random member request, restart, resync, and an independent check
+ * of every sector against the set of states it may legally be in.
+ *
+ * Every written sector is stamped (seed, write id, logical sector) and the
+ * rest of it derived from those, so a sector read back names the write it
+ * came from and any garbage is detected. A sector may hold:
+ *   - the write it held when the last acknowledged flush completed, or
+ *   - any write to it issued after that flush started (acknowledged or not).
+ * "Acknowledged" means the call returned success before the power failed:
+ * after the cut nothing the machine did is seen by anyone. */
+#ifndef CRASH_WORKLOAD_H
+#define CRASH_WORKLOAD_H
+
+#include "engine/engine.h"
+#include "member/member_crash.h"
+#include "test_engine_common.h"
+
+#define CW_MEMBER_BYTES (4u << 20)
+#define CW_DATA_SECTORS 1024 /* per member */
+
+struct cw_cfg {
+	const char *name;
+	int level;
+	const char *layout; /* NULL: default */
+	int ndisks;
+	uint32_t chunk_sectors;
+	int metadata; /* 0, 10, 11, 12 */
+};
+
+struct cw_totals {
+	uint64_t trials, crashes, member_failed_before, member_lost_after;
+	uint64_t writes, writes_acked, flushes_acked;
+	uint64_t cache_kept, cache_torn, cache_lost;
+	uint64_t sectors_checked, data_lost, write_hole, mismatches;
+	uint64_t resync_skipped; /* member sectors a bitmap let the resync skip */
+};
+
+struct cw_write {
+	uint64_t lsec, nsec;
+};
+
+static inline void cw_stamp(uint64_t seed, uint64_t id, uint64_t lsec, uint8_t *s)
+{
+	if (id == 0) {
+		memset(s, 0, 512);
+		return;
+	}
+	uint64_t st = seed * 0x100000001b3ULL ^ id * 0x9e3779b97f4a7c15ULL ^ lsec;
+	t_fill(&st, s, 512);
+	memcpy(s, &seed, 8);
+	memcpy(s + 8, &id, 8);
+	memcpy(s + 16, &lsec, 8);
+}
+
+/* The write id a sector holds, or UINT64_MAX when it is no write's stamp. */
+static inline uint64_t cw_decode(uint64_t seed, uint64_t lsec, const uint8_t *s)
+{
+	uint8_t want[512];
+	uint64_t id;
+	memcpy(&id, s + 8, 8);
+	static const uint8_t zero[512];
+	if (!memcmp(s, zero, 512))
+		return 0;
+	if (id == 0)
+		return UINT64_MAX;
+	cw_stamp(seed, id, lsec, want);
+	return memcmp(want, s, 512) ? UINT64_MAX : id;
+}
+
+/* Member role holding logical sector `lsec` (copy 0), -1 if unknown. */
+static inline int cw_role_of(struct uraid_array *a, uint64_t lsec)
+{
+	struct layout_loc loc;
+	uint64_t len;
+	if (a->ops->map(&a->geom, lsec, 0, &loc, &len) < 0)
+		return -1;
+	return loc.role;
+}
+
+static inline bool cw_parity_level(int level)
+{
+	return level == URAID_LEVEL_RAID4 || level == URAID_LEVEL_RAID5 ||
+	       level == URAID_LEVEL_RAID6;
+}
+static inline bool cw_redundant(int level)
+{
+	return level != URAID_LEVEL_RAID0 && level != URAID_LEVEL_LINEAR;
+}
+
+#define CW_LYING  1u /* the disks ignore flushes: the checks must find losses */
+#define CW_BITMAP 2u /* internal write-intent bitmap (4 KiB chunks) */
+
+/* One trial. crash_point: member request (counted after create) at which
+ * the power fails, 0 = none during the workload (the cut then comes at idle
+ * after the last write). mode: 0 plain, 1 a member failed before the
+ * workload, 2 a member lost after the crash. Returns the member requests the
+ * workload made (for calibration); failures are CHECKs. */
+static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t crash_point,
+                                int mode, int nwrites, unsigned flags, struct cw_totals *tot)
+{
+	struct te_disk d[TE_MAX];
+	struct crash_ctl *ctl;
+	uint64_t rs = seed;
+	if (crash_ctl_new(&ctl) < 0)
+		abort();
+	for (int i = 0; i < c->ndisks; i++) {
+		snprintf(d[i].name, sizeof(d[i].name), "c%d", i);
+		if (member_open_mem(d[i].name, CW_MEMBER_BYTES, &d[i].mem) < 0 ||
+		    member_crash_wrap(d[i].mem, ctl, &d[i].fault) < 0)
+			abort();
+	}
+	struct uraid_create_opts o;
+	memset(&o, 0, sizeof(o));
+	o.level = c->level;
+	o.raid_devices = c->ndisks;
+	o.chunk_sectors = c->chunk_sectors;
+	o.metadata = c->metadata;
+	o.metadata_set = true;
+	o.assume_clean = true; /* members are zero: parity of zeros is zero */
+	if (c->level != URAID_LEVEL_LINEAR && c->level != URAID_LEVEL_RAID0)
+		o.size_sectors = CW_DATA_SECTORS;
+	if (c->layout) {
+		layout_parse(c->level, c->layout, &o.layout);
+		o.layout_set = true;
+	}
+	struct uraid_array *a = NULL;
+	uint64_t used = 0;
+	int failed_before = -1, lost_after = -1;
+	if (te_create(&o, d, c->ndisks, &a) < 0) {
+		CHECKF(0, "%s: create failed", c->name);
+		goto out;
+	}
+	tot->trials++;
+	if (flags & CW_BITMAP) {
+		char err[256];
+		int rc = uraid_bitmap_add(a, 4096, err, sizeof(err));
+		CHECKF(rc == 0, "%s: bitmap add: %s", c->name, err);
+	}
+	if (mode == 1) {
+		failed_before = (int)(t_rand(&rs) % (uint64_t)c->ndisks);
+		char who[16], err[256];
+		snprintf(who, sizeof(who), "#%d", failed_before);
+		CHECKF(uraid_fail(a, who, err, sizeof(err)) == 0, "fail %s: %s", who, err);
+		tot->member_failed_before++;
+	}
+
+	uint64_t size_sec = uraid_size(a) / 512;
+	uint64_t span = size_sec < 768 ? size_sec : 768; /* overlap: small region */
+	uint64_t *durable = calloc(span, sizeof(uint64_t));
+	struct cw_write *log = calloc((size_t)nwrites + 1, sizeof(*log));
+	uint64_t boundary = 0; /* writes with id > boundary may or may not persist */
+	uint64_t *cur = calloc(span, sizeof(uint64_t));
+	uint8_t *buf = malloc(64 * 512);
+	uint64_t base = crash_ctl_requests(ctl);
+	crash_ctl_arm(ctl, crash_point ? base + crash_point : 0);
+	crash_ctl_ignore_flush(ctl, flags & CW_LYING);
+
+	uint64_t issued = 0;
+	for (int w = 0; w < nwrites; w++) {
+		if (t_rand(&rs) % 6 == 0) {
+			int rc = uraid_flush(a);
+			if (crash_ctl_crashed(ctl))
+				break;
+			CHECKF(rc == 0, "%s seed %#llx: flush failed: %d", c->name,
+			       (unsigned long long)seed, rc);
+			memcpy(durable, cur, span * sizeof(uint64_t));
+			boundary = issued;
+			tot->flushes_acked++;
+		}
+		uint64_t nsec = 1 + t_rand(&rs) % (t_rand(&rs) % 4 ? 16 : 64);
+		if (nsec > span)
+			nsec = span;
+		uint64_t lsec = t_rand(&rs) % (span - nsec + 1);
+		uint64_t id = ++issued;
+		log[id] = (struct cw_write){lsec, nsec};
+		for (uint64_t s = 0; s < nsec; s++)
+			cw_stamp(seed, id, lsec + s, buf + s * 512);
+		tot->writes++;
+		int rc = uraid_write(a, buf, nsec * 512, lsec * 512);
+		if (crash_ctl_crashed(ctl))
+			break;
+		CHECKF(rc == 0, "%s seed %#llx: write failed: %d", c->name,
+		       (unsigned long long)seed, rc);
+		for (uint64_t s = 0; s < nsec; s++)
+			cur[lsec + s] = id;
+		tot->writes_acked++;
+	}
+	used = crash_ctl_requests(ctl) - base;
+	if (crash_ctl_crashed(ctl))
+		tot->crashes++;
+	uraid_drop(a);
+	a = NULL;
+	struct crash_stats cs;
+	CHECK(crash_apply(ctl, seed ^ 0xc0ffee, &cs) == 0);
+	tot->cache_kept += cs.writes_kept;
+	tot->cache_torn += cs.writes_torn;
+	tot->cache_lost += cs.writes_lost;
+
+	/* Restart. */
+	int idx[TE_MAX], n = 0;
+	if (mode == 2) {
+		lost_after = (int)(t_rand(&rs) % (uint64_t)c->ndisks);
+		tot->member_lost_after++;
+	}
+	for (int i = 0; i < c->ndisks; i++)
+		if (i != lost_after)
+			idx[n++] = i;
+	char warn[1024] = "";
+	if (te_assemble(d, idx, n, &a, warn, sizeof(warn)) < 0) {
+		CHECKF(0, "%s seed %#llx point %llu mode %d: assemble failed", c->name,
+		       (unsigned long long)seed, (unsigned long long)crash_point, mode);
+		goto free_out;
+	}
+	CHECKF(te_sync_all(a) == 0, "%s seed %#llx: resync failed", c->name,
+	       (unsigned long long)seed);
+	tot->resync_skipped += uraid_bitmap_resync_skipped(a);
+	int missing = failed_before >= 0 ? failed_before : lost_after;
+	/* Which role did the missing disk have? Disk i was created in slot i. */
+	uint64_t lost_here = 0, hole_here = 0;
+	for (uint64_t s0 = 0; s0 < span; s0 += 64) {
+		uint64_t k = span - s0 < 64 ? span - s0 : 64;
+		int rc = uraid_read(a, buf, k * 512, s0 * 512);
+		CHECKF(rc == 0, "%s seed %#llx: read at sector %llu failed: %d", c->name,
+		       (unsigned long long)seed, (unsigned long long)s0, rc);
+		if (rc < 0) {
+			lost_here += k;
+			continue;
+		}
+		for (uint64_t j = 0; j < k; j++) {
+			uint64_t s = s0 + j;
+			uint64_t id = cw_decode(seed, s, buf + j * 512);
+			bool ok = id == durable[s] ||
+			          (id != UINT64_MAX && id > boundary && id <= issued &&
+			           log[id].lsec <= s && s < log[id].lsec + log[id].nsec);
+			tot->sectors_checked++;
+			if (ok)
+				continue;
+			/* Without a journal md cannot promise anything for data
+			 * reconstructed from parity that a crash left stale. */
+			if (missing >= 0 && cw_parity_level(c->level) &&
+			    cw_role_of(a, s) == missing) {
+				hole_here++;
+				continue;
+			}
+			if (lost_here++ < 4)
+				fprintf(
+				    stderr,
+				    "%s seed %#llx point %llu mode %d: sector %llu holds %s%llu "
+				    "(durable %llu, boundary %llu, issued %llu)\n",
+				    c->name, (unsigned long long)seed,
+				    (unsigned long long)crash_point, mode, (unsigned long long)s,
+				    id == UINT64_MAX ? "garbage " : "write ",
+				    (unsigned long long)(id == UINT64_MAX ? 0 : id),
+				    (unsigned long long)durable[s], (unsigned long long)boundary,
+				    (unsigned long long)issued);
+		}
+	}
+	CHECKF(lost_here == 0, "%s seed %#llx point %llu mode %d: %llu sectors lost", c->name,
+	       (unsigned long long)seed, (unsigned long long)crash_point, mode,
+	       (unsigned long long)lost_here);
+	tot->data_lost += lost_here;
+	tot->write_hole += hole_here;
+	if (missing < 0 && cw_redundant(c->level)) {
+		char err[256];
+		int rc = uraid_sync_action(a, URAID_SYNC_CHECK, err, sizeof(err));
+		CHECKF(rc == 0, "check: %s", err);
+		CHECK(te_sync_all(a) == 0);
+		struct uraid_status st;
+		uraid_status(a, &st);
+		CHECKF(st.mismatch_cnt == 0,
+		       "%s seed %#llx point %llu: check found %llu mismatches", c->name,
+		       (unsigned long long)seed, (unsigned long long)crash_point,
+		       (unsigned long long)st.mismatch_cnt);
+		tot->mismatches += st.mismatch_cnt;
+	}
+	CHECK(uraid_stop(a) == 0);
+	a = NULL;
+free_out:
+	free(durable);
+	free(cur);
+	free(log);
+	free(buf);
+out:
+	if (a)
+		uraid_drop(a);
+	for (int i = 0; i < c->ndisks; i++)
+		te_disk_close(&d[i]);
+	crash_ctl_free(ctl);
+	return used;
+}
+
+static inline uint64_t cw_env(const char *name, uint64_t def)
+{
+	const char *v = getenv(name);
+	return v && *v ? strtoull(v, NULL, 0) : def;
+}
+
+/* Calibrate, then `trials` crash points spread over the workload's requests,
+ * modes mixed for redundant levels. Prints one summary line. */
+static inline void cw_run(const struct cw_cfg *c, uint64_t seed0, uint64_t trials, int nwrites,
+                          unsigned flags, struct cw_totals *tot)
+{
+	struct cw_totals cal = {0};
+	uint64_t reqs = cw_trial(c, seed0, 0, 0, nwrites, flags, &cal);
+	if (reqs == 0)
+		reqs = 1;
+	uint64_t rs = seed0 ^ 0xabcdef;
+	for (uint64_t t = 0; t < trials; t++) {
+		uint64_t seed = seed0 + 1 + t;
+		int mode = 0;
+		if (cw_redundant(c->level)) {
+			uint64_t r = t_rand(&rs) % 5;
+			mode = r == 3 ? 1 : r == 4 ? 2 : 0;
+		}
+		/* Spread the cut over the whole run (and a bit past it). */
+		uint64_t point = 1 + t_rand(&rs) % (reqs + reqs / 8);
+		int before = t_failures;
+		cw_trial(c, seed, point, mode, nwrites, flags, tot);
+		if (t_failures != before)
+			fprintf(stderr,
+			        "replay: CRASH_CONFIG=%s CRASH_SEED=%#llx CRASH_POINT=%llu "
+			        "CRASH_MODE=%d\n",
+			        c->name, (unsigned long long)seed, (unsigned long long)point, mode);
+	}
+	printf(
+	    "# %-12s%s crash points %llu (requests/run ~%llu), failed-before %llu, lost-after "
+	    "%llu, writes %llu acked %llu, cache kept/torn/lost %llu/%llu/%llu, sectors checked "
+	    "%llu, data lost %llu, write-hole sectors %llu, mismatches %llu, resync skipped %llu\n",
+	    c->name, flags & CW_BITMAP ? " +bitmap" : "", (unsigned long long)tot->crashes,
+	    (unsigned long long)reqs, (unsigned long long)tot->member_failed_before,
+	    (unsigned long long)tot->member_lost_after, (unsigned long long)tot->writes,
+	    (unsigned long long)tot->writes_acked, (unsigned long long)tot->cache_kept,
+	    (unsigned long long)tot->cache_torn, (unsigned long long)tot->cache_lost,
+	    (unsigned long long)tot->sectors_checked, (unsigned long long)tot->data_lost,
+	    (unsigned long long)tot->write_hole, (unsigned long long)tot->mismatches,
+	    (unsigned long long)tot->resync_skipped);
+	fflush(stdout);
+}
+
+#endif
