@@ -4,6 +4,7 @@
 #define URAID_TEST_MD_VECTORS_H
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,14 +27,13 @@ static inline uint8_t *mdv_read_cmd(const char *cmd, size_t *len)
 		return NULL;
 	size_t cap = 1 << 20, n = 0;
 	uint8_t *buf = malloc(cap);
-	while (buf) {
+	bool ok = buf != NULL;
+	while (ok) {
 		if (n == cap) {
 			uint8_t *bigger = realloc(buf, cap * 2);
-			if (!bigger) {
-				free(buf);
-				buf = NULL;
+			ok = bigger != NULL;
+			if (!ok)
 				break;
-			}
 			buf = bigger;
 			cap *= 2;
 		}
@@ -42,7 +42,7 @@ static inline uint8_t *mdv_read_cmd(const char *cmd, size_t *len)
 			break;
 		n += r;
 	}
-	if (pclose(f) != 0 || !buf) {
+	if (pclose(f) != 0 || !ok) {
 		free(buf);
 		return NULL;
 	}

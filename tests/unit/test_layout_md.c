@@ -182,7 +182,7 @@ static int verify_array(const char *name, struct md_array *a, uint64_t id, uint6
 	uint64_t cs = a->g.chunk_sectors, bytes = cs * 512, pbad = 0, qbad = 0, stripes = 0;
 	uint8_t *p = malloc(bytes), *q = malloc(bytes);
 	uint8_t coef_tab[256];
-	struct layout_stripe st;
+	struct layout_stripe st = {0};
 	for (uint64_t sn = 0; sn * cs < ops->member_used(&a->g, 0); sn++) {
 		ops->stripe(&a->g, sn, &st);
 		memset(p, 0, bytes);

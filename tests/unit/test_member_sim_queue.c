@@ -56,7 +56,7 @@ static double ref_batch_ns(const struct sim_profile *p, double span, double head
 		int first = 0;
 		while (first < n && (double)order[first] < head)
 			first++;
-		uint64_t rot[64];
+		uint64_t rot[64] = {0};
 		for (int i = 0; i < n; i++)
 			rot[i] = order[(first + i) % n];
 		memcpy(order, rot, (size_t)n * sizeof(*rot));
