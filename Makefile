@@ -140,11 +140,14 @@ fuzz: deps fuzz-build
 # Every C file and header we write (tests/unit/*.h and plugins/*.h included).
 LINT_SRCS := $(LIB_SRCS) $(CLI_SRCS) $(TEST_SRCS) $(FUZZ_SRCS) \
     $(wildcard include/*.h src/*/*.h tests/*.h tests/unit/*.h tests/integration/*.c plugins/*.[ch])
+# Both checkers run even when the first complains, so one run lists everything.
 lint:
-	clang-format --dry-run --Werror $(LINT_SRCS)
+	@rc=0; \
+	clang-format --dry-run --Werror $(LINT_SRCS) || rc=1; \
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	    --inline-suppr --suppress=missingIncludeSystem -j2 -Iinclude -Isrc \
-	    $(LIB_SRCS) $(CLI_SRCS) $(wildcard plugins/*.c)
+	    $(filter %.c,$(LINT_SRCS)) || rc=1; \
+	exit $$rc
 
 install: all
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8
