@@ -146,11 +146,20 @@ fuzz: deps fuzz-build
 	@for f in $(FUZZ_BINS); do echo "== $$f"; mkdir -p build/corpus/$$(basename $$f); \
 	  $$f -max_total_time=$${FUZZ_SECONDS:-300} build/corpus/$$(basename $$f) fuzz/corpus/$$(basename $$f) || exit 1; done
 
-LINT_SRCS := $(LIB_SRCS) $(CLI_SRCS) $(TEST_SRCS) $(FUZZ_SRCS) $(wildcard include/*.h src/*/*.h tests/*.h plugins/*.c)
+# Every C file and header we write (tests/unit/*.h and plugins/*.h included).
+LINT_SRCS := $(LIB_SRCS) $(CLI_SRCS) $(TEST_SRCS) $(FUZZ_SRCS) \
+    $(wildcard include/*.h src/*/*.h tests/*.h tests/unit/*.h tests/integration/*.c plugins/*.[ch])
+# Both checkers run even when the first complains, so one run lists everything.
+# clang-tidy (bugprone-*, clang-analyzer-*) is not part of it: on this tree it
+# takes ~4 minutes on 2 cores against cppcheck's ~40 s, and its findings were
+# false positives or style (suspicious-string-compare on !strcmp).
 lint:
-	clang-format --dry-run --Werror $(LINT_SRCS)
+	@rc=0; \
+	clang-format --dry-run --Werror $(LINT_SRCS) || rc=1; \
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
-	    --inline-suppr --suppress=missingIncludeSystem -Iinclude -Isrc $(LIB_SRCS) $(CLI_SRCS)
+	    --inline-suppr --suppress=missingIncludeSystem -j2 -Iinclude -Isrc \
+	    $(filter %.c,$(LINT_SRCS)) || rc=1; \
+	exit $$rc
 
 install: all
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8

@@ -42,6 +42,20 @@ int layout_check_disks(const struct layout_geom *g, int min, int max, char *err,
 	return 0;
 }
 
+int layout_one_copy(const struct layout_geom *g)
+{
+	(void)g;
+	return 1;
+}
+
+bool layout_none_missing(const struct layout_geom *g, const bool *missing)
+{
+	for (int r = 0; r < g->raid_disks; r++)
+		if (missing[r])
+			return false;
+	return true;
+}
+
 int layout_check_chunk_pow2(const struct layout_geom *g, char *err, size_t errlen)
 {
 	if (g->chunk_sectors < 8 || !layout_is_pow2(g->chunk_sectors))

@@ -37,12 +37,6 @@ static uint64_t linear_array_sectors(const struct layout_geom *g)
 	return tot;
 }
 
-static int linear_ncopies(const struct layout_geom *g)
-{
-	(void)g;
-	return 1;
-}
-
 static int linear_map(const struct layout_geom *g, uint64_t lsec, int copy, struct layout_loc *loc,
                       uint64_t *len)
 {
@@ -63,14 +57,6 @@ static int linear_map(const struct layout_geom *g, uint64_t lsec, int copy, stru
 	return -ERANGE;
 }
 
-static bool linear_readable(const struct layout_geom *g, const bool *missing)
-{
-	for (int r = 0; r < g->raid_disks; r++)
-		if (missing[r])
-			return false;
-	return true;
-}
-
 static int linear_unmap(const struct layout_geom *g, int role, uint64_t msec, uint64_t *lsec)
 {
 	if (role < 0 || role >= g->raid_disks || msec >= linear_member_used(g, role))
@@ -87,10 +73,10 @@ const struct layout_ops layout_linear_ops = {
     .name = "linear",
     .validate = linear_validate,
     .array_sectors = linear_array_sectors,
-    .ncopies = linear_ncopies,
+    .ncopies = layout_one_copy,
     .map = linear_map,
     .stripe = NULL,
-    .readable = linear_readable,
+    .readable = layout_none_missing,
     .member_used = linear_member_used,
     .unmap = linear_unmap,
 };

@@ -123,12 +123,6 @@ static uint64_t raid0_array_sectors(const struct layout_geom *g)
 	return tot;
 }
 
-static int raid0_ncopies(const struct layout_geom *g)
-{
-	(void)g;
-	return 1;
-}
-
 static int raid0_map(const struct layout_geom *g, uint64_t lsec, int copy, struct layout_loc *loc,
                      uint64_t *len)
 {
@@ -151,14 +145,6 @@ static int raid0_map(const struct layout_geom *g, uint64_t lsec, int copy, struc
 		return 0;
 	}
 	return -ERANGE;
-}
-
-static bool raid0_readable(const struct layout_geom *g, const bool *missing)
-{
-	for (int r = 0; r < g->raid_disks; r++)
-		if (missing[r])
-			return false;
-	return true;
 }
 
 static uint64_t raid0_member_used(const struct layout_geom *g, int role)
@@ -197,10 +183,10 @@ const struct layout_ops layout_raid0_ops = {
     .name = "raid0",
     .validate = raid0_validate,
     .array_sectors = raid0_array_sectors,
-    .ncopies = raid0_ncopies,
+    .ncopies = layout_one_copy,
     .map = raid0_map,
     .stripe = NULL,
-    .readable = raid0_readable,
+    .readable = layout_none_missing,
     .member_used = raid0_member_used,
     .unmap = raid0_unmap,
 };

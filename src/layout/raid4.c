@@ -18,29 +18,15 @@ static int raid4_validate(const struct layout_geom *g, char *err, size_t errlen)
 	return rc ? rc : parity_check_size(g, err, errlen);
 }
 
-static int raid4_ncopies(const struct layout_geom *g)
-{
-	(void)g;
-	return 1;
-}
-
-static bool raid4_readable(const struct layout_geom *g, const bool *missing)
-{
-	int lost = 0;
-	for (int r = 0; r < g->raid_disks; r++)
-		lost += missing[r];
-	return lost <= 1;
-}
-
 const struct layout_ops layout_raid4_ops = {
     .level = URAID_LEVEL_RAID4,
     .name = "raid4",
     .validate = raid4_validate,
     .array_sectors = parity_array_sectors,
-    .ncopies = raid4_ncopies,
+    .ncopies = layout_one_copy,
     .map = parity_map,
     .stripe = parity_stripe,
-    .readable = raid4_readable,
+    .readable = parity_readable,
     .member_used = parity_member_used,
     .unmap = parity_unmap,
 };

@@ -17,29 +17,15 @@ static int raid5_validate(const struct layout_geom *g, char *err, size_t errlen)
 	return rc ? rc : parity_check_size(g, err, errlen);
 }
 
-static int raid5_ncopies(const struct layout_geom *g)
-{
-	(void)g;
-	return 1;
-}
-
-static bool raid5_readable(const struct layout_geom *g, const bool *missing)
-{
-	int lost = 0;
-	for (int r = 0; r < g->raid_disks; r++)
-		lost += missing[r];
-	return lost <= 1;
-}
-
 const struct layout_ops layout_raid5_ops = {
     .level = URAID_LEVEL_RAID5,
     .name = "raid5",
     .validate = raid5_validate,
     .array_sectors = parity_array_sectors,
-    .ncopies = raid5_ncopies,
+    .ncopies = layout_one_copy,
     .map = parity_map,
     .stripe = parity_stripe,
-    .readable = raid5_readable,
+    .readable = parity_readable,
     .member_used = parity_member_used,
     .unmap = parity_unmap,
 };

@@ -24,29 +24,15 @@ static int raid6_validate(const struct layout_geom *g, char *err, size_t errlen)
 	return rc ? rc : parity_check_size(g, err, errlen);
 }
 
-static int raid6_ncopies(const struct layout_geom *g)
-{
-	(void)g;
-	return 1;
-}
-
-static bool raid6_readable(const struct layout_geom *g, const bool *missing)
-{
-	int lost = 0;
-	for (int r = 0; r < g->raid_disks; r++)
-		lost += missing[r];
-	return lost <= 2;
-}
-
 const struct layout_ops layout_raid6_ops = {
     .level = URAID_LEVEL_RAID6,
     .name = "raid6",
     .validate = raid6_validate,
     .array_sectors = parity_array_sectors,
-    .ncopies = raid6_ncopies,
+    .ncopies = layout_one_copy,
     .map = parity_map,
     .stripe = parity_stripe,
-    .readable = raid6_readable,
+    .readable = parity_readable,
     .member_used = parity_member_used,
     .unmap = parity_unmap,
 };

@@ -197,3 +197,11 @@ int parity_check_size(const struct layout_geom *g, char *err, size_t errlen)
 		return errmsg(err, errlen, -EINVAL, "array size overflows 64 bits");
 	return 0;
 }
+
+bool parity_readable(const struct layout_geom *g, const bool *missing)
+{
+	int lost = 0;
+	for (int r = 0; r < g->raid_disks; r++)
+		lost += missing[r];
+	return lost <= g->raid_disks - parity_ndata(g);
+}

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 void member_set_name(struct member *m, const char *name)
 {
@@ -45,6 +46,47 @@ int member_check_io(const struct member *m, enum member_op op, const void *buf, 
 	else if (*len > m->size - off)
 		*len = (size_t)(m->size - off);
 	return 0;
+}
+
+int member_op_bounds(const struct member *m, enum member_op op, size_t *len, uint64_t off,
+                     size_t max)
+{
+	if (op == MEMBER_OP_WRITE) {
+		if (m->readonly)
+			return -EROFS;
+		if (off >= m->size && *len)
+			return -ENOSPC;
+	}
+	if (off >= m->size)
+		*len = 0;
+	else if (*len > m->size - off)
+		*len = (size_t)(m->size - off);
+	if (*len > max)
+		*len = max;
+	return 0;
+}
+
+int member_discard_check(const struct member *m, uint64_t off, uint64_t len)
+{
+	if (m->readonly)
+		return -EROFS;
+	if (off > m->size || len > m->size - off)
+		return -EINVAL;
+	return 0;
+}
+
+void member_wrap_init(struct member *w, const struct member *inner, const struct member_ops *ops,
+                      void *priv)
+{
+	w->ops = ops;
+	w->priv = priv;
+	memcpy(w->name, inner->name, sizeof(w->name));
+	w->size = inner->size;
+	w->logical_block = inner->logical_block;
+	w->readonly = inner->readonly;
+	w->direct = false;
+	w->dio_align = 1;
+	w->mem_align = 1;
 }
 
 ssize_t member_xfer(struct member *m, enum member_op op, void *buf, size_t len, uint64_t off,
@@ -108,10 +150,9 @@ int member_discard(struct member *m, uint64_t off, uint64_t len)
 {
 	if (!m || !m->ops)
 		return -EINVAL;
-	if (m->readonly)
-		return -EROFS;
-	if (off > m->size || len > m->size - off)
-		return -EINVAL;
+	int rc = member_discard_check(m, off, len);
+	if (rc < 0)
+		return rc;
 	if (len == 0)
 		return 0;
 	if (!m->ops->discard)

@@ -168,17 +168,7 @@ int member_fault_wrap(struct member *inner, struct member **out)
 		return -ENOMEM;
 	f->inner = inner;
 	pthread_mutex_init(&f->lock, NULL);
-	f->m.ops = &fault_ops;
-	f->m.priv = f;
-	memcpy(f->m.name, inner->name, sizeof(f->m.name));
-	f->m.size = inner->size;
-	f->m.logical_block = inner->logical_block;
-	f->m.readonly = inner->readonly;
-	/* Requests reach the inner member through its ops, which bounce what
-	 * O_DIRECT cannot take: the wrapper itself has no alignment needs. */
-	f->m.direct = false;
-	f->m.dio_align = 1;
-	f->m.mem_align = 1;
+	member_wrap_init(&f->m, inner, &fault_ops, f);
 	*out = &f->m;
 	return 0;
 }

@@ -214,12 +214,7 @@ static ssize_t bounce_write(struct file_member *f, const void *buf, size_t len, 
 static ssize_t file_pread(struct member *m, void *buf, size_t len, uint64_t off)
 {
 	struct file_member *f = fm_of(m);
-	if (off >= m->size)
-		return 0;
-	if (len > m->size - off)
-		len = (size_t)(m->size - off);
-	if (len > IO_MAX)
-		len = IO_MAX;
+	member_op_bounds(m, MEMBER_OP_READ, &len, off, IO_MAX);
 	if (len == 0)
 		return 0;
 	if (!member_aligned(m, buf, len, off))
@@ -232,14 +227,9 @@ static ssize_t file_pwrite(struct member *m, const void *buf, size_t len, uint64
                            unsigned flags)
 {
 	struct file_member *f = fm_of(m);
-	if (m->readonly)
-		return -EROFS;
-	if (off >= m->size)
-		return len ? -ENOSPC : 0;
-	if (len > m->size - off)
-		len = (size_t)(m->size - off);
-	if (len > IO_MAX)
-		len = IO_MAX;
+	int rc = member_op_bounds(m, MEMBER_OP_WRITE, &len, off, IO_MAX);
+	if (rc < 0)
+		return rc;
 	if (len == 0)
 		return 0;
 	bool dsync = flags & MEMBER_FUA;
@@ -256,12 +246,9 @@ static int file_flush(struct member *m)
 static int file_discard(struct member *m, uint64_t off, uint64_t len)
 {
 	struct file_member *f = fm_of(m);
-	if (m->readonly)
-		return -EROFS;
-	if (off > m->size || len > m->size - off)
-		return -EINVAL;
-	if (len == 0)
-		return 0;
+	int rc = member_discard_check(m, off, len);
+	if (rc < 0 || len == 0)
+		return rc;
 	if (f->blockdev) {
 		if (off % m->logical_block || len % m->logical_block)
 			return -EINVAL;

@@ -21,12 +21,7 @@ static struct mem_member *mm_of(struct member *m)
 
 static ssize_t mem_pread(struct member *m, void *buf, size_t len, uint64_t off)
 {
-	if (off >= m->size)
-		return 0;
-	if (len > m->size - off)
-		len = (size_t)(m->size - off);
-	if (len > SSIZE_MAX)
-		len = SSIZE_MAX;
+	member_op_bounds(m, MEMBER_OP_READ, &len, off, SSIZE_MAX);
 	memcpy(buf, mm_of(m)->base + off, len);
 	return (ssize_t)len;
 }
@@ -34,14 +29,9 @@ static ssize_t mem_pread(struct member *m, void *buf, size_t len, uint64_t off)
 static ssize_t mem_pwrite(struct member *m, const void *buf, size_t len, uint64_t off,
                           unsigned flags)
 {
-	if (m->readonly)
-		return -EROFS;
-	if (off >= m->size)
-		return len ? -ENOSPC : 0;
-	if (len > m->size - off)
-		len = (size_t)(m->size - off);
-	if (len > SSIZE_MAX)
-		len = SSIZE_MAX;
+	int rc = member_op_bounds(m, MEMBER_OP_WRITE, &len, off, SSIZE_MAX);
+	if (rc < 0)
+		return rc;
 	memcpy(mm_of(m)->base + off, buf, len);
 	return (ssize_t)len;
 }
@@ -54,10 +44,9 @@ static int mem_flush(struct member *m)
 /* Zero the range; whole pages go back to the kernel (reading as zeros). */
 static int mem_discard(struct member *m, uint64_t off, uint64_t len)
 {
-	if (m->readonly)
-		return -EROFS;
-	if (off > m->size || len > m->size - off)
-		return -EINVAL;
+	int rc = member_discard_check(m, off, len);
+	if (rc < 0)
+		return rc;
 	unsigned char *base = mm_of(m)->base;
 	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	uint64_t first = (off + page - 1) / page * page;

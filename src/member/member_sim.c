@@ -297,17 +297,7 @@ int member_sim_open(struct member *inner, const struct sim_profile *p, struct si
 	s->p = *p;
 	s->bus = bus;
 	s->scale = time_scale;
-	s->m.ops = &sim_ops;
-	s->m.priv = s;
-	memcpy(s->m.name, inner->name, sizeof(s->m.name));
-	s->m.size = inner->size;
-	s->m.logical_block = inner->logical_block;
-	s->m.readonly = inner->readonly;
-	/* Requests reach the inner member through its ops, which bounce what
-	 * O_DIRECT cannot take: the wrapper itself has no alignment needs. */
-	s->m.direct = false;
-	s->m.dio_align = 1;
-	s->m.mem_align = 1;
+	member_wrap_init(&s->m, inner, &sim_ops, s);
 	*out = &s->m;
 	return 0;
 }

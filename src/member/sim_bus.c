@@ -136,7 +136,7 @@ double sim_bus_fill(struct sim_bus *b, double start, double bytes, double rate)
 		return start;
 	pthread_mutex_lock(&b->lock);
 	b->bytes += bytes;
-	double t = start < 0 ? 0 : start, left = bytes, done = t;
+	double t = start < 0 ? 0 : start, left = bytes, done;
 	for (;;) {
 		uint64_t i = (uint64_t)(t / SLOT_NS);
 		if (i < b->base) {

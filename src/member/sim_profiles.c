@@ -127,12 +127,15 @@ struct key_def {
 	double unit;     /* bytes per file unit for K_U64 */
 };
 
+/* Positions in keys[] the parser treats specially: rate_mbs sets both. */
+enum { KEY_RATE_OUTER = 2, KEY_RATE_INNER = 3 };
+
 #define F(field) offsetof(struct sim_profile, field)
 static const struct key_def keys[] = {
     {"name", K_NAME, F(name), 0, 0, 0},
     {"description", K_TEXT, F(description), 0, 0, 0},
-    {"rate_outer_mbs", K_DOUBLE, F(rate_outer_mbs), 0.001, 1e6, 0},
-    {"rate_inner_mbs", K_DOUBLE, F(rate_inner_mbs), 0.001, 1e6, 0},
+    [KEY_RATE_OUTER] = {"rate_outer_mbs", K_DOUBLE, F(rate_outer_mbs), 0.001, 1e6, 0},
+    [KEY_RATE_INNER] = {"rate_inner_mbs", K_DOUBLE, F(rate_inner_mbs), 0.001, 1e6, 0},
     {"rpm", K_DOUBLE, F(rpm), 0, 100000, 0},
     {"seek_track_ms", K_DOUBLE, F(seek_track_ms), 0, 1000, 0},
     {"seek_avg_ms", K_DOUBLE, F(seek_avg_ms), 0, 1000, 0},
@@ -147,6 +150,9 @@ static const struct key_def keys[] = {
 };
 #undef F
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
+/* The parser's settings that are not fields: indices into its seen[]. */
+#define SEEN_BASE     NKEYS
+#define SEEN_RATE_MBS (NKEYS + 1)
 
 static bool name_ok(const char *s)
 {
@@ -296,7 +302,7 @@ int sim_profile_parse(const char *text, const char *origin, struct sim_profile *
 	if (!origin)
 		origin = "disk model";
 	struct sim_profile p = {.name = "custom", .queue_depth = 1, .interface_mbs = 0};
-	bool seen[NKEYS + 2] = {false}; /* + base, rate_mbs */
+	bool seen[SEEN_RATE_MBS + 1] = {false};
 	bool any = false, have_rate = false;
 	unsigned lineno = 0;
 	const char *s = text;
@@ -331,7 +337,7 @@ int sim_profile_parse(const char *text, const char *origin, struct sim_profile *
 		int rc = 0;
 		size_t idx;
 		if (strcmp(key, "base") == 0) {
-			idx = NKEYS;
+			idx = SEEN_BASE;
 			if (any)
 				return errmsg(err, errlen, -EINVAL,
 				              "%s: base must come before any other setting", where);
@@ -344,8 +350,8 @@ int sim_profile_parse(const char *text, const char *origin, struct sim_profile *
 			p = *b;
 			have_rate = true;
 		} else if (strcmp(key, "rate_mbs") == 0) {
-			idx = NKEYS + 1;
-			rc = set_key(&p, &keys[2], key, val, where, err, errlen);
+			idx = SEEN_RATE_MBS;
+			rc = set_key(&p, &keys[KEY_RATE_OUTER], key, val, where, err, errlen);
 			p.rate_inner_mbs = p.rate_outer_mbs;
 			have_rate = true;
 		} else {
@@ -356,13 +362,15 @@ int sim_profile_parse(const char *text, const char *origin, struct sim_profile *
 				return errmsg(err, errlen, -EINVAL, "%s: unknown key '%s'", where,
 				              key);
 			rc = set_key(&p, &keys[idx], key, val, where, err, errlen);
-			if (idx == 2)
+			if (idx == KEY_RATE_OUTER)
 				have_rate = true;
 		}
 		if (rc < 0)
 			return rc;
-		if (seen[idx] || (idx == NKEYS + 1 && (seen[2] || seen[3])) ||
-		    ((idx == 2 || idx == 3) && seen[NKEYS + 1]))
+		bool rate_key = idx == KEY_RATE_OUTER || idx == KEY_RATE_INNER;
+		if (seen[idx] ||
+		    (idx == SEEN_RATE_MBS && (seen[KEY_RATE_OUTER] || seen[KEY_RATE_INNER])) ||
+		    (rate_key && seen[SEEN_RATE_MBS]))
 			return errmsg(err, errlen, -EINVAL, "%s: %s set twice", where, key);
 		seen[idx] = true;
 		any = true;
@@ -371,7 +379,7 @@ int sim_profile_parse(const char *text, const char *origin, struct sim_profile *
 		return errmsg(err, errlen, -EINVAL, "%s: no rate_mbs (or rate_outer_mbs) given",
 		              origin);
 	/* An unzoned custom disk needs only one rate. */
-	if (seen[2] && !seen[3] && !seen[NKEYS])
+	if (seen[KEY_RATE_OUTER] && !seen[KEY_RATE_INNER] && !seen[SEEN_BASE])
 		p.rate_inner_mbs = p.rate_outer_mbs;
 	if (p.interface_mbs == 0)
 		p.interface_mbs = p.rate_outer_mbs;
@@ -416,6 +424,22 @@ int sim_profile_parse_file(const char *path, struct sim_profile *out, char *err,
 	return rc;
 }
 
+/* "ide-2002, sata-7200-2007, ..." for messages, cut short if `len` is. */
+static void join_builtin_names(char *buf, size_t len)
+{
+	size_t used = 0;
+	for (size_t i = 0; i < NBUILTIN; i++) {
+		const char *sep = i ? ", " : "";
+		size_t need = strlen(sep) + strlen(builtin[i].name);
+		if (used + need >= len)
+			break;
+		memcpy(buf + used, sep, strlen(sep));
+		memcpy(buf + used + strlen(sep), builtin[i].name, strlen(builtin[i].name));
+		used += need;
+	}
+	buf[used] = 0;
+}
+
 int sim_profile_load(const char *name_or_path, struct sim_profile *out, char *err, size_t errlen)
 {
 	if (!name_or_path || !out)
@@ -426,11 +450,13 @@ int sim_profile_load(const char *name_or_path, struct sim_profile *out, char *er
 		return 0;
 	}
 	/* A bare word that is no built-in is more likely a typo than a file. */
-	if (!strchr(name_or_path, '/') && access(name_or_path, F_OK) != 0)
+	if (!strchr(name_or_path, '/') && access(name_or_path, F_OK) != 0) {
+		char names[NBUILTIN * (SIM_NAME_MAX + 2)];
+		join_builtin_names(names, sizeof(names));
 		return errmsg(err, errlen, -ENOENT,
-		              "disk model '%s' is neither a built-in (ide-2002, sata-7200-2007, "
-		              "raptor-10k-2008, ssd-sata, nvme) nor a file",
-		              name_or_path);
+		              "disk model '%s' is neither a built-in (%s) nor a file", name_or_path,
+		              names);
+	}
 	return sim_profile_parse_file(name_or_path, out, err, errlen);
 }
 

@@ -127,6 +127,8 @@ static void isalk_update(size_t len, uint8_t c, const uint8_t *old, const uint8_
 		mat[rows] = c;
 		outs[rows++] = q;
 	}
+	if (rows == 0)
+		return; /* neither P nor Q wanted (the API refuses this before here) */
 	ec_init_tables(1, rows, mat, tbls);
 	for (size_t off = 0; off < len; off += ISAL_CHUNK) {
 		size_t l = len - off < ISAL_CHUNK ? len - off : ISAL_CHUNK;

@@ -115,31 +115,53 @@ static size_t pq_full(size_t len, int k, const uint8_t *const *d, uint8_t *p, ui
 	return o;
 }
 
+/* P and Q of the 2-vector column at offset `o`: Horner over the data blocks,
+ * absent ones (NULL) counting as zero. Always inlined, so the four vectors
+ * stay in registers as if the loop were written out in each caller. */
+struct pq_column {
+	vec p0, p1, q0, q1;
+};
+
+static inline __attribute__((always_inline)) struct pq_column
+pq_column2(int k, const uint8_t *const *d, size_t o, vec poly)
+{
+	vec p0 = vzero(), p1 = p0, q0 = p0, q1 = p0;
+	for (int i = k - 1; i >= 0; i--) {
+		q0 = mul2v(q0, poly);
+		q1 = mul2v(q1, poly);
+		if (d[i]) {
+			vec x0 = ldv(d[i] + o), x1 = ldv(d[i] + o + VB);
+			q0 = vxor(q0, x0);
+			q1 = vxor(q1, x1);
+			p0 = vxor(p0, x0);
+			p1 = vxor(p1, x1);
+		}
+	}
+	return (struct pq_column){p0, p1, q0, q1};
+}
+
+/* Block pointers `o` bytes further on, NULL staying NULL: the tails the
+ * portable kernels finish. */
+static inline void offset_blocks(int k, const uint8_t *const *d, size_t o, const uint8_t **out)
+{
+	for (int i = 0; i < k; i++)
+		out[i] = d[i] ? d[i] + o : NULL;
+}
+
 /* General case: some data blocks may be absent (zero), P or Q may be unwanted. */
 static size_t pq_sparse(size_t len, int k, const uint8_t *const *d, uint8_t *p, uint8_t *q)
 {
 	const vec poly = vset1(0x1d);
 	size_t o = 0;
 	for (; o + 2 * VB <= len; o += 2 * VB) {
-		vec p0 = vzero(), p1 = p0, q0 = p0, q1 = p0;
-		for (int i = k - 1; i >= 0; i--) {
-			q0 = mul2v(q0, poly);
-			q1 = mul2v(q1, poly);
-			if (d[i]) {
-				vec x0 = ldv(d[i] + o), x1 = ldv(d[i] + o + VB);
-				q0 = vxor(q0, x0);
-				q1 = vxor(q1, x1);
-				p0 = vxor(p0, x0);
-				p1 = vxor(p1, x1);
-			}
-		}
+		struct pq_column pq = pq_column2(k, d, o, poly);
 		if (p) {
-			stv(p + o, p0);
-			stv(p + o + VB, p1);
+			stv(p + o, pq.p0);
+			stv(p + o + VB, pq.p1);
 		}
 		if (q) {
-			stv(q + o, q0);
-			stv(q + o + VB, q1);
+			stv(q + o, pq.q0);
+			stv(q + o + VB, pq.q1);
 		}
 	}
 	return o;
@@ -153,8 +175,7 @@ static void gen(size_t len, int k, const uint8_t *const *d, uint8_t *p, uint8_t 
 	size_t o = full ? pq_full(len, k, d, p, q) : pq_sparse(len, k, d, p, q);
 	if (o < len) {
 		const uint8_t *t[URAID_PARITY_MAX_DATA];
-		for (int i = 0; i < k; i++)
-			t[i] = d[i] ? d[i] + o : NULL;
+		offset_blocks(k, d, o, t);
 		parity_portable_kernels.gen(len - o, k, t, p ? p + o : NULL, q ? q + o : NULL);
 	}
 }
@@ -279,8 +300,7 @@ static void rec2_fused(size_t len, int k, const uint8_t *const *d, const uint8_t
 	}
 	if (o < len) {
 		const uint8_t *t[URAID_PARITY_MAX_DATA];
-		for (int i = 0; i < k; i++)
-			t[i] = d[i] ? d[i] + o : NULL;
+		offset_blocks(k, d, o, t);
 		parity_portable_kernels.gen(len - o, k, t, x + o, y + o);
 		parity_portable_kernels.rec2(len - o, ca, cb, p + o, q + o, x + o, y + o);
 	}
@@ -318,29 +338,17 @@ static void rec_dp(size_t len, int k, const uint8_t *const *d, const uint8_t *q,
 	const vec m0f = vset1(0x0f), poly = vset1(0x1d);
 	size_t o = 0;
 	for (; o + 2 * VB <= len; o += 2 * VB) {
-		vec p0 = vzero(), p1 = p0, q0 = p0, q1 = p0;
-		for (int i = k - 1; i >= 0; i--) {
-			q0 = mul2v(q0, poly);
-			q1 = mul2v(q1, poly);
-			if (d[i]) {
-				vec x0 = ldv(d[i] + o), x1 = ldv(d[i] + o + VB);
-				q0 = vxor(q0, x0);
-				q1 = vxor(q1, x1);
-				p0 = vxor(p0, x0);
-				p1 = vxor(p1, x1);
-			}
-		}
-		vec d0 = mulv(t, vxor(q0, ldv(q + o)), m0f);
-		vec d1 = mulv(t, vxor(q1, ldv(q + o + VB)), m0f);
+		struct pq_column pq = pq_column2(k, d, o, poly);
+		vec d0 = mulv(t, vxor(pq.q0, ldv(q + o)), m0f);
+		vec d1 = mulv(t, vxor(pq.q1, ldv(q + o + VB)), m0f);
 		stv(x + o, d0);
 		stv(x + o + VB, d1);
-		stv(p + o, vxor(p0, d0));
-		stv(p + o + VB, vxor(p1, d1));
+		stv(p + o, vxor(pq.p0, d0));
+		stv(p + o + VB, vxor(pq.p1, d1));
 	}
 	if (o < len) {
 		const uint8_t *tl[URAID_PARITY_MAX_DATA] = {NULL};
-		for (int i = 0; i < k; i++)
-			tl[i] = d[i] ? d[i] + o : NULL;
+		offset_blocks(k, d, o, tl);
 		parity_portable_kernels.gen(len - o, k, tl, NULL, x + o);
 		parity_portable_kernels.mul(len - o, c, x + o, q + o, x + o);
 		for (int i = 0; i < k; i++)

@@ -4,6 +4,7 @@
 #define URAID_TEST_MD_VECTORS_H
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,38 @@ static inline const char *mdv_shared(void)
 	return s && *s ? s : "../shared";
 }
 
+/* Everything `cmd` writes to its stdout, in a malloc'd buffer; NULL when it
+ * cannot run, fails, or memory runs out. */
+static inline uint8_t *mdv_read_cmd(const char *cmd, size_t *len)
+{
+	FILE *f = popen(cmd, "r");
+	if (!f)
+		return NULL;
+	size_t cap = 1 << 20, n = 0;
+	uint8_t *buf = malloc(cap);
+	bool ok = buf != NULL;
+	while (ok) {
+		if (n == cap) {
+			uint8_t *bigger = realloc(buf, cap * 2);
+			ok = bigger != NULL;
+			if (!ok)
+				break;
+			buf = bigger;
+			cap *= 2;
+		}
+		size_t r = fread(buf + n, 1, cap - n, f);
+		if (r == 0)
+			break;
+		n += r;
+	}
+	if (pclose(f) != 0 || !ok) {
+		free(buf);
+		return NULL;
+	}
+	*len = n;
+	return buf;
+}
+
 /* Decompress images/<array>/m<i>.img.xz into memory; NULL if absent. */
 static inline uint8_t *mdv_load_image(const char *array, int i, size_t *len)
 {
@@ -27,27 +60,7 @@ static inline uint8_t *mdv_load_image(const char *array, int i, size_t *len)
 		return NULL;
 	fclose(t);
 	snprintf(cmd, sizeof(cmd), "xz -dc '%s'", path);
-	FILE *f = popen(cmd, "r");
-	if (!f)
-		return NULL;
-	size_t cap = 1 << 20, n = 0;
-	uint8_t *buf = malloc(cap);
-	for (;;) {
-		if (n == cap) {
-			cap *= 2;
-			buf = realloc(buf, cap);
-		}
-		size_t r = fread(buf + n, 1, cap - n, f);
-		if (r == 0)
-			break;
-		n += r;
-	}
-	if (pclose(f) != 0) {
-		free(buf);
-		return NULL;
-	}
-	*len = n;
-	return buf;
+	return mdv_read_cmd(cmd, len);
 }
 
 /* Array names: the directories under md-vectors/images, sorted. */

@@ -418,7 +418,7 @@ static void test_raid0_reference(void)
 		g.chunk_sectors =
 		    rnd(&st, 4) ? 8u << rnd(&st, 9) : 8u * (uint32_t)(1 + rnd(&st, 24));
 		int nsizes = 1 + (int)rnd(&st, 4);
-		uint64_t sizes[4];
+		uint64_t sizes[4] = {0};
 		for (int j = 0; j < nsizes; j++)
 			sizes[j] = g.chunk_sectors * (1 + rnd(&st, 8)) + rnd(&st, g.chunk_sectors);
 		for (int r = 0; r < g.raid_disks; r++)
@@ -430,7 +430,7 @@ static void test_raid0_reference(void)
 		if (rc)
 			continue;
 		uint64_t cs = g.chunk_sectors, total = 0;
-		uint64_t cur[LAYOUT_MAX_MEMBERS] = {0}, rounded[LAYOUT_MAX_MEMBERS];
+		uint64_t cur[LAYOUT_MAX_MEMBERS] = {0}, rounded[LAYOUT_MAX_MEMBERS] = {0};
 		int distinct = 0;
 		for (int r = 0; r < g.raid_disks; r++) {
 			rounded[r] = g.member_sectors[r] / cs * cs;
@@ -449,7 +449,7 @@ static void test_raid0_reference(void)
 		CHECK_EQ_U64(ops->array_sectors(&g), ktotal);
 		uint64_t lchunk = 0, zstart = 0;
 		while (lchunk * cs < total) {
-			int members[LAYOUT_MAX_MEMBERS], nb = 0;
+			int members[LAYOUT_MAX_MEMBERS] = {0}, nb = 0;
 			uint64_t zend = UINT64_MAX;
 			for (int r = 0; r < g.raid_disks; r++)
 				if (rounded[r] > zstart) {

@@ -22,6 +22,7 @@
 
 #include "../harness.h"
 #include "layout/layout.h"
+#include "md_vectors.h"
 #include "util/endian.h"
 
 #define MAXM 16
@@ -38,31 +39,12 @@ struct md_array {
 	struct layout_geom g;
 };
 
-static const char *shared_dir(void)
-{
-	const char *s = getenv("URAID_SHARED");
-	return s && *s ? s : "../shared";
-}
-
+/* A member image from what `cmd` prints; -EIO when it fails or prints nothing. */
 static int read_cmd(const char *cmd, struct member_img *out)
 {
-	FILE *p = popen(cmd, "r");
-	if (!p)
-		return -errno;
-	size_t cap = 1 << 20, len = 0;
-	uint8_t *buf = malloc(cap);
-	for (;;) {
-		if (len == cap) {
-			cap *= 2;
-			buf = realloc(buf, cap);
-		}
-		size_t got = fread(buf + len, 1, cap - len, p);
-		if (got == 0)
-			break;
-		len += got;
-	}
-	int rc = pclose(p);
-	if (rc != 0 || len == 0) {
+	size_t len = 0;
+	uint8_t *buf = mdv_read_cmd(cmd, &len);
+	if (!buf || len == 0) {
 		free(buf);
 		return -EIO;
 	}
@@ -200,7 +182,7 @@ static int verify_array(const char *name, struct md_array *a, uint64_t id, uint6
 	uint64_t cs = a->g.chunk_sectors, bytes = cs * 512, pbad = 0, qbad = 0, stripes = 0;
 	uint8_t *p = malloc(bytes), *q = malloc(bytes);
 	uint8_t coef_tab[256];
-	struct layout_stripe st;
+	struct layout_stripe st = {0};
 	for (uint64_t sn = 0; sn * cs < ops->member_used(&a->g, 0); sn++) {
 		ops->stripe(&a->g, sn, &st);
 		memset(p, 0, bytes);
@@ -252,7 +234,7 @@ static void check_shared(const char *name, uint64_t id, int members, uint64_t wa
 	for (int i = 0; i < members; i++) {
 		char cmd[1024], why[128] = "";
 		snprintf(cmd, sizeof(cmd), "xz -dc '%s/md-vectors/images/%s/m%d.img.xz'",
-		         shared_dir(), name, i);
+		         mdv_shared(), name, i);
 		struct member_img img;
 		int rc = read_cmd(cmd, &img);
 		CHECKF(rc == 0, "%s: cannot read member %d (%s)", name, i, cmd);

@@ -9,6 +9,7 @@
 
 #include "../harness.h"
 #include "md_vectors.h"
+#include "test_md_memdev.h"
 #include "meta/md_super.h"
 
 /* ---- independent references -------------------------------------------- */
@@ -53,48 +54,6 @@ static uint64_t ref_location(enum md_sb_version v, uint64_t sectors)
 	case MD_SB_1_0: return (sectors - 16) / 8 * 8;
 	default: return sectors / 128 * 128 - 128;
 	}
-}
-
-/* ---- a member over a memory buffer (test double) ------------------------ */
-
-struct memdev {
-	struct member m;
-	uint8_t *buf;
-};
-
-static ssize_t md_pread(struct member *m, void *b, size_t len, uint64_t off)
-{
-	struct memdev *d = (struct memdev *)m;
-	if (off >= m->size)
-		return 0;
-	if (len > m->size - off)
-		len = m->size - off;
-	memcpy(b, d->buf + off, len);
-	return (ssize_t)len;
-}
-
-static ssize_t md_pwrite(struct member *m, const void *b, size_t len, uint64_t off, unsigned fl)
-{
-	struct memdev *d = (struct memdev *)m;
-	if (off >= m->size)
-		return -ENOSPC;
-	if (len > m->size - off)
-		len = m->size - off;
-	memcpy(d->buf + off, b, len);
-	return (ssize_t)len;
-}
-
-static const struct member_ops memdev_ops = {
-    .kind = "testmem", .pread = md_pread, .pwrite = md_pwrite};
-
-static void memdev_init(struct memdev *d, uint8_t *buf, size_t len, const char *name)
-{
-	memset(d, 0, sizeof(*d));
-	d->m.ops = &memdev_ops;
-	d->m.size = len;
-	d->m.logical_block = 512;
-	snprintf(d->m.name, sizeof(d->m.name), "%s", name);
-	d->buf = buf;
 }
 
 /* ---- the shared vectors --------------------------------------------------- */

@@ -12,6 +12,7 @@
 
 #include "../harness.h"
 #include "md_vectors.h"
+#include "test_md_memdev.h"
 #include "meta/md_super.h"
 
 void md_sha1(const void *data, size_t len, uint8_t out[20]); /* src/meta internal */
@@ -358,45 +359,18 @@ static void test_init_roundtrip(void)
 
 /* ---- store / load on a memory member --------------------------------------- */
 
-struct memdev {
-	struct member m;
-	uint8_t *buf;
-};
-
-static ssize_t mem_pread(struct member *m, void *b, size_t len, uint64_t off)
-{
-	struct memdev *d = (struct memdev *)m;
-	if (off >= m->size)
-		return 0;
-	if (len > m->size - off)
-		len = m->size - off;
-	memcpy(b, d->buf + off, len);
-	return (ssize_t)len;
-}
-
-static ssize_t mem_pwrite(struct member *m, const void *b, size_t len, uint64_t off, unsigned fl)
-{
-	struct memdev *d = (struct memdev *)m;
-	if (off >= m->size)
-		return -ENOSPC;
-	if (len > m->size - off)
-		len = m->size - off;
-	memcpy(d->buf + off, b, len);
-	return (ssize_t)len;
-}
-
-static const struct member_ops mem_ops = {
-    .kind = "testmem", .pread = mem_pread, .pwrite = mem_pwrite};
-
+/* A memdev over a fresh buffer of `len` bytes of `fill`; the caller frees d->buf. */
 static void mem_open(struct memdev *d, size_t len, uint8_t fill)
 {
-	memset(d, 0, sizeof(*d));
-	d->buf = malloc(len);
-	memset(d->buf, fill, len);
-	d->m.ops = &mem_ops;
-	d->m.size = len;
-	d->m.logical_block = 512;
-	snprintf(d->m.name, sizeof(d->m.name), "mem%zu", len);
+	uint8_t *buf = malloc(len);
+	if (!buf) {
+		perror("malloc");
+		exit(1);
+	}
+	memset(buf, fill, len);
+	char name[32];
+	snprintf(name, sizeof(name), "mem%zu", len);
+	memdev_init(d, buf, len, name);
 }
 
 static void test_store_load(void)

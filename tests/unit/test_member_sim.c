@@ -5,6 +5,7 @@
  * the bus limit. Plus data correctness through the wrapper. */
 #include "../harness.h"
 #include "member/member_sim.h"
+#include "test_member_sim_common.h"
 #include "member/sim_int.h"
 
 #include <errno.h>
@@ -13,20 +14,6 @@
 #include <time.h>
 
 #define MiB (1024.0 * 1024)
-
-static struct member *open_sim(const struct sim_profile *p, uint64_t size, struct sim_bus *bus,
-                               double scale)
-{
-	struct member *in = NULL, *s = NULL;
-	char err[256] = "";
-	if (member_open_mem("sim", size, &in) != 0)
-		abort();
-	int rc = member_sim_open(in, p, bus, scale, &s, err, sizeof(err));
-	CHECKF(rc == 0, "%s", err);
-	if (rc != 0)
-		abort();
-	return s;
-}
 
 static double ms(double ns)
 {
@@ -500,13 +487,6 @@ static void threads_share_head(void)
 	CHECK(st.reads == 800);
 	member_close(m);
 	free(shadow);
-}
-
-static double real_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 /* With a time scale requests really take model time / scale: random reads

@@ -117,6 +117,8 @@ static void custom_files(void)
 	CHECK(sim_profile_load(path, &p, err, sizeof(err)) == 0 && p.rate_outer_mbs == 33);
 	CHECK(sim_profile_load("sata-7200", &p, err, sizeof(err)) == -ENOENT);
 	CHECKF(strstr(err, "'sata-7200'") && strstr(err, "neither a built-in"), "%s", err);
+	for (const char *const *n = sim_profile_names(); *n; n++) /* the message lists them all */
+		CHECKF(strstr(err, *n) != NULL, "%s missing from: %s", *n, err);
 	unlink(path);
 	CHECK(sim_profile_load(path, &p, err, sizeof(err)) == -ENOENT);
 	CHECK(sim_profile_parse_file(path, &p, err, sizeof(err)) == -ENOENT);

@@ -4,25 +4,12 @@
  * time, and batches across N members flattening at the bus limit. */
 #include "../harness.h"
 #include "member/member_sim.h"
+#include "test_member_sim_common.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <time.h>
-
-static struct member *open_sim(const struct sim_profile *p, uint64_t size, struct sim_bus *bus,
-                               double scale)
-{
-	struct member *in = NULL, *s = NULL;
-	char err[256] = "";
-	if (member_open_mem("sim", size, &in) != 0)
-		abort();
-	int rc = member_sim_open(in, p, bus, scale, &s, err, sizeof(err));
-	CHECKF(rc == 0, "%s", err);
-	if (rc != 0)
-		abort();
-	return s;
-}
 
 /* The seek curve as the profile states it: track-to-track plus a square
  * root of the distance, averaging seek_avg over random pairs. */
@@ -56,7 +43,7 @@ static double ref_batch_ns(const struct sim_profile *p, double span, double head
 		int first = 0;
 		while (first < n && (double)order[first] < head)
 			first++;
-		uint64_t rot[64];
+		uint64_t rot[64] = {0};
 		for (int i = 0; i < n; i++)
 			rot[i] = order[(first + i) % n];
 		memcpy(order, rot, (size_t)n * sizeof(*rot));
@@ -149,13 +136,6 @@ static void elevator_beats_fifo(void)
 		member_close(m);
 	}
 	CHECKF(t[1] < t[0] * 0.75, "elevator %.1f ms vs fifo %.1f ms", t[1] / 1e6, t[0] / 1e6);
-}
-
-static double real_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 /* One batch reading 1 MiB from each of 4 members (time scale 2): the

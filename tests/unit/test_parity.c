@@ -66,7 +66,7 @@ static void known_answer(void)
 	int nb = usable_backends(bk);
 	for (int b = 0; b < nb; b++) {
 		uint8_t d0[4] = {0x01, 0x80, 0x00, 0xff}, d1[4] = {0x01, 0x80, 0x02, 0x00};
-		uint8_t d2[4] = {0x01, 0x80, 0x00, 0xc0}, p[4], q[4], x[4];
+		uint8_t d2[4] = {0x01, 0x80, 0x00, 0xc0}, p[4], q[4], x[4] = {0};
 		void *v[5] = {d0, d1, d2, p, q};
 		static const uint8_t ep[4] = {0x01, 0x80, 0x02, 0x3f},
 		                     eq[4] = {0x07, 0xa7, 0x04, 0xd8};
@@ -249,7 +249,7 @@ static void update_matches_full_gen(void)
 			int n = 1 + (int)(t_rand(&st) % (k < 4 ? k : 4));
 			int idx[4];
 			const void *oldv[4], *newv[4];
-			uint8_t *olds[4], *news[4];
+			uint8_t *olds[4] = {NULL}, *news[4] = {NULL};
 			for (int j = 0; j < n; j++) {
 				int c;
 				bool dup;

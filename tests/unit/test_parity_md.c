@@ -66,8 +66,8 @@ static bool chunk_matches_pattern(const uint8_t *p, uint64_t c, uint64_t id)
 
 static void check_array(const struct md_array *a)
 {
-	uint8_t *m[8];
-	size_t len[8];
+	uint8_t *m[8] = {NULL};
+	size_t len[8] = {0};
 	for (int i = 0; i < a->n; i++) {
 		m[i] = load_member(a->name, i, &len[i]);
 		CHECKF(m[i] != NULL,
