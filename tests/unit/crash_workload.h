@@ -103,6 +103,7 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 	struct te_disk d[TE_MAX];
 	struct crash_ctl *ctl;
 	uint64_t rs = seed;
+	memset(d, 0, sizeof(d));
 	if (crash_ctl_new(&ctl) < 0)
 		abort();
 	for (int i = 0; i < c->ndisks; i++) {

@@ -207,7 +207,8 @@ static void run(const struct cfg *c)
 	                 (c->chunk_kib ? c->chunk_kib * 2 : 64);
 	uint8_t *shadow = malloc(size), *buf = malloc(size);
 	CHECK(uraid_read(a, shadow, size, 0) == 0);
-	int cur[TE_MAX], ncur = c->ndisks, next_pool = c->ndisks;
+	int cur[TE_MAX], ncur = c->ndisks;
+	int next_pool = ncur;
 	for (int i = 0; i < ncur; i++)
 		cur[i] = i;
 	int crashes = 0, fails = 0, rebuilds = 0, errs = 0, checks = 0;

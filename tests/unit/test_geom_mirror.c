@@ -289,7 +289,10 @@ static void insert_sync_interrupted(void)
 	CHECK(memcmp(disk, data, size) == 0);
 	/* -n (noautosync): an out of date disk waits for rebuild */
 	g = open_gm(two, 2, NULL, 0);
-	CHECK(g && geom_mirror_configure(g, GEOM_BALANCE_PREFER, 0, err, sizeof(err)) == 0);
+	CHECK(g != NULL);
+	if (!g)
+		return;
+	CHECK(geom_mirror_configure(g, GEOM_BALANCE_PREFER, 0, err, sizeof(err)) == 0);
 	g->mflags |= GEOM_MIRROR_DEV_NOAUTOSYNC;
 	CHECK(geom_mirror_insert(g, open_one(2), 0, err, sizeof(err)) == 0);
 	geom_mirror_close(g);

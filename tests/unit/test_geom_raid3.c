@@ -85,7 +85,7 @@ static void check_placement(int n, uint32_t ps, const uint8_t *data, uint64_t le
 	struct member *m[GEOM_MAX_DISKS + 1];
 	open_members(n, m, -1);
 	uint64_t clen = len / d;
-	uint8_t *cb[GEOM_MAX_DISKS + 1];
+	uint8_t *cb[GEOM_MAX_DISKS + 1] = {0};
 	for (int i = 0; i < n; i++) {
 		cb[i] = malloc(clen);
 		CHECK(member_read(m[i], cb[i], clen, 0) == 0);
