@@ -158,6 +158,12 @@ int uraid_assemble_members(struct member **mm, int n, unsigned flags, struct ura
 	}
 	a->geom.level = fs->level;
 	a->geom.layout = fs->layout;
+	/* The kernel ignores a 1.x raid0's layout word unless the RAID0-layout
+	 * feature bit says one was recorded; a multi-zone array without it is
+	 * then refused by layout validation, as the kernel refuses it. */
+	if (fs->level == URAID_LEVEL_RAID0 && fs->version != MD_SB_0_90 &&
+	    !(fs->feature_map & MD_FEATURE_RAID0_LAYOUT))
+		a->geom.layout = RAID0_LAYOUT_NONE;
 	a->geom.chunk_sectors = fs->chunk_sectors;
 	a->geom.raid_disks = (int)fs->raid_disks;
 	a->geom.dev_sectors = fs->size;
