@@ -17,11 +17,14 @@ static void create_usage(FILE *f)
 {
 	fprintf(f, "usage: uraid create --level=L --raid-devices=N [--chunk=64K] [--layout=NAME]\n"
 	           "         [--metadata=1.2] [--assume-clean] [--spare-devices=N] [--name=NAME]\n"
-	           "         [--size=BYTES] [--no-daemon] MEMBER...\n"
+	           "         [--size=BYTES] [--bitmap=internal|none] [--bitmap-chunk=SIZE]\n"
+	           "         [--no-daemon] MEMBER...\n"
 	           "  Writes md superblocks (mdadm-compatible) and starts the array: a daemon\n"
 	           "  holds it open and runs the initial resync in the background. --size creates\n"
 	           "  missing member files of that size. --no-daemon runs the initial resync in\n"
-	           "  this process and leaves the array stopped.\n");
+	           "  this process and leaves the array stopped. --bitmap=internal adds md's\n"
+	           "  write-intent bitmap (raid1/4/5/6, metadata 1.1/1.2); without --bitmap,\n"
+	           "  as mdadm 4.2, one is added when members are over 100 GiB.\n");
 }
 
 static int parse_metadata(const char *s, int *v)
@@ -39,6 +42,25 @@ static int parse_metadata(const char *s, int *v)
 	return -EINVAL;
 }
 
+/* mdadm 4.2 adds an internal bitmap unasked when the per-member size is
+ * over 100 GiB, for every level with redundancy. */
+#define DEFAULT_BITMAP_MIN_SECTORS (100ull * 1024 * 1024 * 2)
+
+enum bitmap_choice { BITMAP_DEFAULT, BITMAP_NONE, BITMAP_INTERNAL };
+
+/* The engine keeps md's internal bitmap only for these (engine/bitmap.c). */
+static bool bitmap_supported(int metadata, int level)
+{
+	bool lvl_ok = level == URAID_LEVEL_RAID1 || level == URAID_LEVEL_RAID4 ||
+	              level == URAID_LEVEL_RAID5 || level == URAID_LEVEL_RAID6;
+	return lvl_ok && (metadata == 11 || metadata == 12);
+}
+
+static const char *metadata_name(int v)
+{
+	return v == 0 ? "0.90" : v == 10 ? "1.0" : v == 11 ? "1.1" : "1.2";
+}
+
 int cmd_create(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -52,6 +74,8 @@ int cmd_create(int argc, char **argv)
 	    {"name", required_argument, NULL, 'N'},
 	    {"size", required_argument, NULL, 'z'},
 	    {"no-daemon", no_argument, NULL, 'D'},
+	    {"bitmap", required_argument, NULL, 'b'},
+	    {"bitmap-chunk", required_argument, NULL, 'B'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -59,6 +83,8 @@ int cmd_create(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	const char *level = NULL, *layout = NULL;
 	bool no_daemon = false, have_n = false;
+	enum bitmap_choice bitmap = BITMAP_DEFAULT;
+	uint32_t bitmap_chunk = 0;
 	unsigned long long v;
 	int c;
 	optind = 1;
@@ -107,6 +133,27 @@ int cmd_create(int argc, char **argv)
 			o.member_bytes = v;
 			break;
 		case 'D': no_daemon = true; break;
+		case 'b':
+			if (!strcmp(optarg, "internal"))
+				bitmap = BITMAP_INTERNAL;
+			else if (!strcmp(optarg, "none"))
+				bitmap = BITMAP_NONE;
+			else
+				return cli_error("create",
+				                 "unsupported --bitmap '%s' (internal or none; "
+				                 "bitmap files are not supported)",
+				                 optarg);
+			break;
+		case 'B':
+			/* mdadm: a bare number is KiB */
+			if (cli_parse_size(optarg, 1024, &v) < 0 || v < 4096 || v & (v - 1) ||
+			    v > (1ull << 31))
+				return cli_error("create",
+				                 "bad --bitmap-chunk '%s': need a power of two "
+				                 "from 4K to 2G",
+				                 optarg);
+			bitmap_chunk = (uint32_t)v;
+			break;
 		case 'h': create_usage(stdout); return 0;
 		default: create_usage(stderr); return 2;
 		}
@@ -123,6 +170,14 @@ int cmd_create(int argc, char **argv)
 			                 level_name(o.level));
 		o.layout_set = true;
 	}
+	int md = o.metadata_set ? o.metadata : 12;
+	if (bitmap_chunk && bitmap != BITMAP_INTERNAL)
+		return cli_error("create", "--bitmap-chunk needs --bitmap=internal");
+	if (bitmap == BITMAP_INTERNAL && !bitmap_supported(md, o.level))
+		return cli_error("create",
+		                 "--bitmap=internal is not supported for %s with metadata %s "
+		                 "(only raid1/4/5/6 with metadata 1.1 or 1.2)",
+		                 level_name(o.level), metadata_name(md));
 	int n = argc - optind;
 	if (n != o.raid_devices + o.spare_devices)
 		return cli_error(
@@ -150,9 +205,33 @@ int cmd_create(int argc, char **argv)
 		free(fresh);
 		return cli_error("create", "%s", err);
 	}
-	free(fresh);
 	struct uraid_status st;
 	uraid_status(a, &st);
+	if (bitmap == BITMAP_DEFAULT && o.level >= URAID_LEVEL_RAID1 &&
+	    st.dev_sectors > DEFAULT_BITMAP_MIN_SECTORS) {
+		if (bitmap_supported(md, o.level)) {
+			fprintf(stderr, "uraid: create: automatically enabling write-intent "
+			                "bitmap on large array\n");
+			bitmap = BITMAP_INTERNAL;
+		} else {
+			fprintf(stderr,
+			        "uraid: create: note: mdadm would add a bitmap to this large "
+			        "array; uraid cannot keep one for %s with metadata %s\n",
+			        level_name(o.level), metadata_name(md));
+		}
+	}
+	if (bitmap == BITMAP_INTERNAL) {
+		rc = uraid_bitmap_add(a, bitmap_chunk, err, sizeof(err));
+		if (rc < 0) {
+			uraid_stop(a);
+			for (int i = 0; i < n; i++)
+				if (fresh[i])
+					unlink(argv[optind + i]);
+			free(fresh);
+			return cli_error("create", "bitmap: %s", err);
+		}
+	}
+	free(fresh);
 	fprintf(stderr, "uraid: create: array %s (%s) created: %s, %d members, %llu KiB\n", o.name,
 	        st.uuid, level_name(st.level), st.raid_disks,
 	        (unsigned long long)st.array_sectors / 2);
