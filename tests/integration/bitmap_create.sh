@@ -8,16 +8,20 @@ d=$T_TMP/bc
 mkdir -p "$d"
 cd "$d" || exit 1
 loops=()
-cleanup() { for l in "${loops[@]}"; do losetup -d "$l" 2>/dev/null; done; }
+cleanup() {
+	for l in "${loops[@]}"; do losetup -d "$l" 2>/dev/null; done
+	rm -rf "$T_TMP" # lib.sh's own EXIT trap, replaced here
+}
 trap cleanup EXIT
 # field NAME from "  NAME : value" lines
 field() { sed -n "s/^ *$1 : //p" | head -1; }
-loop_of() { local l; l=$(losetup -f --show -r "$1") || return 1; loops+=("$l"); echo "$l"; }
+# sets $l to a read-only loop device over file $1 (no subshell: the trap needs loops[])
+loop_of() { l=$(losetup -f --show -r "$1") && loops+=("$l"); }
 
 check "create raid5 --bitmap=internal --bitmap-chunk=64K" \
 	"$URAID" create --level=5 --raid-devices=3 --size=32M --bitmap=internal \
 	--bitmap-chunk=64K --no-daemon a b c
-if command -v losetup >/dev/null && l=$(loop_of b); then
+if command -v losetup >/dev/null && loop_of b; then
 	ex=$(mdadm --examine "$l" 2>&1)
 	bx=$(mdadm --examine-bitmap "$l" 2>&1)
 	echo "$ex" | grep -E 'Feature|Internal Bitmap|Bad Block|Events' | sed 's/^/# /'
@@ -76,7 +80,6 @@ check_fails "refused create with --size made no new files" test -e n1
 	2>"$d/sm.log"
 "$URAID" create --level=1 --raid-devices=2 --size=101G --assume-clean --bitmap=none \
 	--no-daemon nb1 nb2 2>"$d/nb.log"
-bm() { "$URAID" examine "$1" 2>&1 | grep -ic 'bitmap' || true; }
 fmap() { mdadm --examine "$1" 2>/dev/null | field 'Feature Map'; }
 check "101 GiB members: bitmap by default ($(fmap big1))" [ $(($(fmap big1) & 1)) -eq 1 ]
 check "99 GiB members: no bitmap by default ($(fmap sm1))" [ $(($(fmap sm1) & 1)) -eq 0 ]
