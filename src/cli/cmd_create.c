@@ -1,16 +1,20 @@
 /* uraid create: mdadm --create for member files and block devices. All
  * parameters and members are checked before anything is written. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/cli_array.h"
 #include "layout/layout.h"
+#include "meta/md_bitmap.h"
 #include "uraid.h"
 
 static void create_usage(FILE *f)
@@ -59,6 +63,52 @@ static bool bitmap_supported(int metadata, int level)
 static const char *metadata_name(int v)
 {
 	return v == 0 ? "0.90" : v == 10 ? "1.0" : v == 11 ? "1.1" : "1.2";
+}
+
+/* Bytes of a member as create will see it: an existing file or block
+ * device, else the --size it will be created with; 0 when unknown. */
+static uint64_t member_bytes(const char *path, uint64_t create_size)
+{
+	struct stat sb;
+	if (stat(path, &sb) < 0)
+		return create_size;
+	if (S_ISREG(sb.st_mode))
+		return (uint64_t)sb.st_size < create_size ? create_size : (uint64_t)sb.st_size;
+	uint64_t bytes = 0;
+	int fd = S_ISBLK(sb.st_mode) ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		if (ioctl(fd, BLKGETSIZE64, &bytes) < 0)
+			bytes = 0;
+		close(fd);
+	}
+	return bytes;
+}
+
+/* A requested bitmap chunk too small for the room mdadm's rule leaves on
+ * the smallest member is refused here, before anything is written (the
+ * member size bounds the data size from above, so this only catches what
+ * must fail; uraid_bitmap_add checks the exact room afterwards). */
+static int check_bitmap_chunk(int md, uint32_t chunk, char **members, int n, uint64_t size)
+{
+	uint64_t min = UINT64_MAX;
+	for (int i = 0; i < n; i++) {
+		uint64_t b = member_bytes(members[i], size);
+		if (b && b < min)
+			min = b;
+	}
+	struct md_bitmap_plan plan;
+	if (!chunk || min == UINT64_MAX ||
+	    md_bitmap_plan_1x(md % 10, min / 512, chunk, &plan) != -EINVAL)
+		return 0;
+	uint64_t need = 4096;
+	while (need < (1ull << 31) &&
+	       md_bitmap_plan_1x(md % 10, min / 512, (uint32_t)need, &plan) == -EINVAL)
+		need *= 2;
+	return cli_error("create",
+	                 "--bitmap-chunk=%uK is too small for members of %llu MiB: at least "
+	                 "%lluK fits",
+	                 chunk / 1024, (unsigned long long)(min >> 20),
+	                 (unsigned long long)need / 1024);
 }
 
 int cmd_create(int argc, char **argv)
@@ -184,6 +234,9 @@ int cmd_create(int argc, char **argv)
 		    "create",
 		    "%d member(s) given, but --raid-devices=%d --spare-devices=%d need %d", n,
 		    o.raid_devices, o.spare_devices, o.raid_devices + o.spare_devices);
+	if (bitmap == BITMAP_INTERNAL &&
+	    check_bitmap_chunk(md, bitmap_chunk, argv + optind, n, o.member_bytes))
+		return 1;
 	if (!o.name[0])
 		cli_default_name(argv[optind], o.name, sizeof(o.name));
 	/* Files this command creates are removed again if create fails. */

@@ -73,6 +73,24 @@ check_fails "refused create made no new files" test -e n1
 check "refusal names level and metadata" grep -q 'raid10 with metadata 1.2' "$d/err"
 check_fails "refused create with --size made no new files" test -e n1
 
+# A requested chunk too small for the room: refused before writing. 9 GiB
+# members get mdadm's 128-sector room (8..200 GiB): bits = bytes/chunk + 1
+# must fit (128*512 - 256 header bytes) * 8.
+truncate -s 9G g1 g2
+minc=4096
+while [ $((9 * 1024 * 1024 * 1024 / minc + 1)) -gt $(((128 * 512 - 256) * 8)) ]; do
+	minc=$((minc * 2))
+done
+"$URAID" create --level=1 --raid-devices=2 --assume-clean --bitmap=internal \
+	--bitmap-chunk=$((minc / 2048))K --no-daemon g1 g2 2>"$d/err"
+check "chunk $((minc / 2048))K on 9 GiB refused, naming ${minc}B as the least" \
+	grep -q "at least $((minc / 1024))K fits" "$d/err"
+check "refused chunk left the members zero" cmp -n 8388608 g1 /dev/zero
+check "chunk $((minc / 1024))K on 9 GiB accepted" \
+	"$URAID" create --level=1 --raid-devices=2 --assume-clean --bitmap=internal \
+	--bitmap-chunk=$((minc / 1024))K --no-daemon g1 g2
+rm -f g1 g2
+
 # mdadm 4.2's default: a bitmap only when members are over 100 GiB (sparse).
 "$URAID" create --level=1 --raid-devices=2 --size=101G --assume-clean --no-daemon big1 big2 \
 	2>"$d/big.log"
