@@ -1,27 +1,34 @@
 /* uraid create: mdadm --create for member files and block devices. All
  * parameters and members are checked before anything is written. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/cli_array.h"
 #include "layout/layout.h"
+#include "meta/md_bitmap.h"
 #include "uraid.h"
 
 static void create_usage(FILE *f)
 {
 	fprintf(f, "usage: uraid create --level=L --raid-devices=N [--chunk=64K] [--layout=NAME]\n"
 	           "         [--metadata=1.2] [--assume-clean] [--spare-devices=N] [--name=NAME]\n"
-	           "         [--size=BYTES] [--no-daemon] MEMBER...\n"
+	           "         [--size=BYTES] [--bitmap=internal|none] [--bitmap-chunk=SIZE]\n"
+	           "         [--no-daemon] MEMBER...\n"
 	           "  Writes md superblocks (mdadm-compatible) and starts the array: a daemon\n"
 	           "  holds it open and runs the initial resync in the background. --size creates\n"
 	           "  missing member files of that size. --no-daemon runs the initial resync in\n"
-	           "  this process and leaves the array stopped.\n");
+	           "  this process and leaves the array stopped. --bitmap=internal adds md's\n"
+	           "  write-intent bitmap (raid1/4/5/6, metadata 1.1/1.2); without --bitmap,\n"
+	           "  as mdadm 4.2, one is added when members are over 100 GiB.\n");
 }
 
 static int parse_metadata(const char *s, int *v)
@@ -39,6 +46,71 @@ static int parse_metadata(const char *s, int *v)
 	return -EINVAL;
 }
 
+/* mdadm 4.2 adds an internal bitmap unasked when the per-member size is
+ * over 100 GiB, for every level with redundancy. */
+#define DEFAULT_BITMAP_MIN_SECTORS (100ull * 1024 * 1024 * 2)
+
+enum bitmap_choice { BITMAP_DEFAULT, BITMAP_NONE, BITMAP_INTERNAL };
+
+/* The engine keeps md's internal bitmap only for these (engine/bitmap.c). */
+static bool bitmap_supported(int metadata, int level)
+{
+	bool lvl_ok = level == URAID_LEVEL_RAID1 || level == URAID_LEVEL_RAID4 ||
+	              level == URAID_LEVEL_RAID5 || level == URAID_LEVEL_RAID6;
+	return lvl_ok && (metadata == 11 || metadata == 12);
+}
+
+static const char *metadata_name(int v)
+{
+	return v == 0 ? "0.90" : v == 10 ? "1.0" : v == 11 ? "1.1" : "1.2";
+}
+
+/* Bytes of a member as create will see it: an existing file or block
+ * device, else the --size it will be created with; 0 when unknown. */
+static uint64_t member_bytes(const char *path, uint64_t create_size)
+{
+	struct stat sb;
+	if (stat(path, &sb) < 0)
+		return create_size;
+	if (S_ISREG(sb.st_mode))
+		return (uint64_t)sb.st_size < create_size ? create_size : (uint64_t)sb.st_size;
+	uint64_t bytes = 0;
+	int fd = S_ISBLK(sb.st_mode) ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		if (ioctl(fd, BLKGETSIZE64, &bytes) < 0)
+			bytes = 0;
+		close(fd);
+	}
+	return bytes;
+}
+
+/* A requested bitmap chunk too small for the room mdadm's rule leaves on
+ * the smallest member is refused here, before anything is written (the
+ * member size bounds the data size from above, so this only catches what
+ * must fail; uraid_bitmap_add checks the exact room afterwards). */
+static int check_bitmap_chunk(int md, uint32_t chunk, char **members, int n, uint64_t size)
+{
+	uint64_t min = UINT64_MAX;
+	for (int i = 0; i < n; i++) {
+		uint64_t b = member_bytes(members[i], size);
+		if (b && b < min)
+			min = b;
+	}
+	struct md_bitmap_plan plan;
+	if (!chunk || min == UINT64_MAX ||
+	    md_bitmap_plan_1x(md % 10, min / 512, chunk, &plan) != -EINVAL)
+		return 0;
+	uint64_t need = 4096;
+	while (need < (1ull << 31) &&
+	       md_bitmap_plan_1x(md % 10, min / 512, (uint32_t)need, &plan) == -EINVAL)
+		need *= 2;
+	return cli_error("create",
+	                 "--bitmap-chunk=%uK is too small for members of %llu MiB: at least "
+	                 "%lluK fits",
+	                 chunk / 1024, (unsigned long long)(min >> 20),
+	                 (unsigned long long)need / 1024);
+}
+
 int cmd_create(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -52,6 +124,8 @@ int cmd_create(int argc, char **argv)
 	    {"name", required_argument, NULL, 'N'},
 	    {"size", required_argument, NULL, 'z'},
 	    {"no-daemon", no_argument, NULL, 'D'},
+	    {"bitmap", required_argument, NULL, 'b'},
+	    {"bitmap-chunk", required_argument, NULL, 'B'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -59,6 +133,8 @@ int cmd_create(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	const char *level = NULL, *layout = NULL;
 	bool no_daemon = false, have_n = false;
+	enum bitmap_choice bitmap = BITMAP_DEFAULT;
+	uint32_t bitmap_chunk = 0;
 	unsigned long long v;
 	int c;
 	optind = 1;
@@ -107,6 +183,27 @@ int cmd_create(int argc, char **argv)
 			o.member_bytes = v;
 			break;
 		case 'D': no_daemon = true; break;
+		case 'b':
+			if (!strcmp(optarg, "internal"))
+				bitmap = BITMAP_INTERNAL;
+			else if (!strcmp(optarg, "none"))
+				bitmap = BITMAP_NONE;
+			else
+				return cli_error("create",
+				                 "unsupported --bitmap '%s' (internal or none; "
+				                 "bitmap files are not supported)",
+				                 optarg);
+			break;
+		case 'B':
+			/* mdadm: a bare number is KiB */
+			if (cli_parse_size(optarg, 1024, &v) < 0 || v < 4096 || v & (v - 1) ||
+			    v > (1ull << 31))
+				return cli_error("create",
+				                 "bad --bitmap-chunk '%s': need a power of two "
+				                 "from 4K to 2G",
+				                 optarg);
+			bitmap_chunk = (uint32_t)v;
+			break;
 		case 'h': create_usage(stdout); return 0;
 		default: create_usage(stderr); return 2;
 		}
@@ -123,12 +220,23 @@ int cmd_create(int argc, char **argv)
 			                 level_name(o.level));
 		o.layout_set = true;
 	}
+	int md = o.metadata_set ? o.metadata : 12;
+	if (bitmap_chunk && bitmap != BITMAP_INTERNAL)
+		return cli_error("create", "--bitmap-chunk needs --bitmap=internal");
+	if (bitmap == BITMAP_INTERNAL && !bitmap_supported(md, o.level))
+		return cli_error("create",
+		                 "--bitmap=internal is not supported for %s with metadata %s "
+		                 "(only raid1/4/5/6 with metadata 1.1 or 1.2)",
+		                 level_name(o.level), metadata_name(md));
 	int n = argc - optind;
 	if (n != o.raid_devices + o.spare_devices)
 		return cli_error(
 		    "create",
 		    "%d member(s) given, but --raid-devices=%d --spare-devices=%d need %d", n,
 		    o.raid_devices, o.spare_devices, o.raid_devices + o.spare_devices);
+	if (bitmap == BITMAP_INTERNAL &&
+	    check_bitmap_chunk(md, bitmap_chunk, argv + optind, n, o.member_bytes))
+		return 1;
 	if (!o.name[0])
 		cli_default_name(argv[optind], o.name, sizeof(o.name));
 	/* Files this command creates are removed again if create fails. */
@@ -150,9 +258,33 @@ int cmd_create(int argc, char **argv)
 		free(fresh);
 		return cli_error("create", "%s", err);
 	}
-	free(fresh);
 	struct uraid_status st;
 	uraid_status(a, &st);
+	if (bitmap == BITMAP_DEFAULT && o.level >= URAID_LEVEL_RAID1 &&
+	    st.dev_sectors > DEFAULT_BITMAP_MIN_SECTORS) {
+		if (bitmap_supported(md, o.level)) {
+			fprintf(stderr, "uraid: create: automatically enabling write-intent "
+			                "bitmap on large array\n");
+			bitmap = BITMAP_INTERNAL;
+		} else {
+			fprintf(stderr,
+			        "uraid: create: note: mdadm would add a bitmap to this large "
+			        "array; uraid cannot keep one for %s with metadata %s\n",
+			        level_name(o.level), metadata_name(md));
+		}
+	}
+	if (bitmap == BITMAP_INTERNAL) {
+		rc = uraid_bitmap_add(a, bitmap_chunk, err, sizeof(err));
+		if (rc < 0) {
+			uraid_stop(a);
+			for (int i = 0; i < n; i++)
+				if (fresh[i])
+					unlink(argv[optind + i]);
+			free(fresh);
+			return cli_error("create", "bitmap: %s", err);
+		}
+	}
+	free(fresh);
 	fprintf(stderr, "uraid: create: array %s (%s) created: %s, %d members, %llu KiB\n", o.name,
 	        st.uuid, level_name(st.level), st.raid_disks,
 	        (unsigned long long)st.array_sectors / 2);
