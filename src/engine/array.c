@@ -61,6 +61,7 @@ int eng_array_setup(struct uraid_array *a, char *err, size_t errlen)
 	a->action = URAID_SYNC_IDLE;
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_cond_init(&a->cond, NULL);
+	eng_bufpool_init(&a->pool);
 	a->inited = true;
 	if (!a->readonly) {
 		pthread_mutex_lock(&a->lock);
@@ -86,6 +87,7 @@ void eng_array_free(struct uraid_array *a)
 	if (a->inited) {
 		pthread_mutex_destroy(&a->lock);
 		pthread_cond_destroy(&a->cond);
+		eng_bufpool_destroy(&a->pool);
 	}
 	free(a);
 }

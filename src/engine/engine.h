@@ -18,6 +18,25 @@
 #include "uraid.h"
 
 #define ENG_MAX_MEMBERS LAYOUT_MAX_MEMBERS
+#define ENG_POOL_BUFS   16 /* scratch buffers kept per array */
+
+struct uraid_array;
+
+/* bufpool.c: reusable, uninitialised scratch buffers (own mutex, so it can
+ * be used without the array lock). */
+struct eng_bufpool {
+	pthread_mutex_t mu;
+	struct {
+		void *p;
+		size_t cap;
+		bool busy;
+	} e[ENG_POOL_BUFS];
+};
+void eng_bufpool_init(struct eng_bufpool *bp);
+void eng_bufpool_destroy(struct eng_bufpool *bp);
+/* len bytes, page-aligned, contents undefined; NULL on failure. */
+void *eng_buf_get(struct uraid_array *a, size_t len);
+void eng_buf_put(struct uraid_array *a, void *p);
 
 struct eng_member {
 	struct member *m;
@@ -25,6 +44,9 @@ struct eng_member {
 	int role;        /* slot, or -1 (spare / not in the array) */
 	enum uraid_member_state state;
 	uint64_t recovery_offset; /* sectors of the data area already rebuilt */
+	/* Member sector just past the last mirror read sent here (read
+	 * balancing; accessed with relaxed atomics, a hint only). */
+	uint64_t head;
 };
 
 struct uraid_array {
@@ -50,6 +72,7 @@ struct uraid_array {
 	uint64_t resync_offset; /* MD_RESYNC_NONE when parity/mirrors are known consistent */
 
 	struct member_ioq *ioq;
+	struct eng_bufpool pool;
 
 	/* sync work */
 	enum uraid_sync_action action;
@@ -104,7 +127,7 @@ struct eng_stripe_buf {
 };
 int eng_stripe_buf_init(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t stripe,
                         uint64_t nsec);
-void eng_stripe_buf_free(struct eng_stripe_buf *sb);
+void eng_stripe_buf_free(struct uraid_array *a, struct eng_stripe_buf *sb);
 /* Read rows [co, co+nsec) of all members; missing/failed ones are
  * reconstructed. `lost` receives the positions that had to be rebuilt. */
 int eng_stripe_read_all(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t co, bool *lost);

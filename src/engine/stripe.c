@@ -32,23 +32,32 @@ int eng_stripe_buf_init(struct uraid_array *a, struct eng_stripe_buf *sb, uint64
 	if (sb->k < 1 || sb->nsyn > LAYOUT_MAX_MEMBERS)
 		return -EINVAL;
 	sb->nsec = nsec;
-	sb->mem = eng_alloc((size_t)(sb->nsyn + 2) * nsec * 512);
+	/* No Q slot for RAID4/5: nothing reads or writes it. */
+	int nblk = sb->nsyn + (sb->has_q ? 2 : 1);
+	size_t blen = (size_t)nsec * 512;
+	sb->mem = eng_buf_get(a, (size_t)nblk * blen);
 	if (!sb->mem)
 		return -ENOMEM;
-	for (int i = 0; i < sb->nsyn + 2; i++) {
-		sb->blk[i] = sb->mem + (size_t)i * nsec * 512;
+	for (int i = 0; i < LAYOUT_MAX_MEMBERS + 2; i++) {
+		sb->blk[i] = i < nblk ? sb->mem + (size_t)i * blen : NULL;
 		sb->pos_role[i] = -1;
 	}
 	for (int i = 0; i < sb->k; i++)
 		sb->pos_role[data_pos(sb, i)] = sb->ls.data_role[i];
+	/* Syndrome positions without a member (DDF layouts) count as zero in
+	 * P and Q; everything else is read or written before it is used. */
+	for (int i = 0; i < sb->nsyn; i++)
+		if (sb->pos_role[i] < 0)
+			memset(sb->blk[i], 0, blen);
 	sb->pos_role[sb->nsyn] = sb->ls.p_role;
-	sb->pos_role[sb->nsyn + 1] = sb->has_q ? sb->ls.q_role : -1;
+	if (sb->has_q)
+		sb->pos_role[sb->nsyn + 1] = sb->ls.q_role;
 	return 0;
 }
 
-void eng_stripe_buf_free(struct eng_stripe_buf *sb)
+void eng_stripe_buf_free(struct uraid_array *a, struct eng_stripe_buf *sb)
 {
-	free(sb->mem);
+	eng_buf_put(a, sb->mem);
 	sb->mem = NULL;
 }
 
@@ -161,7 +170,7 @@ static int rebuild_piece(struct uraid_array *a, uint8_t *out, uint64_t stripe, i
 	rc = eng_stripe_read(a, &sb, co, NULL, NULL);
 	if (rc == 0)
 		memcpy(out, sb.blk[data_pos(&sb, di)], n * 512);
-	eng_stripe_buf_free(&sb);
+	eng_stripe_buf_free(a, &sb);
 	return rc;
 }
 
@@ -306,11 +315,11 @@ static int write_stripe(struct uraid_array *a, uint64_t s, uint64_t r0, uint64_t
 		rc = eng_stripe_read(a, &sb, lo, want, NULL);
 		if (rc == 0) {
 			size_t len = nrows * 512;
-			uint8_t *newb = eng_alloc((size_t)ntouched * len);
+			uint8_t *newb = eng_buf_get(a, (size_t)ntouched * len);
 			const void *oldp[LAYOUT_MAX_MEMBERS], *newp[LAYOUT_MAX_MEMBERS];
 			int idx[LAYOUT_MAX_MEMBERS], n = 0;
 			if (!newb) {
-				eng_stripe_buf_free(&sb);
+				eng_stripe_buf_free(a, &sb);
 				return -ENOMEM;
 			}
 			for (int di = 0; di < sb.k; di++) {
@@ -331,9 +340,9 @@ static int write_stripe(struct uraid_array *a, uint64_t s, uint64_t r0, uint64_t
 			                      newp);
 			for (int i = 0; i < n; i++)
 				memcpy(sb.blk[idx[i]], newp[i], len);
-			free(newb);
+			eng_buf_put(a, newb);
 			if (rc < 0) {
-				eng_stripe_buf_free(&sb);
+				eng_stripe_buf_free(a, &sb);
 				return -EIO;
 			}
 			goto write;
@@ -354,7 +363,7 @@ static int write_stripe(struct uraid_array *a, uint64_t s, uint64_t r0, uint64_t
 	if (rc == -EAGAIN)
 		rc = eng_stripe_read(a, &sb, lo, NULL, NULL);
 	if (rc < 0) {
-		eng_stripe_buf_free(&sb);
+		eng_stripe_buf_free(a, &sb);
 		return rc;
 	}
 	for (int di = 0; di < sb.k; di++) {
@@ -366,14 +375,14 @@ static int write_stripe(struct uraid_array *a, uint64_t s, uint64_t r0, uint64_t
 	}
 	rc = eng_stripe_gen(a, &sb);
 	if (rc < 0) {
-		eng_stripe_buf_free(&sb);
+		eng_stripe_buf_free(a, &sb);
 		return -EIO;
 	}
 write:
 	for (int p = 0; p < npos; p++)
 		dirty[p] = touched[p] || p >= sb.nsyn;
 	rc = eng_stripe_write(a, &sb, lo, dirty);
-	eng_stripe_buf_free(&sb);
+	eng_stripe_buf_free(a, &sb);
 	return rc;
 }
 
@@ -390,9 +399,11 @@ static int write_full_stripes(struct uraid_array *a, uint64_t s0, int n, const u
 	struct member_io *io = calloc((size_t)n * (size_t)rd, sizeof(*io));
 	int *io_role = calloc((size_t)n * (size_t)rd, sizeof(*io_role));
 	uint8_t *zero = NULL;
-	int rc = sb && io && io_role ? 0 : -ENOMEM;
-	int nio = 0, built = 0;
-	for (int j = 0; j < n && rc == 0; j++, built++) {
+	/* P and Q of every stripe in one pooled buffer, written before use. */
+	uint8_t *pq = eng_buf_get(a, (size_t)n * 2 * clen);
+	int rc = sb && io && io_role && pq ? 0 : -ENOMEM;
+	int nio = 0;
+	for (int j = 0; j < n && rc == 0; j++) {
 		struct eng_stripe_buf *b = &sb[j];
 		memset(b, 0, sizeof(*b));
 		a->ops->stripe(&a->geom, s0 + (uint64_t)j, &b->ls);
@@ -404,11 +415,7 @@ static int write_full_stripes(struct uraid_array *a, uint64_t s0, int n, const u
 				if (b->ls.q_index[i] + 1 > b->nsyn)
 					b->nsyn = b->ls.q_index[i] + 1;
 		b->nsec = chunk;
-		b->mem = eng_alloc(2 * clen); /* P and Q */
-		if (!b->mem) {
-			rc = -ENOMEM;
-			break;
-		}
+		b->mem = pq + (size_t)j * 2 * clen;
 		for (int p = 0; p < b->nsyn + 2; p++)
 			b->pos_role[p] = -1;
 		if (b->nsyn > b->k && !zero && !(zero = eng_alloc(clen))) {
@@ -446,8 +453,7 @@ static int write_full_stripes(struct uraid_array *a, uint64_t s0, int n, const u
 		if (!eng_array_readable(a))
 			rc = -EIO;
 	}
-	for (int j = 0; sb && j < built; j++)
-		free(sb[j].mem);
+	eng_buf_put(a, pq);
 	free(zero);
 	free(sb);
 	free(io);

@@ -155,7 +155,7 @@ static int parity_step(struct uraid_array *a, uint64_t pos, uint64_t n)
 		rc = eng_stripe_read_all(a, &sb, co, lost);
 		if (rc < 0)
 			break;
-		uint8_t *orig = eng_alloc((size_t)npos * len);
+		uint8_t *orig = eng_buf_get(a, (size_t)npos * len);
 		if (!orig) {
 			rc = -ENOMEM;
 			break;
@@ -189,20 +189,20 @@ static int parity_step(struct uraid_array *a, uint64_t pos, uint64_t n)
 			for (int p = sb.nsyn; p < npos; p++)
 				dirty[p] = true;
 		}
-		free(orig);
+		eng_buf_put(a, orig);
 		break;
 	}
 	default: break;
 	}
 	if (rc == 0)
 		rc = eng_stripe_write(a, &sb, co, dirty);
-	eng_stripe_buf_free(&sb);
+	eng_stripe_buf_free(a, &sb);
 	return rc;
 }
 
 static int mirror_step(struct uraid_array *a, uint64_t pos, uint64_t n)
 {
-	uint8_t *src = eng_alloc(n * 512), *cmp = eng_alloc(n * 512);
+	uint8_t *src = eng_buf_get(a, n * 512), *cmp = eng_buf_get(a, n * 512);
 	int rc = 0;
 	if (!src || !cmp) {
 		rc = -ENOMEM;
@@ -262,8 +262,8 @@ static int mirror_step(struct uraid_array *a, uint64_t pos, uint64_t n)
 	if (!eng_array_readable(a))
 		rc = -EIO;
 out:
-	free(src);
-	free(cmp);
+	eng_buf_put(a, src);
+	eng_buf_put(a, cmp);
 	return rc;
 }
 
