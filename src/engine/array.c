@@ -60,13 +60,15 @@ int eng_array_setup(struct uraid_array *a, char *err, size_t errlen)
 	a->speed_max = 200000;
 	a->action = URAID_SYNC_IDLE;
 	pthread_mutex_init(&a->lock, NULL);
+	pthread_rwlock_init(&a->iolock, NULL);
+	pthread_mutex_init(&a->ioq_mu, NULL);
 	pthread_cond_init(&a->cond, NULL);
 	eng_bufpool_init(&a->pool);
 	a->inited = true;
 	if (!a->readonly) {
-		pthread_mutex_lock(&a->lock);
+		eng_lock(a);
 		eng_sync_schedule(a);
-		pthread_mutex_unlock(&a->lock);
+		eng_unlock(a);
 		if (!(a->flags & URAID_NO_SYNC_THREAD))
 			eng_sync_thread_start(a);
 	}
@@ -86,6 +88,8 @@ void eng_array_free(struct uraid_array *a)
 		member_ioq_close(a->ioq);
 	if (a->inited) {
 		pthread_mutex_destroy(&a->lock);
+		pthread_rwlock_destroy(&a->iolock);
+		eng_ioq_pool_free(a);
 		pthread_cond_destroy(&a->cond);
 		eng_bufpool_destroy(&a->pool);
 	}
@@ -111,14 +115,19 @@ int uraid_read(struct uraid_array *a, void *buf, size_t len, uint64_t off)
 	int rc = check_range(a, len, off);
 	if (rc < 0 || len == 0)
 		return rc;
-	pthread_mutex_lock(&a->lock);
+	/* Healthy arrays: reads in parallel, each on its own I/O queue. Any
+	 * trouble (-EAGAIN) goes the locked way, which repairs and rebuilds. */
+	rc = eng_fast_read(a, buf, off / 512, len / 512);
+	if (rc != -EAGAIN)
+		return rc;
+	eng_lock(a);
 	if (eng_is_parity(a))
 		rc = eng_parity_read(a, buf, off / 512, len / 512);
 	else if (eng_is_mirror(a))
 		rc = eng_mirror_read(a, buf, off / 512, len / 512);
 	else
 		rc = eng_plain_read(a, buf, off / 512, len / 512);
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 	return rc;
 }
 
@@ -129,7 +138,7 @@ int uraid_write(struct uraid_array *a, const void *buf, size_t len, uint64_t off
 	int rc = check_range(a, len, off);
 	if (rc < 0 || len == 0)
 		return rc;
-	pthread_mutex_lock(&a->lock);
+	eng_lock(a);
 	/* md marks the array active before the first write after idle, so an
 	 * unclean stop is recognised on the next assembly. */
 	a->last_write_ns = eng_now_ns();
@@ -142,7 +151,7 @@ int uraid_write(struct uraid_array *a, const void *buf, size_t len, uint64_t off
 		else
 			rc = eng_plain_write(a, buf, off / 512, len / 512);
 	}
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 	return rc;
 }
 
@@ -167,9 +176,9 @@ int uraid_flush(struct uraid_array *a)
 {
 	if (a->readonly)
 		return 0;
-	pthread_mutex_lock(&a->lock);
+	eng_lock(a);
 	int rc = flush_locked(a);
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 	return rc;
 }
 
@@ -180,14 +189,14 @@ int uraid_stop(struct uraid_array *a)
 	int rc = 0;
 	if (!a->readonly) {
 		eng_sync_thread_stop(a);
-		pthread_mutex_lock(&a->lock);
+		eng_lock(a);
 		rc = flush_locked(a);
 		/* Clean: resync_offset records how far an interrupted resync got
 		 * (MD_RESYNC_NONE when complete). */
 		int c = eng_mark_clean(a);
 		if (rc == 0)
 			rc = c;
-		pthread_mutex_unlock(&a->lock);
+		eng_unlock(a);
 	}
 	eng_array_free(a);
 	return rc;
@@ -205,7 +214,7 @@ void uraid_drop(struct uraid_array *a)
 int uraid_status(struct uraid_array *a, struct uraid_status *st)
 {
 	memset(st, 0, sizeof(*st));
-	pthread_mutex_lock(&a->lock);
+	eng_lock(a);
 	snprintf(st->name, sizeof(st->name), "%s", a->ref.set_name);
 	md_uuid_format(a->ref.set_uuid, st->uuid);
 	st->level = a->geom.level;
@@ -261,6 +270,6 @@ int uraid_status(struct uraid_array *a, struct uraid_status *st)
 	st->mismatch_cnt = a->action == URAID_SYNC_CHECK || a->action == URAID_SYNC_REPAIR
 	                       ? a->mismatches
 	                       : a->last_mismatch_cnt;
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 	return 0;
 }

@@ -1,9 +1,7 @@
 /* Engine internals: the state of a running array, shared by the engine's
  * files. Everything hangs off struct uraid_array; there is no global state.
  *
- * Locking: one mutex per array (`lock`) serialises every request and every
- * step of the sync work, so parity of a stripe is always computed from a
- * consistent view. Coarse, but obviously correct.
+ * Locking: see struct uraid_array.
  */
 #ifndef URAID_ENGINE_H
 #define URAID_ENGINE_H
@@ -49,8 +47,21 @@ struct eng_member {
 	uint64_t head;
 };
 
+/* Locking: `lock` (mutex, with `cond`) serialises writes, sync steps and
+ * every state change; those also hold `iolock` exclusively (eng_lock). Reads
+ * of a healthy array take only `iolock` shared (fastread.c), so they run in
+ * parallel with each other but never see a state change half done. Order:
+ * lock, then iolock. */
+struct eng_ioq_node {
+	struct member_ioq *q;
+	struct eng_ioq_node *next;
+};
+
 struct uraid_array {
 	pthread_mutex_t lock;
+	pthread_rwlock_t iolock;
+	pthread_mutex_t ioq_mu; /* guards ioq_free */
+	struct eng_ioq_node *ioq_free;
 	pthread_cond_t cond; /* sync thread wake-ups / progress */
 	unsigned flags;
 	bool readonly;
@@ -161,6 +172,24 @@ void eng_sync_schedule(struct uraid_array *a);
 /* create.c: exclusive advisory lock on a member file (a running array
  * holds one), -EBUSY when another holder has it. */
 int eng_member_lock(struct member *m);
+
+/* fastread.c */
+static inline void eng_lock(struct uraid_array *a)
+{
+	pthread_mutex_lock(&a->lock);
+	pthread_rwlock_wrlock(&a->iolock);
+}
+static inline void eng_unlock(struct uraid_array *a)
+{
+	pthread_rwlock_unlock(&a->iolock);
+	pthread_mutex_unlock(&a->lock);
+}
+/* pthread_cond_wait on a->cond for a holder of eng_lock. */
+void eng_cond_wait(struct uraid_array *a);
+/* Read without the array mutex when every slot is in sync (mirrors: and
+ * known consistent); -EAGAIN when the caller must take the locked path. */
+int eng_fast_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
+void eng_ioq_pool_free(struct uraid_array *a);
 
 /* array.c */
 int eng_array_setup(struct uraid_array *a, char *err, size_t errlen);

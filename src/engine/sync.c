@@ -368,7 +368,7 @@ int uraid_sync_step(struct uraid_array *a, uint64_t max_sectors)
 {
 	if (a->readonly)
 		return 0;
-	pthread_mutex_lock(&a->lock);
+	eng_lock(a);
 	int rc = 0;
 	uint64_t done = 0;
 	while (done < max_sectors) {
@@ -383,7 +383,7 @@ int uraid_sync_step(struct uraid_array *a, uint64_t max_sectors)
 		eng_sync_schedule(a);
 		rc = a->action != URAID_SYNC_IDLE;
 	}
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 	return rc;
 }
 
@@ -391,7 +391,7 @@ int uraid_sync_action(struct uraid_array *a, enum uraid_sync_action act, char *e
 {
 	if (a->readonly)
 		return errmsg(err, errlen, -EROFS, "array is read-only");
-	pthread_mutex_lock(&a->lock);
+	eng_lock(a);
 	int rc = 0;
 	if (act == URAID_SYNC_IDLE) {
 		if (a->action == URAID_SYNC_CHECK || a->action == URAID_SYNC_REPAIR) {
@@ -423,17 +423,17 @@ int uraid_sync_action(struct uraid_array *a, enum uraid_sync_action act, char *e
 		}
 	}
 	pthread_cond_broadcast(&a->cond);
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 	return rc;
 }
 
 void uraid_sync_speed(struct uraid_array *a, uint64_t min_kibs, uint64_t max_kibs)
 {
-	pthread_mutex_lock(&a->lock);
+	eng_lock(a);
 	a->speed_min = min_kibs;
 	a->speed_max = max_kibs;
 	pthread_cond_broadcast(&a->cond);
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 }
 
 int uraid_sync_wait(struct uraid_array *a)
@@ -446,11 +446,11 @@ int uraid_sync_wait(struct uraid_array *a)
 			;
 		return rc;
 	}
-	pthread_mutex_lock(&a->lock);
+	eng_lock(a);
 	eng_sync_schedule(a);
 	while (a->action != URAID_SYNC_IDLE && a->thread_running)
-		pthread_cond_wait(&a->cond, &a->lock);
-	pthread_mutex_unlock(&a->lock);
+		eng_cond_wait(a);
+	eng_unlock(a);
 	return 0;
 }
 
@@ -461,13 +461,16 @@ static void timed_wait(struct uraid_array *a, uint64_t ns)
 	uint64_t t = (uint64_t)ts.tv_nsec + ns;
 	ts.tv_sec += (time_t)(t / 1000000000ull);
 	ts.tv_nsec = (long)(t % 1000000000ull);
+	/* Readers of the fast path may run while the state lock is down. */
+	pthread_rwlock_unlock(&a->iolock);
 	pthread_cond_timedwait(&a->cond, &a->lock, &ts);
+	pthread_rwlock_wrlock(&a->iolock);
 }
 
 static void *sync_thread(void *arg)
 {
 	struct uraid_array *a = arg;
-	pthread_mutex_lock(&a->lock);
+	eng_lock(a);
 	while (!a->thread_stop) {
 		if (a->action == URAID_SYNC_IDLE)
 			eng_sync_schedule(a);
@@ -487,7 +490,7 @@ static void *sync_thread(void *arg)
 				timed_wait(a, due_ns - el);
 		}
 	}
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 	return NULL;
 }
 
@@ -502,13 +505,13 @@ void eng_sync_thread_stop(struct uraid_array *a)
 {
 	if (!a->thread_running)
 		return;
-	pthread_mutex_lock(&a->lock);
+	eng_lock(a);
 	a->thread_stop = true;
 	pthread_cond_broadcast(&a->cond);
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 	pthread_join(a->thread, NULL);
 	a->thread_running = false;
-	pthread_mutex_lock(&a->lock);
+	eng_lock(a);
 	pthread_cond_broadcast(&a->cond);
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 }
