@@ -62,6 +62,8 @@ int eng_array_setup(struct uraid_array *a, char *err, size_t errlen)
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_rwlock_init(&a->iolock, NULL);
 	pthread_mutex_init(&a->ioq_mu, NULL);
+	for (int i = 0; i < ENG_STRIPE_LOCKS; i++)
+		pthread_mutex_init(&a->stripe_mu[i], NULL);
 	pthread_cond_init(&a->cond, NULL);
 	eng_bufpool_init(&a->pool);
 	a->inited = true;
@@ -90,6 +92,8 @@ void eng_array_free(struct uraid_array *a)
 		pthread_mutex_destroy(&a->lock);
 		pthread_rwlock_destroy(&a->iolock);
 		eng_ioq_pool_free(a);
+		for (int i = 0; i < ENG_STRIPE_LOCKS; i++)
+			pthread_mutex_destroy(&a->stripe_mu[i]);
 		pthread_cond_destroy(&a->cond);
 		eng_bufpool_destroy(&a->pool);
 	}
@@ -138,18 +142,24 @@ int uraid_write(struct uraid_array *a, const void *buf, size_t len, uint64_t off
 	int rc = check_range(a, len, off);
 	if (rc < 0 || len == 0)
 		return rc;
+	/* Writes to different stripes of a healthy array run in parallel. */
+	bool redo = false;
+	rc = eng_fast_write(a, buf, off / 512, len / 512, &redo);
+	if (rc != -EAGAIN)
+		return rc;
 	eng_lock(a);
 	/* md marks the array active before the first write after idle, so an
 	 * unclean stop is recognised on the next assembly. */
-	a->last_write_ns = eng_now_ns();
+	__atomic_store_n(&a->last_write_ns, eng_now_ns(), __ATOMIC_RELAXED);
 	rc = eng_mark_dirty(a);
+	struct eng_req rq = {.q = a->ioq, .force_rcw = redo};
 	if (rc == 0) {
 		if (eng_is_parity(a))
-			rc = eng_parity_write(a, buf, off / 512, len / 512);
+			rc = eng_parity_write(a, &rq, buf, off / 512, len / 512);
 		else if (eng_is_mirror(a))
-			rc = eng_mirror_write(a, buf, off / 512, len / 512);
+			rc = eng_mirror_write(a, &rq, buf, off / 512, len / 512);
 		else
-			rc = eng_plain_write(a, buf, off / 512, len / 512);
+			rc = eng_plain_write(a, &rq, buf, off / 512, len / 512);
 	}
 	eng_unlock(a);
 	return rc;

@@ -15,8 +15,9 @@
 #include "meta/md_super.h"
 #include "uraid.h"
 
-#define ENG_MAX_MEMBERS LAYOUT_MAX_MEMBERS
-#define ENG_POOL_BUFS   16 /* scratch buffers kept per array */
+#define ENG_MAX_MEMBERS  LAYOUT_MAX_MEMBERS
+#define ENG_POOL_BUFS    16 /* scratch buffers kept per array */
+#define ENG_STRIPE_LOCKS 64
 
 struct uraid_array;
 
@@ -60,7 +61,8 @@ struct eng_ioq_node {
 struct uraid_array {
 	pthread_mutex_t lock;
 	pthread_rwlock_t iolock;
-	pthread_mutex_t ioq_mu; /* guards ioq_free */
+	pthread_mutex_t ioq_mu;                      /* guards ioq_free */
+	pthread_mutex_t stripe_mu[ENG_STRIPE_LOCKS]; /* shared writes: by stripe (region) hash */
 	struct eng_ioq_node *ioq_free;
 	pthread_cond_t cond; /* sync thread wake-ups / progress */
 	unsigned flags;
@@ -120,9 +122,22 @@ int eng_mark_clean(struct uraid_array *a);
 void eng_member_failed(struct uraid_array *a, int role, const char *why);
 bool eng_array_readable(const struct uraid_array *a);
 
+/* How a write runs. Locked (shared false): the caller holds eng_lock, q is
+ * a->ioq, errors are handled (members failed). Shared: the caller holds
+ * iolock shared and the stripe locks of the range, q is its own; any error
+ * returns -EBUSY with no state changed, and the caller redoes the request
+ * locked with force_rcw (parity from data: the first attempt may have left
+ * data and parity of a stripe out of step, so read-modify-write is off). */
+struct eng_req {
+	struct member_ioq *q;
+	bool shared;
+	bool force_rcw;
+};
+
 /* stripe.c: parity levels. */
 int eng_parity_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
-int eng_parity_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec);
+int eng_parity_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+                     uint64_t lsec, uint64_t nsec);
 /* Read the rows [co, co+n) of stripe `s` for every role into blocks laid out
  * in syndrome order (k data, P, Q); roles unreadable are reconstructed when
  * possible. */
@@ -131,8 +146,10 @@ struct eng_stripe_buf {
 	int k;    /* data blocks */
 	int nsyn; /* syndrome positions (k, or more for DDF layouts) */
 	bool has_q;
-	uint64_t nsec; /* rows held */
-	uint8_t *mem;  /* (nsyn + 2) * nsec * 512 */
+	uint64_t nsec;        /* rows held */
+	uint8_t *mem;         /* (nsyn + 1 or 2) * nsec * 512 */
+	struct member_ioq *q; /* a->ioq unless the request brings its own */
+	bool shared;          /* eng_req.shared: errors give -EBUSY, no repairs */
 	void *blk[LAYOUT_MAX_MEMBERS + 2];
 	int pos_role[LAYOUT_MAX_MEMBERS + 2]; /* syndrome position -> role, -1 for zero fill */
 };
@@ -158,9 +175,11 @@ static inline int eng_stripe_npos(const struct eng_stripe_buf *sb)
 
 /* mirror.c: raid1/raid10 and the plain levels. */
 int eng_mirror_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
-int eng_mirror_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec);
+int eng_mirror_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+                     uint64_t lsec, uint64_t nsec);
 int eng_plain_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
-int eng_plain_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec);
+int eng_plain_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+                    uint64_t lsec, uint64_t nsec);
 
 /* sync.c */
 int eng_sync_start(struct uraid_array *a, enum uraid_sync_action act);
@@ -190,6 +209,11 @@ void eng_cond_wait(struct uraid_array *a);
  * known consistent); -EAGAIN when the caller must take the locked path. */
 int eng_fast_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
 void eng_ioq_pool_free(struct uraid_array *a);
+/* Write without the array mutex: healthy, already marked dirty, parity
+ * trusted; iolock shared plus the stripe locks of the range. -EAGAIN: take
+ * the locked path (force_rcw set in *redo when a first attempt failed). */
+int eng_fast_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec,
+                   bool *redo);
 
 /* array.c */
 int eng_array_setup(struct uraid_array *a, char *err, size_t errlen);

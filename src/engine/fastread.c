@@ -12,6 +12,7 @@
 
 #define FAST_BATCH   64
 #define FAST_MAX_SEC 2048 /* largest piece per member request */
+#define REGION_SEC   2048 /* lock unit of mirror/plain writes */
 
 void eng_cond_wait(struct uraid_array *a)
 {
@@ -153,5 +154,67 @@ int eng_fast_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t n
 		}
 	}
 	pthread_rwlock_unlock(&a->iolock);
+	return rc;
+}
+
+/* Lock buckets of the stripes (parity) or 1 MiB regions (other levels) the
+ * range touches, as a bit mask; taken in ascending bucket order, so two
+ * writers never wait on each other crosswise. */
+static uint64_t lock_mask(const struct uraid_array *a, uint64_t lsec, uint64_t nsec)
+{
+	uint64_t unit = REGION_SEC;
+	if (eng_is_parity(a))
+		unit = (uint64_t)(a->geom.raid_disks - eng_nparity(a)) * a->geom.chunk_sectors;
+	uint64_t k0 = lsec / unit, k1 = (lsec + nsec - 1) / unit;
+	if (k1 - k0 + 1 >= ENG_STRIPE_LOCKS)
+		return ~0ull;
+	uint64_t mask = 0;
+	for (uint64_t k = k0; k <= k1; k++)
+		mask |= 1ull << (k % ENG_STRIPE_LOCKS);
+	return mask;
+}
+
+int eng_fast_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec,
+                   bool *redo)
+{
+	*redo = false;
+	if (pthread_rwlock_tryrdlock(&a->iolock) != 0)
+		return -EAGAIN;
+	/* Marking dirty writes superblocks (locked path); a resync in progress
+	 * or parity not trusted needs the locked path's choices. */
+	if (!a->dirty || !healthy(a) || a->resync_offset != MD_RESYNC_NONE ||
+	    a->action != URAID_SYNC_IDLE) {
+		pthread_rwlock_unlock(&a->iolock);
+		return -EAGAIN;
+	}
+	struct eng_ioq_node *node = NULL;
+	struct member_ioq *q = ioq_get(a, &node);
+	if (!q) {
+		pthread_rwlock_unlock(&a->iolock);
+		return -EAGAIN;
+	}
+	__atomic_store_n(&a->last_write_ns, eng_now_ns(), __ATOMIC_RELAXED);
+	uint64_t mask = lock_mask(a, lsec, nsec);
+	for (int i = 0; i < ENG_STRIPE_LOCKS; i++)
+		if (mask & (1ull << i))
+			pthread_mutex_lock(&a->stripe_mu[i]);
+	struct eng_req rq = {.q = q, .shared = true};
+	int rc;
+	if (eng_is_parity(a))
+		rc = eng_parity_write(a, &rq, buf, lsec, nsec);
+	else if (eng_is_mirror(a))
+		rc = eng_mirror_write(a, &rq, buf, lsec, nsec);
+	else
+		rc = eng_plain_write(a, &rq, buf, lsec, nsec);
+	for (int i = ENG_STRIPE_LOCKS - 1; i >= 0; i--)
+		if (mask & (1ull << i))
+			pthread_mutex_unlock(&a->stripe_mu[i]);
+	ioq_put(a, node);
+	pthread_rwlock_unlock(&a->iolock);
+	if (rc == -EBUSY || (rc < 0 && !eng_is_parity(a) && !eng_is_mirror(a))) {
+		/* Redo locked; it handles the errors (fails members). */
+		*redo = true;
+		return -EAGAIN;
+	}
 	return rc;
 }

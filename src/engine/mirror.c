@@ -134,7 +134,8 @@ int eng_mirror_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t
 	return 0;
 }
 
-int eng_mirror_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec)
+int eng_mirror_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+                     uint64_t lsec, uint64_t nsec)
 {
 	struct member_io io[BATCH];
 	int io_role[BATCH];
@@ -159,17 +160,22 @@ int eng_mirror_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, u
 			lsec += len;
 			nsec -= len;
 		}
-		member_ioq_run(a->ioq, io, n);
-		for (int i = 0; i < n; i++)
-			if (!io_ok(&io[i]))
-				eng_member_failed(a, io_role[i], "write error");
+		member_ioq_run(rq->q, io, n);
+		for (int i = 0; i < n; i++) {
+			if (io_ok(&io[i]))
+				continue;
+			if (rq->shared)
+				return -EBUSY;
+			eng_member_failed(a, io_role[i], "write error");
+		}
 		if (!eng_array_readable(a))
 			return -EIO;
 	}
 	return 0;
 }
 
-static int plain_io(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec, bool write)
+static int plain_io(struct uraid_array *a, struct member_ioq *q, uint8_t *buf, uint64_t lsec,
+                    uint64_t nsec, bool write)
 {
 	struct member_io io[BATCH];
 	while (nsec) {
@@ -189,7 +195,7 @@ static int plain_io(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t
 			lsec += len;
 			nsec -= len;
 		}
-		member_ioq_run(a->ioq, io, n);
+		member_ioq_run(q, io, n);
 		for (int i = 0; i < n; i++)
 			if (!io_ok(&io[i]))
 				return -EIO; /* no redundancy to fall back on */
@@ -199,10 +205,11 @@ static int plain_io(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t
 
 int eng_plain_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
 {
-	return plain_io(a, buf, lsec, nsec, false);
+	return plain_io(a, a->ioq, buf, lsec, nsec, false);
 }
 
-int eng_plain_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec)
+int eng_plain_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+                    uint64_t lsec, uint64_t nsec)
 {
-	return plain_io(a, (uint8_t *)buf, lsec, nsec, true);
+	return plain_io(a, rq->q, (uint8_t *)buf, lsec, nsec, true);
 }

@@ -32,6 +32,7 @@ int eng_stripe_buf_init(struct uraid_array *a, struct eng_stripe_buf *sb, uint64
 	if (sb->k < 1 || sb->nsyn > LAYOUT_MAX_MEMBERS)
 		return -EINVAL;
 	sb->nsec = nsec;
+	sb->q = a->ioq;
 	/* No Q slot for RAID4/5: nothing reads or writes it. */
 	int nblk = sb->nsyn + (sb->has_q ? 2 : 1);
 	size_t blen = (size_t)nsec * 512;
@@ -62,15 +63,23 @@ void eng_stripe_buf_free(struct uraid_array *a, struct eng_stripe_buf *sb)
 }
 
 /* Run a batch; returns the number of requests that failed. */
-static int run_batch(struct uraid_array *a, struct member_io *io, int n)
+static int run_batch(struct member_ioq *q, struct member_io *io, int n)
 {
 	if (n == 0)
 		return 0;
-	member_ioq_run(a->ioq, io, n);
+	member_ioq_run(q, io, n);
 	int bad = 0;
 	for (int i = 0; i < n; i++)
 		bad += io[i].result < 0 || (size_t)io[i].result != io[i].len;
 	return bad;
+}
+
+static bool run_batch_failed(const struct member_io *io, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (io[i].result < 0 || (size_t)io[i].result != io[i].len)
+			return true;
+	return false;
 }
 
 static void set_io(struct uraid_array *a, struct member_io *io, int role, bool write, void *buf,
@@ -110,11 +119,13 @@ int eng_stripe_read(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t c
 		set_io(a, &io[n], role, false, sb->blk[p], msec, sb->nsec);
 		io_pos[n++] = p;
 	}
-	run_batch(a, io, n);
+	run_batch(sb->q, io, n);
 	int nlost = 0, fail[2];
 	for (int i = 0; i < n; i++) {
 		if (io[i].result >= 0 && (size_t)io[i].result == io[i].len)
 			continue;
+		if (sb->shared)
+			return -EBUSY;
 		/* One retry: a transient error is not worth a rebuild. */
 		int role = sb->pos_role[io_pos[i]];
 		if (eng_member_io(a, role, false, io[i].buf, msec, sb->nsec) == 0)
@@ -132,6 +143,8 @@ int eng_stripe_read(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t c
 		memcpy(lost_out, lost, sizeof(bool) * (size_t)npos);
 	if (nlost == 0)
 		return 0;
+	if (sb->shared)
+		return -EBUSY;
 	if (want) {
 		/* Partial read: rebuild needs every other position. */
 		return -EAGAIN;
@@ -207,7 +220,7 @@ int eng_parity_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t
 			lsec += len;
 			nsec -= len;
 		}
-		if (run_batch(a, io, n) == 0)
+		if (run_batch(a->ioq, io, n) == 0)
 			continue;
 		for (int i = 0; i < n; i++) {
 			if (io[i].result >= 0 && (size_t)io[i].result == io[i].len)
@@ -240,8 +253,10 @@ int eng_stripe_write(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t 
 		set_io(a, &io[n], role, true, sb->blk[p], msec, sb->nsec);
 		io_role[n++] = role;
 	}
-	if (run_batch(a, io, n) == 0)
+	if (run_batch(sb->q, io, n) == 0)
 		return 0;
+	if (sb->shared)
+		return -EBUSY;
 	for (int i = 0; i < n; i++)
 		if (io[i].result < 0 || (size_t)io[i].result != io[i].len)
 			eng_member_failed(a, io_role[i], "write error");
@@ -257,8 +272,8 @@ int eng_stripe_gen(struct uraid_array *a, struct eng_stripe_buf *sb)
 
 /* Write logical sectors [r0, r1) of stripe `s` (relative to the stripe's
  * first logical sector) from src. */
-static int write_stripe(struct uraid_array *a, uint64_t s, uint64_t r0, uint64_t r1,
-                        const uint8_t *src)
+static int write_stripe(struct uraid_array *a, const struct eng_req *rq, uint64_t s, uint64_t r0,
+                        uint64_t r1, const uint8_t *src)
 {
 	uint64_t chunk = a->geom.chunk_sectors;
 	int di0 = (int)(r0 / chunk), di1 = (int)((r1 - 1) / chunk);
@@ -274,6 +289,8 @@ static int write_stripe(struct uraid_array *a, uint64_t s, uint64_t r0, uint64_t
 	int rc = eng_stripe_buf_init(a, &sb, s, nrows);
 	if (rc < 0)
 		return rc;
+	sb.q = rq->q;
+	sb.shared = rq->shared;
 	int npos = sb.nsyn + (sb.has_q ? 2 : 1);
 	int npar = eng_nparity(a);
 	bool touched[LAYOUT_MAX_MEMBERS + 2] = {0}, cover[LAYOUT_MAX_MEMBERS + 2] = {0};
@@ -305,7 +322,8 @@ static int write_stripe(struct uraid_array *a, uint64_t s, uint64_t r0, uint64_t
 	/* Above the resync point parity is not trusted yet: only
 	 * reconstruct-write makes it right (as md forces rcw there). */
 	bool synced = a->resync_offset == MD_RESYNC_NONE || msec + nrows <= a->resync_offset;
-	bool rmw = synced && all_avail && nuncovered > 0 && ntouched + npar < nuncovered;
+	bool rmw =
+	    !rq->force_rcw && synced && all_avail && nuncovered > 0 && ntouched + npar < nuncovered;
 	if (rmw) {
 		/* Read old data of the touched blocks and old parity. */
 		for (int di = 0; di < sb.k; di++)
@@ -346,6 +364,10 @@ static int write_stripe(struct uraid_array *a, uint64_t s, uint64_t r0, uint64_t
 				return -EIO;
 			}
 			goto write;
+		}
+		if (rc == -EBUSY) {
+			eng_stripe_buf_free(a, &sb);
+			return rc;
 		}
 		/* A read failed: fall back to reconstruct-write. */
 	}
@@ -390,7 +412,8 @@ write:
 
 /* Whole stripes [s0, s0+n): parity straight from the caller's buffer (no
  * reads, no copies), all stripes' member writes in one batch. */
-static int write_full_stripes(struct uraid_array *a, uint64_t s0, int n, const uint8_t *src)
+static int write_full_stripes(struct uraid_array *a, const struct eng_req *rq, uint64_t s0, int n,
+                              const uint8_t *src)
 {
 	uint64_t chunk = a->geom.chunk_sectors;
 	size_t clen = chunk * 512;
@@ -446,7 +469,9 @@ static int write_full_stripes(struct uraid_array *a, uint64_t s0, int n, const u
 			io_role[nio++] = role;
 		}
 	}
-	if (rc == 0 && run_batch(a, io, nio)) {
+	if (rc == 0 && run_batch(rq->q, io, nio) && rq->shared) {
+		rc = -EBUSY;
+	} else if (rc == 0 && nio && run_batch_failed(io, nio)) {
 		for (int i = 0; i < nio; i++)
 			if (io[i].result < 0 || (size_t)io[i].result != io[i].len)
 				eng_member_failed(a, io_role[i], "write error");
@@ -461,14 +486,15 @@ static int write_full_stripes(struct uraid_array *a, uint64_t s0, int n, const u
 	return rc;
 }
 
-int eng_parity_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec)
+int eng_parity_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+                     uint64_t lsec, uint64_t nsec)
 {
 	uint64_t chunk = a->geom.chunk_sectors;
 	uint64_t width = (uint64_t)(a->geom.raid_disks - eng_nparity(a)) * chunk;
 	while (nsec) {
 		if (lsec % width == 0 && nsec >= width) {
 			uint64_t n = nsec / width < FULL_BATCH ? nsec / width : FULL_BATCH;
-			int rc = write_full_stripes(a, lsec / width, (int)n, buf);
+			int rc = write_full_stripes(a, rq, lsec / width, (int)n, buf);
 			if (rc < 0)
 				return rc;
 			buf += n * width * 512;
@@ -478,7 +504,7 @@ int eng_parity_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, u
 		}
 		uint64_t s = lsec / width, r0 = lsec % width;
 		uint64_t n = width - r0 < nsec ? width - r0 : nsec;
-		int rc = write_stripe(a, s, r0, r0 + n, buf);
+		int rc = write_stripe(a, rq, s, r0, r0 + n, buf);
 		if (rc < 0)
 			return rc;
 		buf += n * 512;

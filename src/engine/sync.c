@@ -475,7 +475,9 @@ static void *sync_thread(void *arg)
 		if (a->action == URAID_SYNC_IDLE)
 			eng_sync_schedule(a);
 		if (a->action == URAID_SYNC_IDLE) {
-			if (a->dirty && eng_now_ns() - a->last_write_ns > IDLE_CLEAN_NS)
+			if (a->dirty &&
+			    eng_now_ns() - __atomic_load_n(&a->last_write_ns, __ATOMIC_RELAXED) >
+			        IDLE_CLEAN_NS)
 				eng_mark_clean(a);
 			timed_wait(a, 200000000ull);
 			continue;
