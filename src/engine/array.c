@@ -44,6 +44,8 @@ int eng_array_setup(struct uraid_array *a, char *err, size_t errlen)
 	}
 	a->array_sectors = a->ops->array_sectors(&a->geom);
 	a->ncopies = a->ops->ncopies(&a->geom);
+	const char *eio = getenv("URAID_ENGINE_IO");
+	a->sync_io = !(eio && strcmp(eio, "ioq") == 0) && eng_members_on_tmpfs(a);
 	rc = member_ioq_open(128, &a->ioq);
 	if (rc < 0)
 		return errmsg(err, errlen, rc, "cannot set up the I/O queue");

@@ -85,6 +85,10 @@ struct uraid_array {
 	uint64_t resync_offset; /* MD_RESYNC_NONE when parity/mirrors are known consistent */
 
 	struct member_ioq *ioq;
+	/* Every member is a tmpfs file: plain synchronous calls instead of the
+	 * queue (io_uring hands tmpfs I/O to kernel workers; measured 4x fewer
+	 * 4 KiB IOPS, docs/PERFORMANCE.md). URAID_ENGINE_IO=ioq keeps the queue. */
+	bool sync_io;
 	struct eng_bufpool pool;
 
 	/* sync work */
@@ -103,6 +107,9 @@ struct uraid_array {
 };
 
 /* util.c */
+/* member_ioq_run, or the requests one by one when a->sync_io. */
+void eng_ioq_run(struct uraid_array *a, struct member_ioq *q, struct member_io *io, int n);
+bool eng_members_on_tmpfs(const struct uraid_array *a);
 void *eng_alloc(size_t len); /* page-aligned, zeroed; NULL on failure */
 uint64_t eng_now_ns(void);
 bool eng_role_readable(const struct uraid_array *a, int role, uint64_t msec, uint64_t nsec);

@@ -132,7 +132,7 @@ static int read_pieces(struct uraid_array *a, struct member_ioq *q, uint8_t *buf
 			lsec += len;
 			nsec -= len;
 		}
-		member_ioq_run(q, io, n);
+		eng_ioq_run(a, q, io, n);
 		for (int i = 0; i < n; i++)
 			if (io[i].result < 0 || (size_t)io[i].result != io[i].len)
 				return -EAGAIN;

@@ -121,7 +121,7 @@ int eng_mirror_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t
 			lsec += len;
 			nsec -= len;
 		}
-		member_ioq_run(a->ioq, io, n);
+		eng_ioq_run(a, a->ioq, io, n);
 		for (int i = 0; i < n; i++) {
 			if (io_ok(&io[i]))
 				continue;
@@ -160,7 +160,7 @@ int eng_mirror_write(struct uraid_array *a, const struct eng_req *rq, const uint
 			lsec += len;
 			nsec -= len;
 		}
-		member_ioq_run(rq->q, io, n);
+		eng_ioq_run(a, rq->q, io, n);
 		for (int i = 0; i < n; i++) {
 			if (io_ok(&io[i]))
 				continue;
@@ -195,7 +195,7 @@ static int plain_io(struct uraid_array *a, struct member_ioq *q, uint8_t *buf, u
 			lsec += len;
 			nsec -= len;
 		}
-		member_ioq_run(q, io, n);
+		eng_ioq_run(a, q, io, n);
 		for (int i = 0; i < n; i++)
 			if (!io_ok(&io[i]))
 				return -EIO; /* no redundancy to fall back on */

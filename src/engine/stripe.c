@@ -63,11 +63,11 @@ void eng_stripe_buf_free(struct uraid_array *a, struct eng_stripe_buf *sb)
 }
 
 /* Run a batch; returns the number of requests that failed. */
-static int run_batch(struct member_ioq *q, struct member_io *io, int n)
+static int run_batch(struct uraid_array *a, struct member_ioq *q, struct member_io *io, int n)
 {
 	if (n == 0)
 		return 0;
-	member_ioq_run(q, io, n);
+	eng_ioq_run(a, q, io, n);
 	int bad = 0;
 	for (int i = 0; i < n; i++)
 		bad += io[i].result < 0 || (size_t)io[i].result != io[i].len;
@@ -119,7 +119,7 @@ int eng_stripe_read(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t c
 		set_io(a, &io[n], role, false, sb->blk[p], msec, sb->nsec);
 		io_pos[n++] = p;
 	}
-	run_batch(sb->q, io, n);
+	run_batch(a, sb->q, io, n);
 	int nlost = 0, fail[2];
 	for (int i = 0; i < n; i++) {
 		if (io[i].result >= 0 && (size_t)io[i].result == io[i].len)
@@ -220,7 +220,7 @@ int eng_parity_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t
 			lsec += len;
 			nsec -= len;
 		}
-		if (run_batch(a->ioq, io, n) == 0)
+		if (run_batch(a, a->ioq, io, n) == 0)
 			continue;
 		for (int i = 0; i < n; i++) {
 			if (io[i].result >= 0 && (size_t)io[i].result == io[i].len)
@@ -253,7 +253,7 @@ int eng_stripe_write(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t 
 		set_io(a, &io[n], role, true, sb->blk[p], msec, sb->nsec);
 		io_role[n++] = role;
 	}
-	if (run_batch(sb->q, io, n) == 0)
+	if (run_batch(a, sb->q, io, n) == 0)
 		return 0;
 	if (sb->shared)
 		return -EBUSY;
@@ -469,7 +469,7 @@ static int write_full_stripes(struct uraid_array *a, const struct eng_req *rq, u
 			io_role[nio++] = role;
 		}
 	}
-	if (rc == 0 && run_batch(rq->q, io, nio) && rq->shared) {
+	if (rc == 0 && run_batch(a, rq->q, io, nio) && rq->shared) {
 		rc = -EBUSY;
 	} else if (rc == 0 && nio && run_batch_failed(io, nio)) {
 		for (int i = 0; i < nio; i++)

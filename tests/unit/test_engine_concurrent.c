@@ -92,13 +92,14 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* files: members are files (io_uring when available, so every reader needs
- * its own queue); else in-memory members (synchronous). */
-static void run(int level, int ndisks, bool degrade, bool files, uint64_t seed)
+/* files: members are files in `base` (io_uring when available, so every
+ * request needs its own queue; on tmpfs the engine calls the members
+ * directly); else in-memory members (synchronous). */
+static void run_in(int level, int ndisks, bool degrade, bool files, uint64_t seed, const char *base)
 {
 	struct te_disk disks[TE_MAX];
 	struct member *mm[TE_MAX];
-	char name[32], err[256], dir[] = "/tmp/uraid-conc-XXXXXX", paths[TE_MAX][64];
+	char name[32], err[256], dir[64], paths[TE_MAX][96];
 	const char *pp[TE_MAX];
 	struct uraid_create_opts o = {0};
 	o.level = level;
@@ -108,6 +109,7 @@ static void run(int level, int ndisks, bool degrade, bool files, uint64_t seed)
 	o.member_bytes = MEMBER_BYTES;
 	struct uraid_array *a = NULL;
 	int rc;
+	snprintf(dir, sizeof(dir), "%s/uraid-conc-XXXXXX", base);
 	if (files) {
 		CHECK(mkdtemp(dir) != NULL);
 		for (int i = 0; i < ndisks; i++) {
@@ -174,6 +176,11 @@ out:
 		rmdir(dir);
 }
 
+static void run(int level, int ndisks, bool degrade, bool files, uint64_t seed)
+{
+	run_in(level, ndisks, degrade, files, seed, "/tmp");
+}
+
 static void raid5(void)
 {
 	run(5, 5, false, false, 11);
@@ -198,10 +205,14 @@ static void raid1_files(void)
 {
 	run(1, 3, false, true, 15);
 }
+static void raid5_shm(void)
+{
+	run_in(5, 5, false, true, 17, "/dev/shm");
+}
 static void raid10(void)
 {
 	run(10, 4, false, false, 16);
 }
 
 TEST_MAIN(T(raid5), T(raid5_files), T(raid5_degraded), T(raid6), T(raid6_files_degraded),
-          T(raid1_files), T(raid10))
+          T(raid1_files), T(raid5_shm), T(raid10))
