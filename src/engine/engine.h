@@ -86,8 +86,9 @@ struct uraid_array {
 
 	struct member_ioq *ioq;
 	/* Every member is a tmpfs file: plain synchronous calls instead of the
-	 * queue (io_uring hands tmpfs I/O to kernel workers; measured 4x fewer
-	 * 4 KiB IOPS, docs/PERFORMANCE.md). URAID_ENGINE_IO=ioq keeps the queue. */
+	 * queue for small batches (io_uring hands tmpfs I/O to kernel workers;
+	 * measured 4x fewer 4 KiB IOPS, docs/PERFORMANCE.md).
+	 * URAID_ENGINE_IO=ioq keeps the queue. */
 	bool sync_io;
 	struct eng_bufpool pool;
 
@@ -107,7 +108,9 @@ struct uraid_array {
 };
 
 /* util.c */
-/* member_ioq_run, or the requests one by one when a->sync_io. */
+/* member_ioq_run, or the requests one by one when a->sync_io and the
+ * batch moves at most ENG_SYNC_IO_MAX bytes. */
+#define ENG_SYNC_IO_MAX (128u << 10)
 void eng_ioq_run(struct uraid_array *a, struct member_ioq *q, struct member_io *io, int n);
 bool eng_members_on_tmpfs(const struct uraid_array *a);
 void *eng_alloc(size_t len); /* page-aligned, zeroed; NULL on failure */

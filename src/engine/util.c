@@ -84,7 +84,13 @@ int eng_nparity(const struct uraid_array *a)
 
 void eng_ioq_run(struct uraid_array *a, struct member_ioq *q, struct member_io *io, int n)
 {
-	if (!a->sync_io) {
+	/* Small batches only: for big ones the queue's kernel workers move
+	 * members in parallel, which beat one thread's copies (rebuild, 1 MiB
+	 * requests: measured). */
+	size_t bytes = 0;
+	for (int i = 0; i < n; i++)
+		bytes += io[i].len;
+	if (!a->sync_io || bytes > ENG_SYNC_IO_MAX) {
 		member_ioq_run(q, io, n);
 		return;
 	}
