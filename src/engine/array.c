@@ -45,6 +45,8 @@ int eng_array_setup(struct uraid_array *a, char *err, size_t errlen)
 	}
 	a->array_sectors = a->ops->array_sectors(&a->geom);
 	a->ncopies = a->ops->ncopies(&a->geom);
+	const char *eio = getenv("URAID_ENGINE_IO");
+	a->sync_io = !(eio && strcmp(eio, "ioq") == 0) && eng_members_on_tmpfs(a);
 	rc = member_ioq_open(128, &a->ioq);
 	if (rc < 0)
 		return errmsg(err, errlen, rc, "cannot set up the I/O queue");
@@ -64,12 +66,17 @@ int eng_array_setup(struct uraid_array *a, char *err, size_t errlen)
 	a->speed_max = 200000;
 	a->action = URAID_SYNC_IDLE;
 	pthread_mutex_init(&a->lock, NULL);
+	pthread_rwlock_init(&a->iolock, NULL);
+	pthread_mutex_init(&a->ioq_mu, NULL);
+	for (int i = 0; i < ENG_STRIPE_LOCKS; i++)
+		pthread_mutex_init(&a->stripe_mu[i], NULL);
 	pthread_cond_init(&a->cond, NULL);
+	eng_bufpool_init(&a->pool);
 	a->inited = true;
 	if (!a->readonly) {
-		pthread_mutex_lock(&a->lock);
+		eng_lock(a);
 		eng_sync_schedule(a);
-		pthread_mutex_unlock(&a->lock);
+		eng_unlock(a);
 		if (!(a->flags & URAID_NO_SYNC_THREAD))
 			eng_sync_thread_start(a);
 	}
@@ -90,7 +97,12 @@ void eng_array_free(struct uraid_array *a)
 		member_ioq_close(a->ioq);
 	if (a->inited) {
 		pthread_mutex_destroy(&a->lock);
+		pthread_rwlock_destroy(&a->iolock);
+		eng_ioq_pool_free(a);
+		for (int i = 0; i < ENG_STRIPE_LOCKS; i++)
+			pthread_mutex_destroy(&a->stripe_mu[i]);
 		pthread_cond_destroy(&a->cond);
+		eng_bufpool_destroy(&a->pool);
 	}
 	free(a);
 }
@@ -114,14 +126,19 @@ int uraid_read(struct uraid_array *a, void *buf, size_t len, uint64_t off)
 	int rc = check_range(a, len, off);
 	if (rc < 0 || len == 0)
 		return rc;
-	pthread_mutex_lock(&a->lock);
+	/* Healthy arrays: reads in parallel, each on its own I/O queue. Any
+	 * trouble (-EAGAIN) goes the locked way, which repairs and rebuilds. */
+	rc = eng_fast_read(a, buf, off / 512, len / 512);
+	if (rc != -EAGAIN)
+		return rc;
+	eng_lock(a);
 	if (eng_is_parity(a))
 		rc = eng_parity_read(a, buf, off / 512, len / 512);
 	else if (eng_is_mirror(a))
 		rc = eng_mirror_read(a, buf, off / 512, len / 512);
 	else
 		rc = eng_plain_read(a, buf, off / 512, len / 512);
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 	return rc;
 }
 
@@ -132,22 +149,28 @@ int uraid_write(struct uraid_array *a, const void *buf, size_t len, uint64_t off
 	int rc = check_range(a, len, off);
 	if (rc < 0 || len == 0)
 		return rc;
-	pthread_mutex_lock(&a->lock);
+	/* Writes to different stripes of a healthy array run in parallel. */
+	bool redo = false;
+	rc = eng_fast_write(a, buf, off / 512, len / 512, &redo);
+	if (rc != -EAGAIN)
+		return rc;
+	eng_lock(a);
 	/* md marks the array active before the first write after idle, so an
 	 * unclean stop is recognised on the next assembly. */
-	a->last_write_ns = eng_now_ns();
+	__atomic_store_n(&a->last_write_ns, eng_now_ns(), __ATOMIC_RELAXED);
 	rc = eng_mark_dirty(a);
 	if (rc == 0)
 		rc = eng_bitmap_start_write(a, off / 512, len / 512);
+	struct eng_req rq = {.q = a->ioq, .force_rcw = redo};
 	if (rc == 0) {
 		if (eng_is_parity(a))
-			rc = eng_parity_write(a, buf, off / 512, len / 512);
+			rc = eng_parity_write(a, &rq, buf, off / 512, len / 512);
 		else if (eng_is_mirror(a))
-			rc = eng_mirror_write(a, buf, off / 512, len / 512);
+			rc = eng_mirror_write(a, &rq, buf, off / 512, len / 512);
 		else
-			rc = eng_plain_write(a, buf, off / 512, len / 512);
+			rc = eng_plain_write(a, &rq, buf, off / 512, len / 512);
 	}
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 	return rc;
 }
 
@@ -172,11 +195,11 @@ int uraid_flush(struct uraid_array *a)
 {
 	if (a->readonly)
 		return 0;
-	pthread_mutex_lock(&a->lock);
+	eng_lock(a);
 	int rc = flush_locked(a);
 	if (rc == 0)
 		rc = eng_bitmap_clear_synced(a);
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 	return rc;
 }
 
@@ -187,7 +210,7 @@ int uraid_stop(struct uraid_array *a)
 	int rc = 0;
 	if (!a->readonly) {
 		eng_sync_thread_stop(a);
-		pthread_mutex_lock(&a->lock);
+		eng_lock(a);
 		rc = flush_locked(a);
 		/* Clean: resync_offset records how far an interrupted resync got
 		 * (MD_RESYNC_NONE when complete). */
@@ -197,7 +220,7 @@ int uraid_stop(struct uraid_array *a)
 		c = eng_bitmap_clear_synced(a);
 		if (rc == 0)
 			rc = c;
-		pthread_mutex_unlock(&a->lock);
+		eng_unlock(a);
 	}
 	eng_array_free(a);
 	return rc;
@@ -215,7 +238,7 @@ void uraid_drop(struct uraid_array *a)
 int uraid_status(struct uraid_array *a, struct uraid_status *st)
 {
 	memset(st, 0, sizeof(*st));
-	pthread_mutex_lock(&a->lock);
+	eng_lock(a);
 	snprintf(st->name, sizeof(st->name), "%s", a->ref.set_name);
 	md_uuid_format(a->ref.set_uuid, st->uuid);
 	st->level = a->geom.level;
@@ -271,6 +294,6 @@ int uraid_status(struct uraid_array *a, struct uraid_status *st)
 	st->mismatch_cnt = a->action == URAID_SYNC_CHECK || a->action == URAID_SYNC_REPAIR
 	                       ? a->mismatches
 	                       : a->last_mismatch_cnt;
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 	return 0;
 }

@@ -237,7 +237,7 @@ int uraid_bitmap_add(struct uraid_array *a, uint32_t chunk_bytes, char *err, siz
 		return errmsg(err, errlen, -EINVAL,
 		              "bitmap chunk %u is not a power of two of at least 4 KiB",
 		              chunk_bytes);
-	pthread_mutex_lock(&a->lock);
+	eng_lock(a);
 	int rc = 0;
 	if (a->bitmap || (a->ref.feature_map & MD_FEATURE_BITMAP_OFFSET)) {
 		rc = errmsg(err, errlen, -EEXIST, "the array already has a bitmap");
@@ -304,14 +304,14 @@ int uraid_bitmap_add(struct uraid_array *a, uint32_t chunk_bytes, char *err, siz
 		errmsg(err, errlen, rc, "writing the bitmap failed");
 	}
 out:
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 	return rc;
 }
 
 uint64_t uraid_bitmap_resync_skipped(struct uraid_array *a)
 {
-	pthread_mutex_lock(&a->lock);
+	eng_lock(a);
 	uint64_t n = a->bitmap ? a->bitmap->resync_skipped : 0;
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 	return n;
 }

@@ -1,9 +1,7 @@
 /* Engine internals: the state of a running array, shared by the engine's
  * files. Everything hangs off struct uraid_array; there is no global state.
  *
- * Locking: one mutex per array (`lock`) serialises every request and every
- * step of the sync work, so parity of a stripe is always computed from a
- * consistent view. Coarse, but obviously correct.
+ * Locking: see struct uraid_array.
  */
 #ifndef URAID_ENGINE_H
 #define URAID_ENGINE_H
@@ -17,7 +15,27 @@
 #include "meta/md_super.h"
 #include "uraid.h"
 
-#define ENG_MAX_MEMBERS LAYOUT_MAX_MEMBERS
+#define ENG_MAX_MEMBERS  LAYOUT_MAX_MEMBERS
+#define ENG_POOL_BUFS    16 /* scratch buffers kept per array */
+#define ENG_STRIPE_LOCKS 64
+
+struct uraid_array;
+
+/* bufpool.c: reusable, uninitialised scratch buffers (own mutex, so it can
+ * be used without the array lock). */
+struct eng_bufpool {
+	pthread_mutex_t mu;
+	struct {
+		void *p;
+		size_t cap;
+		bool busy;
+	} e[ENG_POOL_BUFS];
+};
+void eng_bufpool_init(struct eng_bufpool *bp);
+void eng_bufpool_destroy(struct eng_bufpool *bp);
+/* len bytes, page-aligned, contents undefined; NULL on failure. */
+void *eng_buf_get(struct uraid_array *a, size_t len);
+void eng_buf_put(struct uraid_array *a, void *p);
 
 struct eng_bitmap;
 
@@ -27,10 +45,27 @@ struct eng_member {
 	int role;        /* slot, or -1 (spare / not in the array) */
 	enum uraid_member_state state;
 	uint64_t recovery_offset; /* sectors of the data area already rebuilt */
+	/* Member sector just past the last mirror read sent here (read
+	 * balancing; accessed with relaxed atomics, a hint only). */
+	uint64_t head;
+};
+
+/* Locking: `lock` (mutex, with `cond`) serialises writes, sync steps and
+ * every state change; those also hold `iolock` exclusively (eng_lock). Reads
+ * of a healthy array take only `iolock` shared (fastread.c), so they run in
+ * parallel with each other but never see a state change half done. Order:
+ * lock, then iolock. */
+struct eng_ioq_node {
+	struct member_ioq *q;
+	struct eng_ioq_node *next;
 };
 
 struct uraid_array {
 	pthread_mutex_t lock;
+	pthread_rwlock_t iolock;
+	pthread_mutex_t ioq_mu;                      /* guards ioq_free */
+	pthread_mutex_t stripe_mu[ENG_STRIPE_LOCKS]; /* shared writes: by stripe (region) hash */
+	struct eng_ioq_node *ioq_free;
 	pthread_cond_t cond; /* sync thread wake-ups / progress */
 	unsigned flags;
 	bool readonly;
@@ -53,6 +88,12 @@ struct uraid_array {
 
 	struct member_ioq *ioq;
 	struct eng_bitmap *bitmap; /* write-intent bitmap (engine/bitmap.h), NULL if none */
+	/* Every member is a tmpfs file: plain synchronous calls instead of the
+	 * queue for small batches (io_uring hands tmpfs I/O to kernel workers;
+	 * measured 4x fewer 4 KiB IOPS, docs/PERFORMANCE.md).
+	 * URAID_ENGINE_IO=ioq keeps the queue. */
+	bool sync_io;
+	struct eng_bufpool pool;
 
 	/* sync work */
 	enum uraid_sync_action action;
@@ -70,6 +111,11 @@ struct uraid_array {
 };
 
 /* util.c */
+/* member_ioq_run, or the requests one by one when a->sync_io and the
+ * batch moves at most ENG_SYNC_IO_MAX bytes. */
+#define ENG_SYNC_IO_MAX (128u << 10)
+void eng_ioq_run(struct uraid_array *a, struct member_ioq *q, struct member_io *io, int n);
+bool eng_members_on_tmpfs(const struct uraid_array *a);
 void *eng_alloc(size_t len); /* page-aligned, zeroed; NULL on failure */
 uint64_t eng_now_ns(void);
 bool eng_role_readable(const struct uraid_array *a, int role, uint64_t msec, uint64_t nsec);
@@ -89,9 +135,22 @@ int eng_mark_clean(struct uraid_array *a);
 void eng_member_failed(struct uraid_array *a, int role, const char *why);
 bool eng_array_readable(const struct uraid_array *a);
 
+/* How a write runs. Locked (shared false): the caller holds eng_lock, q is
+ * a->ioq, errors are handled (members failed). Shared: the caller holds
+ * iolock shared and the stripe locks of the range, q is its own; any error
+ * returns -EBUSY with no state changed, and the caller redoes the request
+ * locked with force_rcw (parity from data: the first attempt may have left
+ * data and parity of a stripe out of step, so read-modify-write is off). */
+struct eng_req {
+	struct member_ioq *q;
+	bool shared;
+	bool force_rcw;
+};
+
 /* stripe.c: parity levels. */
 int eng_parity_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
-int eng_parity_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec);
+int eng_parity_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+                     uint64_t lsec, uint64_t nsec);
 /* Read the rows [co, co+n) of stripe `s` for every role into blocks laid out
  * in syndrome order (k data, P, Q); roles unreadable are reconstructed when
  * possible. */
@@ -100,14 +159,16 @@ struct eng_stripe_buf {
 	int k;    /* data blocks */
 	int nsyn; /* syndrome positions (k, or more for DDF layouts) */
 	bool has_q;
-	uint64_t nsec; /* rows held */
-	uint8_t *mem;  /* (nsyn + 2) * nsec * 512 */
+	uint64_t nsec;        /* rows held */
+	uint8_t *mem;         /* (nsyn + 1 or 2) * nsec * 512 */
+	struct member_ioq *q; /* a->ioq unless the request brings its own */
+	bool shared;          /* eng_req.shared: errors give -EBUSY, no repairs */
 	void *blk[LAYOUT_MAX_MEMBERS + 2];
 	int pos_role[LAYOUT_MAX_MEMBERS + 2]; /* syndrome position -> role, -1 for zero fill */
 };
 int eng_stripe_buf_init(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t stripe,
                         uint64_t nsec);
-void eng_stripe_buf_free(struct eng_stripe_buf *sb);
+void eng_stripe_buf_free(struct uraid_array *a, struct eng_stripe_buf *sb);
 /* Read rows [co, co+nsec) of all members; missing/failed ones are
  * reconstructed. `lost` receives the positions that had to be rebuilt. */
 int eng_stripe_read_all(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t co, bool *lost);
@@ -127,9 +188,11 @@ static inline int eng_stripe_npos(const struct eng_stripe_buf *sb)
 
 /* mirror.c: raid1/raid10 and the plain levels. */
 int eng_mirror_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
-int eng_mirror_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec);
+int eng_mirror_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+                     uint64_t lsec, uint64_t nsec);
 int eng_plain_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
-int eng_plain_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec);
+int eng_plain_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+                    uint64_t lsec, uint64_t nsec);
 
 /* sync.c */
 int eng_sync_start(struct uraid_array *a, enum uraid_sync_action act);
@@ -141,6 +204,29 @@ void eng_sync_schedule(struct uraid_array *a);
 /* create.c: exclusive advisory lock on a member file (a running array
  * holds one), -EBUSY when another holder has it. */
 int eng_member_lock(struct member *m);
+
+/* fastread.c */
+static inline void eng_lock(struct uraid_array *a)
+{
+	pthread_mutex_lock(&a->lock);
+	pthread_rwlock_wrlock(&a->iolock);
+}
+static inline void eng_unlock(struct uraid_array *a)
+{
+	pthread_rwlock_unlock(&a->iolock);
+	pthread_mutex_unlock(&a->lock);
+}
+/* pthread_cond_wait on a->cond for a holder of eng_lock. */
+void eng_cond_wait(struct uraid_array *a);
+/* Read without the array mutex when every slot is in sync (mirrors: and
+ * known consistent); -EAGAIN when the caller must take the locked path. */
+int eng_fast_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
+void eng_ioq_pool_free(struct uraid_array *a);
+/* Write without the array mutex: healthy, already marked dirty, parity
+ * trusted; iolock shared plus the stripe locks of the range. -EAGAIN: take
+ * the locked path (force_rcw set in *redo when a first attempt failed). */
+int eng_fast_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec,
+                   bool *redo);
 
 /* array.c */
 int eng_array_setup(struct uraid_array *a, char *err, size_t errlen);

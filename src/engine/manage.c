@@ -30,7 +30,7 @@ int uraid_fail(struct uraid_array *a, const char *name, char *err, size_t errlen
 {
 	if (a->readonly)
 		return errmsg(err, errlen, -EROFS, "array is read-only");
-	pthread_mutex_lock(&a->lock);
+	eng_lock(a);
 	int rc = 0;
 	int i = find_member(a, name);
 	if (i < 0) {
@@ -58,7 +58,7 @@ int uraid_fail(struct uraid_array *a, const char *name, char *err, size_t errlen
 	}
 	eng_member_failed(a, em->role, "failed by request");
 out:
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 	return rc;
 }
 
@@ -66,7 +66,7 @@ int uraid_remove(struct uraid_array *a, const char *name, char *err, size_t errl
 {
 	if (a->readonly)
 		return errmsg(err, errlen, -EROFS, "array is read-only");
-	pthread_mutex_lock(&a->lock);
+	eng_lock(a);
 	int rc = 0;
 	int i = find_member(a, name);
 	if (i < 0) {
@@ -89,7 +89,7 @@ int uraid_remove(struct uraid_array *a, const char *name, char *err, size_t errl
 			a->slot[r]--;
 	eng_sb_write_all(a);
 out:
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 	return rc;
 }
 
@@ -112,7 +112,7 @@ int uraid_add_member(struct uraid_array *a, struct member *m, char *err, size_t 
 		member_close(m);
 		return errmsg(err, errlen, -EROFS, "array is read-only");
 	}
-	pthread_mutex_lock(&a->lock);
+	eng_lock(a);
 	int rc;
 	struct eng_member *em = NULL;
 	if (a->nmem >= ENG_MAX_MEMBERS) {
@@ -177,17 +177,17 @@ int uraid_add_member(struct uraid_array *a, struct member *m, char *err, size_t 
 	if (rc < 0 || em->state == URAID_MEMBER_FAULTY) {
 		rc = errmsg(err, errlen, rc < 0 ? rc : -EIO, "%s: writing superblocks failed",
 		            m->name);
-		pthread_mutex_unlock(&a->lock);
+		eng_unlock(a);
 		return rc;
 	}
 	/* A missing slot gets rebuilt onto it. */
 	eng_sync_schedule(a);
 	pthread_cond_broadcast(&a->cond);
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 	return 0;
 fail:
 	free(em);
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 	member_close(m);
 	return rc;
 }

@@ -1,15 +1,16 @@
 /* Mirrored levels (raid1, raid10) and the plain ones (linear, raid0).
- * Mirror reads pick one in-sync copy per 1 MiB region, rotating the first
- * choice by region so sequential reads spread over the members; a failed
- * read falls back to the next copy and the good data is written back over
- * the bad copy (md's read-error correction). */
+ * Mirror reads go to the readable copy whose member last read just before
+ * the piece (a sequential stream stays on one member), else to the one whose
+ * last read ended nearest (md's read_balance); a failed read falls back to
+ * the next copy and the good data is written back over the bad copy (md's
+ * read-error correction). */
 #include <errno.h>
 #include <string.h>
 
 #include "engine/engine.h"
 
 #define BATCH          64
-#define REGION_SECTORS 2048
+#define REGION_SECTORS 2048 /* largest piece per member request */
 
 static void set_io(struct uraid_array *a, struct member_io *io, int role, bool write, void *buf,
                    uint64_t msec, uint64_t nsec)
@@ -90,19 +91,28 @@ int eng_mirror_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t
 			int rc = piece(a, lsec, nsec, &len);
 			if (rc < 0)
 				return rc;
-			int first = (int)((lsec / REGION_SECTORS) % (uint64_t)a->ncopies);
 			int chosen = -1;
-			struct layout_loc loc;
-			for (int i = 0; i < a->ncopies && chosen < 0; i++) {
-				int c = (first + i) % a->ncopies;
+			uint64_t best = UINT64_MAX;
+			struct layout_loc loc, cl;
+			for (int c = 0; c < a->ncopies && best > 0; c++) {
 				uint64_t l;
-				if (a->ops->map(&a->geom, lsec, c, &loc, &l) < 0)
+				if (a->ops->map(&a->geom, lsec, c, &cl, &l) < 0)
 					return -EIO;
-				if (eng_role_readable(a, loc.role, loc.sector, len))
+				if (!eng_role_readable(a, cl.role, cl.sector, len))
+					continue;
+				uint64_t h = __atomic_load_n(&a->mem[a->slot[cl.role]]->head,
+				                             __ATOMIC_RELAXED);
+				uint64_t d = h > cl.sector ? h - cl.sector : cl.sector - h;
+				if (d < best) {
+					best = d;
 					chosen = c;
+					loc = cl;
+				}
 			}
 			if (chosen < 0)
 				return -EIO;
+			__atomic_store_n(&a->mem[a->slot[loc.role]]->head, loc.sector + len,
+			                 __ATOMIC_RELAXED);
 			set_io(a, &io[n], loc.role, false, buf, loc.sector, len);
 			io_lsec[n] = lsec;
 			io_first[n] = chosen;
@@ -111,7 +121,7 @@ int eng_mirror_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t
 			lsec += len;
 			nsec -= len;
 		}
-		member_ioq_run(a->ioq, io, n);
+		eng_ioq_run(a, a->ioq, io, n);
 		for (int i = 0; i < n; i++) {
 			if (io_ok(&io[i]))
 				continue;
@@ -124,7 +134,8 @@ int eng_mirror_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t
 	return 0;
 }
 
-int eng_mirror_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec)
+int eng_mirror_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+                     uint64_t lsec, uint64_t nsec)
 {
 	struct member_io io[BATCH];
 	int io_role[BATCH];
@@ -149,17 +160,22 @@ int eng_mirror_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, u
 			lsec += len;
 			nsec -= len;
 		}
-		member_ioq_run(a->ioq, io, n);
-		for (int i = 0; i < n; i++)
-			if (!io_ok(&io[i]))
-				eng_member_failed(a, io_role[i], "write error");
+		eng_ioq_run(a, rq->q, io, n);
+		for (int i = 0; i < n; i++) {
+			if (io_ok(&io[i]))
+				continue;
+			if (rq->shared)
+				return -EBUSY;
+			eng_member_failed(a, io_role[i], "write error");
+		}
 		if (!eng_array_readable(a))
 			return -EIO;
 	}
 	return 0;
 }
 
-static int plain_io(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec, bool write)
+static int plain_io(struct uraid_array *a, struct member_ioq *q, uint8_t *buf, uint64_t lsec,
+                    uint64_t nsec, bool write)
 {
 	struct member_io io[BATCH];
 	while (nsec) {
@@ -179,7 +195,7 @@ static int plain_io(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t
 			lsec += len;
 			nsec -= len;
 		}
-		member_ioq_run(a->ioq, io, n);
+		eng_ioq_run(a, q, io, n);
 		for (int i = 0; i < n; i++)
 			if (!io_ok(&io[i]))
 				return -EIO; /* no redundancy to fall back on */
@@ -189,10 +205,11 @@ static int plain_io(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t
 
 int eng_plain_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
 {
-	return plain_io(a, buf, lsec, nsec, false);
+	return plain_io(a, a->ioq, buf, lsec, nsec, false);
 }
 
-int eng_plain_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec)
+int eng_plain_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+                    uint64_t lsec, uint64_t nsec)
 {
-	return plain_io(a, (uint8_t *)buf, lsec, nsec, true);
+	return plain_io(a, rq->q, (uint8_t *)buf, lsec, nsec, true);
 }

@@ -32,36 +32,54 @@ int eng_stripe_buf_init(struct uraid_array *a, struct eng_stripe_buf *sb, uint64
 	if (sb->k < 1 || sb->nsyn > LAYOUT_MAX_MEMBERS)
 		return -EINVAL;
 	sb->nsec = nsec;
-	sb->mem = eng_alloc((size_t)(sb->nsyn + 2) * nsec * 512);
+	sb->q = a->ioq;
+	/* No Q slot for RAID4/5: nothing reads or writes it. */
+	int nblk = sb->nsyn + (sb->has_q ? 2 : 1);
+	size_t blen = (size_t)nsec * 512;
+	sb->mem = eng_buf_get(a, (size_t)nblk * blen);
 	if (!sb->mem)
 		return -ENOMEM;
-	for (int i = 0; i < sb->nsyn + 2; i++) {
-		sb->blk[i] = sb->mem + (size_t)i * nsec * 512;
+	for (int i = 0; i < LAYOUT_MAX_MEMBERS + 2; i++) {
+		sb->blk[i] = i < nblk ? sb->mem + (size_t)i * blen : NULL;
 		sb->pos_role[i] = -1;
 	}
 	for (int i = 0; i < sb->k; i++)
 		sb->pos_role[data_pos(sb, i)] = sb->ls.data_role[i];
+	/* Syndrome positions without a member (DDF layouts) count as zero in
+	 * P and Q; everything else is read or written before it is used. */
+	for (int i = 0; i < sb->nsyn; i++)
+		if (sb->pos_role[i] < 0)
+			memset(sb->blk[i], 0, blen);
 	sb->pos_role[sb->nsyn] = sb->ls.p_role;
-	sb->pos_role[sb->nsyn + 1] = sb->has_q ? sb->ls.q_role : -1;
+	if (sb->has_q)
+		sb->pos_role[sb->nsyn + 1] = sb->ls.q_role;
 	return 0;
 }
 
-void eng_stripe_buf_free(struct eng_stripe_buf *sb)
+void eng_stripe_buf_free(struct uraid_array *a, struct eng_stripe_buf *sb)
 {
-	free(sb->mem);
+	eng_buf_put(a, sb->mem);
 	sb->mem = NULL;
 }
 
 /* Run a batch; returns the number of requests that failed. */
-static int run_batch(struct uraid_array *a, struct member_io *io, int n)
+static int run_batch(struct uraid_array *a, struct member_ioq *q, struct member_io *io, int n)
 {
 	if (n == 0)
 		return 0;
-	member_ioq_run(a->ioq, io, n);
+	eng_ioq_run(a, q, io, n);
 	int bad = 0;
 	for (int i = 0; i < n; i++)
 		bad += io[i].result < 0 || (size_t)io[i].result != io[i].len;
 	return bad;
+}
+
+static bool run_batch_failed(const struct member_io *io, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (io[i].result < 0 || (size_t)io[i].result != io[i].len)
+			return true;
+	return false;
 }
 
 static void set_io(struct uraid_array *a, struct member_io *io, int role, bool write, void *buf,
@@ -101,11 +119,13 @@ int eng_stripe_read(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t c
 		set_io(a, &io[n], role, false, sb->blk[p], msec, sb->nsec);
 		io_pos[n++] = p;
 	}
-	run_batch(a, io, n);
+	run_batch(a, sb->q, io, n);
 	int nlost = 0, fail[2];
 	for (int i = 0; i < n; i++) {
 		if (io[i].result >= 0 && (size_t)io[i].result == io[i].len)
 			continue;
+		if (sb->shared)
+			return -EBUSY;
 		/* One retry: a transient error is not worth a rebuild. */
 		int role = sb->pos_role[io_pos[i]];
 		if (eng_member_io(a, role, false, io[i].buf, msec, sb->nsec) == 0)
@@ -123,6 +143,8 @@ int eng_stripe_read(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t c
 		memcpy(lost_out, lost, sizeof(bool) * (size_t)npos);
 	if (nlost == 0)
 		return 0;
+	if (sb->shared)
+		return -EBUSY;
 	if (want) {
 		/* Partial read: rebuild needs every other position. */
 		return -EAGAIN;
@@ -161,7 +183,7 @@ static int rebuild_piece(struct uraid_array *a, uint8_t *out, uint64_t stripe, i
 	rc = eng_stripe_read(a, &sb, co, NULL, NULL);
 	if (rc == 0)
 		memcpy(out, sb.blk[data_pos(&sb, di)], n * 512);
-	eng_stripe_buf_free(&sb);
+	eng_stripe_buf_free(a, &sb);
 	return rc;
 }
 
@@ -198,7 +220,7 @@ int eng_parity_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t
 			lsec += len;
 			nsec -= len;
 		}
-		if (run_batch(a, io, n) == 0)
+		if (run_batch(a, a->ioq, io, n) == 0)
 			continue;
 		for (int i = 0; i < n; i++) {
 			if (io[i].result >= 0 && (size_t)io[i].result == io[i].len)
@@ -231,8 +253,10 @@ int eng_stripe_write(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t 
 		set_io(a, &io[n], role, true, sb->blk[p], msec, sb->nsec);
 		io_role[n++] = role;
 	}
-	if (run_batch(a, io, n) == 0)
+	if (run_batch(a, sb->q, io, n) == 0)
 		return 0;
+	if (sb->shared)
+		return -EBUSY;
 	for (int i = 0; i < n; i++)
 		if (io[i].result < 0 || (size_t)io[i].result != io[i].len)
 			eng_member_failed(a, io_role[i], "write error");
@@ -248,8 +272,8 @@ int eng_stripe_gen(struct uraid_array *a, struct eng_stripe_buf *sb)
 
 /* Write logical sectors [r0, r1) of stripe `s` (relative to the stripe's
  * first logical sector) from src. */
-static int write_stripe(struct uraid_array *a, uint64_t s, uint64_t r0, uint64_t r1,
-                        const uint8_t *src)
+static int write_stripe(struct uraid_array *a, const struct eng_req *rq, uint64_t s, uint64_t r0,
+                        uint64_t r1, const uint8_t *src)
 {
 	uint64_t chunk = a->geom.chunk_sectors;
 	int di0 = (int)(r0 / chunk), di1 = (int)((r1 - 1) / chunk);
@@ -265,6 +289,8 @@ static int write_stripe(struct uraid_array *a, uint64_t s, uint64_t r0, uint64_t
 	int rc = eng_stripe_buf_init(a, &sb, s, nrows);
 	if (rc < 0)
 		return rc;
+	sb.q = rq->q;
+	sb.shared = rq->shared;
 	int npos = sb.nsyn + (sb.has_q ? 2 : 1);
 	int npar = eng_nparity(a);
 	bool touched[LAYOUT_MAX_MEMBERS + 2] = {0}, cover[LAYOUT_MAX_MEMBERS + 2] = {0};
@@ -296,7 +322,8 @@ static int write_stripe(struct uraid_array *a, uint64_t s, uint64_t r0, uint64_t
 	/* Above the resync point parity is not trusted yet: only
 	 * reconstruct-write makes it right (as md forces rcw there). */
 	bool synced = a->resync_offset == MD_RESYNC_NONE || msec + nrows <= a->resync_offset;
-	bool rmw = synced && all_avail && nuncovered > 0 && ntouched + npar < nuncovered;
+	bool rmw =
+	    !rq->force_rcw && synced && all_avail && nuncovered > 0 && ntouched + npar < nuncovered;
 	if (rmw) {
 		/* Read old data of the touched blocks and old parity. */
 		for (int di = 0; di < sb.k; di++)
@@ -306,11 +333,11 @@ static int write_stripe(struct uraid_array *a, uint64_t s, uint64_t r0, uint64_t
 		rc = eng_stripe_read(a, &sb, lo, want, NULL);
 		if (rc == 0) {
 			size_t len = nrows * 512;
-			uint8_t *newb = eng_alloc((size_t)ntouched * len);
+			uint8_t *newb = eng_buf_get(a, (size_t)ntouched * len);
 			const void *oldp[LAYOUT_MAX_MEMBERS], *newp[LAYOUT_MAX_MEMBERS];
 			int idx[LAYOUT_MAX_MEMBERS], n = 0;
 			if (!newb) {
-				eng_stripe_buf_free(&sb);
+				eng_stripe_buf_free(a, &sb);
 				return -ENOMEM;
 			}
 			for (int di = 0; di < sb.k; di++) {
@@ -331,12 +358,16 @@ static int write_stripe(struct uraid_array *a, uint64_t s, uint64_t r0, uint64_t
 			                      newp);
 			for (int i = 0; i < n; i++)
 				memcpy(sb.blk[idx[i]], newp[i], len);
-			free(newb);
+			eng_buf_put(a, newb);
 			if (rc < 0) {
-				eng_stripe_buf_free(&sb);
+				eng_stripe_buf_free(a, &sb);
 				return -EIO;
 			}
 			goto write;
+		}
+		if (rc == -EBUSY) {
+			eng_stripe_buf_free(a, &sb);
+			return rc;
 		}
 		/* A read failed: fall back to reconstruct-write. */
 	}
@@ -354,7 +385,7 @@ static int write_stripe(struct uraid_array *a, uint64_t s, uint64_t r0, uint64_t
 	if (rc == -EAGAIN)
 		rc = eng_stripe_read(a, &sb, lo, NULL, NULL);
 	if (rc < 0) {
-		eng_stripe_buf_free(&sb);
+		eng_stripe_buf_free(a, &sb);
 		return rc;
 	}
 	for (int di = 0; di < sb.k; di++) {
@@ -366,14 +397,14 @@ static int write_stripe(struct uraid_array *a, uint64_t s, uint64_t r0, uint64_t
 	}
 	rc = eng_stripe_gen(a, &sb);
 	if (rc < 0) {
-		eng_stripe_buf_free(&sb);
+		eng_stripe_buf_free(a, &sb);
 		return -EIO;
 	}
 write:
 	for (int p = 0; p < npos; p++)
 		dirty[p] = touched[p] || p >= sb.nsyn;
 	rc = eng_stripe_write(a, &sb, lo, dirty);
-	eng_stripe_buf_free(&sb);
+	eng_stripe_buf_free(a, &sb);
 	return rc;
 }
 
@@ -381,7 +412,8 @@ write:
 
 /* Whole stripes [s0, s0+n): parity straight from the caller's buffer (no
  * reads, no copies), all stripes' member writes in one batch. */
-static int write_full_stripes(struct uraid_array *a, uint64_t s0, int n, const uint8_t *src)
+static int write_full_stripes(struct uraid_array *a, const struct eng_req *rq, uint64_t s0, int n,
+                              const uint8_t *src)
 {
 	uint64_t chunk = a->geom.chunk_sectors;
 	size_t clen = chunk * 512;
@@ -390,9 +422,11 @@ static int write_full_stripes(struct uraid_array *a, uint64_t s0, int n, const u
 	struct member_io *io = calloc((size_t)n * (size_t)rd, sizeof(*io));
 	int *io_role = calloc((size_t)n * (size_t)rd, sizeof(*io_role));
 	uint8_t *zero = NULL;
-	int rc = sb && io && io_role ? 0 : -ENOMEM;
-	int nio = 0, built = 0;
-	for (int j = 0; j < n && rc == 0; j++, built++) {
+	/* P and Q of every stripe in one pooled buffer, written before use. */
+	uint8_t *pq = eng_buf_get(a, (size_t)n * 2 * clen);
+	int rc = sb && io && io_role && pq ? 0 : -ENOMEM;
+	int nio = 0;
+	for (int j = 0; j < n && rc == 0; j++) {
 		struct eng_stripe_buf *b = &sb[j];
 		memset(b, 0, sizeof(*b));
 		a->ops->stripe(&a->geom, s0 + (uint64_t)j, &b->ls);
@@ -404,11 +438,7 @@ static int write_full_stripes(struct uraid_array *a, uint64_t s0, int n, const u
 				if (b->ls.q_index[i] + 1 > b->nsyn)
 					b->nsyn = b->ls.q_index[i] + 1;
 		b->nsec = chunk;
-		b->mem = eng_alloc(2 * clen); /* P and Q */
-		if (!b->mem) {
-			rc = -ENOMEM;
-			break;
-		}
+		b->mem = pq + (size_t)j * 2 * clen;
 		for (int p = 0; p < b->nsyn + 2; p++)
 			b->pos_role[p] = -1;
 		if (b->nsyn > b->k && !zero && !(zero = eng_alloc(clen))) {
@@ -439,15 +469,16 @@ static int write_full_stripes(struct uraid_array *a, uint64_t s0, int n, const u
 			io_role[nio++] = role;
 		}
 	}
-	if (rc == 0 && run_batch(a, io, nio)) {
+	if (rc == 0 && run_batch(a, rq->q, io, nio) && rq->shared) {
+		rc = -EBUSY;
+	} else if (rc == 0 && nio && run_batch_failed(io, nio)) {
 		for (int i = 0; i < nio; i++)
 			if (io[i].result < 0 || (size_t)io[i].result != io[i].len)
 				eng_member_failed(a, io_role[i], "write error");
 		if (!eng_array_readable(a))
 			rc = -EIO;
 	}
-	for (int j = 0; sb && j < built; j++)
-		free(sb[j].mem);
+	eng_buf_put(a, pq);
 	free(zero);
 	free(sb);
 	free(io);
@@ -455,14 +486,15 @@ static int write_full_stripes(struct uraid_array *a, uint64_t s0, int n, const u
 	return rc;
 }
 
-int eng_parity_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec)
+int eng_parity_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+                     uint64_t lsec, uint64_t nsec)
 {
 	uint64_t chunk = a->geom.chunk_sectors;
 	uint64_t width = (uint64_t)(a->geom.raid_disks - eng_nparity(a)) * chunk;
 	while (nsec) {
 		if (lsec % width == 0 && nsec >= width) {
 			uint64_t n = nsec / width < FULL_BATCH ? nsec / width : FULL_BATCH;
-			int rc = write_full_stripes(a, lsec / width, (int)n, buf);
+			int rc = write_full_stripes(a, rq, lsec / width, (int)n, buf);
 			if (rc < 0)
 				return rc;
 			buf += n * width * 512;
@@ -472,7 +504,7 @@ int eng_parity_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, u
 		}
 		uint64_t s = lsec / width, r0 = lsec % width;
 		uint64_t n = width - r0 < nsec ? width - r0 : nsec;
-		int rc = write_stripe(a, s, r0, r0 + n, buf);
+		int rc = write_stripe(a, rq, s, r0, r0 + n, buf);
 		if (rc < 0)
 			return rc;
 		buf += n * 512;

@@ -156,7 +156,7 @@ static int parity_step(struct uraid_array *a, uint64_t pos, uint64_t n)
 		rc = eng_stripe_read_all(a, &sb, co, lost);
 		if (rc < 0)
 			break;
-		uint8_t *orig = eng_alloc((size_t)npos * len);
+		uint8_t *orig = eng_buf_get(a, (size_t)npos * len);
 		if (!orig) {
 			rc = -ENOMEM;
 			break;
@@ -190,20 +190,20 @@ static int parity_step(struct uraid_array *a, uint64_t pos, uint64_t n)
 			for (int p = sb.nsyn; p < npos; p++)
 				dirty[p] = true;
 		}
-		free(orig);
+		eng_buf_put(a, orig);
 		break;
 	}
 	default: break;
 	}
 	if (rc == 0)
 		rc = eng_stripe_write(a, &sb, co, dirty);
-	eng_stripe_buf_free(&sb);
+	eng_stripe_buf_free(a, &sb);
 	return rc;
 }
 
 static int mirror_step(struct uraid_array *a, uint64_t pos, uint64_t n)
 {
-	uint8_t *src = eng_alloc(n * 512), *cmp = eng_alloc(n * 512);
+	uint8_t *src = eng_buf_get(a, n * 512), *cmp = eng_buf_get(a, n * 512);
 	int rc = 0;
 	if (!src || !cmp) {
 		rc = -ENOMEM;
@@ -263,8 +263,8 @@ static int mirror_step(struct uraid_array *a, uint64_t pos, uint64_t n)
 	if (!eng_array_readable(a))
 		rc = -EIO;
 out:
-	free(src);
-	free(cmp);
+	eng_buf_put(a, src);
+	eng_buf_put(a, cmp);
 	return rc;
 }
 
@@ -373,7 +373,7 @@ int uraid_sync_step(struct uraid_array *a, uint64_t max_sectors)
 {
 	if (a->readonly)
 		return 0;
-	pthread_mutex_lock(&a->lock);
+	eng_lock(a);
 	int rc = 0;
 	uint64_t done = 0;
 	while (done < max_sectors) {
@@ -388,7 +388,7 @@ int uraid_sync_step(struct uraid_array *a, uint64_t max_sectors)
 		eng_sync_schedule(a);
 		rc = a->action != URAID_SYNC_IDLE;
 	}
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 	return rc;
 }
 
@@ -396,7 +396,7 @@ int uraid_sync_action(struct uraid_array *a, enum uraid_sync_action act, char *e
 {
 	if (a->readonly)
 		return errmsg(err, errlen, -EROFS, "array is read-only");
-	pthread_mutex_lock(&a->lock);
+	eng_lock(a);
 	int rc = 0;
 	if (act == URAID_SYNC_IDLE) {
 		if (a->action == URAID_SYNC_CHECK || a->action == URAID_SYNC_REPAIR) {
@@ -428,17 +428,17 @@ int uraid_sync_action(struct uraid_array *a, enum uraid_sync_action act, char *e
 		}
 	}
 	pthread_cond_broadcast(&a->cond);
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 	return rc;
 }
 
 void uraid_sync_speed(struct uraid_array *a, uint64_t min_kibs, uint64_t max_kibs)
 {
-	pthread_mutex_lock(&a->lock);
+	eng_lock(a);
 	a->speed_min = min_kibs;
 	a->speed_max = max_kibs;
 	pthread_cond_broadcast(&a->cond);
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 }
 
 int uraid_sync_wait(struct uraid_array *a)
@@ -451,11 +451,11 @@ int uraid_sync_wait(struct uraid_array *a)
 			;
 		return rc;
 	}
-	pthread_mutex_lock(&a->lock);
+	eng_lock(a);
 	eng_sync_schedule(a);
 	while (a->action != URAID_SYNC_IDLE && a->thread_running)
-		pthread_cond_wait(&a->cond, &a->lock);
-	pthread_mutex_unlock(&a->lock);
+		eng_cond_wait(a);
+	eng_unlock(a);
 	return 0;
 }
 
@@ -466,18 +466,23 @@ static void timed_wait(struct uraid_array *a, uint64_t ns)
 	uint64_t t = (uint64_t)ts.tv_nsec + ns;
 	ts.tv_sec += (time_t)(t / 1000000000ull);
 	ts.tv_nsec = (long)(t % 1000000000ull);
+	/* Readers of the fast path may run while the state lock is down. */
+	pthread_rwlock_unlock(&a->iolock);
 	pthread_cond_timedwait(&a->cond, &a->lock, &ts);
+	pthread_rwlock_wrlock(&a->iolock);
 }
 
 static void *sync_thread(void *arg)
 {
 	struct uraid_array *a = arg;
-	pthread_mutex_lock(&a->lock);
+	eng_lock(a);
 	while (!a->thread_stop) {
 		if (a->action == URAID_SYNC_IDLE)
 			eng_sync_schedule(a);
 		if (a->action == URAID_SYNC_IDLE) {
-			if (a->dirty && eng_now_ns() - a->last_write_ns > IDLE_CLEAN_NS)
+			if (a->dirty &&
+			    eng_now_ns() - __atomic_load_n(&a->last_write_ns, __ATOMIC_RELAXED) >
+			        IDLE_CLEAN_NS)
 				eng_mark_clean(a);
 			timed_wait(a, 200000000ull);
 			continue;
@@ -492,7 +497,7 @@ static void *sync_thread(void *arg)
 				timed_wait(a, due_ns - el);
 		}
 	}
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 	return NULL;
 }
 
@@ -507,13 +512,13 @@ void eng_sync_thread_stop(struct uraid_array *a)
 {
 	if (!a->thread_running)
 		return;
-	pthread_mutex_lock(&a->lock);
+	eng_lock(a);
 	a->thread_stop = true;
 	pthread_cond_broadcast(&a->cond);
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 	pthread_join(a->thread, NULL);
 	a->thread_running = false;
-	pthread_mutex_lock(&a->lock);
+	eng_lock(a);
 	pthread_cond_broadcast(&a->cond);
-	pthread_mutex_unlock(&a->lock);
+	eng_unlock(a);
 }
