@@ -16,6 +16,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_array.h"
+#include "util/sockio.h"
 
 static const char *run_dir(void)
 {
@@ -57,21 +58,6 @@ static int connect_to(const char *name, char *err, size_t errlen)
 	return fd;
 }
 
-static int send_full(int fd, const void *p, size_t len)
-{
-	const char *b = p;
-	while (len) {
-		ssize_t w = send(fd, b, len, MSG_NOSIGNAL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -EPIPE;
-		b += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 static int recv_full(int fd, void *p, size_t len)
 {
 	char *b = p;
@@ -97,11 +83,11 @@ int cli_ctl(const char *name, const char *line, const void *payload, size_t plen
 	int fd = connect_to(name, err, errlen);
 	if (fd < 0)
 		return fd;
-	int rc = send_full(fd, line, strlen(line));
+	int rc = sock_send_all(fd, line, strlen(line));
 	if (rc == 0)
-		rc = send_full(fd, "\n", 1);
+		rc = sock_send_all(fd, "\n", 1);
 	if (rc == 0 && plen)
-		rc = send_full(fd, payload, plen);
+		rc = sock_send_all(fd, payload, plen);
 	char hdr[700];
 	size_t n = 0;
 	while (rc == 0 && n + 1 < sizeof(hdr)) {

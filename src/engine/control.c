@@ -14,6 +14,7 @@
 
 #include "engine/engine.h"
 #include "util/errmsg.h"
+#include "util/sockio.h"
 
 #define MAX_CLIENTS 64
 #define MAX_LINE    4096
@@ -36,21 +37,6 @@ struct client {
 	char buf[MAX_LINE];
 	size_t have; /* bytes buffered beyond what was consumed */
 };
-
-static int write_full(int fd, const void *p, size_t len)
-{
-	const char *b = p;
-	while (len) {
-		ssize_t w = send(fd, b, len, MSG_NOSIGNAL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -EPIPE;
-		b += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
 
 /* Next request line (without the newline); 0 at EOF, -1 on error. */
 static int read_line(struct client *cl, char *line, size_t len)
@@ -104,9 +90,9 @@ static int reply_ok(int fd, const void *body, size_t len)
 {
 	char hdr[64];
 	int n = snprintf(hdr, sizeof(hdr), "OK %zu\n", len);
-	int rc = write_full(fd, hdr, (size_t)n);
+	int rc = sock_send_all(fd, hdr, (size_t)n);
 	if (rc == 0 && len)
-		rc = write_full(fd, body, len);
+		rc = sock_send_all(fd, body, len);
 	return rc;
 }
 
@@ -119,7 +105,7 @@ static int reply_err(int fd, int rc, const char *msg)
 	for (const char *p = m; *p && n < (int)sizeof(line) - 2; p++)
 		line[n++] = *p == '\n' ? ' ' : *p;
 	line[n++] = '\n';
-	return write_full(fd, line, (size_t)n);
+	return sock_send_all(fd, line, (size_t)n);
 }
 
 static int parse_u64(const char *s, uint64_t *v)

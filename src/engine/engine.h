@@ -121,6 +121,8 @@ uint64_t eng_now_ns(void);
 bool eng_role_readable(const struct uraid_array *a, int role, uint64_t msec, uint64_t nsec);
 bool eng_role_writable(const struct uraid_array *a, int role);
 struct member *eng_role_member(const struct uraid_array *a, int role);
+void eng_set_io(struct uraid_array *a, struct member_io *io, int role, bool write, void *buf,
+                uint64_t msec, uint64_t nsec);
 int eng_member_io(struct uraid_array *a, int role, bool write, void *buf, uint64_t msec,
                   uint64_t nsec);
 bool eng_is_parity(const struct uraid_array *a);

@@ -12,18 +12,6 @@
 #define BATCH          64
 #define REGION_SECTORS 2048 /* largest piece per member request */
 
-static void set_io(struct uraid_array *a, struct member_io *io, int role, bool write, void *buf,
-                   uint64_t msec, uint64_t nsec)
-{
-	const struct eng_member *em = a->mem[a->slot[role]];
-	memset(io, 0, sizeof(*io));
-	io->m = em->m;
-	io->op = write ? MEMBER_OP_WRITE : MEMBER_OP_READ;
-	io->buf = buf;
-	io->len = nsec * 512;
-	io->off = (em->sb.data_offset + msec) * 512;
-}
-
 static bool io_ok(const struct member_io *io)
 {
 	return io->result >= 0 && (size_t)io->result == io->len;
@@ -113,7 +101,7 @@ int eng_mirror_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t
 				return -EIO;
 			__atomic_store_n(&a->mem[a->slot[loc.role]]->head, loc.sector + len,
 			                 __ATOMIC_RELAXED);
-			set_io(a, &io[n], loc.role, false, buf, loc.sector, len);
+			eng_set_io(a, &io[n], loc.role, false, buf, loc.sector, len);
 			io_lsec[n] = lsec;
 			io_first[n] = chosen;
 			n++;
@@ -153,7 +141,7 @@ int eng_mirror_write(struct uraid_array *a, const struct eng_req *rq, const uint
 					return -EIO;
 				if (!eng_role_writable(a, loc.role))
 					continue;
-				set_io(a, &io[n], loc.role, true, (void *)buf, loc.sector, len);
+				eng_set_io(a, &io[n], loc.role, true, (void *)buf, loc.sector, len);
 				io_role[n++] = loc.role;
 			}
 			buf += len * 512;
@@ -190,7 +178,7 @@ static int plain_io(struct uraid_array *a, struct member_ioq *q, uint8_t *buf, u
 				len = nsec;
 			if (!eng_role_readable(a, loc.role, loc.sector, len))
 				return -EIO;
-			set_io(a, &io[n++], loc.role, write, buf, loc.sector, len);
+			eng_set_io(a, &io[n++], loc.role, write, buf, loc.sector, len);
 			buf += len * 512;
 			lsec += len;
 			nsec -= len;

@@ -82,18 +82,6 @@ static bool run_batch_failed(const struct member_io *io, int n)
 	return false;
 }
 
-static void set_io(struct uraid_array *a, struct member_io *io, int role, bool write, void *buf,
-                   uint64_t msec, uint64_t nsec)
-{
-	const struct eng_member *em = a->mem[a->slot[role]];
-	memset(io, 0, sizeof(*io));
-	io->m = em->m;
-	io->op = write ? MEMBER_OP_WRITE : MEMBER_OP_READ;
-	io->buf = buf;
-	io->len = nsec * 512;
-	io->off = (em->sb.data_offset + msec) * 512;
-}
-
 /* Read the positions in `want` (all real positions when NULL) of rows
  * [co, co+nsec); positions that cannot be read are rebuilt from the rest
  * when redundancy allows. Members that were in sync but failed the read get
@@ -116,7 +104,7 @@ int eng_stripe_read(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t c
 			lost[p] = true;
 			continue;
 		}
-		set_io(a, &io[n], role, false, sb->blk[p], msec, sb->nsec);
+		eng_set_io(a, &io[n], role, false, sb->blk[p], msec, sb->nsec);
 		io_pos[n++] = p;
 	}
 	run_batch(a, sb->q, io, n);
@@ -206,7 +194,7 @@ int eng_parity_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t
 			if (len > nsec)
 				len = nsec;
 			if (eng_role_readable(a, loc.role, loc.sector, len)) {
-				set_io(a, &io[n], loc.role, false, buf, loc.sector, len);
+				eng_set_io(a, &io[n], loc.role, false, buf, loc.sector, len);
 				io_lsec[n] = lsec;
 				io_role[n] = loc.role;
 				n++;
@@ -250,7 +238,7 @@ int eng_stripe_write(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t 
 		int role = sb->pos_role[p];
 		if (role < 0 || !dirty[p] || !eng_role_writable(a, role))
 			continue;
-		set_io(a, &io[n], role, true, sb->blk[p], msec, sb->nsec);
+		eng_set_io(a, &io[n], role, true, sb->blk[p], msec, sb->nsec);
 		io_role[n++] = role;
 	}
 	if (run_batch(a, sb->q, io, n) == 0)
@@ -465,7 +453,7 @@ static int write_full_stripes(struct uraid_array *a, const struct eng_req *rq, u
 			int role = b->pos_role[p];
 			if (role < 0 || !eng_role_writable(a, role))
 				continue;
-			set_io(a, &io[nio], role, true, b->blk[p], b->ls.sector, chunk);
+			eng_set_io(a, &io[nio], role, true, b->blk[p], b->ls.sector, chunk);
 			io_role[nio++] = role;
 		}
 	}

@@ -121,3 +121,17 @@ bool eng_members_on_tmpfs(const struct uraid_array *a)
 	}
 	return n > 0;
 }
+
+/* A read or write of nsec sectors at data-area sector msec of the member in
+ * `role` (the member's data_offset added). */
+void eng_set_io(struct uraid_array *a, struct member_io *io, int role, bool write, void *buf,
+                uint64_t msec, uint64_t nsec)
+{
+	const struct eng_member *em = a->mem[a->slot[role]];
+	memset(io, 0, sizeof(*io));
+	io->m = em->m;
+	io->op = write ? MEMBER_OP_WRITE : MEMBER_OP_READ;
+	io->buf = buf;
+	io->len = nsec * 512;
+	io->off = (em->sb.data_offset + msec) * 512;
+}
