@@ -81,7 +81,7 @@ int eng_mirror_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t
 				return rc;
 			int chosen = -1;
 			uint64_t best = UINT64_MAX;
-			struct layout_loc loc, cl;
+			struct layout_loc loc = {0}, cl;
 			for (int c = 0; c < a->ncopies && best > 0; c++) {
 				uint64_t l;
 				if (a->ops->map(&a->geom, lsec, c, &cl, &l) < 0)
