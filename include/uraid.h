@@ -189,6 +189,7 @@ struct uraid_status {
 	uint64_t sync_done, sync_total; /* sectors */
 	uint64_t sync_speed_kibs;       /* recent speed */
 	uint64_t mismatch_cnt;          /* sectors, from the last check/repair */
+	unsigned stripe_cache_size;     /* stripe cache entries (raid4/5/6), 0 = none */
 };
 int uraid_status(struct uraid_array *a, struct uraid_status *st);
 
@@ -217,6 +218,14 @@ int uraid_sync_step(struct uraid_array *a, uint64_t max_sectors);
 int uraid_sync_wait(struct uraid_array *a);
 /* Speed limits in KiB/s (md's sync_speed_min/max); 0 max = unlimited. */
 void uraid_sync_speed(struct uraid_array *a, uint64_t min_kibs, uint64_t max_kibs);
+
+/* Stripe cache of a raid4/5/6 array, like md's stripe_cache_size: the
+ * number of stripe entries (each one chunk row of every member) that hold
+ * small writes until they fill whole stripes or a flush/idle period drains
+ * them. 0 turns the cache off (writes go straight through). -EINVAL for
+ * levels without parity or an absurd size; -ENOTSUP until implemented. */
+#define URAID_STRIPE_CACHE_MAX 32768u
+int uraid_set_stripe_cache(struct uraid_array *a, unsigned stripes);
 
 /* Control server (src/engine/control.c): a unix stream socket through which
  * other processes manage a running array. Protocol: the client sends one
