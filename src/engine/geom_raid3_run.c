@@ -8,17 +8,10 @@
 #include <sys/random.h>
 
 #include "engine/geom.h"
+#include "engine/geom_int.h"
 #include "layout/layout.h"
 #include "member/member.h"
 #include "util/errmsg.h"
-
-static uint32_t random_id(void)
-{
-	uint32_t v = 0;
-	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
-		v = (uint32_t)(uintptr_t)&v ^ 0x85ebca6bu;
-	return v;
-}
 
 static struct raid3_geom geom_of(const struct geom_raid3 *g)
 {
@@ -66,7 +59,7 @@ static int write_md(struct geom_raid3 *g, int i)
 	return rc;
 }
 
-static void write_all_md(struct geom_raid3 *g)
+void geom_raid3_write_all_md(struct geom_raid3 *g)
 {
 	for (int i = 0; i < g->ncomp; i++)
 		write_md(g, i);
@@ -78,14 +71,15 @@ void geom_raid3_fail(struct geom_raid3 *g, int no)
 		return;
 	g->c[no].state = GEOM_DISK_FAILED;
 	g->genid++;
-	write_all_md(g);
+	geom_raid3_write_all_md(g);
 }
 
 int geom_raid3_label(const struct geom_label_opts *o, struct member **m, int n, char *err,
                      size_t errlen)
 {
-	if (!o->name || !o->name[0] || strlen(o->name) > 15)
-		return errmsg(err, errlen, -EINVAL, "device name must be 1-15 characters");
+	int rc = geom_check_name(o->name, "device", err, errlen);
+	if (rc < 0)
+		return rc;
 	int d = n - 1;
 	if (n < 3 || n > GEOM_MAX_DISKS + 1 || (d & (d - 1)) != 0)
 		return errmsg(err, errlen, -EINVAL,
@@ -115,7 +109,7 @@ int geom_raid3_label(const struct geom_label_opts *o, struct member **m, int n, 
 	uint64_t media = cmin * (uint64_t)d / ps * ps;
 	if (media == 0)
 		return errmsg(err, errlen, -EINVAL, "components too small for block size %u", ps);
-	uint32_t id = random_id();
+	uint32_t id = geom_random_id();
 	for (int i = 0; i < n; i++) {
 		struct geom_raid3_md md = {0};
 		snprintf(md.name, sizeof(md.name), "%s", o->name);
@@ -132,12 +126,9 @@ int geom_raid3_label(const struct geom_label_opts *o, struct member **m, int n, 
 		            (o->round_robin ? GEOM_RAID3_DEV_ROUND_ROBIN : 0) |
 		            (o->verify ? GEOM_RAID3_DEV_VERIFY : 0);
 		md.provsize = m[i]->size;
-		if (o->hardcode) {
-			const char *base = strrchr(m[i]->name, '/');
-			base = base ? base + 1 : m[i]->name;
-			memcpy(md.provider, base, strnlen(base, sizeof(md.provider) - 1));
-		}
-		int rc = geom_raid3_write(m[i], &md, err, errlen);
+		if (o->hardcode)
+			geom_provider_name(m[i], md.provider);
+		rc = geom_raid3_write(m[i], &md, err, errlen);
 		if (rc < 0)
 			return rc;
 	}
@@ -185,13 +176,15 @@ int geom_raid3_open(struct member **m, int n, bool rdonly, struct geom_raid3 **o
 			            m[i]->name);
 			goto fail;
 		}
-		if (mds[i].genid > maxgen)
-			maxgen = mds[i].genid;
 	}
-	for (int i = 0; i < n; i++)
-		if (mds[i].genid == maxgen && !(mds[i].dflags & GEOM_RAID3_DISK_SYNCHRONIZING) &&
-		    mds[i].syncid > maxsync)
-			maxsync = mds[i].syncid;
+	uint32_t gen[GEOM_MAX_DISKS + 1], sid[GEOM_MAX_DISKS + 1];
+	bool syn[GEOM_MAX_DISKS + 1];
+	for (int i = 0; i < n; i++) {
+		gen[i] = mds[i].genid;
+		sid[i] = mds[i].syncid;
+		syn[i] = (mds[i].dflags & GEOM_RAID3_DISK_SYNCHRONIZING) != 0;
+	}
+	geom_newest_ids(gen, sid, syn, n, &maxgen, &maxsync);
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_rwlock_init(&g->iolock, NULL);
 	memcpy(g->name, mds[0].name, sizeof(g->name));
@@ -204,15 +197,11 @@ int geom_raid3_open(struct member **m, int n, bool rdonly, struct geom_raid3 **o
 	g->rdonly = rdonly;
 	for (int i = 0; i < g->ncomp; i++)
 		g->c[i].state = GEOM_DISK_NONE;
-	size_t wl = 0;
 	bool dirty = false;
 	for (int i = 0; i < n; i++) {
 		struct geom_raid3_comp *c = &g->c[mds[i].no];
 		if (mds[i].genid < maxgen) {
-			if (warn && wl < warnlen)
-				wl += (size_t)snprintf(warn + wl, warnlen - wl,
-				                       "%s: stale (genid %u < %u), left out\n",
-				                       m[i]->name, mds[i].genid, maxgen);
+			geom_warn_stale(warn, warnlen, m[i]->name, mds[i].genid, maxgen);
 			member_close(m[i]);
 			m[i] = NULL;
 			continue;
@@ -259,14 +248,12 @@ int geom_raid3_open(struct member **m, int n, bool rdonly, struct geom_raid3 **o
 	if (syncing && !rdonly)
 		g->syncid++;
 	if (!rdonly)
-		write_all_md(g);
+		geom_raid3_write_all_md(g);
 	free(mds);
 	*out = g;
 	return 0;
 fail:
-	for (int i = 0; i < n; i++)
-		if (m[i])
-			member_close(m[i]);
+	geom_close_members(m, n);
 	free(mds);
 	free(g);
 	return rc;
@@ -395,7 +382,7 @@ int geom_raid3_write_at(struct geom_raid3 *g, const void *buf, size_t len, uint6
 		md_changed = true;
 	}
 	if (md_changed)
-		write_all_md(g);
+		geom_raid3_write_all_md(g);
 	for (int i = 0; i < g->ncomp; i++) {
 		struct geom_raid3_comp *c = &g->c[i];
 		if (!c->m || (c->state != GEOM_DISK_ACTIVE && c->state != GEOM_DISK_SYNCING))
@@ -466,7 +453,7 @@ int geom_raid3_sync_step(struct geom_raid3 *g, uint64_t bytes)
 		member_flush(c->m);
 		c->state = GEOM_DISK_ACTIVE;
 		c->md.sync_offset = 0;
-		write_all_md(g);
+		geom_raid3_write_all_md(g);
 		rc = 0;
 		for (int i = 0; i < g->ncomp; i++)
 			if (g->c[i].state == GEOM_DISK_SYNCING)
@@ -489,8 +476,15 @@ int geom_raid3_configure(struct geom_raid3 *g, uint64_t set, uint64_t clear, cha
 		    err, errlen, -EINVAL,
 		    "round-robin reading (-r) and verify reading (-w) cannot be combined");
 	pthread_mutex_lock(&g->lock);
+	/* Autosync back on: a stale component is rebuilt now. */
+	if ((g->mflags & GEOM_RAID3_DEV_NOAUTOSYNC) && !(f & GEOM_RAID3_DEV_NOAUTOSYNC))
+		for (int i = 0; i < g->ncomp; i++)
+			if (g->c[i].m && g->c[i].state == GEOM_DISK_STALE) {
+				g->c[i].state = GEOM_DISK_SYNCING;
+				g->c[i].md.sync_offset = 0;
+			}
 	g->mflags = f;
-	write_all_md(g);
+	geom_raid3_write_all_md(g);
 	pthread_mutex_unlock(&g->lock);
 	return 0;
 }
@@ -515,7 +509,7 @@ int geom_raid3_insert(struct geom_raid3 *g, int no, struct member *m, char *err,
 	g->c[no].state = GEOM_DISK_SYNCING;
 	g->c[no].md.dflags = GEOM_RAID3_DISK_FORCE_SYNC;
 	g->syncid++;
-	write_all_md(g);
+	geom_raid3_write_all_md(g);
 	pthread_mutex_unlock(&g->lock);
 	pthread_rwlock_unlock(&g->iolock);
 	return 0;
@@ -542,7 +536,7 @@ int geom_raid3_remove(struct geom_raid3 *g, int no, char *err, size_t errlen)
 	g->c[no].m = NULL;
 	g->c[no].state = GEOM_DISK_NONE;
 	g->genid++;
-	write_all_md(g);
+	geom_raid3_write_all_md(g);
 	pthread_mutex_unlock(&g->lock);
 	pthread_rwlock_unlock(&g->iolock);
 	return 0;
@@ -564,7 +558,7 @@ int geom_raid3_rebuild(struct geom_raid3 *g, int no, char *err, size_t errlen)
 	g->c[no].state = GEOM_DISK_SYNCING;
 	g->c[no].md.sync_offset = 0;
 	g->syncid++;
-	write_all_md(g);
+	geom_raid3_write_all_md(g);
 	pthread_mutex_unlock(&g->lock);
 	return 0;
 }
@@ -578,7 +572,7 @@ int geom_raid3_close(struct geom_raid3 *g)
 			if (g->c[i].m && g->c[i].state != GEOM_DISK_FAILED)
 				member_flush(g->c[i].m);
 		g->dirty = false;
-		write_all_md(g);
+		geom_raid3_write_all_md(g);
 	}
 	for (int i = 0; i < g->ncomp; i++)
 		if (g->c[i].m)
@@ -587,4 +581,12 @@ int geom_raid3_close(struct geom_raid3 *g)
 	pthread_rwlock_destroy(&g->iolock);
 	free(g);
 	return 0;
+}
+
+void geom_raid3_drop(struct geom_raid3 *g)
+{
+	if (!g)
+		return;
+	g->rdonly = true; /* close then writes nothing */
+	geom_raid3_close(g);
 }

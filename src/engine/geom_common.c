@@ -1,0 +1,79 @@
+/* Helpers gmirror and graid3 share: ids, names, the choice of the current
+ * components, stale warnings, the membership-change lock pair. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "engine/geom_int.h"
+#include "member/member.h"
+#include "util/errmsg.h"
+
+uint32_t geom_random_id(void)
+{
+	uint32_t v = 0;
+	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+		v = (uint32_t)(uintptr_t)&v ^ 0x9e3779b9u; /* only ids: uniqueness is best effort */
+	return v;
+}
+
+int geom_check_name(const char *name, const char *what, char *err, size_t errlen)
+{
+	if (!name || !name[0] || strlen(name) > 15)
+		return errmsg(err, errlen, -EINVAL, "%s name must be 1-15 characters", what);
+	return 0;
+}
+
+void geom_provider_name(const struct member *m, char out[17])
+{
+	const char *base = strrchr(m->name, '/');
+	base = base ? base + 1 : m->name;
+	memset(out, 0, 17);
+	memcpy(out, base, strnlen(base, 16 - 1));
+}
+
+void geom_close_members(struct member **m, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (m[i]) {
+			member_close(m[i]);
+			m[i] = NULL;
+		}
+}
+
+void geom_newest_ids(const uint32_t *genid, const uint32_t *syncid, const bool *syncing, int n,
+                     uint32_t *maxgen, uint32_t *maxsync)
+{
+	uint32_t g = 0, s = 0;
+	for (int i = 0; i < n; i++)
+		if (genid[i] > g)
+			g = genid[i];
+	for (int i = 0; i < n; i++)
+		if (genid[i] == g && !syncing[i] && syncid[i] > s)
+			s = syncid[i];
+	*maxgen = g;
+	*maxsync = s;
+}
+
+void geom_warn_stale(char *warn, size_t warnlen, const char *name, uint32_t genid, uint32_t maxgen)
+{
+	if (!warn || !warnlen)
+		return;
+	size_t used = strnlen(warn, warnlen);
+	if (used + 1 < warnlen)
+		snprintf(warn + used, warnlen - used, "%s: stale (genid %u < %u), left out\n", name,
+		         genid, maxgen);
+}
+
+void geom_lock_all(pthread_rwlock_t *iolock, pthread_mutex_t *lock)
+{
+	pthread_rwlock_wrlock(iolock);
+	pthread_mutex_lock(lock);
+}
+
+void geom_unlock_all(pthread_rwlock_t *iolock, pthread_mutex_t *lock)
+{
+	pthread_mutex_unlock(lock);
+	pthread_rwlock_unlock(iolock);
+}
