@@ -68,7 +68,8 @@ enum geom_disk_state {
 	GEOM_DISK_SYNCING, /* being synchronized; holds data below sync_offset */
 	GEOM_DISK_STALE,   /* out of date, waits for a rebuild (-n / autosync off) */
 	GEOM_DISK_FAILED,
-	GEOM_DISK_NONE, /* empty slot */
+	GEOM_DISK_NONE,     /* empty slot */
+	GEOM_DISK_INACTIVE, /* gmirror deactivate: connected, never used, metadata kept */
 };
 
 struct geom_mirror_disk {
@@ -90,7 +91,9 @@ struct geom_mirror {
 	bool dirty;       /* DIRTY written to the disks since open */
 	bool bump_syncid; /* started without all disks: first write makes the absent ones stale */
 	bool rdonly;
-	int ndisks;
+	bool destroyed; /* metadata cleared (destroy): nothing is written any more */
+	int ndisks;     /* connected disks in disk[] */
+	int all;        /* disks the metadata counts (md_all): absent ones may come back */
 	struct geom_mirror_disk disk[GEOM_MAX_DISKS];
 	struct geom_bal bal;
 	int md_balance; /* balance stored on disk (bal.balance may be a session override) */
@@ -142,6 +145,27 @@ int geom_mirror_insert(struct geom_mirror *g, struct member *m, uint8_t prio, ch
 int geom_mirror_remove(struct geom_mirror *g, int disk, char *err, size_t errlen);
 /* Mark a STALE disk for synchronization (gmirror rebuild). */
 int geom_mirror_rebuild(struct geom_mirror *g, int disk, char *err, size_t errlen);
+/* geom_mirror_ctl.c: the rest of gmirror(8)'s verbs on an open mirror. */
+/* Device flags (NOAUTOSYNC, NOFAILSYNC): turning autosync on starts the
+ * synchronization of STALE disks. */
+int geom_mirror_set_flags(struct geom_mirror *g, uint64_t set, uint64_t clear, char *err,
+                          size_t errlen);
+/* deactivate: the disk stays connected with the INACTIVE flag and is not
+ * used; the syncid moves on so it is synchronized when activated again. The
+ * last active disk is refused. */
+int geom_mirror_deactivate(struct geom_mirror *g, int disk, char *err, size_t errlen);
+/* activate: an INACTIVE disk is synchronized (STALE with autosync off). */
+int geom_mirror_activate(struct geom_mirror *g, int disk, char *err, size_t errlen);
+/* forget: absent disks are dropped from the count (md_all = connected). */
+int geom_mirror_forget(struct geom_mirror *g, char *err, size_t errlen);
+/* resize: new provider size in bytes, 0 = the largest every component holds
+ * (its size less the metadata sector). */
+int geom_mirror_resize(struct geom_mirror *g, uint64_t size, char *err, size_t errlen);
+/* destroy: clear the metadata of every connected disk; afterwards reads and
+ * writes fail with -ENXIO and close writes nothing. */
+int geom_mirror_destroy(struct geom_mirror *g, char *err, size_t errlen);
+/* Close without writing metadata (as a crash would leave the disks). */
+void geom_mirror_drop(struct geom_mirror *g);
 /* Clean stop: DIRTY cleared, members closed, g freed. */
 int geom_mirror_close(struct geom_mirror *g);
 
@@ -198,6 +222,8 @@ int geom_raid3_remove(struct geom_raid3 *g, int no, char *err, size_t errlen);
 /* Mark component `no` for rebuild from the others. */
 int geom_raid3_rebuild(struct geom_raid3 *g, int no, char *err, size_t errlen);
 int geom_raid3_close(struct geom_raid3 *g);
+/* Close without writing metadata (as a crash would leave the components). */
+void geom_raid3_drop(struct geom_raid3 *g);
 
 /* ---- One handle for either class (export plugin, bench, CLI cat/write) ----
  * geom_array_open reads the last sector of the first path: gmirror or
