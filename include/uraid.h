@@ -111,6 +111,8 @@ enum uraid_member_state {
 	URAID_MEMBER_MISSING,
 	URAID_MEMBER_SPARE,
 	URAID_MEMBER_REBUILDING,
+	URAID_MEMBER_STALE,    /* GEOM: out of date, waits for a rebuild (autosync off) */
+	URAID_MEMBER_INACTIVE, /* gmirror: deactivated by request, not used */
 };
 
 enum uraid_sync_action {
@@ -169,6 +171,7 @@ struct uraid_member_status {
 	uint32_t dev_number;
 	enum uraid_member_state state;
 	uint64_t recovery_offset; /* sectors (rebuilding) */
+	int priority;             /* gmirror component priority, 0 otherwise */
 };
 struct uraid_status {
 	char name[33];
@@ -190,6 +193,16 @@ struct uraid_status {
 	uint64_t sync_speed_kibs;       /* recent speed */
 	uint64_t mismatch_cnt;          /* sectors, from the last check/repair */
 	unsigned stripe_cache_size;     /* stripe cache entries (raid4/5/6), 0 = none */
+	/* I/O unit in bytes: offsets and lengths must be multiples of it (512
+	 * for md; graid3: its provider sector). */
+	uint32_t block_bytes;
+	/* FreeBSD GEOM arrays (level URAID_LEVEL_GMIRROR / GRAID3), 0 otherwise.
+	 * layout and chunk_sectors stay 0 for them. */
+	int geom_balance;    /* gmirror: 1 round-robin, 2 load, 3 split, 4 prefer */
+	uint32_t geom_slice; /* gmirror split: bytes */
+	uint64_t geom_flags; /* device flags as on disk (URAID_GEOM_F_*) */
+	uint32_t geom_genid, geom_syncid;
+	uint64_t geom_parity_errors; /* graid3 -w: reads refused on a parity mismatch */
 };
 int uraid_status(struct uraid_array *a, struct uraid_status *st);
 
@@ -233,7 +246,8 @@ int uraid_set_stripe_cache(struct uraid_array *a, unsigned stripes);
  * server answers "OK LEN\n" + LEN bytes of body, or "ERR ERRNO MESSAGE\n".
  * Verbs: status (body: struct uraid_status, same build only), read OFF LEN,
  * write OFF LEN, flush, fail M, remove M, add PATH, check, repair, idle,
- * speed MIN MAX, stop. Each connection is served by its own thread. */
+ * speed MIN MAX, stop, geom REQUEST (GEOM arrays: uraid_geom_ctl). Each
+ * connection is served by its own thread. */
 struct uraid_control;
 int uraid_control_start(struct uraid_array *a, const char *sock_path, struct uraid_control **out,
                         char *err, size_t errlen);
@@ -243,6 +257,42 @@ int uraid_control_wait(struct uraid_control *c, int timeout_ms);
 /* Stop accepting, wait for connections to end, remove the socket. */
 void uraid_control_close(struct uraid_control *c);
 #define URAID_CONTROL_MAX_IO (16u << 20) /* largest read/write per request */
+
+/* ------------------------------------------------------------------------
+ * FreeBSD GEOM arrays (gmirror, graid3). uraid_assemble recognises their
+ * metadata (the last sector of each component, no md superblock) and returns
+ * an ordinary handle: read/write/flush/status/fail/remove/add/sync/stop work
+ * as for md. uraid_status reports them with these levels.
+ * ------------------------------------------------------------------------ */
+#define URAID_LEVEL_GMIRROR 0x4701 /* 'G' 1 */
+#define URAID_LEVEL_GRAID3  0x4703 /* 'G' 3 */
+
+/* geom_flags bits. gmirror: */
+#define URAID_GEOM_F_MIRROR_NOAUTOSYNC 0x01ull
+#define URAID_GEOM_F_MIRROR_NOFAILSYNC 0x02ull
+/* graid3: */
+#define URAID_GEOM_F_RAID3_NOAUTOSYNC  0x01ull
+#define URAID_GEOM_F_RAID3_ROUND_ROBIN 0x02ull
+#define URAID_GEOM_F_RAID3_VERIFY      0x04ull
+#define URAID_GEOM_F_RAID3_NOFAILSYNC  0x08ull
+
+/* The rest of gmirror(8)/graid3(8)'s verbs on a running array, as one
+ * request line of words (what the control socket's "geom" verb carries):
+ *
+ *   configure [balance=NAME] [slice=BYTES] [autosync=0|1] [failsync=0|1]
+ *             [priority=N member=M] [round_robin=0|1] [verify=0|1]
+ *   rebuild member=M          activate member=M       deactivate member=M
+ *   insert member=PATH [priority=N] [inactive=1] [number=N]
+ *   remove member=M | number=N                        forget
+ *   resize [size=BYTES]       destroy
+ *
+ * M is a component's path as assembled or "#N" (its number). Semantics
+ * follow gmirror/graid3 (docs/ARCHITECTURE.md, GEOM). -EINVAL names an
+ * unknown verb, key or value; -EOPNOTSUPP for md arrays and for verbs the
+ * class does not have (graid3: activate, deactivate, forget, resize,
+ * destroy). After destroy the metadata is gone and the handle only accepts
+ * uraid_stop/uraid_drop (which then write nothing). */
+int uraid_geom_ctl(struct uraid_array *a, const char *request, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }
