@@ -124,6 +124,11 @@ static int serve_one(struct client *cl, char *line)
 {
 	struct uraid_array *a = cl->c->a;
 	char err[512] = "";
+	/* GEOM verbs: the rest of the line is one request for uraid_geom_ctl. */
+	if (!strncmp(line, "geom ", 5)) {
+		int rc = uraid_geom_ctl(a, line + 5, err, sizeof(err));
+		return rc < 0 ? reply_err(cl->fd, rc, err) : reply_ok(cl->fd, NULL, 0);
+	}
 	char *argv[4] = {0};
 	int argc = 0;
 	for (char *save = NULL, *t = strtok_r(line, " ", &save); t && argc < 4;
