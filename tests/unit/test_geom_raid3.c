@@ -11,49 +11,7 @@
 #include "member/member.h"
 
 #define CSIZE (256 * 1024 + 512) /* component size */
-
-static char dir[64];
-
-static void path_of(int i, char *p, size_t n)
-{
-	snprintf(p, n, "%s/c%d", dir, i);
-}
-
-static void make_files(int n)
-{
-	snprintf(dir, sizeof(dir), "/tmp/uraid-r3-XXXXXX");
-	CHECK(mkdtemp(dir) != NULL);
-	for (int i = 0; i < n; i++) {
-		char p[96];
-		path_of(i, p, sizeof(p));
-		struct member *m;
-		char err[256];
-		CHECK(member_open_file(p, MEMBER_CREATE, CSIZE, &m, err, sizeof(err)) == 0);
-		member_close(m);
-	}
-}
-
-static void rm_files(int n)
-{
-	for (int i = 0; i < n; i++) {
-		char p[96];
-		path_of(i, p, sizeof(p));
-		unlink(p);
-	}
-	rmdir(dir);
-}
-
-static void open_members(int n, struct member **m, int except)
-{
-	int k = 0;
-	for (int i = 0; i < n; i++) {
-		if (i == except)
-			continue;
-		char p[96], err[256];
-		path_of(i, p, sizeof(p));
-		CHECKF(member_open_file(p, 0, 0, &m[k++], err, sizeof(err)) == 0, "%s", err);
-	}
-}
+#include "test_geom_common.h"
 
 static struct geom_raid3 *open_r3(int n, int except)
 {
