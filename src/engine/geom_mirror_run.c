@@ -497,8 +497,9 @@ int geom_mirror_remove(struct geom_mirror *g, int disk, char *err, size_t errlen
 		return errmsg(err, errlen, -EBUSY, "%s is the last active component of %s",
 		              g->disk[disk].m->name, g->name);
 	}
-	if (g->disk[disk].state != GEOM_DISK_FAILED)
-		geom_clear(g->disk[disk].m, NULL, 0);
+	/* gmirror remove clears the component's metadata, failed or not (best
+	 * effort: a failed disk may refuse the write). */
+	geom_clear(g->disk[disk].m, NULL, 0);
 	member_close(g->disk[disk].m);
 	memmove(&g->disk[disk], &g->disk[disk + 1],
 	        (size_t)(g->ndisks - disk - 1) * sizeof(g->disk[0]));

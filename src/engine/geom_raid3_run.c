@@ -530,8 +530,8 @@ int geom_raid3_remove(struct geom_raid3 *g, int no, char *err, size_t errlen)
 		return errmsg(err, errlen, -EBUSY, "%s is already degraded: removing %d loses data",
 		              g->name, no);
 	}
-	if (g->c[no].state != GEOM_DISK_FAILED)
-		geom_clear(g->c[no].m, NULL, 0);
+	/* Cleared failed or not (best effort: a failed disk may refuse it). */
+	geom_clear(g->c[no].m, NULL, 0);
 	member_close(g->c[no].m);
 	g->c[no].m = NULL;
 	g->c[no].state = GEOM_DISK_NONE;
