@@ -14,6 +14,17 @@ struct member;
 
 #define GEOM_MAX_DISKS 32
 
+/* I/O queues for batches that reach several components at once (a graid3
+ * stripe, a gmirror split read, a mirrored write), kept for reuse; one per
+ * request in flight (geom_common.c). */
+#define GEOM_IOQ_POOL 8
+struct member_ioq;
+struct geom_ioq_pool {
+	pthread_mutex_t mu;
+	int n;
+	struct member_ioq *q[GEOM_IOQ_POOL];
+};
+
 /* ---- Balance policy: state in, member index (or pieces) out; no I/O. ----
  *
  * load:        score = decaying average of each disk's in-flight count
@@ -97,6 +108,7 @@ struct geom_mirror {
 	struct geom_mirror_disk disk[GEOM_MAX_DISKS];
 	struct geom_bal bal;
 	int md_balance; /* balance stored on disk (bal.balance may be a session override) */
+	struct geom_ioq_pool ioqs;
 	/* Optional trace hook (tests, bench): called for each piece read. */
 	void (*trace)(void *ctx, int disk, uint64_t off, uint64_t len);
 	void *trace_ctx;
@@ -191,6 +203,7 @@ struct geom_raid3 {
 	bool bump_syncid;       /* started degraded: first write makes the absent component stale */
 	unsigned rr_next;       /* -r: data component to skip next */
 	uint64_t parity_errors; /* -w: reads refused for a parity mismatch */
+	struct geom_ioq_pool ioqs;
 	struct geom_raid3_comp c[GEOM_MAX_DISKS + 1];
 };
 

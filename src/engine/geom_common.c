@@ -77,3 +77,62 @@ void geom_unlock_all(pthread_rwlock_t *iolock, pthread_mutex_t *lock)
 	pthread_mutex_unlock(lock);
 	pthread_rwlock_unlock(iolock);
 }
+
+void geom_ioq_pool_init(struct geom_ioq_pool *p)
+{
+	pthread_mutex_init(&p->mu, NULL);
+	p->n = 0;
+}
+
+void geom_ioq_pool_destroy(struct geom_ioq_pool *p)
+{
+	for (int i = 0; i < p->n; i++)
+		member_ioq_close(p->q[i]);
+	p->n = 0;
+	pthread_mutex_destroy(&p->mu);
+}
+
+int geom_io_batch(struct geom_ioq_pool *p, struct member_io *ios, int n)
+{
+	struct member_ioq *q = NULL;
+	pthread_mutex_lock(&p->mu);
+	if (p->n)
+		q = p->q[--p->n];
+	pthread_mutex_unlock(&p->mu);
+	if (!q && member_ioq_open(64, &q) < 0)
+		q = NULL;
+	int rc = 0;
+	if (q) {
+		member_ioq_run(q, ios, n);
+	} else { /* no queue at all: one by one */
+		for (int i = 0; i < n; i++) {
+			int r = ios[i].op == MEMBER_OP_READ
+			            ? member_read(ios[i].m, ios[i].buf, ios[i].len, ios[i].off)
+			        : ios[i].op == MEMBER_OP_WRITE
+			            ? member_write(ios[i].m, ios[i].buf, ios[i].len, ios[i].off,
+			                           ios[i].flags)
+			            : member_flush(ios[i].m);
+			ios[i].result = r < 0 ? r : (ssize_t)ios[i].len;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		if (ios[i].result >= 0 && (size_t)ios[i].result != ios[i].len &&
+		    ios[i].op != MEMBER_OP_FLUSH)
+			ios[i].result = -EIO;
+		else if (ios[i].result > 0)
+			ios[i].result = 0;
+		if (ios[i].result < 0 && rc == 0)
+			rc = (int)ios[i].result;
+	}
+	if (q) {
+		pthread_mutex_lock(&p->mu);
+		if (p->n < GEOM_IOQ_POOL) {
+			p->q[p->n++] = q;
+			q = NULL;
+		}
+		pthread_mutex_unlock(&p->mu);
+		if (q)
+			member_ioq_close(q);
+	}
+	return rc;
+}

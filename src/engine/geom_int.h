@@ -9,8 +9,7 @@
 #include <stdint.h>
 
 #include "engine/geom.h"
-
-struct member;
+#include "member/member.h"
 
 /* geom_common.c */
 /* A random 32-bit id (mirror/device/disk ids: uniqueness is best effort). */
@@ -30,6 +29,13 @@ void geom_warn_stale(char *warn, size_t warnlen, const char *name, uint32_t geni
  * rwlock exclusively (no read in flight uses a member), then the state mutex. */
 void geom_lock_all(pthread_rwlock_t *iolock, pthread_mutex_t *lock);
 void geom_unlock_all(pthread_rwlock_t *iolock, pthread_mutex_t *lock);
+
+void geom_ioq_pool_init(struct geom_ioq_pool *p);
+void geom_ioq_pool_destroy(struct geom_ioq_pool *p);
+/* Run ios[0..n) as one batch, the members in parallel; each result is 0 or
+ * a negative errno (a short transfer counts as -EIO). Returns 0 or the
+ * first error. */
+int geom_io_batch(struct geom_ioq_pool *p, struct member_io *ios, int n);
 
 /* geom_mirror_run.c (caller holds g->lock) */
 int geom_mirror_write_md(struct geom_mirror *g, int i);

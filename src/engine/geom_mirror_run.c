@@ -171,6 +171,7 @@ int geom_mirror_open(struct member **m, int n, bool rdonly, struct geom_mirror *
 	}
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_rwlock_init(&g->iolock, NULL);
+	geom_ioq_pool_init(&g->ioqs);
 	g->rdonly = rdonly;
 	uint32_t maxgen, maxsync, gen[GEOM_MAX_DISKS], sid[GEOM_MAX_DISKS];
 	bool syn[GEOM_MAX_DISKS];
@@ -293,9 +294,17 @@ int geom_mirror_read_at(struct geom_mirror *g, void *buf, size_t len, uint64_t o
 			break;
 		}
 		pthread_mutex_unlock(&g->lock);
+		/* split pieces go to their disks at the same time */
+		struct member_io io[GEOM_MAX_DISKS];
 		for (int k = 0; k < n; k++)
-			res[k] = member_read(g->disk[p[k].disk].m,
-			                     (uint8_t *)buf + (p[k].off - off), p[k].len, p[k].off);
+			io[k] = (struct member_io){.m = g->disk[p[k].disk].m,
+			                           .op = MEMBER_OP_READ,
+			                           .buf = (uint8_t *)buf + (p[k].off - off),
+			                           .len = p[k].len,
+			                           .off = p[k].off};
+		geom_io_batch(&g->ioqs, io, n);
+		for (int k = 0; k < n; k++)
+			res[k] = (int)io[k].result;
 		pthread_mutex_lock(&g->lock);
 		rc = 0;
 		for (int k = 0; k < n; k++) {
@@ -339,15 +348,23 @@ int geom_mirror_write_at(struct geom_mirror *g, const void *buf, size_t len, uin
 	}
 	if (md_changed)
 		geom_mirror_write_all_md(g);
-	int ok = 0;
+	/* every copy at once */
+	struct member_io io[GEOM_MAX_DISKS];
+	int who[GEOM_MAX_DISKS], n = 0, ok = 0;
 	for (int i = 0; i < g->ndisks; i++) {
 		struct geom_mirror_disk *d = &g->disk[i];
 		if (d->state != GEOM_DISK_ACTIVE && d->state != GEOM_DISK_SYNCING)
 			continue;
-		if (member_write(d->m, buf, len, off, 0) < 0)
-			geom_mirror_fail_disk(g, i);
+		io[n] = (struct member_io){
+		    .m = d->m, .op = MEMBER_OP_WRITE, .buf = (void *)buf, .len = len, .off = off};
+		who[n++] = i;
+	}
+	geom_io_batch(&g->ioqs, io, n);
+	for (int k = 0; k < n; k++) {
+		if (io[k].result < 0)
+			geom_mirror_fail_disk(g, who[k]);
 		else
-			ok += d->state == GEOM_DISK_ACTIVE;
+			ok += g->disk[who[k]].state == GEOM_DISK_ACTIVE;
 	}
 	pthread_mutex_unlock(&g->lock);
 	return ok ? 0 : -EIO;
@@ -550,6 +567,7 @@ int geom_mirror_close(struct geom_mirror *g)
 	}
 	for (int i = 0; i < g->ndisks; i++)
 		member_close(g->disk[i].m);
+	geom_ioq_pool_destroy(&g->ioqs);
 	pthread_mutex_destroy(&g->lock);
 	pthread_rwlock_destroy(&g->iolock);
 	free(g);

@@ -187,6 +187,7 @@ int geom_raid3_open(struct member **m, int n, bool rdonly, struct geom_raid3 **o
 	geom_newest_ids(gen, sid, syn, n, &maxgen, &maxsync);
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_rwlock_init(&g->iolock, NULL);
+	geom_ioq_pool_init(&g->ioqs);
 	memcpy(g->name, mds[0].name, sizeof(g->name));
 	g->id = mds[0].id;
 	g->ncomp = mds[0].all;
@@ -266,22 +267,46 @@ static int check_io(const struct geom_raid3 *g, size_t len, uint64_t off)
 	return 0;
 }
 
+/* One batch over the components (all at once): `op` on bufs[i] for every
+ * component i != skip that has a member (writes: only active or
+ * synchronizing ones); res[i] gets each result (0 for those left out). */
+static void comps_io(struct geom_raid3 *g, enum member_op op, uint8_t **bufs, size_t clen,
+                     uint64_t coff, int skip, int *res)
+{
+	struct member_io io[GEOM_MAX_DISKS + 1];
+	int who[GEOM_MAX_DISKS + 1], n = 0;
+	for (int i = 0; i < g->ncomp; i++) {
+		res[i] = 0;
+		const struct geom_raid3_comp *c = &g->c[i];
+		if (i == skip || !c->m)
+			continue;
+		if (op == MEMBER_OP_WRITE && c->state != GEOM_DISK_ACTIVE &&
+		    c->state != GEOM_DISK_SYNCING)
+			continue;
+		io[n] = (struct member_io){
+		    .m = c->m, .op = op, .buf = bufs[i], .len = clen, .off = coff};
+		who[n++] = i;
+	}
+	geom_io_batch(&g->ioqs, io, n);
+	for (int k = 0; k < n; k++)
+		res[who[k]] = (int)io[k].result;
+}
+
 /* Read component spans for provider [off, off+len) into bufs[]; the
  * component `skip` (or -1) is not read. Fails a component on error. */
 static int read_comps(struct geom_raid3 *g, uint8_t **bufs, size_t clen, uint64_t coff, int skip)
 {
-	for (int i = 0; i < g->ncomp; i++) {
-		if (i == skip)
-			continue;
-		if (!usable(&g->c[i]))
+	for (int i = 0; i < g->ncomp; i++)
+		if (i != skip && !usable(&g->c[i]))
 			return -EIO;
-		int r = member_read(g->c[i].m, bufs[i], clen, coff);
-		if (r < 0) {
+	int res[GEOM_MAX_DISKS + 1], rc = 0;
+	comps_io(g, MEMBER_OP_READ, bufs, clen, coff, skip, res);
+	for (int i = 0; i < g->ncomp; i++)
+		if (res[i] < 0) {
 			geom_raid3_fail(g, i);
-			return r;
+			rc = res[i];
 		}
-	}
-	return 0;
+	return rc;
 }
 
 int geom_raid3_read_at(struct geom_raid3 *g, void *buf, size_t len, uint64_t off)
@@ -324,10 +349,8 @@ int geom_raid3_read_at(struct geom_raid3 *g, void *buf, size_t len, uint64_t off
 		else
 			skip = par;
 		pthread_mutex_unlock(&g->lock);
-		int res[GEOM_MAX_DISKS + 1] = {0};
-		for (int i = 0; i < g->ncomp; i++)
-			if (i != skip)
-				res[i] = member_read(g->c[i].m, bufs[i], clen, coff);
+		int res[GEOM_MAX_DISKS + 1];
+		comps_io(g, MEMBER_OP_READ, bufs, clen, coff, skip, res);
 		pthread_mutex_lock(&g->lock);
 		rc = 0;
 		for (int i = 0; i < g->ncomp; i++)
@@ -383,13 +406,11 @@ int geom_raid3_write_at(struct geom_raid3 *g, const void *buf, size_t len, uint6
 	}
 	if (md_changed)
 		geom_raid3_write_all_md(g);
-	for (int i = 0; i < g->ncomp; i++) {
-		struct geom_raid3_comp *c = &g->c[i];
-		if (!c->m || (c->state != GEOM_DISK_ACTIVE && c->state != GEOM_DISK_SYNCING))
-			continue;
-		if (member_write(c->m, bufs[i], clen, coff, 0) < 0)
+	int res[GEOM_MAX_DISKS + 1];
+	comps_io(g, MEMBER_OP_WRITE, bufs, clen, coff, -1, res);
+	for (int i = 0; i < g->ncomp; i++)
+		if (res[i] < 0)
 			geom_raid3_fail(g, i);
-	}
 	int nbad = 0;
 	for (int i = 0; i < g->ncomp; i++)
 		nbad += !usable(&g->c[i]);
@@ -577,6 +598,7 @@ int geom_raid3_close(struct geom_raid3 *g)
 	for (int i = 0; i < g->ncomp; i++)
 		if (g->c[i].m)
 			member_close(g->c[i].m);
+	geom_ioq_pool_destroy(&g->ioqs);
 	pthread_mutex_destroy(&g->lock);
 	pthread_rwlock_destroy(&g->iolock);
 	free(g);

@@ -177,12 +177,7 @@ static void dirty_resync_and_nofailsync(void)
 		uint8_t buf[4096];
 		memset(buf, 0xaa, sizeof(buf));
 		CHECK(geom_mirror_write_at(g, buf, sizeof(buf), 0) == 0);
-		/* crash: members closed without the clean close */
-		for (int i = 0; i < 2; i++)
-			member_close(g->disk[i].m);
-		pthread_mutex_destroy(&g->lock);
-		pthread_rwlock_destroy(&g->iolock);
-		free(g);
+		geom_mirror_drop(g); /* crash: no clean close, no metadata written */
 		/* a write that reached only disk 1 (the master, priority 1) */
 		struct member *m = open_one(1);
 		memset(buf, 0x55, sizeof(buf));

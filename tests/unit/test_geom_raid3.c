@@ -373,11 +373,7 @@ static void dirty_parity_resync(void)
 		uint8_t buf[4096];
 		memset(buf, 0x11, sizeof(buf));
 		CHECK(geom_raid3_write_at(g, buf, sizeof(buf), 0) == 0);
-		for (int i = 0; i < n; i++) /* crash: no clean close */
-			member_close(g->c[i].m);
-		pthread_mutex_destroy(&g->lock);
-		pthread_rwlock_destroy(&g->iolock);
-		free(g);
+		geom_raid3_drop(g); /* crash: no clean close, no metadata written */
 		/* a later write reached data component 0 but not parity */
 		char p[96], err[256];
 		path_of(0, p, sizeof(p));
