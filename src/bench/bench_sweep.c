@@ -443,6 +443,8 @@ static void usage(FILE *f)
 	        "[--json F]\n"
 	        "         [--svg DIR] [--chart] [--members-dir DIR | --mem |\n"
 	        "          --disk-model PROFILE|FILE [--bus MBPS] [--time-scale N]]\n"
+	        "  --levels also takes GEOM configs: gmirror, graid3 (all of their kind), or\n"
+	        "  mirror:load|prefer|round-robin|split, raid3, raid3-r.\n"
 	        "  --size: bytes each workload moves (default 32M); members are sized to hold it.\n"
 	        "  --req: sequential request size (default 1M, as dd bs=1M).\n"
 	        "  --disk-model: simulated disks; figures are in model time (--time-scale N:\n"
@@ -477,8 +479,8 @@ int bench_workload(int argc, char **argv)
 	snprintf(wl[0], 24, "seqwrite");
 	snprintf(wl[1], 24, "seqread");
 	const char *model = NULL;
-	bool scale_set = false, levels_given = false;
-	static const struct option lo[] = {{"geom", 1, 0, 'G'},{"levels", 1, 0, 'l'},       {"members", 1, 0, 'n'},
+	bool scale_set = false;
+	static const struct option lo[] = {{"levels", 1, 0, 'l'},       {"members", 1, 0, 'n'},
 	                                   {"chunks", 1, 0, 'c'},       {"layouts", 1, 0, 'L'},
 	                                   {"stripe-cache", 1, 0, 'S'}, {"workloads", 1, 0, 'w'},
 	                                   {"size", 1, 0, 's'},         {"ops", 1, 0, 'o'},
@@ -494,28 +496,11 @@ int bench_workload(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'G':
-			if (parse_words(optarg, o.geom, MAXV, &o.ngeom, 24) < 0)
-				return cli_error("bench", "--geom %s: a list like mirror:load,raid3-r",
-				                 optarg);
-			for (int i = 0; i < o.ngeom; i++) {
-				int gl;
-				uint32_t gv;
-				char gb[8];
-				if (bw_geom_parse(o.geom[i], &gl, &gv, gb, sizeof(gb)) < 0)
-					return cli_error("bench",
-					                 "--geom: '%s' unknown (mirror:load, "
-					                 "mirror:prefer, mirror:round-robin, "
-					                 "mirror:split, raid3, raid3-r)",
-					                 o.geom[i]);
-			}
-			if (!levels_given)
-				o.nlevels = 0;
-			break;
 		case 'l':
-			levels_given = true;
-			/* gmirror / graid3: every GEOM spec of that class */
-			if (strstr(optarg, "gmirror") || strstr(optarg, "graid3")) {
+			/* GEOM: gmirror / graid3 (every spec of that class), or specs
+			 * mirror:BALANCE, raid3, raid3-r (bench_geom.h) */
+			if (strstr(optarg, "gmirror") || strstr(optarg, "raid3") ||
+			    strstr(optarg, "mirror:")) {
 				char lw[MAXV][24], rest[MAXV * 25] = "";
 				int nlw;
 				if (parse_words(optarg, lw, MAXV, &nlw, 24) < 0)
@@ -524,6 +509,15 @@ int bench_workload(int argc, char **argv)
 					int gl = !strcmp(lw[i], "gmirror")  ? URAID_LEVEL_GMIRROR
 					         : !strcmp(lw[i], "graid3") ? URAID_LEVEL_GRAID3
 					                                    : 0;
+					uint32_t gv;
+					char gb[8];
+					if (!gl &&
+					    bw_geom_parse(lw[i], &gl, &gv, gb, sizeof(gb)) == 0) {
+						if (o.ngeom < MAXV)
+							snprintf(o.geom[o.ngeom++], 24, "%.23s",
+							         lw[i]);
+						continue;
+					}
 					if (!gl) {
 						size_t rl = strlen(rest);
 						snprintf(rest + rl, sizeof(rest) - rl, "%s%.23s",
