@@ -136,3 +136,28 @@ int geom_io_batch(struct geom_ioq_pool *p, struct member_io *ios, int n)
 	}
 	return rc;
 }
+
+uint64_t geom_dflags_update(uint64_t dflags, bool syncing, bool dirty)
+{
+	enum { DIRTY = 0x01, SYNCHRONIZING = 0x02, FORCE_SYNC = 0x04 };
+	if (syncing)
+		dflags |= SYNCHRONIZING;
+	else
+		dflags &= ~(uint64_t)(SYNCHRONIZING | FORCE_SYNC);
+	return dirty ? dflags | DIRTY : dflags & ~(uint64_t)DIRTY;
+}
+
+bool geom_first_write(bool *bump_syncid, uint32_t *syncid, bool *dirty, bool nofailsync)
+{
+	bool changed = false;
+	if (*bump_syncid) {
+		(*syncid)++;
+		*bump_syncid = false;
+		changed = true;
+	}
+	if (!*dirty && !nofailsync) {
+		*dirty = true;
+		changed = true;
+	}
+	return changed;
+}

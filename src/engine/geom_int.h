@@ -30,6 +30,17 @@ void geom_warn_stale(char *warn, size_t warnlen, const char *name, uint32_t geni
 void geom_lock_all(pthread_rwlock_t *iolock, pthread_mutex_t *lock);
 void geom_unlock_all(pthread_rwlock_t *iolock, pthread_mutex_t *lock);
 
+/* A component's flags as written back: SYNCHRONIZING while syncing (else
+ * it and FORCE_SYNC cleared), DIRTY as the device is. gmirror and graid3
+ * give these three flags the same bits (DIRTY 1, SYNCHRONIZING 2,
+ * FORCE_SYNC 4). */
+uint64_t geom_dflags_update(uint64_t dflags, bool syncing, bool dirty);
+/* Before the first write: a device started without all components moves
+ * its syncid on (the absent ones must not look current when they come
+ * back), and one that keeps failsync marks itself dirty. True when the
+ * metadata must be written. */
+bool geom_first_write(bool *bump_syncid, uint32_t *syncid, bool *dirty, bool nofailsync);
+
 void geom_ioq_pool_init(struct geom_ioq_pool *p);
 void geom_ioq_pool_destroy(struct geom_ioq_pool *p);
 /* Run ios[0..n) as one batch, the members in parallel; each result is 0 or

@@ -32,14 +32,7 @@ int geom_mirror_write_md(struct geom_mirror *g, int i)
 	md->sectorsize = g->sectorsize;
 	md->mflags = g->mflags;
 	md->provsize = d->m->size;
-	if (d->state == GEOM_DISK_SYNCING)
-		md->dflags |= GEOM_MIRROR_DISK_SYNCHRONIZING;
-	else
-		md->dflags &= ~(GEOM_MIRROR_DISK_SYNCHRONIZING | GEOM_MIRROR_DISK_FORCE_SYNC);
-	if (g->dirty)
-		md->dflags |= GEOM_MIRROR_DISK_DIRTY;
-	else
-		md->dflags &= ~GEOM_MIRROR_DISK_DIRTY;
+	md->dflags = geom_dflags_update(md->dflags, d->state == GEOM_DISK_SYNCING, g->dirty);
 	int rc = geom_mirror_write(d->m, md, NULL, 0);
 	if (rc < 0)
 		geom_mirror_fail_disk(g, i);
@@ -335,18 +328,8 @@ int geom_mirror_write_at(struct geom_mirror *g, const void *buf, size_t len, uin
 	if (g->destroyed)
 		return -ENXIO;
 	pthread_mutex_lock(&g->lock);
-	bool md_changed = false;
-	if (g->bump_syncid) {
-		/* Disks absent now must not look current when they come back. */
-		g->syncid++;
-		g->bump_syncid = false;
-		md_changed = true;
-	}
-	if (!g->dirty && !(g->mflags & GEOM_MIRROR_DEV_NOFAILSYNC)) {
-		g->dirty = true;
-		md_changed = true;
-	}
-	if (md_changed)
+	if (geom_first_write(&g->bump_syncid, &g->syncid, &g->dirty,
+	                     g->mflags & GEOM_MIRROR_DEV_NOFAILSYNC))
 		geom_mirror_write_all_md(g);
 	/* every copy at once */
 	struct member_io io[GEOM_MAX_DISKS];
@@ -503,14 +486,12 @@ int geom_mirror_remove(struct geom_mirror *g, int disk, char *err, size_t errlen
 {
 	if (disk < 0 || disk >= g->ndisks)
 		return errmsg(err, errlen, -EINVAL, "no component %d", disk);
-	pthread_rwlock_wrlock(&g->iolock);
-	pthread_mutex_lock(&g->lock);
+	geom_lock_all(&g->iolock, &g->lock);
 	int others = 0;
 	for (int i = 0; i < g->ndisks; i++)
 		others += i != disk && g->disk[i].state == GEOM_DISK_ACTIVE;
 	if (!others) {
-		pthread_mutex_unlock(&g->lock);
-		pthread_rwlock_unlock(&g->iolock);
+		geom_unlock_all(&g->iolock, &g->lock);
 		return errmsg(err, errlen, -EBUSY, "%s is the last active component of %s",
 		              g->disk[disk].m->name, g->name);
 	}
@@ -526,8 +507,7 @@ int geom_mirror_remove(struct geom_mirror *g, int disk, char *err, size_t errlen
 	g->bal.rr_next = 0;
 	geom_mirror_sync_bal(g);
 	geom_mirror_write_all_md(g);
-	pthread_mutex_unlock(&g->lock);
-	pthread_rwlock_unlock(&g->iolock);
+	geom_unlock_all(&g->iolock, &g->lock);
 	return 0;
 }
 

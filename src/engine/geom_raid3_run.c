@@ -45,14 +45,7 @@ static int write_md(struct geom_raid3 *g, int i)
 	md->sectorsize = g->psector;
 	md->mflags = g->mflags;
 	md->provsize = c->m->size;
-	if (c->state == GEOM_DISK_SYNCING)
-		md->dflags |= GEOM_RAID3_DISK_SYNCHRONIZING;
-	else
-		md->dflags &= ~(GEOM_RAID3_DISK_SYNCHRONIZING | GEOM_RAID3_DISK_FORCE_SYNC);
-	if (g->dirty)
-		md->dflags |= GEOM_RAID3_DISK_DIRTY;
-	else
-		md->dflags &= ~GEOM_RAID3_DISK_DIRTY;
+	md->dflags = geom_dflags_update(md->dflags, c->state == GEOM_DISK_SYNCING, g->dirty);
 	int rc = geom_raid3_write(c->m, md, NULL, 0);
 	if (rc < 0)
 		geom_raid3_fail(g, i);
@@ -260,6 +253,16 @@ fail:
 	return rc;
 }
 
+/* One buffer of clen bytes per component, bufs[i] into one allocation
+ * (returned, to be freed; NULL when out of memory). */
+static uint8_t *comp_bufs(const struct geom_raid3 *g, size_t clen, uint8_t **bufs)
+{
+	uint8_t *mem = malloc(clen * (size_t)g->ncomp);
+	for (int i = 0; mem && i < g->ncomp; i++)
+		bufs[i] = mem + clen * (size_t)i;
+	return mem;
+}
+
 static int check_io(const struct geom_raid3 *g, size_t len, uint64_t off)
 {
 	if (off % g->psector || len % g->psector || off > g->mediasize || len > g->mediasize - off)
@@ -318,11 +321,9 @@ int geom_raid3_read_at(struct geom_raid3 *g, void *buf, size_t len, uint64_t off
 	size_t clen = len / (size_t)(g->ncomp - 1);
 	uint64_t coff = raid3_comp_off(&rg, off);
 	uint8_t *bufs[GEOM_MAX_DISKS + 1];
-	uint8_t *mem = malloc(clen * (size_t)g->ncomp);
+	uint8_t *mem = comp_bufs(g, clen, bufs);
 	if (!mem)
 		return -ENOMEM;
-	for (int i = 0; i < g->ncomp; i++)
-		bufs[i] = mem + clen * (size_t)i;
 	/* Component reads run outside the state lock so readers overlap; the
 	 * rwlock keeps insert/remove from closing a member under them. */
 	pthread_rwlock_rdlock(&g->iolock);
@@ -387,24 +388,13 @@ int geom_raid3_write_at(struct geom_raid3 *g, const void *buf, size_t len, uint6
 	size_t clen = len / (size_t)(g->ncomp - 1);
 	uint64_t coff = raid3_comp_off(&rg, off);
 	uint8_t *bufs[GEOM_MAX_DISKS + 1];
-	uint8_t *mem = malloc(clen * (size_t)g->ncomp);
+	uint8_t *mem = comp_bufs(g, clen, bufs);
 	if (!mem)
 		return -ENOMEM;
-	for (int i = 0; i < g->ncomp; i++)
-		bufs[i] = mem + clen * (size_t)i;
 	raid3_scatter(&rg, buf, len, bufs);
 	pthread_mutex_lock(&g->lock);
-	bool md_changed = false;
-	if (g->bump_syncid) {
-		g->syncid++; /* the absent component must not look current later */
-		g->bump_syncid = false;
-		md_changed = true;
-	}
-	if (!g->dirty && !(g->mflags & GEOM_RAID3_DEV_NOFAILSYNC)) {
-		g->dirty = true;
-		md_changed = true;
-	}
-	if (md_changed)
+	if (geom_first_write(&g->bump_syncid, &g->syncid, &g->dirty,
+	                     g->mflags & GEOM_RAID3_DEV_NOFAILSYNC))
 		geom_raid3_write_all_md(g);
 	int res[GEOM_MAX_DISKS + 1];
 	comps_io(g, MEMBER_OP_WRITE, bufs, clen, coff, -1, res);
@@ -450,13 +440,11 @@ int geom_raid3_sync_step(struct geom_raid3 *g, uint64_t bytes)
 	size_t n = (size_t)(total - off < bytes ? total - off : bytes);
 	if (n) {
 		uint8_t *bufs[GEOM_MAX_DISKS + 1];
-		uint8_t *mem = malloc(n * (size_t)g->ncomp);
+		uint8_t *mem = comp_bufs(g, n, bufs);
 		if (!mem) {
 			rc = -ENOMEM;
 			goto out;
 		}
-		for (int i = 0; i < g->ncomp; i++)
-			bufs[i] = mem + n * (size_t)i;
 		rc = read_comps(g, bufs, n, off, t);
 		if (rc == 0) {
 			raid3_rebuild(&rg, bufs, n, t);
@@ -521,8 +509,7 @@ int geom_raid3_insert(struct geom_raid3 *g, int no, struct member *m, char *err,
 		return errmsg(err, errlen, -ENOSPC, "%s: too small for %s", m->name, g->name);
 	if (g->rdonly || m->readonly)
 		return errmsg(err, errlen, -EROFS, "read-only");
-	pthread_rwlock_wrlock(&g->iolock);
-	pthread_mutex_lock(&g->lock);
+	geom_lock_all(&g->iolock, &g->lock);
 	if (g->c[no].m)
 		member_close(g->c[no].m);
 	memset(&g->c[no], 0, sizeof(g->c[no]));
@@ -531,8 +518,7 @@ int geom_raid3_insert(struct geom_raid3 *g, int no, struct member *m, char *err,
 	g->c[no].md.dflags = GEOM_RAID3_DISK_FORCE_SYNC;
 	g->syncid++;
 	geom_raid3_write_all_md(g);
-	pthread_mutex_unlock(&g->lock);
-	pthread_rwlock_unlock(&g->iolock);
+	geom_unlock_all(&g->iolock, &g->lock);
 	return 0;
 }
 
@@ -540,14 +526,12 @@ int geom_raid3_remove(struct geom_raid3 *g, int no, char *err, size_t errlen)
 {
 	if (no < 0 || no >= g->ncomp || !g->c[no].m)
 		return errmsg(err, errlen, -EINVAL, "no component %d", no);
-	pthread_rwlock_wrlock(&g->iolock);
-	pthread_mutex_lock(&g->lock);
+	geom_lock_all(&g->iolock, &g->lock);
 	int nbad = 0;
 	for (int i = 0; i < g->ncomp; i++)
 		nbad += i != no && !usable(&g->c[i]);
 	if (nbad) {
-		pthread_mutex_unlock(&g->lock);
-		pthread_rwlock_unlock(&g->iolock);
+		geom_unlock_all(&g->iolock, &g->lock);
 		return errmsg(err, errlen, -EBUSY, "%s is already degraded: removing %d loses data",
 		              g->name, no);
 	}
@@ -558,8 +542,7 @@ int geom_raid3_remove(struct geom_raid3 *g, int no, char *err, size_t errlen)
 	g->c[no].state = GEOM_DISK_NONE;
 	g->genid++;
 	geom_raid3_write_all_md(g);
-	pthread_mutex_unlock(&g->lock);
-	pthread_rwlock_unlock(&g->iolock);
+	geom_unlock_all(&g->iolock, &g->lock);
 	return 0;
 }
 
