@@ -330,24 +330,8 @@ int cmd_mirror(int argc, char **argv)
 		return cli_error(verb, "-f (failsync) and -F (no failsync) together");
 	if (strcmp(sub, "dump") == 0)
 		return nargs < 1 ? mirror_usage() : geom_cli_dump(verb, true, args, nargs);
-	if (strcmp(sub, "clear") == 0) {
-		if (nargs < 1)
-			return mirror_usage();
-		int rc = 0;
-		for (int i = 0; i < nargs; i++) {
-			struct member *m;
-			struct geom_mirror_md md;
-			if (open_paths(verb, &args[i], 1, false, &m)) {
-				rc = 1;
-				continue;
-			}
-			if (geom_mirror_read(m, &md, err, sizeof(err)) < 0 ||
-			    geom_clear(m, err, sizeof(err)) < 0)
-				rc = cli_error(verb, "%s", err);
-			member_close(m);
-		}
-		return rc;
-	}
+	if (strcmp(sub, "clear") == 0)
+		return nargs < 1 ? mirror_usage() : geom_cli_clear(verb, true, args, nargs);
 	if (strcmp(sub, "cat") == 0)
 		return nargs < 1 ? mirror_usage() : geom_cat(verb, args, nargs);
 	if (strcmp(sub, "write") == 0)
@@ -579,24 +563,8 @@ int cmd_raid3(int argc, char **argv)
 		                       "combined");
 	if (strcmp(sub, "dump") == 0)
 		return nargs < 1 ? raid3_usage() : geom_cli_dump(verb, false, args, nargs);
-	if (strcmp(sub, "clear") == 0) {
-		if (nargs < 1)
-			return raid3_usage();
-		int rc = 0;
-		for (int i = 0; i < nargs; i++) {
-			struct member *m;
-			struct geom_raid3_md md;
-			if (open_paths(verb, &args[i], 1, false, &m)) {
-				rc = 1;
-				continue;
-			}
-			if (geom_raid3_read(m, &md, err, sizeof(err)) < 0 ||
-			    geom_clear(m, err, sizeof(err)) < 0)
-				rc = cli_error(verb, "%s", err);
-			member_close(m);
-		}
-		return rc;
-	}
+	if (strcmp(sub, "clear") == 0)
+		return nargs < 1 ? raid3_usage() : geom_cli_clear(verb, false, args, nargs);
 	if (strcmp(sub, "cat") == 0)
 		return nargs < 1 ? raid3_usage() : geom_cat(verb, args, nargs);
 	if (strcmp(sub, "write") == 0)

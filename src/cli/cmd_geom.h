@@ -16,6 +16,9 @@ int geom_cli_request(const char *verb, int level, const char *name, char **paths
                      const char *req);
 /* gmirror status / list of a running array, from uraid_status. */
 int geom_cli_running_status(const char *verb, const char *name, bool list);
+/* gmirror clear / graid3 clear: zero the metadata sector of each file that
+ * carries metadata of the class; files a running array holds are refused. */
+int geom_cli_clear(const char *verb, bool mirror, char **paths, int n);
 /* gmirror dump / graid3 dump: the metadata of each file. */
 int geom_cli_dump(const char *verb, bool mirror, char **paths, int n);
 

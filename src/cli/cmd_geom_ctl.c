@@ -4,10 +4,13 @@
  * on the member files (assembled, changed, synchronized, stopped). Also
  * status/list of a running array and dump of the metadata sectors. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/cli_array.h"
@@ -61,8 +64,12 @@ int geom_cli_request(const char *verb, int level, const char *name, char **paths
 		if (!abs[i])
 			status = cli_error(verb, "%s: %s", paths[i], strerror(errno));
 	struct uraid_array *a = NULL;
-	if (!status && uraid_assemble((const char *const *)abs, n, URAID_NO_SYNC_THREAD, &a, err,
-	                              sizeof(err), warn, sizeof(warn)) < 0)
+	int arc = status ? 0
+	                 : uraid_assemble((const char *const *)abs, n, URAID_NO_SYNC_THREAD, &a,
+	                                  err, sizeof(err), warn, sizeof(warn));
+	if (arc == -ENOENT) /* md's "no md superblock" would mislead here */
+		status = cli_error(verb, "%s: no %s metadata", paths[0], level_name(level));
+	else if (arc < 0)
 		status = cli_error(verb, "%s", err);
 	if (warn[0])
 		fprintf(stderr, "uraid: warning: %s", warn);
@@ -218,6 +225,38 @@ int geom_cli_dump(const char *verb, bool mirror, char **paths, int n)
 			    (unsigned long long)rm.provsize);
 		}
 		printf("\n");
+	}
+	return status;
+}
+
+int geom_cli_clear(const char *verb, bool mirror, char **paths, int n)
+{
+	int status = 0;
+	for (int i = 0; i < n; i++) {
+		char err[256] = "";
+		/* A running array holds an exclusive lock on each member. */
+		int fd = open(paths[i], O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			status = cli_error(verb, "%s is in use by a running array", paths[i]);
+			close(fd);
+			continue;
+		}
+		struct member *m;
+		if (member_open_file(paths[i], 0, 0, &m, err, sizeof(err)) < 0) {
+			status = cli_error(verb, "%s", err);
+		} else {
+			struct geom_mirror_md mm;
+			struct geom_raid3_md rm;
+			int rc = mirror ? geom_mirror_read(m, &mm, err, sizeof(err))
+			                : geom_raid3_read(m, &rm, err, sizeof(err));
+			if (rc == 0)
+				rc = geom_clear(m, err, sizeof(err));
+			if (rc < 0)
+				status = cli_error(verb, "%s", err);
+			member_close(m);
+		}
+		if (fd >= 0)
+			close(fd);
 	}
 	return status;
 }

@@ -65,6 +65,8 @@ check "resize to c's size" "$U" mirror resize gv
 check "size is c less its metadata sector" \
 	[ "$(jget gv "a['array_bytes']")" = $((8 * 1024 * 1024 - 512)) ]
 check_fails "resize beyond c refused" "$U" mirror resize -s 16M gv
+check_fails "clear of a running array's member refused" "$U" mirror clear c
+check "c's metadata still there" [ "$(tail -c 512 c | head -c 12)" = GEOM::MIRROR ]
 check "mirror stop (running)" "$U" mirror stop gv
 check "c's metadata: 1 disk, new size" \
 	bash -c "[ \"\$(dump c all)/\$(dump c mediasize)\" = 1/$((8 * 1024 * 1024 - 512)) ]"

@@ -340,7 +340,8 @@ static void ctl_verbs(void)
 		struct geom_mirror_md md;
 		CHECK(geom_mirror_read(m, &md, err, sizeof(err)) == -ENOENT);
 		member_close(m);
-		CHECK(uraid_assemble((const char *[]){p2}, 1, 0, &a, err, sizeof(err), NULL, 0) < 0);
+		CHECK(uraid_assemble((const char *[]){p2}, 1, 0, &a, err, sizeof(err), NULL, 0) <
+		      0);
 	}
 	free(d1);
 	free(d2);
@@ -362,8 +363,7 @@ static void not_geom(void)
 	struct uraid_array *a;
 	CHECK(uraid_assemble(pp, 2, 0, &a, err, sizeof(err), NULL, 0) == -ENOENT);
 	struct uraid_create_opts o = {.level = 1, .raid_devices = 2, .assume_clean = true};
-	CHECKF(uraid_create(&o, pp, 2, URAID_NO_SYNC_THREAD, &a, err, sizeof(err)) == 0, "%s",
-	       err);
+	CHECKF(uraid_create(&o, pp, 2, URAID_NO_SYNC_THREAD, &a, err, sizeof(err)) == 0, "%s", err);
 	if (a) {
 		CHECK(uraid_geom_ctl(a, "forget", err, sizeof(err)) == -EOPNOTSUPP);
 		struct uraid_status st;
@@ -374,5 +374,4 @@ static void not_geom(void)
 	rm_files(2);
 }
 
-TEST_MAIN(T(mirror_handle), T(mirror_thread_and_drop), T(raid3_handle), T(ctl_verbs),
-          T(not_geom))
+TEST_MAIN(T(mirror_handle), T(mirror_thread_and_drop), T(raid3_handle), T(ctl_verbs), T(not_geom))
