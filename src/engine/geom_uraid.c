@@ -191,7 +191,8 @@ static void mirror_status(struct geom_mirror *g, struct uraid_status *st)
 	st->geom_genid = g->genid;
 	st->geom_syncid = g->syncid;
 	uint64_t done = UINT64_MAX;
-	for (int i = 0; i < g->ndisks && i < URAID_STATUS_MAX_MEMBERS; i++) {
+	/* GEOM_MAX_DISKS (+ 1) fit in the status's URAID_STATUS_MAX_MEMBERS */
+	for (int i = 0; i < g->ndisks && i < GEOM_MAX_DISKS; i++) {
 		const struct geom_mirror_disk *d = &g->disk[i];
 		struct uraid_member_status *ms = &st->members[st->nmembers++];
 		snprintf(ms->name, sizeof(ms->name), "%s", d->m->name);
@@ -239,7 +240,7 @@ static void raid3_status(struct geom_raid3 *g, struct uraid_status *st)
 	st->geom_genid = g->genid;
 	st->geom_syncid = g->syncid;
 	st->geom_parity_errors = g->parity_errors;
-	for (int i = 0; i < g->ncomp && i < URAID_STATUS_MAX_MEMBERS; i++) {
+	for (int i = 0; i < g->ncomp && i < GEOM_MAX_DISKS + 1; i++) {
 		const struct geom_raid3_comp *c = &g->c[i];
 		struct uraid_member_status *ms = &st->members[st->nmembers++];
 		snprintf(ms->name, sizeof(ms->name), "%s", c->m ? c->m->name : "(missing)");
