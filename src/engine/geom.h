@@ -99,7 +99,8 @@ struct geom_mirror {
 	uint32_t sectorsize;
 	uint64_t mflags;
 	uint32_t genid, syncid;
-	bool dirty;       /* DIRTY written to the disks since open */
+	bool dirty;             /* DIRTY written to the disks since open */
+	uint64_t last_write_ns; /* CLOCK_MONOTONIC of the last write (idle marking) */
 	bool bump_syncid; /* started without all disks: first write makes the absent ones stale */
 	bool rdonly;
 	bool destroyed; /* metadata cleared (destroy): nothing is written any more */
@@ -178,6 +179,8 @@ int geom_mirror_resize(struct geom_mirror *g, uint64_t size, char *err, size_t e
 int geom_mirror_destroy(struct geom_mirror *g, char *err, size_t errlen);
 /* Close without writing metadata (as a crash would leave the disks). */
 void geom_mirror_drop(struct geom_mirror *g);
+/* Idle marking (see geom_array_idle). */
+int geom_mirror_idle(struct geom_mirror *g, uint64_t idle_ns);
 /* Clean stop: DIRTY cleared, members closed, g freed. */
 int geom_mirror_close(struct geom_mirror *g);
 
@@ -200,6 +203,7 @@ struct geom_raid3 {
 	uint64_t mflags; /* GEOM_RAID3_DEV_* */
 	uint32_t genid, syncid;
 	bool dirty, rdonly;
+	uint64_t last_write_ns; /* CLOCK_MONOTONIC of the last write (idle marking) */
 	bool bump_syncid;       /* started degraded: first write makes the absent component stale */
 	unsigned rr_next;       /* -r: data component to skip next */
 	uint64_t parity_errors; /* -w: reads refused for a parity mismatch */
@@ -237,6 +241,7 @@ int geom_raid3_rebuild(struct geom_raid3 *g, int no, char *err, size_t errlen);
 int geom_raid3_close(struct geom_raid3 *g);
 /* Close without writing metadata (as a crash would leave the components). */
 void geom_raid3_drop(struct geom_raid3 *g);
+int geom_raid3_idle(struct geom_raid3 *g, uint64_t idle_ns);
 
 /* ---- One handle for either class (export plugin, bench, CLI cat/write) ----
  * geom_array_open reads the last sector of the first path: gmirror or
@@ -266,6 +271,10 @@ int geom_array_read(struct geom_array *a, void *buf, size_t len, uint64_t off);
 int geom_array_write(struct geom_array *a, const void *buf, size_t len, uint64_t off);
 int geom_array_flush(struct geom_array *a);
 int geom_array_sync_step(struct geom_array *a, uint64_t bytes);
+/* gmirror's idle marking: after idle_ns without writes, flush and clear
+ * DIRTY in the metadata so a crash later needs no resynchronization.
+ * Returns 1 when it marked the device clean, 0 otherwise. */
+int geom_array_idle(struct geom_array *a, uint64_t idle_ns);
 int geom_array_close(struct geom_array *a);
 
 #endif

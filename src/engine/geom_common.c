@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 
 #include "engine/geom_int.h"
 #include "member/member.h"
@@ -160,4 +161,11 @@ bool geom_first_write(bool *bump_syncid, uint32_t *syncid, bool *dirty, bool nof
 		changed = true;
 	}
 	return changed;
+}
+
+uint64_t geom_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }

@@ -41,6 +41,8 @@ uint64_t geom_dflags_update(uint64_t dflags, bool syncing, bool dirty);
  * metadata must be written. */
 bool geom_first_write(bool *bump_syncid, uint32_t *syncid, bool *dirty, bool nofailsync);
 
+uint64_t geom_now_ns(void); /* CLOCK_MONOTONIC */
+
 void geom_ioq_pool_init(struct geom_ioq_pool *p);
 void geom_ioq_pool_destroy(struct geom_ioq_pool *p);
 /* Run ios[0..n) as one batch, the members in parallel; each result is 0 or

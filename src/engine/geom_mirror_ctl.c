@@ -187,3 +187,21 @@ void geom_mirror_drop(struct geom_mirror *g)
 	g->rdonly = true; /* close then writes nothing */
 	geom_mirror_close(g);
 }
+
+int geom_mirror_idle(struct geom_mirror *g, uint64_t idle_ns)
+{
+	pthread_mutex_lock(&g->lock);
+	int rc = 0;
+	if (g->dirty && !g->rdonly && !g->destroyed &&
+	    geom_now_ns() - g->last_write_ns >= idle_ns) {
+		for (int i = 0; i < g->ndisks; i++)
+			if (g->disk[i].state == GEOM_DISK_ACTIVE ||
+			    g->disk[i].state == GEOM_DISK_SYNCING)
+				member_flush(g->disk[i].m);
+		g->dirty = false;
+		geom_mirror_write_all_md(g);
+		rc = 1;
+	}
+	pthread_mutex_unlock(&g->lock);
+	return rc;
+}

@@ -328,6 +328,7 @@ int geom_mirror_write_at(struct geom_mirror *g, const void *buf, size_t len, uin
 	if (g->destroyed)
 		return -ENXIO;
 	pthread_mutex_lock(&g->lock);
+	g->last_write_ns = geom_now_ns();
 	if (geom_first_write(&g->bump_syncid, &g->syncid, &g->dirty,
 	                     g->mflags & GEOM_MIRROR_DEV_NOFAILSYNC))
 		geom_mirror_write_all_md(g);

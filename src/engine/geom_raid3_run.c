@@ -393,6 +393,7 @@ int geom_raid3_write_at(struct geom_raid3 *g, const void *buf, size_t len, uint6
 		return -ENOMEM;
 	raid3_scatter(&rg, buf, len, bufs);
 	pthread_mutex_lock(&g->lock);
+	g->last_write_ns = geom_now_ns();
 	if (geom_first_write(&g->bump_syncid, &g->syncid, &g->dirty,
 	                     g->mflags & GEOM_RAID3_DEV_NOFAILSYNC))
 		geom_raid3_write_all_md(g);
@@ -594,4 +595,20 @@ void geom_raid3_drop(struct geom_raid3 *g)
 		return;
 	g->rdonly = true; /* close then writes nothing */
 	geom_raid3_close(g);
+}
+
+int geom_raid3_idle(struct geom_raid3 *g, uint64_t idle_ns)
+{
+	pthread_mutex_lock(&g->lock);
+	int rc = 0;
+	if (g->dirty && !g->rdonly && geom_now_ns() - g->last_write_ns >= idle_ns) {
+		for (int i = 0; i < g->ncomp; i++)
+			if (g->c[i].m && g->c[i].state != GEOM_DISK_FAILED)
+				member_flush(g->c[i].m);
+		g->dirty = false;
+		geom_raid3_write_all_md(g);
+		rc = 1;
+	}
+	pthread_mutex_unlock(&g->lock);
+	return rc;
 }

@@ -16,6 +16,7 @@
 #include "util/errmsg.h"
 
 #define SYNC_STEP_BYTES (1024u * 1024u)
+#define GEOM_IDLE_NS    (5ull * 1000000000ull) /* gmirror's default idletime, 5 s */
 
 struct geom_array *eng_geom_of(struct uraid_array *a)
 {
@@ -93,6 +94,13 @@ static void *sync_thread(void *arg)
 		p->speed_b0 = p->synced;
 		p->speed_kibs = 0;
 		pthread_cond_broadcast(&p->cond); /* sync_wait */
+		/* gmirror's idletime: clean after a quiet spell, so a crash later
+		 * needs no resynchronization. */
+		pthread_mutex_unlock(&p->mu);
+		geom_array_idle(p->g, GEOM_IDLE_NS);
+		pthread_mutex_lock(&p->mu);
+		if (p->thread_stop)
+			break;
 		timed_wait(p, 200000000ull);
 	}
 	pthread_mutex_unlock(&p->mu);

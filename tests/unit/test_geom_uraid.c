@@ -13,6 +13,7 @@
 
 #define CSIZE (128 * 1024 + 512)
 #include "engine/geom.h"
+#include "engine/geom_uraid.h"
 #include "test_geom_common.h"
 #include "uraid.h"
 
@@ -349,6 +350,49 @@ static void ctl_verbs(void)
 	rm_files(3);
 }
 
+static bool disk_dirty(int i)
+{
+	struct geom_mirror_md md;
+	char err[256];
+	struct member *m = open_one(i);
+	bool dirty = m && geom_mirror_read(m, &md, err, sizeof(err)) == 0 &&
+	             (md.dflags & GEOM_MIRROR_DISK_DIRTY);
+	if (m)
+		member_close(m);
+	return dirty;
+}
+
+/* gmirror's idle marking: DIRTY cleared after a quiet spell, so a crash
+ * (uraid_drop) afterwards needs no resynchronization. */
+static void idle_marks_clean(void)
+{
+	make_files(2);
+	label_mirror(2, GEOM_BALANCE_LOAD);
+	static const int idx[] = {0, 1};
+	struct uraid_array *a = asm_files(idx, 2, URAID_NO_SYNC_THREAD);
+	if (!a)
+		return;
+	uint8_t buf[4096] = {1};
+	CHECK(uraid_write(a, buf, sizeof(buf), 0) == 0);
+	CHECK(disk_dirty(0) && disk_dirty(1));
+	struct geom_array *g = eng_geom_of(a);
+	CHECK(geom_array_idle(g, 3600ull * 1000000000ull) == 0); /* not idle long enough */
+	CHECK(disk_dirty(0));
+	CHECK(geom_array_idle(g, 0) == 1);
+	CHECK(!disk_dirty(0) && !disk_dirty(1));
+	struct uraid_status st;
+	uraid_status(a, &st);
+	CHECK(st.clean);
+	uraid_drop(a);
+	a = asm_files(idx, 2, URAID_NO_SYNC_THREAD);
+	if (a) {
+		uraid_status(a, &st);
+		CHECK(st.sync_action == URAID_SYNC_IDLE && st.working == 2);
+		uraid_stop(a);
+	}
+	rm_files(2);
+}
+
 /* Not GEOM: uraid_geom_ctl refuses md arrays; blank members are no GEOM. */
 static void not_geom(void)
 {
@@ -374,4 +418,5 @@ static void not_geom(void)
 	rm_files(2);
 }
 
-TEST_MAIN(T(mirror_handle), T(mirror_thread_and_drop), T(raid3_handle), T(ctl_verbs), T(not_geom))
+TEST_MAIN(T(mirror_handle), T(mirror_thread_and_drop), T(raid3_handle), T(ctl_verbs),
+          T(idle_marks_clean), T(not_geom))
