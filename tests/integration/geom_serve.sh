@@ -8,7 +8,7 @@
 # and copied out with nbdcopy, compared with `uraid mirror|raid3 cat`.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/export_common.bash"
-need nbdkit nbdfuse losetup mkfs.xfs nbdcopy qemu-io blockdev python3
+need nbdkit nbdfuse losetup mkfs.xfs nbdcopy nbdinfo qemu-io blockdev python3
 if [ "$(id -u)" -ne 0 ]; then
 	fail "geom_serve needs root (FUSE, loop devices, mount)"
 	t_done
@@ -141,6 +141,8 @@ if [ -b "$L" ]; then
 	# NBD: serve the members, copy out with nbdcopy
 	sock=$T_TMP/gr.nbd
 	check "r3: serve" "$U" serve --unix "$sock" "$D/r0" "$D/r3" "$D/r2"
+	check "r3: NBD minimum block size = the provider sector (1024)" \
+		[ "$(nbdinfo --json "nbd+unix:///?socket=$sock" | python3 -c 'import json,sys; print(json.load(sys.stdin)["exports"][0]["block_size_minimum"])')" = 1024 ]
 	check "r3: nbdcopy out = device" \
 		[ "$(nbdcopy "nbd+unix:///?socket=$sock" - | md5sum | cut -d' ' -f1)" = "$dev_md5" ]
 	# an unaligned 100-byte write through NBD (qemu-io) lands where it should:
