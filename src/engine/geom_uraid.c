@@ -76,6 +76,7 @@ static void *sync_thread(void *arg)
 		pthread_mutex_unlock(&p->mu);
 		int rc = geom_array_sync_step(p->g, SYNC_STEP_BYTES);
 		pthread_mutex_lock(&p->mu);
+		p->sync_err = rc < 0 ? rc : 0;
 		if (rc == 1) {
 			p->synced += SYNC_STEP_BYTES;
 			/* sync_speed_max: pause until the average falls back. */
@@ -297,7 +298,7 @@ int eng_geom_find(struct uraid_array *a, const char *name)
 	return -1;
 }
 
-static int g_fail(struct uraid_array *a, const char *name, char *err, size_t errlen)
+static int fail_one(struct uraid_array *a, const char *name, char *err, size_t errlen)
 {
 	if (a->readonly)
 		return errmsg(err, errlen, -EROFS, "array is read-only");
@@ -336,7 +337,7 @@ static int g_fail(struct uraid_array *a, const char *name, char *err, size_t err
 	return rc;
 }
 
-static int g_remove(struct uraid_array *a, const char *name, char *err, size_t errlen)
+static int remove_one(struct uraid_array *a, const char *name, char *err, size_t errlen)
 {
 	if (a->readonly)
 		return errmsg(err, errlen, -EROFS, "array is read-only");
@@ -388,9 +389,36 @@ int eng_geom_insert(struct uraid_array *a, struct member *m, int prio, int numbe
 	return rc;
 }
 
+void eng_geom_mgmt(struct uraid_array *a, bool lock)
+{
+	if (lock)
+		pthread_mutex_lock(&P(a)->mgmt);
+	else
+		pthread_mutex_unlock(&P(a)->mgmt);
+}
+
+static int g_fail(struct uraid_array *a, const char *name, char *err, size_t errlen)
+{
+	eng_geom_mgmt(a, true);
+	int rc = fail_one(a, name, err, errlen);
+	eng_geom_mgmt(a, false);
+	return rc;
+}
+
+static int g_remove(struct uraid_array *a, const char *name, char *err, size_t errlen)
+{
+	eng_geom_mgmt(a, true);
+	int rc = remove_one(a, name, err, errlen);
+	eng_geom_mgmt(a, false);
+	return rc;
+}
+
 static int g_add_member(struct uraid_array *a, struct member *m, char *err, size_t errlen)
 {
-	return eng_geom_insert(a, m, 0, -1, false, err, errlen);
+	eng_geom_mgmt(a, true);
+	int rc = eng_geom_insert(a, m, 0, -1, false, err, errlen);
+	eng_geom_mgmt(a, false);
+	return rc;
 }
 
 static int g_sync_action(struct uraid_array *a, enum uraid_sync_action act, char *err,
@@ -430,13 +458,17 @@ static int g_sync_wait(struct uraid_array *a)
 			;
 		return rc;
 	}
+	/* Until nothing is left, or the thread keeps failing (a source
+	 * component gone: the work cannot finish). */
 	pthread_mutex_lock(&p->mu);
-	while (syncing(p->g)) {
+	p->sync_err = 0;
+	while (syncing(p->g) && p->sync_err == 0) {
 		pthread_cond_broadcast(&p->cond);
 		timed_wait(p, 50000000ull);
 	}
+	int rc = p->sync_err;
 	pthread_mutex_unlock(&p->mu);
-	return 0;
+	return rc;
 }
 
 static void g_sync_speed(struct uraid_array *a, uint64_t min_kibs, uint64_t max_kibs)
@@ -453,6 +485,7 @@ static void free_array(struct uraid_array *a)
 {
 	struct geom_priv *p = P(a);
 	pthread_mutex_destroy(&p->mu);
+	pthread_mutex_destroy(&p->mgmt);
 	pthread_cond_destroy(&p->cond);
 	free(p);
 	pthread_mutex_destroy(&a->lock);
@@ -528,6 +561,7 @@ int eng_geom_assemble(struct member **mm, int n, unsigned flags, struct uraid_ar
 	p->speed_max = 200000;
 	p->speed_t0 = eng_now_ns();
 	pthread_mutex_init(&p->mu, NULL);
+	pthread_mutex_init(&p->mgmt, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	a->cls = &geom_class;
 	a->cls_priv = p;

@@ -14,6 +14,10 @@ struct member;
 
 struct geom_priv {
 	struct geom_array *g;
+	/* One management request at a time (fail, remove, add, uraid_geom_ctl):
+	 * component indices stay valid from lookup to action. */
+	pthread_mutex_t mgmt;
+	int sync_err;       /* last synchronization error of the thread, 0 after a success */
 	pthread_mutex_t mu; /* guards the fields below; cond wakes the sync thread */
 	pthread_cond_t cond;
 	pthread_t thread;
@@ -33,6 +37,8 @@ int eng_geom_find(struct uraid_array *a, const char *name);
  * failed one). */
 int eng_geom_insert(struct uraid_array *a, struct member *m, int prio, int number, bool inactive,
                     char *err, size_t errlen);
+/* Take / release the management mutex (see struct geom_priv). */
+void eng_geom_mgmt(struct uraid_array *a, bool lock);
 /* The provider size changed (gmirror resize). */
 void eng_geom_resized(struct uraid_array *a);
 /* Work for the sync thread may be waiting. */

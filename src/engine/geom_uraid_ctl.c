@@ -254,6 +254,7 @@ int uraid_geom_ctl(struct uraid_array *a, const char *request, char *err, size_t
 	struct req *r = malloc(sizeof(*r));
 	if (!r)
 		return errmsg(err, errlen, -ENOMEM, "out of memory");
+	eng_geom_mgmt(a, true);
 	int rc = parse(request, r, err, errlen);
 	if (rc < 0)
 		goto out;
@@ -300,6 +301,7 @@ int uraid_geom_ctl(struct uraid_array *a, const char *request, char *err, size_t
 	}
 	eng_geom_wake(a);
 out:
+	eng_geom_mgmt(a, false);
 	free(r);
 	return rc;
 }
