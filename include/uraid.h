@@ -194,10 +194,11 @@ struct uraid_status {
 	uint64_t mismatch_cnt;          /* sectors, from the last check/repair */
 	unsigned stripe_cache_size;     /* stripe cache entries (raid4/5/6), 0 = none */
 	/* Write journal (md's (J) device). */
-	int journal;              /* 0 none, 1 working, 2 missing/failed (writes refused) */
-	char journal_name[256];   /* its path */
-	int journal_mode;         /* enum uraid_journal_mode */
-	uint64_t journal_cached;  /* write-back: 4 KiB pages not yet on the members */
+	int journal;            /* 0 none, 1 working, 2 missing/failed (writes refused) */
+	char journal_name[256]; /* its path */
+	uint32_t journal_dev_number;
+	int journal_mode;        /* enum uraid_journal_mode */
+	uint64_t journal_cached; /* write-back: 4 KiB pages not yet on the members */
 };
 int uraid_status(struct uraid_array *a, struct uraid_status *st);
 

@@ -570,5 +570,6 @@ void eng_journal_status(struct uraid_array *a, struct uraid_status *st)
 	snprintf(st->journal_name, sizeof(st->journal_name), "%s",
 	         j->em.m ? j->em.m->name : "(missing)");
 	st->journal_mode = j->mode;
+	st->journal_dev_number = j->em.sb.dev_number;
 	st->journal_cached = eng_wb_pages(a);
 }
