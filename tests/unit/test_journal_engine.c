@@ -446,7 +446,7 @@ static void export_unreplayed_for_kernel(void)
 	random_writes(a, &t, 0x5e1, 40);
 	uraid_drop(a);
 	undo_member_writes(&t);
-	uint8_t *img = malloc(MEMB);
+	uint8_t *img = malloc(JBYTE > MEMB ? JBYTE : MEMB);
 	for (int i = 0; i <= t.nraid; i++) {
 		uint64_t sz = i == t.nraid ? JBYTE : MEMB;
 		char path[512];
