@@ -428,6 +428,52 @@ static void journal_write_error_refuses_writes(void)
 	jt_close(&t);
 }
 
+/* Write-back: acknowledged writes live in the log and the cache only; a
+ * crash must not lose them (replay writes the data-only rows through the
+ * array), reads before the crash see the cache. */
+static void write_back_survives_crash(void)
+{
+	struct jt t;
+	struct uraid_array *a = NULL;
+	if (jt_open(&t, URAID_LEVEL_RAID5, 4, 16, &a) < 0) {
+		CHECK(0);
+		jt_close(&t);
+		return;
+	}
+	base_state(&t, &a, 0x6f0);
+	char err[256];
+	CHECKF(uraid_journal_mode(a, URAID_JOURNAL_WB, err, sizeof(err)) == 0, "%s", err);
+	uint64_t rs = 0x6f1;
+	uint8_t buf[8 * 512];
+	uint64_t secs = t.size / 512;
+	for (int w = 0; w < 24; w++) {
+		uint64_t ns = 1 + t_rand(&rs) % 8, ls = t_rand(&rs) % (secs - ns + 1);
+		t_fill(&rs, buf, ns * 512);
+		jt_write(a, &t, buf, ns * 512, ls * 512);
+		if (w % 8 == 7)
+			CHECK(te_verify(a, t.shadow, t.size) == 0); /* the cache is read */
+	}
+	struct uraid_status st;
+	uraid_status(a, &st);
+	CHECK(st.journal_mode == URAID_JOURNAL_WB && st.journal_cached > 0);
+	uraid_drop(a); /* the cached pages never reached the members */
+	CHECK(jt_assemble(&t, true, URAID_RDONLY, &a) == 0);
+	CHECK(te_verify(a, t.shadow, t.size) != 0);
+	uraid_drop(a);
+	CHECK(jt_assemble(&t, true, 0, &a) == 0);
+	CHECK(te_verify(a, t.shadow, t.size) == 0);
+	CHECK_EQ_U64(check_mismatches(a), 0);
+	/* Write-back again, then a clean stop writes the cache out. */
+	CHECKF(uraid_journal_mode(a, URAID_JOURNAL_WB, err, sizeof(err)) == 0, "%s", err);
+	random_writes(a, &t, 0x6f2, 80);
+	CHECK(te_verify(a, t.shadow, t.size) == 0);
+	CHECK(uraid_stop(a) == 0);
+	CHECK(jt_assemble(&t, true, URAID_RDONLY, &a) == 0);
+	CHECK(te_verify(a, t.shadow, t.size) == 0);
+	uraid_drop(a);
+	jt_close(&t);
+}
+
 /* Images for the kernel: journal_mdvm.sh assembles them in md, which must
  * replay the log (the members' data were undone after logging). */
 static void export_unreplayed_for_kernel(void)
@@ -470,4 +516,5 @@ static void export_unreplayed_for_kernel(void)
 TEST_MAIN(T(raid5_replay_after_crash), T(raid6_replay_after_crash), T(raid4_replay_after_crash),
           T(torn_last_unit_ignored), T(bad_meta_checksum_stops_replay), T(seq_gap_stops_replay),
           T(hand_made_log_replayed), T(missing_journal_refuses_writes_until_added),
-          T(journal_write_error_refuses_writes), T(export_unreplayed_for_kernel))
+          T(journal_write_error_refuses_writes), T(write_back_survives_crash),
+          T(export_unreplayed_for_kernel))
