@@ -12,8 +12,15 @@
 
 static struct eng_journal *journal_new(struct uraid_array *a)
 {
-	if (!a->journal)
+	if (!a->journal) {
 		a->journal = calloc(1, sizeof(*a->journal));
+		if (a->journal) {
+			a->journal->gc_gen = 1; /* gc_done 0: nothing written yet */
+			pthread_mutex_init(&a->journal->mu, NULL);
+			pthread_cond_init(&a->journal->cv, NULL);
+			a->journal->mu_inited = true;
+		}
+	}
 	return a->journal;
 }
 
@@ -47,6 +54,13 @@ void eng_journal_free(struct uraid_array *a)
 	eng_wb_free(a);
 	if (j->em.m)
 		member_close(j->em.m);
+	for (size_t i = 0; i < j->gc_n; i++)
+		free(j->gc_pg[i]);
+	if (j->mu_inited) {
+		pthread_mutex_destroy(&j->mu);
+		pthread_cond_destroy(&j->cv);
+	}
+	free(j->gc_buf);
 	free(j->buf);
 	free(j);
 	a->journal = NULL;
@@ -113,7 +127,8 @@ int eng_journal_start(struct uraid_array *a, char *err, size_t errlen)
 	return 0;
 }
 
-int eng_journal_ring_io(struct uraid_array *a, bool write, void *buf, uint64_t pos, uint64_t nsec)
+int eng_journal_ring_io(struct uraid_array *a, bool write, void *buf, uint64_t pos, uint64_t nsec,
+                        unsigned flags)
 {
 	struct eng_journal *j = a->journal;
 	uint8_t *p = buf;
@@ -121,7 +136,7 @@ int eng_journal_ring_io(struct uraid_array *a, bool write, void *buf, uint64_t p
 		pos %= j->size;
 		uint64_t n = j->size - pos < nsec ? j->size - pos : nsec;
 		uint64_t off = (j->em.sb.data_offset + pos) * 512;
-		int rc = write ? member_write(j->em.m, p, n * 512, off, 0)
+		int rc = write ? member_write(j->em.m, p, n * 512, off, flags)
 		               : member_read(j->em.m, p, n * 512, off);
 		if (rc < 0)
 			return rc;
@@ -334,9 +349,8 @@ int eng_journal_log(struct uraid_array *a, struct eng_stripe_buf *sb, int n, uin
 	}
 	close_unit(j, meta_off);
 	uint64_t nsec = used / 512;
-	int rc = eng_journal_ring_io(a, true, j->buf, j->head, nsec);
-	if (rc == 0)
-		rc = member_flush(j->em.m);
+	/* FUA: durable before the members are written (one call on files). */
+	int rc = eng_journal_ring_io(a, true, j->buf, j->head, nsec, MEMBER_FUA);
 	if (rc < 0) {
 		eng_journal_fail(a, "log write failed");
 		return -EROFS;
@@ -489,7 +503,7 @@ int uraid_journal_add_member(struct uraid_array *a, struct member *m, char *err,
 		goto fail_j;
 	}
 	mdj_encode(&j->meta, j->seed, blk);
-	rc = eng_journal_ring_io(a, true, blk, 0, MDJ_BLOCK_SECTORS);
+	rc = eng_journal_ring_io(a, true, blk, 0, MDJ_BLOCK_SECTORS, 0);
 	free(blk);
 	if (rc == 0)
 		rc = member_flush(m);
@@ -535,9 +549,14 @@ int uraid_journal_add(struct uraid_array *a, const char *path, char *err, size_t
 
 int eng_journal_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec)
 {
+	int rc = eng_wb_fast_write(a, buf, lsec, nsec);
+	if (rc != -EAGAIN)
+		return rc;
 	eng_lock(a);
 	struct eng_journal *j = a->journal;
-	int rc = 0;
+	rc = 0;
+	if (j->fast_err) /* a fast write-back log write failed */
+		eng_journal_fail(a, "log write failed");
 	if (j->failed) {
 		eng_unlock(a);
 		return -EROFS;
@@ -548,6 +567,7 @@ int eng_journal_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, 
 		rc = eng_wb_write(a, buf, lsec, nsec);
 	} else {
 		/* Pieces whose log fits the ring comfortably. */
+		eng_wb_quiesce(a);
 		struct eng_req rq = {.q = a->ioq};
 		while (rc == 0 && nsec) {
 			uint64_t n = eng_journal_piece(a, lsec, nsec);

@@ -20,6 +20,10 @@
 struct eng_wb_cache;
 struct eng_journal_pending;
 
+#define ENG_GC_MAX    256  /* pages in one write-back group commit */
+#define ENG_WB_FIN    1024 /* fast write-back units in flight, at most */
+#define WB_FAST_PAGES 16   /* largest fast write-back request: 64 KiB */
+
 struct eng_journal {
 	struct eng_member em; /* the journal member (em.m NULL when missing) */
 	bool failed;          /* missing, faulty or an I/O error: writes refused */
@@ -41,6 +45,25 @@ struct eng_journal {
 	struct eng_journal_pending *pending; /* data-only pages to write back */
 	/* Write-back cache (journal_wb.c), NULL in write-through. */
 	struct eng_wb_cache *wb;
+	/* Write-back group commit (journal_wb.c). */
+	bool gc_io;  /* a batch's log write is in flight (lock released) */
+	size_t gc_n; /* pages pending for the next batch */
+	uint8_t *gc_pg[ENG_GC_MAX];
+	uint64_t gc_page[ENG_GC_MAX];
+	uint64_t gc_gen;     /* generation of the batch being filled */
+	uint64_t gc_done;    /* last generation written */
+	uint64_t gc_err_gen; /* generation of the last failure */
+	int gc_err;
+	uint8_t *gc_buf;
+	size_t gc_cap;
+	/* Write-back fast path (eng_wb_fast_write): under iolock shared. */
+	pthread_mutex_t mu; /* ring reservation and the cache */
+	pthread_cond_t cv;
+	bool mu_inited;
+	uint64_t inflight;    /* units reserved, not yet acknowledged */
+	uint64_t durable_seq; /* every unit up to this seq is durable */
+	bool fin[ENG_WB_FIN]; /* by seq: written */
+	int fast_err;         /* a fast log write failed */
 };
 
 /* journal.c */
@@ -75,8 +98,10 @@ void eng_journal_fail(struct uraid_array *a, const char *why);
 int eng_journal_sb_write(struct uraid_array *a);
 /* Role table entry for the journal device, or -1 when there is none. */
 int eng_journal_dev(const struct uraid_array *a, uint16_t *role_word);
-/* Write one ring range (ring sectors, may wrap) from buf. */
-int eng_journal_ring_io(struct uraid_array *a, bool write, void *buf, uint64_t pos, uint64_t nsec);
+/* Read or write one ring range (ring sectors, may wrap); flags as for
+ * member_write (MEMBER_FUA: durable on return). */
+int eng_journal_ring_io(struct uraid_array *a, bool write, void *buf, uint64_t pos, uint64_t nsec,
+                        unsigned flags);
 
 /* uraid_write of a journal array (locked path, in pieces). */
 int eng_journal_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec);
@@ -90,13 +115,17 @@ int eng_journal_replay_finish(struct uraid_array *a);
 /* journal_wb.c: write-back cache. */
 int eng_wb_enable(struct uraid_array *a);
 void eng_wb_free(struct uraid_array *a);
-/* A write in write-back mode: logged (data only) and cached. */
+/* A write in write-back mode: logged (data only) and cached. Locked path. */
 int eng_wb_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec);
+/* The same for aligned writes without the array lock; -EAGAIN: locked path. */
+int eng_wb_fast_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec);
 /* Newest data over what was read from the members. */
 void eng_wb_overlay(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
 /* Write every cached page to the array (logged with parity). */
 int eng_wb_flush(struct uraid_array *a);
 bool eng_wb_has(const struct uraid_array *a);
+/* Wait until no write-back batch is in flight (before any other log write). */
+void eng_wb_quiesce(struct uraid_array *a);
 uint64_t eng_wb_pages(const struct uraid_array *a);
 
 #endif

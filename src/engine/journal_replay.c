@@ -130,7 +130,7 @@ static int write_empty(struct uraid_array *a, uint64_t pos, uint64_t seq)
 		return -ENOMEM;
 	mdj_init(&j->meta, seq, pos);
 	mdj_encode(&j->meta, j->seed, blk);
-	int rc = eng_journal_ring_io(a, true, blk, pos, MDJ_BLOCK_SECTORS);
+	int rc = eng_journal_ring_io(a, true, blk, pos, MDJ_BLOCK_SECTORS, 0);
 	free(blk);
 	if (rc == 0)
 		rc = member_flush(j->em.m);
@@ -224,7 +224,7 @@ int eng_journal_replay(struct uraid_array *a, char *err, size_t errlen)
 	struct jrows t = {.nroles = a->geom.raid_disks};
 	int rc = blk && pages && m ? 0 : -ENOMEM;
 	if (rc == 0)
-		rc = eng_journal_ring_io(a, false, blk, tail, MDJ_BLOCK_SECTORS);
+		rc = eng_journal_ring_io(a, false, blk, tail, MDJ_BLOCK_SECTORS, 0);
 	if (rc < 0)
 		goto out;
 	if (mdj_decode(blk, j->seed, m, NULL, 0) < 0 || m->position != tail) {
@@ -244,7 +244,7 @@ int eng_journal_replay(struct uraid_array *a, char *err, size_t errlen)
 	}
 	uint64_t pos = tail, seq = m->seq, scanned = 0, count = 0;
 	for (;;) {
-		rc = eng_journal_ring_io(a, false, blk, pos, MDJ_BLOCK_SECTORS);
+		rc = eng_journal_ring_io(a, false, blk, pos, MDJ_BLOCK_SECTORS, 0);
 		if (rc < 0)
 			goto out;
 		if (mdj_decode(blk, j->seed, m, NULL, 0) < 0 || m->seq != seq || m->position != pos)
@@ -254,7 +254,7 @@ int eng_journal_replay(struct uraid_array *a, char *err, size_t errlen)
 		    scanned + (np + 1) * MDJ_BLOCK_SECTORS > j->size)
 			break;
 		rc = eng_journal_ring_io(a, false, pages, pos + MDJ_BLOCK_SECTORS,
-		                         np * MDJ_BLOCK_SECTORS);
+		                         np * MDJ_BLOCK_SECTORS, 0);
 		if (rc < 0)
 			goto out;
 		if (!pages_ok(j, m, pages))
