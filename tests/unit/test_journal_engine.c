@@ -7,6 +7,7 @@
  * again, raid6, and member images exported for the real kernel
  * (URAID_JOURNAL_EXPORT=DIR, used by tests/integration/journal_mdvm.sh). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -474,6 +475,80 @@ static void write_back_survives_crash(void)
 	jt_close(&t);
 }
 
+/* Write-back from several threads at once (the parallel path): each
+ * thread owns pages, writes and reads them back; after a crash everything
+ * acknowledged is replayed. */
+struct wb_thr {
+	struct uraid_array *a;
+	uint8_t *shadow;
+	uint64_t pages, first, step;
+	uint64_t seed;
+	int bad;
+};
+
+static void *wb_thread(void *arg)
+{
+	struct wb_thr *w = arg;
+	uint64_t rs = w->seed;
+	uint8_t buf[16384], back[16384];
+	for (int i = 0; i < 300; i++) {
+		uint64_t n = 1 + t_rand(&rs) % 4;
+		uint64_t p = w->first + w->step * (t_rand(&rs) % (w->pages / w->step - 4));
+		/* only this thread's pages: p, p+step, ... are not contiguous, so
+		 * one page per request when step > 1 */
+		if (w->step > 1)
+			n = 1;
+		t_fill(&rs, buf, n * 4096);
+		if (uraid_write(w->a, buf, n * 4096, p * 4096) != 0) {
+			w->bad++;
+			continue;
+		}
+		memcpy(w->shadow + p * 4096, buf, n * 4096);
+		if (uraid_read(w->a, back, n * 4096, p * 4096) != 0 || memcmp(back, buf, n * 4096))
+			w->bad++;
+	}
+	return NULL;
+}
+
+static void write_back_parallel_writers(void)
+{
+	struct jt t;
+	struct uraid_array *a = NULL;
+	if (jt_open(&t, URAID_LEVEL_RAID5, 4, 16, &a) < 0) {
+		CHECK(0);
+		jt_close(&t);
+		return;
+	}
+	base_state(&t, &a, 0x7a0);
+	char err[256];
+	CHECKF(uraid_journal_mode(a, URAID_JOURNAL_WB, err, sizeof(err)) == 0, "%s", err);
+	uint8_t one[4096] = {1};
+	jt_write(a, &t, one, 4096, 0); /* marks the array active: the parallel path */
+	enum { NT = 4 };
+	struct wb_thr w[NT];
+	pthread_t th[NT];
+	for (int i = 0; i < NT; i++) {
+		w[i] = (struct wb_thr){.a = a,
+		                       .shadow = t.shadow,
+		                       .pages = t.size / 4096,
+		                       .first = 1 + (uint64_t)i,
+		                       .step = NT,
+		                       .seed = 0x7a1 + (uint64_t)i};
+		pthread_create(&th[i], NULL, wb_thread, &w[i]);
+	}
+	for (int i = 0; i < NT; i++) {
+		pthread_join(th[i], NULL);
+		CHECK_EQ_U64(w[i].bad, 0);
+	}
+	CHECK(te_verify(a, t.shadow, t.size) == 0);
+	uraid_drop(a);
+	CHECK(jt_assemble(&t, true, 0, &a) == 0);
+	CHECK(te_verify(a, t.shadow, t.size) == 0);
+	CHECK_EQ_U64(check_mismatches(a), 0);
+	CHECK(uraid_stop(a) == 0);
+	jt_close(&t);
+}
+
 /* Images for the kernel: journal_mdvm.sh assembles them in md, which must
  * replay the log (the members' data were undone after logging). */
 static void export_unreplayed_for_kernel(void)
@@ -517,4 +592,4 @@ TEST_MAIN(T(raid5_replay_after_crash), T(raid6_replay_after_crash), T(raid4_repl
           T(torn_last_unit_ignored), T(bad_meta_checksum_stops_replay), T(seq_gap_stops_replay),
           T(hand_made_log_replayed), T(missing_journal_refuses_writes_until_added),
           T(journal_write_error_refuses_writes), T(write_back_survives_crash),
-          T(export_unreplayed_for_kernel))
+          T(write_back_parallel_writers), T(export_unreplayed_for_kernel))
