@@ -5,7 +5,7 @@
  * the member lost after the crash (the RAID5 write hole) — they must be
  * rebuilt from parity that agrees with the data. And the same trials
  * without a journal do lose such sectors, so the test has teeth.
- * CRASH_TRIALS (default 15 per config) / CRASH_SEED as in test_crash;
+ * CRASH_TRIALS (default 10 per config) / CRASH_SEED as in test_crash;
  * CRASH_CONFIG + CRASH_SEED + CRASH_POINT + CRASH_MODE (+ CRASH_WB=1)
  * replay one trial. */
 #include "crash_workload.h"
@@ -35,7 +35,7 @@ static void run_mode(unsigned flags, uint64_t seed_base)
 			         (int)cw_env("CRASH_WRITES", 40), flags, &tot);
 			continue;
 		}
-		uint64_t trials = cw_env("CRASH_TRIALS", 15);
+		uint64_t trials = cw_env("CRASH_TRIALS", 10);
 		cw_run(c, seed, trials, (int)cw_env("CRASH_WRITES", 40), flags, &tot);
 		CHECK_EQ_U64(tot.data_lost, 0);
 		CHECK_EQ_U64(tot.write_hole, 0);
@@ -64,7 +64,7 @@ static void write_hole_closed_by_journal(void)
 	const struct cw_cfg *c = &cfgs[0];
 	struct cw_totals plain = {0}, jr = {0};
 	uint64_t rs = 0x401e;
-	int trials = (int)cw_env("CRASH_HOLE_TRIALS", 40);
+	int trials = (int)cw_env("CRASH_HOLE_TRIALS", 30);
 	for (int t = 0; t < trials; t++) {
 		uint64_t seed = 0x401e0000 + (uint64_t)t;
 		uint64_t point = 1 + t_rand(&rs) % 400;

@@ -549,13 +549,38 @@ static void write_back_parallel_writers(void)
 	jt_close(&t);
 }
 
-/* Images for the kernel: journal_mdvm.sh assembles them in md, which must
- * replay the log (the members' data were undone after logging). */
-static void export_unreplayed_for_kernel(void)
+/* Member images for the kernel, in DIR/u and DIR/c: journal_mdvm.sh
+ * assembles them in md. u: writes logged but their member writes undone
+ * (md must replay the log); c: written through the journal in
+ * write-through and write-back and stopped cleanly. */
+static void export_set(struct jt *t, const char *dir)
+{
+	uint8_t *img = malloc(JBYTE > MEMB ? JBYTE : MEMB);
+	for (int i = 0; i <= t->nraid; i++) {
+		uint64_t sz = i == t->nraid ? JBYTE : MEMB;
+		char path[512];
+		snprintf(path, sizeof(path), "%s/%s", dir, i == t->nraid ? "j" : t->d[i].name);
+		CHECK(member_read(t->d[i].mem, img, sz, 0) == 0);
+		FILE *f = fopen(path, "wb");
+		CHECK(f && fwrite(img, 1, sz, f) == sz);
+		if (f)
+			fclose(f);
+	}
+	char path[512];
+	snprintf(path, sizeof(path), "%s/expected", dir);
+	FILE *f = fopen(path, "wb");
+	CHECK(f && fwrite(t->shadow, 1, t->size, f) == t->size);
+	if (f)
+		fclose(f);
+	free(img);
+}
+
+static void export_for_kernel(void)
 {
 	const char *dir = getenv("URAID_JOURNAL_EXPORT");
 	if (!dir || !*dir)
 		return;
+	char sub[512];
 	struct jt t;
 	struct uraid_array *a = NULL;
 	if (jt_open(&t, URAID_LEVEL_RAID5, 3, 128, &a) < 0) {
@@ -567,24 +592,22 @@ static void export_unreplayed_for_kernel(void)
 	random_writes(a, &t, 0x5e1, 40);
 	uraid_drop(a);
 	undo_member_writes(&t);
-	uint8_t *img = malloc(JBYTE > MEMB ? JBYTE : MEMB);
-	for (int i = 0; i <= t.nraid; i++) {
-		uint64_t sz = i == t.nraid ? JBYTE : MEMB;
-		char path[512];
-		snprintf(path, sizeof(path), "%s/%s", dir, i == t.nraid ? "j" : t.d[i].name);
-		CHECK(member_read(t.d[i].mem, img, sz, 0) == 0);
-		FILE *f = fopen(path, "wb");
-		CHECK(f && fwrite(img, 1, sz, f) == sz);
-		if (f)
-			fclose(f);
+	snprintf(sub, sizeof(sub), "%s/u", dir);
+	export_set(&t, sub);
+	jt_close(&t);
+
+	if (jt_open(&t, URAID_LEVEL_RAID5, 3, 128, &a) < 0) {
+		CHECK(0);
+		jt_close(&t);
+		return;
 	}
-	char path[512];
-	snprintf(path, sizeof(path), "%s/expected", dir);
-	FILE *f = fopen(path, "wb");
-	CHECK(f && fwrite(t.shadow, 1, t.size, f) == t.size);
-	if (f)
-		fclose(f);
-	free(img);
+	random_writes(a, &t, 0x5e2, 30);
+	char err[256];
+	CHECKF(uraid_journal_mode(a, URAID_JOURNAL_WB, err, sizeof(err)) == 0, "%s", err);
+	random_writes(a, &t, 0x5e3, 30);
+	CHECK(uraid_stop(a) == 0);
+	snprintf(sub, sizeof(sub), "%s/c", dir);
+	export_set(&t, sub);
 	jt_close(&t);
 }
 
@@ -592,4 +615,4 @@ TEST_MAIN(T(raid5_replay_after_crash), T(raid6_replay_after_crash), T(raid4_repl
           T(torn_last_unit_ignored), T(bad_meta_checksum_stops_replay), T(seq_gap_stops_replay),
           T(hand_made_log_replayed), T(missing_journal_refuses_writes_until_added),
           T(journal_write_error_refuses_writes), T(write_back_survives_crash),
-          T(write_back_parallel_writers), T(export_unreplayed_for_kernel))
+          T(write_back_parallel_writers), T(export_for_kernel))
