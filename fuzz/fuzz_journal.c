@@ -47,7 +47,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	for (int i = 0; i < m.npay; i++) {
 		const struct mdj_payload *p = &m.pay[i], *q = &m2.pay[i];
-		if (p->type != q->type || p->location != q->location || p->log_pages != q->log_pages ||
+		if (p->type != q->type || p->location != q->location ||
+		    p->log_pages != q->log_pages ||
 		    (p->type != MDJ_FLUSH &&
 		     (p->sectors != q->sectors || memcmp(p->csum, q->csum, 4 * p->log_pages))))
 			abort();

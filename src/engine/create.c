@@ -78,10 +78,11 @@ static int check_opts(const struct uraid_create_opts *o, int n, unsigned flags, 
 		              o->raid_devices, LAYOUT_MAX_MEMBERS);
 	int nj = o->write_journal ? 1 : 0;
 	if (o->spare_devices < 0 || o->raid_devices + o->spare_devices + nj != n)
-		return errmsg(err, errlen, -EINVAL,
-		              "%d member(s) given, but raid-devices %d + spare-devices %d%s need %d",
-		              n, o->raid_devices, o->spare_devices, nj ? " + a journal" : "",
-		              o->raid_devices + o->spare_devices + nj);
+		return errmsg(
+		    err, errlen, -EINVAL,
+		    "%d member(s) given, but raid-devices %d + spare-devices %d%s need %d", n,
+		    o->raid_devices, o->spare_devices, nj ? " + a journal" : "",
+		    o->raid_devices + o->spare_devices + nj);
 	if (nj && o->level != 4 && o->level != 5 && o->level != 6)
 		return errmsg(err, errlen, -EINVAL,
 		              "--write-journal needs raid4, raid5 or raid6 (md journals parity "

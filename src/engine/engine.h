@@ -87,7 +87,7 @@ struct uraid_array {
 	uint64_t resync_offset; /* MD_RESYNC_NONE when parity/mirrors are known consistent */
 
 	struct member_ioq *ioq;
-	struct eng_bitmap *bitmap; /* write-intent bitmap (engine/bitmap.h), NULL if none */
+	struct eng_bitmap *bitmap;   /* write-intent bitmap (engine/bitmap.h), NULL if none */
 	struct eng_journal *journal; /* write journal (engine/journal.h), NULL if none */
 	/* Every member is a tmpfs file: plain synchronous calls instead of the
 	 * queue for small batches (io_uring hands tmpfs I/O to kernel workers;

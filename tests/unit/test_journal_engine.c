@@ -376,7 +376,7 @@ static void missing_journal_refuses_writes_until_added(void)
 	uraid_status(a, &st);
 	CHECK(st.journal == 2);
 	/* A new journal on a fresh disk: writes work again. */
-	struct te_disk nj;
+	struct te_disk nj = {0};
 	te_disk_open(&nj, "newj", JBYTE);
 	char err[256];
 	int rc = uraid_journal_add_member(a, te_borrow(&nj), err, sizeof(err));
@@ -385,7 +385,7 @@ static void missing_journal_refuses_writes_until_added(void)
 	uraid_status(a, &st);
 	CHECK(st.journal == 1);
 	/* A second journal is refused. */
-	struct te_disk nj2;
+	struct te_disk nj2 = {0};
 	te_disk_open(&nj2, "newj2", JBYTE);
 	CHECK(uraid_journal_add_member(a, te_borrow(&nj2), err, sizeof(err)) == -EBUSY);
 	uraid_drop(a);
