@@ -61,6 +61,7 @@ struct eng_journal {
 	pthread_cond_t cv;
 	bool mu_inited;
 	uint64_t inflight;    /* units reserved, not yet acknowledged */
+	uint64_t waiters;     /* writers waiting for an earlier unit */
 	uint64_t durable_seq; /* every unit up to this seq is durable */
 	bool fin[ENG_WB_FIN]; /* by seq: written */
 	int fast_err;         /* a fast log write failed */

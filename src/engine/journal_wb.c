@@ -404,7 +404,7 @@ int eng_wb_fast_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, 
 		return -EAGAIN;
 	struct eng_journal *j = a->journal;
 	struct eng_wb_cache *c = j ? j->wb : NULL;
-	if (!c || j->failed || !a->dirty || a->readonly) {
+	if (!c || j->failed || j->fast_err || !a->dirty || a->readonly) {
 		pthread_rwlock_unlock(&a->iolock);
 		return -EAGAIN;
 	}
@@ -441,7 +441,7 @@ int eng_wb_fast_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, 
 	j->inflight++;
 	pthread_mutex_unlock(&j->mu);
 
-	struct mdj_meta *m = malloc(sizeof(*m));
+	struct mdj_meta *m = malloc(sizeof(*m)); /* 6.5 KiB: not on the stack */
 	int rc = m ? 0 : -ENOMEM;
 	if (m) {
 		mdj_init(m, seq, pos);
@@ -458,17 +458,25 @@ int eng_wb_fast_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, 
 	free(b);
 
 	pthread_mutex_lock(&j->mu);
-	j->fin[seq % ENG_WB_FIN] = true;
-	while (j->fin[(j->durable_seq + 1) % ENG_WB_FIN] && j->durable_seq + 1 < j->seq) {
-		j->fin[(j->durable_seq + 1) % ENG_WB_FIN] = false;
-		j->durable_seq++;
+	if (rc < 0) {
+		/* The chain breaks here: no later unit is reachable either. */
+		if (!j->fast_err)
+			j->fast_err = rc; /* the locked path then fails the journal */
+	} else {
+		j->fin[seq % ENG_WB_FIN] = true;
+		while (j->fin[(j->durable_seq + 1) % ENG_WB_FIN] && j->durable_seq + 1 < j->seq) {
+			j->fin[(j->durable_seq + 1) % ENG_WB_FIN] = false;
+			j->durable_seq++;
+		}
 	}
-	pthread_cond_broadcast(&j->cv);
-	while (rc == 0 && j->durable_seq < seq && !j->fast_err)
+	if (j->waiters) /* only writers behind an unfinished unit sleep */
+		pthread_cond_broadcast(&j->cv);
+	while (rc == 0 && j->durable_seq < seq && !j->fast_err) {
+		j->waiters++;
 		pthread_cond_wait(&j->cv, &j->mu);
-	if (rc < 0 && !j->fast_err)
-		j->fast_err = rc; /* the locked path fails the journal */
-	if (rc == 0 && j->fast_err)
+		j->waiters--;
+	}
+	if (rc == 0 && j->durable_seq < seq)
 		rc = -EROFS; /* an earlier unit was lost: this one is not reachable */
 	for (size_t i = 0; i < np; i++) {
 		if (rc < 0) {
@@ -487,7 +495,6 @@ int eng_wb_fast_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, 
 		}
 	}
 	j->inflight--;
-	pthread_cond_broadcast(&j->cv);
 	pthread_mutex_unlock(&j->mu);
 	pthread_rwlock_unlock(&a->iolock);
 	return rc < 0 ? -EROFS : 0;
