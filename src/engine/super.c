@@ -81,8 +81,14 @@ static void update_ref(struct uraid_array *a)
 	r->events = a->events;
 	r->utime = (uint64_t)time(NULL);
 	/* Active: resync_offset 0 (0.90: state not clean), as md writes it. */
-	md_sb_set_clean(r, !a->dirty && a->resync_offset == MD_RESYNC_NONE,
-	                a->dirty ? 0 : a->resync_offset);
+	bool clean = !a->dirty && a->resync_offset == MD_RESYNC_NONE;
+	/* With a working journal md keeps saying clean while writing
+	 * (MD_JOURNAL_CLEAN): after a crash the log, not a resync, makes
+	 * parity agree. */
+	if (a->journal && !a->journal->failed && a->journal->em.m &&
+	    a->resync_offset == MD_RESYNC_NONE)
+		clean = true;
+	md_sb_set_clean(r, clean, a->dirty && !clean ? 0 : a->resync_offset);
 	if (r->version == MD_SB_0_90) {
 		update_ref_090(a);
 		return;

@@ -109,7 +109,7 @@ static void jt_write(struct uraid_array *a, struct jt *t, const uint8_t *buf, ui
 static uint64_t check_mismatches(struct uraid_array *a)
 {
 	char err[256];
-	CHECK(te_sync_all(a) == 0); /* after a crash the resync runs first, as in md */
+	CHECK(te_sync_all(a) == 0); /* whatever sync is pending first */
 	CHECK(uraid_sync_action(a, URAID_SYNC_CHECK, err, sizeof(err)) == 0);
 	CHECK(te_sync_all(a) == 0);
 	struct uraid_status st;
