@@ -170,8 +170,13 @@ static int write_rows(struct uraid_array *a, const struct wb_key *e, size_t n, u
 		rc = eng_stripe_gen(a, &sb) < 0 ? -EIO : 0;
 	for (int p = sb.nsyn; p < npos; p++)
 		dirty[p] = true;
-	if (rc == 0)
+	/* A journal that failed cannot take the log any more, but acknowledged
+	 * data must still reach the members (without write-hole protection). */
+	if (rc == 0 && !a->journal->failed) {
 		rc = eng_journal_log(a, &sb, 1, co, dirty);
+		if (rc == -EROFS && a->journal->failed)
+			rc = 0;
+	}
 	if (rc == 0)
 		rc = eng_stripe_write(a, &sb, co, dirty);
 	eng_stripe_buf_free(a, &sb);

@@ -429,6 +429,36 @@ static void journal_write_error_refuses_writes(void)
 	jt_close(&t);
 }
 
+/* Write-back, then the journal dies: new writes are refused, but what was
+ * acknowledged from the cache still reaches the members at stop. */
+static void write_back_journal_failure_keeps_acked_data(void)
+{
+	struct jt t;
+	struct uraid_array *a = NULL;
+	if (jt_open(&t, URAID_LEVEL_RAID5, 3, 16, &a) < 0) {
+		CHECK(0);
+		jt_close(&t);
+		return;
+	}
+	char err[256];
+	CHECKF(uraid_journal_mode(a, URAID_JOURNAL_WB, err, sizeof(err)) == 0, "%s", err);
+	random_writes(a, &t, 0x8b0, 20);
+	struct uraid_status st;
+	uraid_status(a, &st);
+	CHECK(st.journal_cached > 0);
+	struct member_fault_rule r = {.op = MEMBER_OP_WRITE, .error = EIO};
+	CHECK(member_fault_add(t.d[t.nraid].fault, &r) == 0);
+	uint8_t buf[4096];
+	memset(buf, 0x99, sizeof(buf));
+	CHECK(uraid_write(a, buf, 4096, 0) == -EROFS);
+	CHECK(te_verify(a, t.shadow, t.size) == 0);
+	uraid_stop(a); /* the journal's superblock cannot be written: may fail */
+	CHECK(jt_assemble(&t, false, URAID_RDONLY, &a) == 0);
+	CHECK(te_verify(a, t.shadow, t.size) == 0);
+	uraid_drop(a);
+	jt_close(&t);
+}
+
 /* Write-back: acknowledged writes live in the log and the cache only; a
  * crash must not lose them (replay writes the data-only rows through the
  * array), reads before the crash see the cache. */
@@ -615,4 +645,5 @@ TEST_MAIN(T(raid5_replay_after_crash), T(raid6_replay_after_crash), T(raid4_repl
           T(torn_last_unit_ignored), T(bad_meta_checksum_stops_replay), T(seq_gap_stops_replay),
           T(hand_made_log_replayed), T(missing_journal_refuses_writes_until_added),
           T(journal_write_error_refuses_writes), T(write_back_survives_crash),
-          T(write_back_parallel_writers), T(export_for_kernel))
+          T(write_back_parallel_writers), T(write_back_journal_failure_keeps_acked_data),
+          T(export_for_kernel))
