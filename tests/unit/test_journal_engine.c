@@ -620,8 +620,25 @@ static void export_for_kernel(void)
 	}
 	base_state(&t, &a, 0x5e0);
 	random_writes(a, &t, 0x5e1, 40);
+	/* and a few write-back writes: data-only units md must write back */
+	char err[256];
+	CHECKF(uraid_journal_mode(a, URAID_JOURNAL_WB, err, sizeof(err)) == 0, "%s", err);
+	uint64_t rs = 0x5e4;
+	uint8_t buf[8 * 512];
+	for (int w = 0; w < 12; w++) {
+		uint64_t ns = 1 + t_rand(&rs) % 8, ls = t_rand(&rs) % (t.size / 512 - ns + 1);
+		t_fill(&rs, buf, ns * 512);
+		jt_write(a, &t, buf, ns * 512, ls * 512);
+	}
+	struct uraid_status st;
+	uraid_status(a, &st);
+	CHECK(st.journal_cached > 0);
 	uraid_drop(a);
 	undo_member_writes(&t);
+	/* Everything since the snapshot is still in the log (no reclaim). */
+	struct unit u[256];
+	uint32_t seed32;
+	CHECK(list_units(&t, u, 256, &seed32) > 52);
 	snprintf(sub, sizeof(sub), "%s/u", dir);
 	export_set(&t, sub);
 	jt_close(&t);
@@ -632,7 +649,6 @@ static void export_for_kernel(void)
 		return;
 	}
 	random_writes(a, &t, 0x5e2, 30);
-	char err[256];
 	CHECKF(uraid_journal_mode(a, URAID_JOURNAL_WB, err, sizeof(err)) == 0, "%s", err);
 	random_writes(a, &t, 0x5e3, 30);
 	CHECK(uraid_stop(a) == 0);
