@@ -167,7 +167,14 @@ static int serve_one(struct client *cl, char *line)
 			rc = -1;
 		} else {
 			rc = uraid_write(a, buf, len, off);
-			rc = rc < 0 ? reply_err(cl->fd, rc, NULL) : reply_ok(cl->fd, NULL, 0);
+			const char *why = NULL;
+			struct uraid_status *st = rc == -EROFS ? malloc(sizeof(*st)) : NULL;
+			if (st && uraid_status(a, st) == 0 && st->journal == 2)
+				why =
+				    "writes refused: the write journal is missing or failed (uraid "
+				    "add-journal NAME DEV)";
+			rc = rc < 0 ? reply_err(cl->fd, rc, why) : reply_ok(cl->fd, NULL, 0);
+			free(st);
 		}
 		free(buf);
 		return rc;
