@@ -130,7 +130,7 @@ bench: deps
 $(REL)/tests/%: $(REL)/tests/unit/%.o $(REL)/liburaid.a
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LIBS)
-torture: all $(REL)/tests/test_crash $(REL)/tests/test_crash_member
+torture: all $(REL)/tests/test_crash $(REL)/tests/test_crash_member $(REL)/tests/test_crash_journal
 	@tests/torture/run
 
 FUZZ_BINS := $(patsubst fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))

@@ -145,6 +145,9 @@ struct uraid_create_opts {
 	uint64_t member_bytes; /* uraid_create: size of member files to create when missing */
 	uint64_t size_sectors; /* per-member data sectors used, 0 = largest possible */
 	bool assume_clean;     /* skip the initial resync */
+	/* raid4/5/6, metadata 1.x: the last member given is a write journal
+	 * (mdadm --write-journal); not counted in raid/spare devices. */
+	bool write_journal;
 };
 /* Validate everything, then write superblocks. Without assume_clean the
  * array starts with a resync pending (run by the sync thread, or by the
@@ -203,6 +206,12 @@ struct uraid_status {
 	uint64_t geom_flags; /* device flags as on disk (URAID_GEOM_F_*) */
 	uint32_t geom_genid, geom_syncid;
 	uint64_t geom_parity_errors; /* graid3 -w: reads refused on a parity mismatch */
+	/* Write journal (md's (J) device). */
+	int journal;            /* 0 none, 1 working, 2 missing/failed (writes refused) */
+	char journal_name[256]; /* its path */
+	uint32_t journal_dev_number;
+	int journal_mode;        /* enum uraid_journal_mode */
+	uint64_t journal_cached; /* write-back: 4 KiB pages not yet on the members */
 };
 int uraid_status(struct uraid_array *a, struct uraid_status *st);
 
@@ -239,6 +248,20 @@ void uraid_sync_speed(struct uraid_array *a, uint64_t min_kibs, uint64_t max_kib
  * levels without parity or an absurd size; -ENOTSUP until implemented. */
 #define URAID_STRIPE_CACHE_MAX 32768u
 int uraid_set_stripe_cache(struct uraid_array *a, unsigned stripes);
+
+/* Write journal (md's raid5-cache). Write-through logs data and parity of
+ * every stripe write before the members are written; write-back also
+ * acknowledges a write once its data is in the journal and writes the array
+ * later (flush, cache full, stop). Like md, the mode is not persistent: every
+ * assembly starts in write-through. */
+enum uraid_journal_mode { URAID_JOURNAL_WT = 0, URAID_JOURNAL_WB = 1 };
+int uraid_journal_mode(struct uraid_array *a, enum uraid_journal_mode mode, char *err,
+                       size_t errlen);
+/* Add a journal member (mdadm --add-journal) to a raid4/5/6 array with 1.x
+ * metadata whose journal is missing or failed (or that never had one):
+ * writes work again afterwards. */
+int uraid_journal_add(struct uraid_array *a, const char *path, char *err, size_t errlen);
+int uraid_journal_add_member(struct uraid_array *a, struct member *m, char *err, size_t errlen);
 
 /* Control server (src/engine/control.c): a unix stream socket through which
  * other processes manage a running array. Protocol: the client sends one

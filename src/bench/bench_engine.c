@@ -13,6 +13,7 @@
 #include "bench/bench.h"
 #include "bench/bench_util.h"
 #include "bench/bench_workloads.h"
+#include "member/member_sim.h"
 #include "cli/cli.h"
 #include "util/errmsg.h"
 
@@ -27,6 +28,12 @@ struct eng_opts {
 	uint64_t rand_ops;
 	bool json;
 	int levels[8], nlevels;
+	const char *journal; /* --journal DEV: compare no journal / write-through / write-back */
+	int journal_modes;   /* bit 0 none, 1 write-through, 2 write-back */
+	uint64_t journal_bytes;
+	bool rand_ops_set;
+	const char *sim;   /* --sim PROFILE: modelled members (journal stays a file) */
+	double time_scale; /* --time-scale N: N times faster than the model */
 };
 
 struct raw {
@@ -272,16 +279,140 @@ static int level_run(struct bw_set *s, const struct eng_opts *o, int level, cons
 	return r ? r : rs;
 }
 
+/* ---- --journal: 4 KiB random writes without / with md's write journal ---- */
+
+static int journal_array(struct bw_set *s, const struct eng_opts *o, int level, int mode,
+                         struct uraid_array **out, char *err, size_t errlen)
+{
+	struct member *ms[BW_MAX_MEMBERS + 1];
+	int n = o->members;
+	for (int i = 0; i < n; i++) {
+		int r = bw_member_open(s, i, &ms[i], err, errlen);
+		if (r < 0) {
+			for (int j = 0; j < i; j++)
+				member_close(ms[j]);
+			return r;
+		}
+	}
+	struct uraid_create_opts co;
+	memset(&co, 0, sizeof(co));
+	co.level = level;
+	co.chunk_sectors = o->chunk / 512;
+	co.raid_devices = n;
+	co.assume_clean = true;
+	snprintf(co.name, sizeof(co.name), "bench");
+	int m = n;
+	if (mode > 0) {
+		int r = member_open_file(o->journal, MEMBER_CREATE, o->journal_bytes, &ms[m], err,
+		                         errlen);
+		if (r < 0) {
+			for (int j = 0; j < n; j++)
+				member_close(ms[j]);
+			return r;
+		}
+		/* Pre-faulted like the members (tmpfs allocates pages on first
+		 * write), and a journal left from an earlier run is wiped. */
+		uint8_t *z = bench_alloc(4u << 20);
+		if (z) {
+			memset(z, 0, 4u << 20);
+			for (uint64_t off = 0; off < ms[m]->size; off += 4u << 20)
+				member_write(ms[m], z,
+				             ms[m]->size - off < (4u << 20) ? ms[m]->size - off
+				                                            : (4u << 20),
+				             off, 0);
+			free(z);
+		}
+		m++;
+		co.write_journal = true;
+	}
+	int r = uraid_create_members(&co, ms, m, URAID_NO_SYNC_THREAD, out, err, errlen);
+	memset(s->open, 0, sizeof(s->open));
+	if (r == 0 && mode == 2)
+		r = uraid_journal_mode(*out, URAID_JOURNAL_WB, err, errlen);
+	return r;
+}
+
+static int journal_compare(struct bw_set *s, const struct eng_opts *o, const char *cmd)
+{
+	static const char *const names[] = {"no journal", "write-through", "write-back"};
+	char err[512] = "";
+	double ack[3] = {0}, all[3] = {0};
+	int levels[8], nl = 0;
+	for (int i = 0; i < o->nlevels; i++)
+		if (o->levels[i] == 5 || o->levels[i] == 6)
+			levels[nl++] = o->levels[i];
+	if (!nl)
+		levels[nl++] = 5;
+	char lb[32], cb[32], jb[32];
+	printf("# %s\n# %d members x %s in %s, chunk %s, journal %s (%s), %d in flight, %llu "
+	       "random 4 KiB writes over the array\n",
+	       cmd, o->members, bench_size_label(o->member_bytes, lb, sizeof(lb)),
+	       o->sim ? o->sim : o->dir, bench_size_label(o->chunk, cb, sizeof(cb)), o->journal,
+	       bench_size_label(o->journal_bytes, jb, sizeof(jb)), o->qd,
+	       (unsigned long long)o->rand_ops);
+	printf("%-7s %-14s %12s %12s %9s %9s\n", "level", "journal", "acked IOPS", "+flush IOPS",
+	       "acked x", "+flush x");
+	for (int li = 0; li < nl; li++) {
+		for (int mode = 0; mode < 3; mode++) {
+			if (!(o->journal_modes & (1 << mode)))
+				continue;
+			struct uraid_array *a = NULL;
+			int r = journal_array(s, o, levels[li], mode, &a, err, sizeof(err));
+			if (r < 0)
+				return cli_error("bench", "engine --journal: %s", err);
+			struct bw_job j;
+			memset(&j, 0, sizeof(j));
+			j.a = a;
+			j.set = s;
+			j.threads = o->qd;
+			j.req = 4096;
+			j.span = uraid_size(a) / (1u << 20) * (1u << 20);
+			j.write = j.random = true;
+			j.ops = o->rand_ops;
+			j.seed = 7;
+			/* Wall clock (modelled members sleep in real time, the
+			 * journal file is not modelled). */
+			uint64_t t0 = bench_now_ns();
+			r = bw_run(&j, 1);
+			uint64_t acked = bench_now_ns();
+			if (r == 0)
+				r = uraid_flush(a); /* write-back: the cache goes to the array */
+			uint64_t flushed = bench_now_ns();
+			int rs = uraid_stop(a);
+			if (r < 0 || rs < 0)
+				return cli_error("bench", "engine --journal: %s failed: %s",
+				                 names[mode], strerror(-(r ? r : rs)));
+			double ops = (double)atomic_load(&j.done_ops);
+			ack[mode] = ops / ((double)(acked - t0) / 1e9);
+			all[mode] = ops / ((double)(flushed - t0) / 1e9);
+			printf("raid%-3d %-14s %12.0f %12.0f %9.2f %9.2f\n", levels[li],
+			       names[mode], ack[mode], all[mode],
+			       ack[0] > 0 ? ack[mode] / ack[0] : 0,
+			       all[0] > 0 ? all[mode] / all[0] : 0);
+			fflush(stdout);
+		}
+	}
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: uraid bench engine [--members-dir DIR] [--members N] [--size S]\n"
 	        "                          [--chunk S] [--qd N] [--rand-ops N] [--levels L,..]\n"
 	        "                          [--quick] [--json]\n"
+	        "                          [--journal DEV [--journal-mode wt|wb|all]\n"
+	        "                           [--journal-size S]]\n"
 	        "  members: N files of S bytes each (default 5 x 64M) in DIR (default /dev/shm),\n"
 	        "  plus one spare for the rebuild; chunk default 256K (RAID5 on 5 members:\n"
 	        "  1 MiB requests are full stripes). --json: rows {level, workload, value,\n"
-	        "  unit, ratio} on stdout.\n");
+	        "  unit, ratio} on stdout. --journal: 4 KiB random writes to raid5 (or the\n"
+	        "  raid5/6 of --levels) without a journal, with md's write journal on DEV in\n"
+	        "  write-through and write-back (default all three; 10000 writes): IOPS until\n"
+	        "  the last write is acknowledged, and until the flush after it completed.\n"
+	        "  --sim PROFILE [--time-scale N]: with --journal, modelled member disks\n"
+	        "  (uraid bench sweep's profiles) running N times faster than the model\n"
+	        "  (default 20, 2000 writes); the journal stays a file.\n");
 }
 
 static int parse_levels(const char *s, struct eng_opts *o)
@@ -311,17 +442,14 @@ int bench_engine(int argc, char **argv)
 	                     .rand_ops = 40000,
 	                     .levels = {0, 1, 5, 6, 10},
 	                     .nlevels = 5};
-	static const struct option lo[] = {{"members-dir", 1, 0, 'd'},
-	                                   {"members", 1, 0, 'n'},
-	                                   {"size", 1, 0, 's'},
-	                                   {"chunk", 1, 0, 'c'},
-	                                   {"qd", 1, 0, 'q'},
-	                                   {"rand-ops", 1, 0, 'r'},
-	                                   {"levels", 1, 0, 'l'},
-	                                   {"quick", 0, 0, 'Q'},
-	                                   {"json", 0, 0, 'j'},
-	                                   {"help", 0, 0, 'h'},
-	                                   {0, 0, 0, 0}};
+	static const struct option lo[] = {{"members-dir", 1, 0, 'd'},  {"members", 1, 0, 'n'},
+	                                   {"size", 1, 0, 's'},         {"chunk", 1, 0, 'c'},
+	                                   {"qd", 1, 0, 'q'},           {"rand-ops", 1, 0, 'r'},
+	                                   {"levels", 1, 0, 'l'},       {"quick", 0, 0, 'Q'},
+	                                   {"json", 0, 0, 'j'},         {"journal", 1, 0, 'J'},
+	                                   {"journal-mode", 1, 0, 'M'}, {"journal-size", 1, 0, 'S'},
+	                                   {"sim", 1, 0, 'm'},          {"time-scale", 1, 0, 't'},
+	                                   {"help", 0, 0, 'h'},         {0, 0, 0, 0}};
 	int c;
 	unsigned long long v;
 	optind = 1;
@@ -351,6 +479,7 @@ int bench_engine(int argc, char **argv)
 			break;
 		case 'r':
 			o.rand_ops = strtoull(optarg, NULL, 10);
+			o.rand_ops_set = true;
 			if (o.rand_ops < 100)
 				return cli_error("bench", "--rand-ops %s: at least 100", optarg);
 			break;
@@ -364,6 +493,30 @@ int bench_engine(int argc, char **argv)
 			o.rand_ops = 8000;
 			break;
 		case 'j': o.json = true; break;
+		case 'J': o.journal = optarg; break;
+		case 'M':
+			if (!strcmp(optarg, "wt") || !strcmp(optarg, "write-through"))
+				o.journal_modes = 1 | 2;
+			else if (!strcmp(optarg, "wb") || !strcmp(optarg, "write-back"))
+				o.journal_modes = 1 | 4;
+			else if (!strcmp(optarg, "all"))
+				o.journal_modes = 7;
+			else
+				return cli_error("bench", "--journal-mode %s: wt, wb or all",
+				                 optarg);
+			break;
+		case 'S':
+			if (cli_parse_size(optarg, 1, &v) < 0 || v < (4u << 20) || v % 4096)
+				return cli_error(
+				    "bench", "--journal-size %s: at least 4M, 4K multiple", optarg);
+			o.journal_bytes = v;
+			break;
+		case 'm': o.sim = optarg; break;
+		case 't':
+			o.time_scale = atof(optarg);
+			if (!(o.time_scale > 0))
+				return cli_error("bench", "--time-scale %s: must be > 0", optarg);
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -377,10 +530,41 @@ int bench_engine(int argc, char **argv)
 
 	char err[512] = "", cpu[128], cmd[1024] = "";
 	struct bw_members_cfg cfg = {.kind = BW_FILES, .dir = o.dir};
+	if (o.sim) {
+		/* Modelled disks in real time (scaled), e.g. hard disks behind a
+		 * journal on /dev/shm: where md's write-back journal pays. */
+		if (!o.journal)
+			return cli_error("bench", "engine: --sim goes with --journal");
+		const struct sim_profile *p = sim_profile_find(o.sim);
+		if (!p)
+			return cli_error("bench", "--sim %s: unknown disk profile", o.sim);
+		cfg.kind = BW_SIM;
+		cfg.prof = *p;
+		cfg.time_scale = o.time_scale > 0 ? o.time_scale : 20;
+		if (!o.rand_ops_set)
+			o.rand_ops = 2000;
+		o.rand_ops_set = true;
+	}
 	struct bw_set s;
 	int r = bw_set_make(&s, &cfg, o.members + 1, o.member_bytes, err, sizeof(err));
 	if (r < 0)
 		return cli_error("bench", "engine: %s", err);
+	if (o.journal) {
+		for (int i = 0; i < argc; i++) {
+			size_t l = strlen(cmd);
+			snprintf(cmd + l, sizeof(cmd) - l, "%s%s", i ? " " : "uraid bench ",
+			         argv[i]);
+		}
+		if (!o.journal_modes)
+			o.journal_modes = 7;
+		if (!o.journal_bytes)
+			o.journal_bytes = 512u << 20;
+		if (!o.rand_ops_set)
+			o.rand_ops = 10000;
+		r = journal_compare(&s, &o, cmd);
+		bw_set_free(&s);
+		return r;
+	}
 	struct raw rw;
 	struct row rows[64];
 	int nrows = 0;

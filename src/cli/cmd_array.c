@@ -165,6 +165,24 @@ int cmd_add(int argc, char **argv)
 	return simple("add", argc, argv, "add", true);
 }
 
+int cmd_add_journal(int argc, char **argv)
+{
+	return simple("add-journal", argc, argv, "add-journal", true);
+}
+
+int cmd_journal_mode(int argc, char **argv)
+{
+	if (argc != 3 || (strcmp(argv[2], "write-through") && strcmp(argv[2], "write-back") &&
+	                  strcmp(argv[2], "wt") && strcmp(argv[2], "wb")))
+		return cli_error("journal-mode",
+		                 "usage: uraid journal-mode NAME write-through|write-back");
+	char line[128], err[512];
+	snprintf(line, sizeof(line), "journal-mode %s", argv[2]);
+	if (cli_ctl(argv[1], line, NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
+		return cli_error("journal-mode", "%s", err);
+	return 0;
+}
+
 /* md's replace rebuilds onto the new member while the old one still serves;
  * here the new member is added as a spare and the old one failed, so the
  * rebuild runs degraded. */

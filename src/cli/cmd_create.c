@@ -22,6 +22,7 @@ static void create_usage(FILE *f)
 	fprintf(f, "usage: uraid create --level=L --raid-devices=N [--chunk=64K] [--layout=NAME]\n"
 	           "         [--metadata=1.2] [--assume-clean] [--spare-devices=N] [--name=NAME]\n"
 	           "         [--size=BYTES] [--bitmap=internal|none] [--bitmap-chunk=SIZE]\n"
+	           "         [--write-journal=DEV]\n"
 	           "         [--no-daemon] MEMBER...\n"
 	           "  Writes md superblocks (mdadm-compatible) and starts the array: a daemon\n"
 	           "  holds it open and runs the initial resync in the background. --size creates\n"
@@ -126,6 +127,7 @@ int cmd_create(int argc, char **argv)
 	    {"no-daemon", no_argument, NULL, 'D'},
 	    {"bitmap", required_argument, NULL, 'b'},
 	    {"bitmap-chunk", required_argument, NULL, 'B'},
+	    {"write-journal", required_argument, NULL, 'J'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -135,6 +137,7 @@ int cmd_create(int argc, char **argv)
 	bool no_daemon = false, have_n = false;
 	enum bitmap_choice bitmap = BITMAP_DEFAULT;
 	uint32_t bitmap_chunk = 0;
+	const char *journal = NULL;
 	unsigned long long v;
 	int c;
 	optind = 1;
@@ -204,6 +207,7 @@ int cmd_create(int argc, char **argv)
 				                 optarg);
 			bitmap_chunk = (uint32_t)v;
 			break;
+		case 'J': journal = optarg; break;
 		case 'h': create_usage(stdout); return 0;
 		default: create_usage(stderr); return 2;
 		}
@@ -228,6 +232,20 @@ int cmd_create(int argc, char **argv)
 		                 "--bitmap=internal is not supported for %s with metadata %s "
 		                 "(only raid1/4/5/6 with metadata 1.1 or 1.2)",
 		                 level_name(o.level), metadata_name(md));
+	if (journal) {
+		if (o.level != URAID_LEVEL_RAID4 && o.level != URAID_LEVEL_RAID5 &&
+		    o.level != URAID_LEVEL_RAID6)
+			return cli_error("create",
+			                 "--write-journal needs --level=4, 5 or 6 (md journals "
+			                 "parity writes), not %s",
+			                 level_name(o.level));
+		if (md == 0)
+			return cli_error("create", "--write-journal needs metadata 1.x, not 0.90");
+		if (bitmap == BITMAP_INTERNAL)
+			return cli_error("create", "--write-journal and --bitmap=internal exclude "
+			                           "each other (as in md)");
+		bitmap = BITMAP_NONE;
+	}
 	int n = argc - optind;
 	if (n != o.raid_devices + o.spare_devices)
 		return cli_error(
@@ -249,13 +267,25 @@ int cmd_create(int argc, char **argv)
 	}
 	char err[512];
 	struct uraid_array *a;
-	int rc = uraid_create(&o, (const char *const *)argv + optind, n, URAID_NO_SYNC_THREAD, &a,
-	                      err, sizeof(err));
+	/* The journal goes last (uraid_create_opts.write_journal). */
+	char **paths = calloc((size_t)n + 2, sizeof(*paths));
+	if (!paths) {
+		free(fresh);
+		return cli_error("create", "out of memory");
+	}
+	for (int i = 0; i < n; i++)
+		paths[i] = argv[optind + i];
+	if (journal)
+		paths[n] = (char *)journal;
+	o.write_journal = journal != NULL;
+	int rc = uraid_create(&o, (const char *const *)paths, n + (journal ? 1 : 0),
+	                      URAID_NO_SYNC_THREAD, &a, err, sizeof(err));
 	if (rc < 0) {
 		for (int i = 0; i < n; i++)
 			if (fresh[i])
 				unlink(argv[optind + i]);
 		free(fresh);
+		free(paths);
 		return cli_error("create", "%s", err);
 	}
 	struct uraid_status st;
@@ -281,6 +311,7 @@ int cmd_create(int argc, char **argv)
 				if (fresh[i])
 					unlink(argv[optind + i]);
 			free(fresh);
+			free(paths);
 			return cli_error("create", "bitmap: %s", err);
 		}
 	}
@@ -289,6 +320,7 @@ int cmd_create(int argc, char **argv)
 	        st.uuid, level_name(st.level), st.raid_disks,
 	        (unsigned long long)st.array_sectors / 2);
 	if (no_daemon) {
+		free(paths);
 		rc = uraid_sync_wait(a);
 		int s = uraid_stop(a);
 		if (rc < 0 || s < 0)
@@ -299,7 +331,11 @@ int cmd_create(int argc, char **argv)
 	/* Hand the array to a daemon: stop here (the superblocks keep the
 	 * pending resync) and let it assemble the members. */
 	rc = uraid_stop(a);
-	if (rc < 0)
+	if (rc < 0) {
+		free(paths);
 		return cli_error("create", "%s", strerror(-rc));
-	return cli_start_daemon("create", o.name, argc - optind, argv + optind);
+	}
+	rc = cli_start_daemon("create", o.name, n + (journal ? 1 : 0), paths);
+	free(paths);
+	return rc;
 }

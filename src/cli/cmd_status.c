@@ -59,6 +59,8 @@ static void print_mdstat(const char *name, const struct uraid_status *st)
 		       : m->state == URAID_MEMBER_INACTIVE ? "(inactive)"
 		                                           : "");
 	}
+	if (st->journal == 1) /* md's journal device: (J) */
+		printf(" %s[%u](J)", base(st->journal_name), st->journal_dev_number);
 	printf("\n");
 	if (cli_is_geom(st->level))
 		cli_geom_mdstat(st);
@@ -256,6 +258,15 @@ int cmd_detail(int argc, char **argv)
 		else
 			printf("    %6u       -      %-17s %s\n", m->dev_number, s, m->name);
 	}
+	if (st.journal == 1)
+		printf("    %6u       -      %-17s %s\n", st.journal_dev_number, "journal",
+		       st.journal_name);
+	else if (st.journal == 2)
+		printf("       -        -      %-17s %s\n", "journal failed", st.journal_name);
+	if (st.journal)
+		printf("\nConsistency Policy : journal (%s%s)\n",
+		       st.journal_mode == URAID_JOURNAL_WB ? "write-back" : "write-through",
+		       st.journal == 2 ? "; journal missing: writes refused" : "");
 	printf("\nmismatch_cnt : %llu\n", (unsigned long long)st.mismatch_cnt);
 	return 0;
 }

@@ -8,6 +8,7 @@
 
 #include "engine/bitmap.h"
 #include "engine/engine.h"
+#include "engine/journal.h"
 #include "util/errmsg.h"
 
 int eng_array_setup(struct uraid_array *a, char *err, size_t errlen)
@@ -61,6 +62,9 @@ int eng_array_setup(struct uraid_array *a, char *err, size_t errlen)
 	rc = eng_bitmap_load(a, err, errlen);
 	if (rc < 0)
 		return rc;
+	rc = eng_journal_load(a, err, errlen);
+	if (rc < 0)
+		return rc;
 	a->dirty = false;
 	a->speed_min = 1000;
 	a->speed_max = 200000;
@@ -73,6 +77,9 @@ int eng_array_setup(struct uraid_array *a, char *err, size_t errlen)
 	pthread_cond_init(&a->cond, NULL);
 	eng_bufpool_init(&a->pool);
 	a->inited = true;
+	rc = eng_journal_start(a, err, errlen);
+	if (rc < 0)
+		return rc;
 	if (!a->readonly) {
 		eng_lock(a);
 		eng_sync_schedule(a);
@@ -88,6 +95,7 @@ void eng_array_free(struct uraid_array *a)
 	if (!a)
 		return;
 	eng_bitmap_free(a);
+	eng_journal_free(a);
 	for (int i = 0; i < a->nmem; i++) {
 		if (a->mem[i]->m)
 			member_close(a->mem[i]->m);
@@ -130,16 +138,21 @@ int uraid_read(struct uraid_array *a, void *buf, size_t len, uint64_t off)
 		return rc;
 	/* Healthy arrays: reads in parallel, each on its own I/O queue. Any
 	 * trouble (-EAGAIN) goes the locked way, which repairs and rebuilds. */
-	rc = eng_fast_read(a, buf, off / 512, len / 512);
+	/* Write-back journal: the newest data may be only in the cache. */
+	bool wb = a->journal && a->journal->wb;
+	rc = wb ? -EAGAIN : eng_fast_read(a, buf, off / 512, len / 512);
 	if (rc != -EAGAIN)
 		return rc;
 	eng_lock(a);
-	if (eng_is_parity(a))
+	if (eng_is_parity(a)) {
 		rc = eng_parity_read(a, buf, off / 512, len / 512);
-	else if (eng_is_mirror(a))
+		if (rc == 0 && a->journal && a->journal->wb)
+			eng_wb_overlay(a, buf, off / 512, len / 512);
+	} else if (eng_is_mirror(a)) {
 		rc = eng_mirror_read(a, buf, off / 512, len / 512);
-	else
+	} else {
 		rc = eng_plain_read(a, buf, off / 512, len / 512);
+	}
 	eng_unlock(a);
 	return rc;
 }
@@ -153,6 +166,8 @@ int uraid_write(struct uraid_array *a, const void *buf, size_t len, uint64_t off
 	int rc = check_range(a, len, off);
 	if (rc < 0 || len == 0)
 		return rc;
+	if (a->journal) /* logged first: always the locked path */
+		return eng_journal_write(a, buf, off / 512, len / 512);
 	/* Writes to different stripes of a healthy array run in parallel. */
 	bool redo = false;
 	rc = eng_fast_write(a, buf, off / 512, len / 512, &redo);
@@ -202,7 +217,9 @@ int uraid_flush(struct uraid_array *a)
 	if (a->readonly)
 		return 0;
 	eng_lock(a);
-	int rc = flush_locked(a);
+	int rc = a->journal ? eng_wb_flush(a) : 0;
+	if (rc == 0)
+		rc = flush_locked(a);
 	if (rc == 0)
 		rc = eng_bitmap_clear_synced(a);
 	eng_unlock(a);
@@ -219,7 +236,13 @@ int uraid_stop(struct uraid_array *a)
 	if (!a->readonly) {
 		eng_sync_thread_stop(a);
 		eng_lock(a);
-		rc = flush_locked(a);
+		rc = a->journal ? eng_wb_flush(a) : 0;
+		int f = flush_locked(a);
+		if (rc == 0)
+			rc = f;
+		/* Members durable: the log is needed no more. */
+		if (rc == 0 && a->journal)
+			rc = eng_journal_reclaim(a);
 		/* Clean: resync_offset records how far an interrupted resync got
 		 * (MD_RESYNC_NONE when complete). */
 		int c = eng_mark_clean(a);
@@ -309,6 +332,7 @@ int uraid_status(struct uraid_array *a, struct uraid_status *st)
 	st->mismatch_cnt = a->action == URAID_SYNC_CHECK || a->action == URAID_SYNC_REPAIR
 	                       ? a->mismatches
 	                       : a->last_mismatch_cnt;
+	eng_journal_status(a, st);
 	eng_unlock(a);
 	return 0;
 }

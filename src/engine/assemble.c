@@ -8,6 +8,7 @@
 
 #include "engine/bitmap.h"
 #include "engine/engine.h"
+#include "engine/journal.h"
 #include "util/errmsg.h"
 
 static void warnf(char *warn, size_t warnlen, const char *fmt, const char *name, uint64_t ev,
@@ -102,7 +103,13 @@ int uraid_assemble_members(struct member **mm, int n, unsigned flags, struct ura
 				       named(e, mm[i]->name));
 			goto fail;
 		}
-		rc = md_sb_check_features(&sbs[i], e, sizeof(e));
+		/* The write journal is uraid's own (engine/journal.c); the
+		 * other feature bits are judged by meta. */
+		struct md_sb feat = sbs[i];
+		if (feat.version != MD_SB_0_90 &&
+		    (feat.level == 4 || feat.level == 5 || feat.level == 6))
+			feat.feature_map &= ~MD_FEATURE_JOURNAL;
+		rc = md_sb_check_features(&feat, e, sizeof(e));
 		if (rc < 0) {
 			errmsg(err, errlen, rc, "%s: %s", mm[i]->name, e);
 			goto fail;
@@ -193,6 +200,16 @@ int uraid_assemble_members(struct member **mm, int n, unsigned flags, struct ura
 		}
 		int role = role_in(fs, &sbs[i]);
 		em->role = role >= 0 ? role : -1;
+		if (role == -3) {
+			/* The journal member lives beside the slots (a->journal). */
+			struct member *jm = em->m;
+			a->mem[--a->nmem] = NULL;
+			free(em);
+			rc = eng_journal_attach(a, jm, &sbs[i], err, errlen);
+			if (rc < 0)
+				goto fail_a;
+			continue;
+		}
 		if (role == -2) {
 			warnf(warn, warnlen,
 			      "%s is marked faulty in the array (events %" PRIu64 " of %" PRIu64

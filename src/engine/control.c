@@ -172,7 +172,14 @@ static int serve_one(struct client *cl, char *line)
 			rc = -1;
 		} else {
 			rc = uraid_write(a, buf, len, off);
-			rc = rc < 0 ? reply_err(cl->fd, rc, NULL) : reply_ok(cl->fd, NULL, 0);
+			const char *why = NULL;
+			struct uraid_status *st = rc == -EROFS ? malloc(sizeof(*st)) : NULL;
+			if (st && uraid_status(a, st) == 0 && st->journal == 2)
+				why =
+				    "writes refused: the write journal is missing or failed (uraid "
+				    "add-journal NAME DEV)";
+			rc = rc < 0 ? reply_err(cl->fd, rc, why) : reply_ok(cl->fd, NULL, 0);
+			free(st);
 		}
 		free(buf);
 		return rc;
@@ -185,6 +192,16 @@ static int serve_one(struct client *cl, char *line)
 		rc = uraid_remove(a, argv[1], err, sizeof(err));
 	else if (!strcmp(verb, "add") && argc == 2)
 		rc = uraid_add(a, argv[1], err, sizeof(err));
+	else if (!strcmp(verb, "add-journal") && argc == 2) /* write journal */
+		rc = uraid_journal_add(a, argv[1], err, sizeof(err));
+	else if (!strcmp(verb, "journal-mode") && argc == 2)
+		rc = uraid_journal_mode(
+		    a,
+		    !strcmp(argv[1], "wb") || !strcmp(argv[1], "write-back") ? URAID_JOURNAL_WB
+		    : !strcmp(argv[1], "wt") || !strcmp(argv[1], "write-through")
+		        ? URAID_JOURNAL_WT
+		        : (enum uraid_journal_mode) - 1,
+		    err, sizeof(err));
 	else if (!strcmp(verb, "check"))
 		rc = uraid_sync_action(a, URAID_SYNC_CHECK, err, sizeof(err));
 	else if (!strcmp(verb, "repair"))

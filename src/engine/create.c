@@ -76,11 +76,21 @@ static int check_opts(const struct uraid_create_opts *o, int n, unsigned flags, 
 	if (o->raid_devices < 1 || o->raid_devices > LAYOUT_MAX_MEMBERS)
 		return errmsg(err, errlen, -EINVAL, "raid-devices %d out of range 1..%d",
 		              o->raid_devices, LAYOUT_MAX_MEMBERS);
-	if (o->spare_devices < 0 || o->raid_devices + o->spare_devices != n)
+	int nj = o->write_journal ? 1 : 0;
+	if (o->spare_devices < 0 || o->raid_devices + o->spare_devices + nj != n)
+		return errmsg(
+		    err, errlen, -EINVAL,
+		    "%d member(s) given, but raid-devices %d + spare-devices %d%s need %d", n,
+		    o->raid_devices, o->spare_devices, nj ? " + a journal" : "",
+		    o->raid_devices + o->spare_devices + nj);
+	if (nj && o->level != 4 && o->level != 5 && o->level != 6)
 		return errmsg(err, errlen, -EINVAL,
-		              "%d member(s) given, but raid-devices %d + spare-devices %d need %d",
-		              n, o->raid_devices, o->spare_devices,
-		              o->raid_devices + o->spare_devices);
+		              "--write-journal needs raid4, raid5 or raid6 (md journals parity "
+		              "writes), not level %d",
+		              o->level);
+	if (nj && o->metadata_set && o->metadata == MD_SB_0_90)
+		return errmsg(err, errlen, -EINVAL,
+		              "--write-journal needs 1.x metadata (0.90 has no journal role)");
 	uint32_t chunk = o->chunk_sectors;
 	if (is_chunked(o->level)) {
 		if (chunk == 0)
@@ -183,7 +193,10 @@ int uraid_create_members(const struct uraid_create_opts *o, struct member **mm, 
 			goto fail;
 		}
 	}
-	rc = md_create_plan(&p, ds, (unsigned)n, e, sizeof(e));
+	/* The journal member does not hold array data: it does not limit the
+	 * size (it is the last one, see uraid_create_opts). */
+	int nj = o->write_journal ? 1 : 0;
+	rc = md_create_plan(&p, ds, (unsigned)(n - nj), e, sizeof(e));
 	if (rc < 0) {
 		rc = errmsg(err, errlen, rc, "%s", e);
 		goto fail;
@@ -195,11 +208,22 @@ int uraid_create_members(const struct uraid_create_opts *o, struct member **mm, 
 			goto fail;
 		}
 		int role = i < o->raid_devices ? i : -1;
-		rc = md_sb_init(&sbs[i], &p, role, (uint32_t)i, devuuid, ds[i], e, sizeof(e));
+		struct md_create_params pi = p;
+		if (nj && i == n - 1) {
+			role = -3;
+			pi.size = MD_SB_BYTES / 512; /* any size the small journal holds */
+		}
+		rc = md_sb_init(&sbs[i], &pi, role, (uint32_t)i, devuuid, ds[i], e, sizeof(e));
 		if (rc < 0) {
 			rc = errmsg(err, errlen, rc, "%s: %s", mm[i]->name, e);
 			goto fail;
 		}
+		sbs[i].size = sbs[0].size;
+	}
+	/* Every member names the journal (role 0xfffd) and the feature. */
+	for (int i = 0; nj && i < n; i++) {
+		md_sb_set_role(&sbs[i], (uint32_t)(n - 1), -3);
+		sbs[i].feature_map |= MD_FEATURE_JOURNAL;
 	}
 	/* The geometry the kernel would run with; refuse what it would refuse. */
 	struct layout_geom g;

@@ -110,7 +110,8 @@ struct uraid_array {
 	uint64_t resync_offset; /* MD_RESYNC_NONE when parity/mirrors are known consistent */
 
 	struct member_ioq *ioq;
-	struct eng_bitmap *bitmap; /* write-intent bitmap (engine/bitmap.h), NULL if none */
+	struct eng_bitmap *bitmap;   /* write-intent bitmap (engine/bitmap.h), NULL if none */
+	struct eng_journal *journal; /* write journal (engine/journal.h), NULL if none */
 	/* Every member is a tmpfs file: plain synchronous calls instead of the
 	 * queue for small batches (io_uring hands tmpfs I/O to kernel workers;
 	 * measured 4x fewer 4 KiB IOPS, docs/PERFORMANCE.md).
@@ -154,6 +155,8 @@ int eng_nparity(const struct uraid_array *a);
 
 /* super.c: superblock bookkeeping (caller holds the lock). */
 int eng_sb_write_all(struct uraid_array *a);
+/* The superblock to write on member em: array-wide fields from a->ref. */
+void eng_sb_merge(const struct uraid_array *a, const struct eng_member *em, struct md_sb *s);
 int eng_mark_dirty(struct uraid_array *a);
 int eng_mark_clean(struct uraid_array *a);
 /* A member failed (I/O error or by request): mark it faulty everywhere. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "engine/journal.h"
 
 #define BATCH 64
 
@@ -272,6 +273,8 @@ static int write_stripe(struct uraid_array *a, const struct eng_req *rq, uint64_
 		lo = r0 % chunk;
 		hi = (r1 - 1) % chunk + 1;
 	}
+	if (a->journal) /* the journal logs whole 4 KiB rows */
+		eng_journal_rows(&lo, &hi);
 	uint64_t nrows = hi - lo;
 	struct eng_stripe_buf sb;
 	int rc = eng_stripe_buf_init(a, &sb, s, nrows);
@@ -391,7 +394,9 @@ static int write_stripe(struct uraid_array *a, const struct eng_req *rq, uint64_
 write:
 	for (int p = 0; p < npos; p++)
 		dirty[p] = touched[p] || p >= sb.nsyn;
-	rc = eng_stripe_write(a, &sb, lo, dirty);
+	rc = eng_journal_log(a, &sb, 1, lo, dirty); /* no-op without a journal */
+	if (rc == 0)
+		rc = eng_stripe_write(a, &sb, lo, dirty);
 	eng_stripe_buf_free(a, &sb);
 	return rc;
 }
@@ -457,6 +462,8 @@ static int write_full_stripes(struct uraid_array *a, const struct eng_req *rq, u
 			io_role[nio++] = role;
 		}
 	}
+	if (rc == 0)
+		rc = eng_journal_log(a, sb, n, 0, NULL); /* no-op without a journal */
 	if (rc == 0 && run_batch(a, rq->q, io, nio) && rq->shared) {
 		rc = -EBUSY;
 	} else if (rc == 0 && nio && run_batch_failed(io, nio)) {

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "engine/engine.h"
+#include "engine/journal.h"
 
 #define SB0_FAULTY 1u
 #define SB0_ACTIVE 2u
@@ -80,8 +81,14 @@ static void update_ref(struct uraid_array *a)
 	r->events = a->events;
 	r->utime = (uint64_t)time(NULL);
 	/* Active: resync_offset 0 (0.90: state not clean), as md writes it. */
-	md_sb_set_clean(r, !a->dirty && a->resync_offset == MD_RESYNC_NONE,
-	                a->dirty ? 0 : a->resync_offset);
+	bool clean = !a->dirty && a->resync_offset == MD_RESYNC_NONE;
+	/* With a working journal md keeps saying clean while writing
+	 * (MD_JOURNAL_CLEAN): after a crash the log, not a resync, makes
+	 * parity agree. */
+	if (a->journal && !a->journal->failed && a->journal->em.m &&
+	    a->resync_offset == MD_RESYNC_NONE)
+		clean = true;
+	md_sb_set_clean(r, clean, a->dirty && !clean ? 0 : a->resync_offset);
 	if (r->version == MD_SB_0_90) {
 		update_ref_090(a);
 		return;
@@ -98,11 +105,18 @@ static void update_ref(struct uraid_array *a)
 		if (em->sb.dev_number >= r->max_dev)
 			r->max_dev = em->sb.dev_number + 1;
 	}
+	uint16_t jw;
+	int jd = eng_journal_dev(a, &jw);
+	if (jd >= 0 && jd < MD_SB1_MAX_DEVS) {
+		r->dev_roles[jd] = jw;
+		if ((uint32_t)jd >= r->max_dev)
+			r->max_dev = (uint32_t)jd + 1;
+	}
 }
 
 /* The superblock to write on one member: array-wide fields from ref, the
  * device's own fields from its copy. */
-static void merge_sb(const struct uraid_array *a, const struct eng_member *em, struct md_sb *s)
+void eng_sb_merge(const struct uraid_array *a, const struct eng_member *em, struct md_sb *s)
 {
 	*s = a->ref;
 	s->dev_number = em->sb.dev_number;
@@ -143,7 +157,7 @@ int eng_sb_write_all(struct uraid_array *a)
 			if (em->state == URAID_MEMBER_FAULTY || !em->m)
 				continue;
 			struct md_sb s;
-			merge_sb(a, em, &s);
+			eng_sb_merge(a, em, &s);
 			int rc = md_sb_store(em->m, &s);
 			if (rc == 0)
 				rc = member_flush(em->m);
@@ -153,8 +167,10 @@ int eng_sb_write_all(struct uraid_array *a)
 			}
 			em->sb = s;
 		}
-		if (failed < 0)
+		if (failed < 0) {
+			eng_journal_sb_write(a); /* a failure there refuses writes */
 			return 0;
+		}
 		struct eng_member *em = a->mem[failed];
 		fprintf(stderr, "uraid: %s: superblock write failed, marking faulty\n",
 		        em->m->name);

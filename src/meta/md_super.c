@@ -183,7 +183,9 @@ int md_sb_check_device(const struct md_sb *sb, uint64_t dev_sectors, char *err, 
 		              "the member (%llu sectors)",
 		              (unsigned long long)sb->data_offset,
 		              (unsigned long long)sb->data_size, (unsigned long long)dev_sectors);
-	if (sb->size > sb->data_size)
+	/* A journal device's data area is its log, not array data: md keeps
+	 * the array's size in its superblock all the same. */
+	if (sb->size > sb->data_size && md_sb_role(sb) != -3)
 		return errmsg(err, errlen, -EINVAL,
 		              "used size %llu sectors exceeds the data area (%llu sectors)",
 		              (unsigned long long)sb->size, (unsigned long long)sb->data_size);

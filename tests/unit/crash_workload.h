@@ -89,8 +89,10 @@ static inline bool cw_redundant(int level)
 	return level != URAID_LEVEL_RAID0 && level != URAID_LEVEL_LINEAR;
 }
 
-#define CW_LYING  1u /* the disks ignore flushes: the checks must find losses */
-#define CW_BITMAP 2u /* internal write-intent bitmap (4 KiB chunks) */
+#define CW_LYING      1u /* the disks ignore flushes: the checks must find losses */
+#define CW_BITMAP     2u /* internal write-intent bitmap (4 KiB chunks) */
+#define CW_JOURNAL    4u /* raid4/5/6 write journal on one more member (write-through) */
+#define CW_JOURNAL_WB 8u /* ... in write-back mode (implies CW_JOURNAL) */
 
 /* One trial. crash_point: member request (counted after create) at which
  * the power fails, 0 = none during the workload (the cut then comes at idle
@@ -106,7 +108,11 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 	memset(d, 0, sizeof(d));
 	if (crash_ctl_new(&ctl) < 0)
 		abort();
-	for (int i = 0; i < c->ndisks; i++) {
+	if (flags & CW_JOURNAL_WB)
+		flags |= CW_JOURNAL;
+	/* The journal is the last member, d[ndisks]. */
+	int nd = c->ndisks + ((flags & CW_JOURNAL) ? 1 : 0);
+	for (int i = 0; i < nd; i++) {
 		snprintf(d[i].name, sizeof(d[i].name), "c%d", i);
 		if (member_open_mem(d[i].name, CW_MEMBER_BYTES, &d[i].mem) < 0 ||
 		    member_crash_wrap(d[i].mem, ctl, &d[i].fault) < 0)
@@ -120,6 +126,7 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 	o.metadata = c->metadata;
 	o.metadata_set = true;
 	o.assume_clean = true; /* members are zero: parity of zeros is zero */
+	o.write_journal = (flags & CW_JOURNAL) != 0;
 	if (c->level != URAID_LEVEL_LINEAR && c->level != URAID_LEVEL_RAID0)
 		o.size_sectors = CW_DATA_SECTORS;
 	if (c->layout) {
@@ -129,7 +136,7 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 	struct uraid_array *a = NULL;
 	uint64_t used = 0;
 	int failed_before = -1, lost_after = -1;
-	if (te_create(&o, d, c->ndisks, &a) < 0) {
+	if (te_create(&o, d, nd, &a) < 0) {
 		CHECKF(0, "%s: create failed", c->name);
 		goto out;
 	}
@@ -138,6 +145,11 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 		char err[256];
 		int rc = uraid_bitmap_add(a, 4096, err, sizeof(err));
 		CHECKF(rc == 0, "%s: bitmap add: %s", c->name, err);
+	}
+	if (flags & CW_JOURNAL_WB) {
+		char err[256];
+		int rc = uraid_journal_mode(a, URAID_JOURNAL_WB, err, sizeof(err));
+		CHECKF(rc == 0, "%s: journal write-back: %s", c->name, err);
 	}
 	if (mode == 1) {
 		failed_before = (int)(t_rand(&rs) % (uint64_t)c->ndisks);
@@ -205,7 +217,7 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 		lost_after = (int)(t_rand(&rs) % (uint64_t)c->ndisks);
 		tot->member_lost_after++;
 	}
-	for (int i = 0; i < c->ndisks; i++)
+	for (int i = 0; i < nd; i++)
 		if (i != lost_after)
 			idx[n++] = i;
 	char warn[1024] = "";
@@ -240,7 +252,7 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 				continue;
 			/* Without a journal md cannot promise anything for data
 			 * reconstructed from parity that a crash left stale. */
-			if (missing >= 0 && cw_parity_level(c->level) &&
+			if (missing >= 0 && cw_parity_level(c->level) && !(flags & CW_JOURNAL) &&
 			    cw_role_of(a, s) == missing) {
 				hole_here++;
 				continue;
@@ -286,7 +298,7 @@ free_out:
 out:
 	if (a)
 		uraid_drop(a);
-	for (int i = 0; i < c->ndisks; i++)
+	for (int i = 0; i < nd; i++)
 		te_disk_close(&d[i]);
 	crash_ctl_free(ctl);
 	return used;
@@ -329,8 +341,13 @@ static inline void cw_run(const struct cw_cfg *c, uint64_t seed0, uint64_t trial
 	    "# %-12s%s crash points %llu (requests/run ~%llu), failed-before %llu, lost-after "
 	    "%llu, writes %llu acked %llu, cache kept/torn/lost %llu/%llu/%llu, sectors checked "
 	    "%llu, data lost %llu, write-hole sectors %llu, mismatches %llu, resync skipped %llu\n",
-	    c->name, flags & CW_BITMAP ? " +bitmap" : "", (unsigned long long)tot->crashes,
-	    (unsigned long long)reqs, (unsigned long long)tot->member_failed_before,
+	    c->name,
+	    flags & CW_BITMAP       ? " +bitmap"
+	    : flags & CW_JOURNAL_WB ? " +journal(wb)"
+	    : flags & CW_JOURNAL    ? " +journal"
+	                            : "",
+	    (unsigned long long)tot->crashes, (unsigned long long)reqs,
+	    (unsigned long long)tot->member_failed_before,
 	    (unsigned long long)tot->member_lost_after, (unsigned long long)tot->writes,
 	    (unsigned long long)tot->writes_acked, (unsigned long long)tot->cache_kept,
 	    (unsigned long long)tot->cache_torn, (unsigned long long)tot->cache_lost,

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The write journal through the CLI (no VM): create --write-journal, status
+# (J) / detail, data through write-through and write-back, the journal
+# missing (writes refused with a message naming it), add-journal, restart,
+# and create's refusals (raid1, 0.90, with a bitmap).
+source "$(dirname "$0")/../lib.sh"
+export URAID_RUN_DIR=$T_TMP/run
+cleanup() {
+	for s in "$URAID_RUN_DIR"/*.sock; do [ -e "$s" ] && "$URAID" stop "$(basename "$s" .sock)"; done
+	rm -rf "$T_TMP"
+}
+trap cleanup EXIT
+d=$T_TMP
+cd "$d" || exit 1
+truncate -s 8M j.img j2.img
+python3 -c 'import random,sys; sys.stdout.buffer.write(random.Random(3).randbytes(512*1024))' >p1
+python3 -c 'import random,sys; sys.stdout.buffer.write(random.Random(4).randbytes(100*1024))' >p2
+check "create --write-journal" "$URAID" create --level=5 --raid-devices=3 --chunk=64K --size=16M \
+	--assume-clean --name=jc --write-journal j.img m0.img m1.img m2.img
+check "status shows the journal (J)" sh -c "'$URAID' status | grep -q 'j.img\\[3\\](J)'"
+check "detail: journal member, write-through" \
+	sh -c "'$URAID' detail jc | grep -q 'journal (write-through)'"
+"$URAID" write jc --offset 0 <p1
+check "journal-mode write-back" "$URAID" journal-mode jc write-back
+"$URAID" write jc --offset 5120 <p2
+check "detail: write-back" sh -c "'$URAID' detail jc | grep -q 'journal (write-back)'"
+bytes=$("$URAID" status --json jc | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["array_bytes"])')
+truncate -s "$bytes" want
+dd if=p1 of=want conv=notrunc status=none
+dd if=p2 of=want bs=512 seek=10 conv=notrunc status=none
+check "reads see write-back data" sh -c "'$URAID' cat jc | cmp -s - want"
+"$URAID" stop jc
+check "examine shows the journal role" sh -c "'$URAID' examine j.img | grep -q 'Role : Journal'"
+"$URAID" assemble --name=jc m0.img m1.img m2.img 2>/dev/null
+check_fails "without its journal the array refuses writes" sh -c "'$URAID' write jc --offset 0 <p2 2>err"
+check "... with a message naming the journal" grep -q 'journal is missing or failed' err
+check "... reads still work" sh -c "'$URAID' cat jc | cmp -s - want"
+check "add-journal" "$URAID" add-journal jc j2.img
+check "writes work again" sh -c "'$URAID' write jc --offset 0 <p2"
+dd if=p2 of=want conv=notrunc status=none
+"$URAID" stop jc
+check "assemble picks up the new journal" "$URAID" assemble --name=jc m0.img m1.img m2.img j2.img
+check "data after restart" sh -c "'$URAID' cat jc | cmp -s - want"
+"$URAID" check jc >/dev/null 2>&1
+check "check: mismatch_cnt 0" sh -c "'$URAID' detail jc | grep -q '^mismatch_cnt : 0'"
+"$URAID" stop jc
+check_fails "create refuses --write-journal for raid1" "$URAID" create --level=1 \
+	--raid-devices=2 --size=16M --no-daemon --write-journal x.img a0.img a1.img
+check_fails "create refuses --write-journal with 0.90" "$URAID" create --level=5 \
+	--raid-devices=3 --metadata=0.90 --size=16M --no-daemon --write-journal x.img b0 b1 b2
+check_fails "create refuses --write-journal with a bitmap" "$URAID" create --level=5 \
+	--raid-devices=3 --bitmap=internal --size=16M --no-daemon --write-journal x.img c0 c1 c2
+check "refusals wrote nothing" sh -c "! ls x.img a0.img b0 c0 2>/dev/null | grep -q ."
+t_done
