@@ -220,12 +220,35 @@ int uraid_sync_wait(struct uraid_array *a);
 void uraid_sync_speed(struct uraid_array *a, uint64_t min_kibs, uint64_t max_kibs);
 
 /* Stripe cache of a raid4/5/6 array, like md's stripe_cache_size: the
- * number of stripe entries (each one chunk row of every member) that hold
- * small writes until they fill whole stripes or a flush/idle period drains
- * them. 0 turns the cache off (writes go straight through). -EINVAL for
- * levels without parity or an absurd size; -ENOTSUP until implemented. */
-#define URAID_STRIPE_CACHE_MAX 32768u
+ * number of stripe heads (each one 4 KiB row of every data member, as md's)
+ * that hold small writes until they fill whole stripes or a flush, eviction
+ * (LRU) or idle period (~50 ms; none under URAID_NO_SYNC_THREAD) writes
+ * them out. A write cache: uraid_write returns once the data is cached;
+ * uraid_flush (and uraid_stop) make it durable, uraid_drop loses it, reads
+ * see it. Arrays start with it off (0); md's default size is 256, what the
+ * uraid daemon uses. Resizing writes the cache out first. 0 turns it off.
+ * -EINVAL for levels without parity or a size above the maximum; -EROFS on
+ * a read-only array; a write-out error (array failed) is returned. */
+#define URAID_STRIPE_CACHE_MAX     32768u
+#define URAID_STRIPE_CACHE_DEFAULT 256u
 int uraid_set_stripe_cache(struct uraid_array *a, unsigned stripes);
+
+/* Counters since assembly: member I/O of every kind, and what the stripe
+ * cache did. reads avoided = sc_reads_direct - sc_reads_writeout. */
+struct uraid_io_stats {
+	uint64_t member_reads, member_writes; /* requests sent to members */
+	uint64_t member_read_bytes, member_write_bytes;
+	unsigned sc_size, sc_used;         /* stripe heads allowed / holding data */
+	uint64_t sc_write_sectors;         /* sectors written into the cache */
+	uint64_t sc_read_hit_sectors;      /* sectors reads took from the cache */
+	uint64_t sc_full_runs;             /* write-outs of complete heads: parity from data */
+	uint64_t sc_rmw_runs, sc_rcw_runs; /* write-outs needing reads */
+	uint64_t sc_evicted, sc_idle;      /* heads written out: cache full / idle */
+	uint64_t sc_reads_direct;          /* member reads the cached writes would have cost
+	                                      written straight through (estimate) */
+	uint64_t sc_reads_writeout;        /* member reads the write-outs made */
+};
+int uraid_io_stats(struct uraid_array *a, struct uraid_io_stats *st);
 
 /* Control server (src/engine/control.c): a unix stream socket through which
  * other processes manage a running array. Protocol: the client sends one

@@ -8,6 +8,7 @@
 
 #include "engine/bitmap.h"
 #include "engine/engine.h"
+#include "engine/stripe_cache.h"
 #include "util/errmsg.h"
 
 int eng_array_setup(struct uraid_array *a, char *err, size_t errlen)
@@ -87,6 +88,7 @@ void eng_array_free(struct uraid_array *a)
 {
 	if (!a)
 		return;
+	eng_scache_free(a); /* cached writes are lost, as in a crash */
 	eng_bitmap_free(a);
 	for (int i = 0; i < a->nmem; i++) {
 		if (a->mem[i]->m)
@@ -196,7 +198,11 @@ int uraid_flush(struct uraid_array *a)
 	if (a->readonly)
 		return 0;
 	eng_lock(a);
-	int rc = flush_locked(a);
+	/* The stripe cache first: what it holds is acknowledged data. */
+	int rc = eng_scache_drain(a);
+	int f = flush_locked(a);
+	if (rc == 0)
+		rc = f;
 	if (rc == 0)
 		rc = eng_bitmap_clear_synced(a);
 	eng_unlock(a);
@@ -211,7 +217,10 @@ int uraid_stop(struct uraid_array *a)
 	if (!a->readonly) {
 		eng_sync_thread_stop(a);
 		eng_lock(a);
-		rc = flush_locked(a);
+		rc = eng_scache_drain(a);
+		int f = flush_locked(a);
+		if (rc == 0)
+			rc = f;
 		/* Clean: resync_offset records how far an interrupted resync got
 		 * (MD_RESYNC_NONE when complete). */
 		int c = eng_mark_clean(a);
@@ -291,6 +300,7 @@ int uraid_status(struct uraid_array *a, struct uraid_status *st)
 	st->sync_done = a->sync_pos;
 	st->sync_total = a->sync_end;
 	st->sync_speed_kibs = a->speed_kibs;
+	st->stripe_cache_size = eng_scache_size(a);
 	st->mismatch_cnt = a->action == URAID_SYNC_CHECK || a->action == URAID_SYNC_REPAIR
 	                       ? a->mismatches
 	                       : a->last_mismatch_cnt;
