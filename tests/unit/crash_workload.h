@@ -91,6 +91,7 @@ static inline bool cw_redundant(int level)
 
 #define CW_LYING  1u /* the disks ignore flushes: the checks must find losses */
 #define CW_BITMAP 2u /* internal write-intent bitmap (4 KiB chunks) */
+#define CW_CACHE  4u /* a small stripe cache (parity levels): evictions mid-run */
 
 /* One trial. crash_point: member request (counted after create) at which
  * the power fails, 0 = none during the workload (the cut then comes at idle
@@ -138,6 +139,10 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 		char err[256];
 		int rc = uraid_bitmap_add(a, 4096, err, sizeof(err));
 		CHECKF(rc == 0, "%s: bitmap add: %s", c->name, err);
+	}
+	if (flags & CW_CACHE) {
+		int rc = uraid_set_stripe_cache(a, 8);
+		CHECKF(rc == 0, "%s: stripe cache: %d", c->name, rc);
 	}
 	if (mode == 1) {
 		failed_before = (int)(t_rand(&rs) % (uint64_t)c->ndisks);
@@ -329,8 +334,12 @@ static inline void cw_run(const struct cw_cfg *c, uint64_t seed0, uint64_t trial
 	    "# %-12s%s crash points %llu (requests/run ~%llu), failed-before %llu, lost-after "
 	    "%llu, writes %llu acked %llu, cache kept/torn/lost %llu/%llu/%llu, sectors checked "
 	    "%llu, data lost %llu, write-hole sectors %llu, mismatches %llu, resync skipped %llu\n",
-	    c->name, flags & CW_BITMAP ? " +bitmap" : "", (unsigned long long)tot->crashes,
-	    (unsigned long long)reqs, (unsigned long long)tot->member_failed_before,
+	    c->name,
+	    flags & CW_BITMAP  ? " +bitmap"
+	    : flags & CW_CACHE ? " +cache"
+	                       : "",
+	    (unsigned long long)tot->crashes, (unsigned long long)reqs,
+	    (unsigned long long)tot->member_failed_before,
 	    (unsigned long long)tot->member_lost_after, (unsigned long long)tot->writes,
 	    (unsigned long long)tot->writes_acked, (unsigned long long)tot->cache_kept,
 	    (unsigned long long)tot->cache_torn, (unsigned long long)tot->cache_lost,
