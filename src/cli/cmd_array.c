@@ -51,6 +51,14 @@ int cmd_daemon(int argc, char **argv)
 	if (smin || smax)
 		uraid_sync_speed(a, smin ? strtoull(smin, NULL, 10) : 1000,
 		                 smax ? strtoull(smax, NULL, 10) : 0);
+	/* md's stripe_cache_size default for raid4/5/6 (URAID_STRIPE_CACHE
+	 * overrides, 0 = off; `uraid stripe-cache` changes it later). */
+	const char *scs = getenv("URAID_STRIPE_CACHE");
+	unsigned long sc = scs && *scs ? strtoul(scs, NULL, 10) : URAID_STRIPE_CACHE_DEFAULT;
+	int scrc = uraid_set_stripe_cache(a, sc > URAID_STRIPE_CACHE_MAX ? ~0u : (unsigned)sc);
+	if (scrc < 0 && scs && *scs)
+		fprintf(stderr, "uraid: daemon %s: warning: stripe cache %s not set (%s)\n", name,
+		        scs, strerror(-scrc));
 	char path[PATH_MAX];
 	cli_sock_path(name, path, sizeof(path));
 	struct uraid_control *c;
