@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The stripe cache through the CLI and the daemon: md's default 256 on a
+# raid5, `uraid stripe-cache NAME N` changes it (status, detail and --json
+# show it), small writes through the cache read back and survive stop +
+# assemble, the kernel-style check finds nothing, member reads are avoided
+# (the daemon's own counters, against the same writes with the cache off),
+# bad input is refused. Also the control protocol from the shell: the
+# status body is the versioned text format.
+source "$(dirname "$0")/../lib.sh"
+export URAID_RUN_DIR=$T_TMP/run
+D=$T_TMP/d
+mkdir -p "$D"
+cleanup() { for s in "$URAID_RUN_DIR"/*.sock; do [ -e "$s" ] && "$URAID" stop "$(basename "$s" .sock)"; done; rm -rf "$T_TMP"; }
+trap cleanup EXIT
+
+check "create raid5 (assume-clean)" "$URAID" create --level=5 --raid-devices=4 --chunk=64K \
+	--size=16M --assume-clean --name=sc "$D"/m0 "$D"/m1 "$D"/m2 "$D"/m3
+check "status shows md's default 256" grep -q 'stripe_cache_size 256' <("$URAID" status sc)
+check "detail shows it" grep -q '^stripe_cache_size : 256' <("$URAID" detail sc)
+check "stripe-cache 1024" "$URAID" stripe-cache sc 1024
+check "--json shows 1024" grep -q '"stripe_cache_size":1024' <("$URAID" status --json sc)
+
+# 4 KiB writes in order, one request each (a new connection per write):
+# the cache merges them into full stripes.
+head -c 1M /dev/urandom >"$T_TMP/data"
+writes() {
+	for i in $(seq 0 255); do
+		dd if="$T_TMP/data" bs=4096 skip="$i" count=1 status=none |
+			"$URAID" write "$1" --offset $((i * 4096)) || return 1
+	done
+}
+reads_of() { "$URAID" stripe-cache "$1" | sed -n 's/^member requests: \([0-9]*\) reads.*/\1/p'; }
+r0=$(reads_of sc)
+check "256 small writes with the cache" writes sc
+r1=$(reads_of sc)
+check "cat equals the data" cmp <("$URAID" cat sc --length 1M) "$T_TMP/data"
+echo "# member reads with the cache: $((r1 - r0))"
+check "check: 0 mismatches" grep -q '^mismatch_cnt 0$' <("$URAID" check sc)
+check "stop" "$URAID" stop sc
+check "assemble again" "$URAID" assemble --name sc "$D"/m0 "$D"/m1 "$D"/m2 "$D"/m3
+check "data survived stop (written out)" cmp <("$URAID" cat sc --length 1M) "$T_TMP/data"
+
+# The same writes with the cache off read members (read-modify-write).
+check "stripe-cache 0" "$URAID" stripe-cache sc 0
+r2=$(reads_of sc)
+check "256 small writes without the cache" writes sc
+r3=$(reads_of sc)
+echo "# member reads without the cache: $((r3 - r2))"
+check "the cache avoided member reads" [ $((r1 - r0)) -lt $((r3 - r2)) ]
+
+check_fails "stripe-cache: not a number" "$URAID" stripe-cache sc lots
+check_fails "stripe-cache: above the maximum" "$URAID" stripe-cache sc 40000
+check_fails "stripe-cache: no such array" "$URAID" stripe-cache nosuch 16
+check "create raid1" "$URAID" create --level=1 --raid-devices=2 --size=8M --assume-clean \
+	--name=mir "$D"/r0 "$D"/r1
+"$URAID" stripe-cache mir 16 2>"$T_TMP/err"
+check "stripe-cache on raid1 refused, saying why" grep -q 'raid4/5/6' "$T_TMP/err"
+
+# The wire format seen from outside: versioned text, an "end" line.
+if command -v python3 >/dev/null; then
+	python3 - "$URAID_RUN_DIR/sc.sock" >"$T_TMP/body" <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"status\n")
+f = s.makefile("rb"); hdr = f.readline().split(); assert hdr[0] == b"OK"
+sys.stdout.write(f.read(int(hdr[1])).decode())
+EOF
+	check "status body: version line" grep -qx 'uraid-status 1' <(head -1 "$T_TMP/body")
+	check "status body: level=5, end" grep -qx 'level=5' "$T_TMP/body"
+	check "status body: ends with end" grep -qx 'end' <(tail -1 "$T_TMP/body")
+fi
+check "stop both" "$URAID" stop sc
+"$URAID" stop mir
+t_done
