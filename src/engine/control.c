@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
@@ -378,7 +379,10 @@ int uraid_control_start(struct uraid_array *a, const char *path, struct uraid_co
 		              path);
 	}
 	unlink(path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 16) < 0) {
+	/* Owner only: the socket can add members (and so write superblocks
+	 * on any file the daemon may open) and read or write the array. */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0600) < 0 ||
+	    listen(fd, 16) < 0) {
 		int e = errno;
 		close(fd);
 		return errmsg(err, errlen, -e, "%s: %s", path, strerror(e));
