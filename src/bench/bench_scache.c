@@ -203,9 +203,9 @@ int bench_scache(int argc, char **argv)
 	if (!o.json)
 		printf(
 		    "raid%d, %d members, chunk %lluK, %llu MiB sequential per run, members in %s\n"
-		    "%-6s %-6s %10s %14s %14s %8s %8s %8s\n",
+		    "%-6s %-6s %9s %10s %9s %10s %9s %6s %6s %6s\n",
 		    o.level, o.members, o.chunk >> 10, o.mib, o.dir, "req", "cache", "MB/s",
-		    "reads/MiB", "writes/MiB", "full", "rmw", "rcw");
+		    "reads/MiB", "rMiB/MiB", "writes/MiB", "wMiB/MiB", "full", "rmw", "rcw");
 	for (int ri = 0; ri < o.nreqs && status == 0; ri++)
 		for (int ci = 0; ci < o.ncaches && status == 0; ci++) {
 			struct sc_row *r = &rows[nr];
@@ -215,13 +215,16 @@ int bench_scache(int argc, char **argv)
 				break;
 			nr++;
 			if (!o.json)
-				printf("%-6s %-6u %10.1f %14.1f %14.1f %8llu %8llu %8llu\n",
-				       bench_size_label(r->req, lab, sizeof(lab)), r->cache, r->mbs,
-				       (double)r->io.member_reads / (double)o.mib,
-				       (double)r->io.member_writes / (double)o.mib,
-				       (unsigned long long)r->io.sc_full_runs,
-				       (unsigned long long)r->io.sc_rmw_runs,
-				       (unsigned long long)r->io.sc_rcw_runs);
+				printf(
+				    "%-6s %-6u %9.1f %10.1f %9.2f %10.1f %9.2f %6llu %6llu %6llu\n",
+				    bench_size_label(r->req, lab, sizeof(lab)), r->cache, r->mbs,
+				    (double)r->io.member_reads / (double)o.mib,
+				    (double)r->io.member_read_bytes / (double)bytes,
+				    (double)r->io.member_writes / (double)o.mib,
+				    (double)r->io.member_write_bytes / (double)bytes,
+				    (unsigned long long)r->io.sc_full_runs,
+				    (unsigned long long)r->io.sc_rmw_runs,
+				    (unsigned long long)r->io.sc_rcw_runs);
 			fflush(stdout);
 		}
 	if (o.json && status == 0) {
@@ -235,11 +238,15 @@ int bench_scache(int argc, char **argv)
 			printf(
 			    "%s{\"level\":%d,\"workload\":\"seqwrite-small\",\"req\":%zu,"
 			    "\"stripe_cache\":%u,\"value\":%.1f,\"unit\":\"MB/s\",\"ratio\":%.3f,"
-			    "\"member_reads\":%llu,\"member_writes\":%llu}",
+			    "\"member_reads\":%llu,\"member_writes\":%llu,\"member_read_bytes\":%"
+			    "llu,"
+			    "\"member_write_bytes\":%llu}",
 			    i ? "," : "", o.level, rows[i].req, rows[i].cache, rows[i].mbs,
 			    ref > 0 ? rows[i].mbs / ref : 0,
 			    (unsigned long long)rows[i].io.member_reads,
-			    (unsigned long long)rows[i].io.member_writes);
+			    (unsigned long long)rows[i].io.member_writes,
+			    (unsigned long long)rows[i].io.member_read_bytes,
+			    (unsigned long long)rows[i].io.member_write_bytes);
 		}
 		printf("]\n");
 	}

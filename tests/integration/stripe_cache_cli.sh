@@ -68,6 +68,14 @@ EOF
 	check "status body: level=5, end" grep -qx 'level=5' "$T_TMP/body"
 	check "status body: ends with end" grep -qx 'end' <(tail -1 "$T_TMP/body")
 fi
+# The benchmark's counts (not its timings): 4 KiB sequential writes over
+# whole stripes read nothing with the cache, 2 reads per write without.
+"$URAID" bench stripe-cache --dir "$T_TMP" --mib 3 --reqs 4K --caches 0,256 --json >"$T_TMP/b.json"
+check "bench stripe-cache: no member reads with the cache, 2/write without" python3 -c '
+import json, sys
+r = {x["stripe_cache"]: x for x in json.load(open(sys.argv[1]))}
+assert r[256]["member_reads"] == 0 and r[0]["member_reads"] == 2 * 3 * 256, r
+' "$T_TMP/b.json"
 check "stop both" "$URAID" stop sc
 "$URAID" stop mir
 t_done
