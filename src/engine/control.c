@@ -39,8 +39,30 @@ struct uraid_control {
 	int clients[MAX_CLIENTS]; /* fds of live connections, -1 free */
 	int nclients;
 	int timeout_ms;
+	uint64_t io_inflight; /* read/write buffer bytes held by connections */
 	bool stop_requested, closing;
 };
+
+/* All connections together hold at most this much request buffer: 64
+ * clients asking for 16 MiB each would otherwise pin 1 GiB. */
+#define IO_BUDGET (4ull * URAID_CONTROL_MAX_IO)
+
+static void io_budget_take(struct uraid_control *c, uint64_t len)
+{
+	pthread_mutex_lock(&c->lock);
+	while (c->io_inflight && c->io_inflight + len > IO_BUDGET && !c->closing)
+		pthread_cond_wait(&c->cond, &c->lock);
+	c->io_inflight += len;
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void io_budget_put(struct uraid_control *c, uint64_t len)
+{
+	pthread_mutex_lock(&c->lock);
+	c->io_inflight -= len;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+}
 
 struct client {
 	struct uraid_control *c;
@@ -160,8 +182,10 @@ static int serve_io(struct client *cl, char **argv, int argc)
 		reply_err(cl->fd, -EINVAL, bad);
 		return -1;
 	}
+	io_budget_take(cl->c, len);
 	void *buf = eng_alloc(len);
 	if (!buf) {
+		io_budget_put(cl->c, len);
 		reply_err(cl->fd, -ENOMEM, NULL);
 		return -1;
 	}
@@ -176,6 +200,7 @@ static int serve_io(struct client *cl, char **argv, int argc)
 		rc = rc < 0 ? reply_err(cl->fd, rc, NULL) : reply_ok(cl->fd, NULL, 0);
 	}
 	free(buf);
+	io_budget_put(cl->c, len);
 	return rc;
 }
 
