@@ -321,6 +321,10 @@ int cmd_write(int argc, char **argv)
 		if (n < cap)
 			break;
 	}
+	/* Durable when the command returns: the daemon's stripe cache holds
+	 * small writes until a flush. */
+	if (cli_ctl(name, "flush", NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
+		status = cli_error("write", "flush: %s", err);
 out:
 	free(buf);
 	return status;
