@@ -20,14 +20,24 @@ check "detail shows it" grep -q '^stripe_cache_size : 256' <("$URAID" detail sc)
 check "stripe-cache 1024" "$URAID" stripe-cache sc 1024
 check "--json shows 1024" grep -q '"stripe_cache_size":1024' <("$URAID" status --json sc)
 
-# 4 KiB writes in order, one request each (a new connection per write):
-# the cache merges them into full stripes.
+# 4 KiB writes in order, one request each on one control connection
+# (what a client such as a file system does), then a flush: the cache merges
+# them into full stripes. (`uraid write` itself flushes when it ends.)
 head -c 1M /dev/urandom >"$T_TMP/data"
 writes() {
-	for i in $(seq 0 255); do
-		dd if="$T_TMP/data" bs=4096 skip="$i" count=1 status=none |
-			"$URAID" write "$1" --offset $((i * 4096)) || return 1
-	done
+	python3 - "$URAID_RUN_DIR/$1.sock" "$T_TMP/data" <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); f = s.makefile("rb")
+data = open(sys.argv[2], "rb").read()
+def req(line, payload=b""):
+    s.sendall(line.encode() + b"\n" + payload)
+    hdr = f.readline().split()
+    assert hdr[0] == b"OK", hdr
+    f.read(int(hdr[1]))
+for off in range(0, len(data), 4096):
+    req("write %d 4096" % off, data[off:off + 4096])
+req("flush")
+EOF
 }
 reads_of() { "$URAID" stripe-cache "$1" | sed -n 's/^member requests: \([0-9]*\) reads.*/\1/p'; }
 r0=$(reads_of sc)
@@ -47,6 +57,18 @@ check "256 small writes without the cache" writes sc
 r3=$(reads_of sc)
 echo "# member reads without the cache: $((r3 - r2))"
 check "the cache avoided member reads" [ $((r1 - r0)) -lt $((r3 - r2)) ]
+
+# `uraid write` is durable when it returns: the daemon killed right after
+# it (no stop, no flush) loses nothing.
+check "stripe-cache 256 again" "$URAID" stripe-cache sc 256
+head -c 200K /dev/urandom >"$T_TMP/d2"
+check "uraid write 200K at 64K" "$URAID" write sc --offset 65536 <"$T_TMP/d2"
+pid=$(pgrep -f "uraid daemon sc $D/m0" | head -1)
+check "daemon found" [ -n "$pid" ]
+[ -n "$pid" ] && kill -9 "$pid"
+sleep 0.3
+check "assemble after the kill" "$URAID" assemble --name sc "$D"/m0 "$D"/m1 "$D"/m2 "$D"/m3
+check "the written data survived the kill" cmp <("$URAID" cat sc --offset 65536 --length 200K) "$T_TMP/d2"
 
 check_fails "stripe-cache: not a number" "$URAID" stripe-cache sc lots
 check_fails "stripe-cache: above the maximum" "$URAID" stripe-cache sc 40000
