@@ -425,6 +425,76 @@ static void drop_loses_unflushed(void)
 	rig_close(&r);
 }
 
+/* Check, member failure, recovery onto a spare and more writes, all while
+ * the cache holds writes: reads stay right throughout, and after a flush
+ * the members (new one included) equal the shadow and check finds 0. */
+static void sync_with_cached_writes(void)
+{
+	static const int levels[] = {5, 6};
+	for (int li = 0; li < 2; li++) {
+		struct rig r;
+		if (rig_open(&r, levels[li], 5, 16, NULL, URAID_NO_SYNC_THREAD) < 0) {
+			rig_close(&r);
+			continue;
+		}
+		CHECK(uraid_set_stripe_cache(r.a, 64) == 0);
+		uint64_t size = uraid_size(r.a), rs = 0x5a0 + (uint64_t)li;
+		uint8_t *shadow = calloc(1, size), *buf = malloc(size);
+		struct te_disk spare;
+		te_disk_open(&spare, "spare", 2u << 20);
+		char err[256];
+		for (int phase = 0; phase < 4; phase++) {
+			for (int i = 0; i < 40; i++) {
+				uint64_t n = 1 + t_rand(&rs) % 24,
+				         s = t_rand(&rs) % (size / 512 - n);
+				t_fill(&rs, shadow + s * 512, n * 512);
+				CHECK(uraid_write(r.a, shadow + s * 512, n * 512, s * 512) == 0);
+			}
+			struct uraid_io_stats io;
+			uraid_io_stats(r.a, &io);
+			CHECK(io.sc_used > 0); /* the steps below run with cached writes */
+			if (phase == 0) {
+				CHECK(check_mismatches(r.a) == 0);
+			} else if (phase == 1) {
+				CHECK(uraid_fail(r.a, "#2", err, sizeof(err)) == 0);
+			} else if (phase == 2) {
+				CHECK(uraid_add_member(r.a, te_borrow(&spare), err, sizeof(err)) ==
+				      0);
+				/* recovery a little at a time, writes in between */
+				while (uraid_sync_step(r.a, 64) > 0) {
+					uint64_t s = t_rand(&rs) % (size / 512 - 8);
+					t_fill(&rs, shadow + s * 512, 8 * 512);
+					CHECK(uraid_write(r.a, shadow + s * 512, 8 * 512,
+					                  s * 512) == 0);
+				}
+			}
+			CHECK(uraid_read(r.a, buf, size, 0) == 0 && !memcmp(buf, shadow, size));
+		}
+		struct uraid_status st;
+		uraid_status(r.a, &st);
+		CHECK(st.degraded == 0 && st.working == 5);
+		CHECK(uraid_flush(r.a) == 0);
+		CHECK(check_mismatches(r.a) == 0);
+		/* the members as they are now: slot 2 is the spare */
+		struct member *mm[TE_MAX];
+		int k = 0;
+		for (int i = 0; i < 5; i++)
+			mm[k++] = te_borrow_raw(i == 2 ? &spare : &r.d[i]);
+		struct uraid_array *ro;
+		char warn[256];
+		CHECK(uraid_assemble_members(mm, k, URAID_RDONLY | URAID_NO_SYNC_THREAD, &ro, err,
+		                             sizeof(err), warn, sizeof(warn)) == 0);
+		if (ro) {
+			CHECK(te_verify(ro, shadow, size) == 0);
+			uraid_stop(ro);
+		}
+		free(shadow);
+		free(buf);
+		rig_close(&r);
+		te_disk_close(&spare);
+	}
+}
+
 static void bad_input(void)
 {
 	struct rig r;
@@ -444,5 +514,5 @@ static void bad_input(void)
 
 TEST_MAIN(T(seq4k_fills_stripes_without_reads), T(property_raid5), T(property_raid5_wide),
           T(property_raid4), T(property_raid6), T(property_raid6_ls6),
-          T(concurrent_writers_same_stripes), T(idle_writeout), T(drop_loses_unflushed),
-          T(bad_input))
+          T(concurrent_writers_same_stripes), T(sync_with_cached_writes), T(idle_writeout),
+          T(drop_loses_unflushed), T(bad_input))
