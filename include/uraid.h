@@ -111,6 +111,8 @@ enum uraid_member_state {
 	URAID_MEMBER_MISSING,
 	URAID_MEMBER_SPARE,
 	URAID_MEMBER_REBUILDING,
+	URAID_MEMBER_STALE,    /* GEOM: out of date, waits for a rebuild (autosync off) */
+	URAID_MEMBER_INACTIVE, /* gmirror: deactivated by request, not used */
 };
 
 enum uraid_sync_action {
@@ -169,6 +171,7 @@ struct uraid_member_status {
 	uint32_t dev_number;
 	enum uraid_member_state state;
 	uint64_t recovery_offset; /* sectors (rebuilding) */
+	int priority;             /* gmirror component priority, 0 otherwise */
 };
 struct uraid_status {
 	char name[33];
@@ -190,6 +193,16 @@ struct uraid_status {
 	uint64_t sync_speed_kibs;       /* recent speed */
 	uint64_t mismatch_cnt;          /* sectors, from the last check/repair */
 	unsigned stripe_cache_size;     /* stripe cache entries (raid4/5/6), 0 = none */
+	/* I/O unit in bytes: offsets and lengths must be multiples of it (512
+	 * for md; graid3: its provider sector). */
+	uint32_t block_bytes;
+	/* FreeBSD GEOM arrays (level URAID_LEVEL_GMIRROR / GRAID3), 0 otherwise.
+	 * layout and chunk_sectors stay 0 for them. */
+	int geom_balance;    /* gmirror: 1 round-robin, 2 load, 3 split, 4 prefer */
+	uint32_t geom_slice; /* gmirror split: bytes */
+	uint64_t geom_flags; /* device flags as on disk (URAID_GEOM_F_*) */
+	uint32_t geom_genid, geom_syncid;
+	uint64_t geom_parity_errors; /* graid3 -w: reads refused on a parity mismatch */
 };
 int uraid_status(struct uraid_array *a, struct uraid_status *st);
 
@@ -267,15 +280,18 @@ int uraid_io_stats(struct uraid_array *a, struct uraid_io_stats *st);
  * Verbs: hello (body "uraid-control 1\n"), status (body: the text of
  * uraid_status_encode), stats (uraid_io_stats_encode), read OFF LEN,
  * write OFF LEN, flush, fail M, remove M, add PATH, check, repair, idle,
- * speed MIN MAX, stripe-cache N, stop. Each connection has its own thread.
+ * speed MIN MAX, stripe-cache N, stop, geom REQUEST (GEOM arrays: the rest
+ * of the line, unescaped, to uraid_geom_ctl). Each connection has its own
+ * thread.
  *
  * Status and stats bodies: a first line "uraid-status 1" / "uraid-stats 1"
  * (the format's major version: a change that old readers would misread
  * bumps it), then "key=value" lines (numbers in decimal; strings
  * %-escaped; sync_action and member states by name: idle, resync, recover,
- * check, repair / in_sync, faulty, missing, spare, rebuilding), for status
- * also "member=ROLE DEV_NUMBER STATE RECOVERY_OFFSET NAME" lines in
- * members[] order, and a last line "end". Readers ignore keys they do not
+ * check, repair / in_sync, faulty, missing, spare, rebuilding, stale,
+ * inactive), for status also "member=ROLE DEV_NUMBER STATE RECOVERY_OFFSET
+ * PRIORITY NAME" lines in members[] order (NAME always last: readers skip
+ * fields they do not know before it), and a last line "end". Readers ignore keys they do not
  * know (newer servers add keys), refuse a duplicated key, a value out of
  * range, a missing "end" or anything after it. */
 struct uraid_control;
@@ -307,6 +323,42 @@ size_t uraid_ctl_escape(const char *s, char *out, size_t outlen);
 /* Undo it: length, -EINVAL for a bad escape, a raw byte that needs one,
  * or an escaped NUL, -ENAMETOOLONG when it does not fit. */
 int uraid_ctl_unescape(const char *s, size_t len, char *out, size_t outlen);
+
+/* ------------------------------------------------------------------------
+ * FreeBSD GEOM arrays (gmirror, graid3). uraid_assemble recognises their
+ * metadata (the last sector of each component, no md superblock) and returns
+ * an ordinary handle: read/write/flush/status/fail/remove/add/sync/stop work
+ * as for md. uraid_status reports them with these levels.
+ * ------------------------------------------------------------------------ */
+#define URAID_LEVEL_GMIRROR 0x4701 /* 'G' 1 */
+#define URAID_LEVEL_GRAID3  0x4703 /* 'G' 3 */
+
+/* geom_flags bits. gmirror: */
+#define URAID_GEOM_F_MIRROR_NOAUTOSYNC 0x01ull
+#define URAID_GEOM_F_MIRROR_NOFAILSYNC 0x02ull
+/* graid3: */
+#define URAID_GEOM_F_RAID3_NOAUTOSYNC  0x01ull
+#define URAID_GEOM_F_RAID3_ROUND_ROBIN 0x02ull
+#define URAID_GEOM_F_RAID3_VERIFY      0x04ull
+#define URAID_GEOM_F_RAID3_NOFAILSYNC  0x08ull
+
+/* The rest of gmirror(8)/graid3(8)'s verbs on a running array, as one
+ * request line of words (what the control socket's "geom" verb carries):
+ *
+ *   configure [balance=NAME] [slice=BYTES] [autosync=0|1] [failsync=0|1]
+ *             [priority=N member=M] [round_robin=0|1] [verify=0|1]
+ *   rebuild member=M          activate member=M       deactivate member=M
+ *   insert member=PATH [priority=N] [inactive=1] [number=N]
+ *   remove member=M | number=N                        forget
+ *   resize [size=BYTES]       destroy
+ *
+ * M is a component's path as assembled or "#N" (its number). Semantics
+ * follow gmirror/graid3 (docs/ARCHITECTURE.md, GEOM). -EINVAL names an
+ * unknown verb, key or value; -EOPNOTSUPP for md arrays and for verbs the
+ * class does not have (graid3: activate, deactivate, forget, resize,
+ * destroy). After destroy the metadata is gone and the handle only accepts
+ * uraid_stop/uraid_drop (which then write nothing). */
+int uraid_geom_ctl(struct uraid_array *a, const char *request, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -396,16 +396,23 @@ static int fail(int rc, const char *what, uint32_t count, uint64_t offset)
 	return -1;
 }
 
-static bool aligned(uint32_t count, uint64_t offset)
+/* The array's I/O unit: 512, or a graid3's provider sector (a power of two). */
+static uint64_t unit(void)
 {
-	return count % 512 == 0 && offset % 512 == 0;
+	return g.st.block_bytes > 512 ? g.st.block_bytes : 512;
 }
 
-/* A request not aligned to sectors: widen it to whole sectors. */
+static bool aligned(uint32_t count, uint64_t offset)
+{
+	return count % unit() == 0 && offset % unit() == 0;
+}
+
+/* A request not aligned to the I/O unit: widen it to whole units. */
 static void widen(uint32_t count, uint64_t offset, uint64_t *woff, size_t *wlen)
 {
-	*woff = offset & ~511ull;
-	*wlen = (size_t)(((offset + count + 511) & ~511ull) - *woff);
+	uint64_t u = unit();
+	*woff = offset / u * u;
+	*wlen = (size_t)((offset + count + u - 1) / u * u - *woff);
 }
 
 static int uraid_pread(void *h, void *buf, uint32_t count, uint64_t offset, uint32_t flags)
@@ -445,7 +452,7 @@ static int write_locked(const void *buf, uint32_t count, uint64_t offset)
 		return -ENOMEM;
 	pthread_rwlock_wrlock(&g.rmw);
 	/* Only the edge sectors carry old bytes, but the whole range is read:
-	 * unaligned writes are rare (clients see minimum block size 512). */
+	 * unaligned writes are rare (clients see the minimum block size). */
 	int rc = uraid_read(g.a, b, wlen, woff);
 	if (rc == 0) {
 		memcpy(b + (offset - woff), buf, count);
@@ -479,9 +486,9 @@ static int uraid_zero(void *h, uint32_t count, uint64_t offset, uint32_t flags)
 	int rc = 0;
 	while (left && rc == 0) {
 		uint32_t n = left < ZERO_BUF ? left : ZERO_BUF;
-		/* Keep the pieces sector-aligned after an unaligned start. */
-		if (n == ZERO_BUF && off % 512)
-			n -= (uint32_t)(off % 512);
+		/* Keep the pieces aligned after an unaligned start. */
+		if (n == ZERO_BUF && off % unit())
+			n -= (uint32_t)(off % unit());
 		rc = write_locked(g.zeros, n, off);
 		off += n;
 		left -= n;
@@ -508,7 +515,8 @@ static struct nbdkit_plugin plugin = {
     .name = "uraid",
     .longname = "uraid: Linux md compatible software RAID in user space",
     .version = URAID_VERSION,
-    .description = "Serve an md array (linear, raid0/1/4/5/6/10) assembled from its members",
+    .description = "Serve an md array (linear, raid0/1/4/5/6/10), a FreeBSD gmirror or graid3 "
+                   "assembled from its members",
     .load = uraid_load,
     .unload = uraid_unload,
     .config = uraid_config,

@@ -54,7 +54,8 @@ static inline uint64_t uraid_geom_pow2_divisor(uint64_t v)
 	return v & (~v + 1);
 }
 
-/* NBD block size hints. minimum: the members' logical block (512 or 4096).
+/* NBD block size hints. minimum: the members' logical block (512 or 4096),
+ * or the array's I/O unit when larger (uraid_status.block_bytes: graid3).
  * preferred: the full stripe width when it is a power of two; otherwise the
  * largest power of two dividing it (so preferred-sized, preferred-aligned
  * requests never straddle a stripe in a way that costs an extra
@@ -70,6 +71,10 @@ static inline void uraid_geom_block_size(const struct uraid_status *st, uint32_t
 	uint64_t p = w ? uraid_geom_pow2_divisor(w) : 4096;
 	if (pow2_cut)
 		*pow2_cut = w && p != w;
+	/* graid3: I/O is whole provider sectors (component sector x data
+	 * components), a power of two. */
+	if (st->block_bytes > logical_block)
+		logical_block = st->block_bytes;
 	if (p < logical_block)
 		p = logical_block;
 	if (p > URAID_GEOM_MAX_PREFERRED)

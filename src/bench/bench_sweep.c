@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "bench/bench_geom.h"
 #include "bench/bench_util.h"
 #include "bench/bench_workloads.h"
 #include "cli/cli.h"
@@ -27,6 +28,8 @@ struct sweep {
 	int nlayouts;
 	char wl[MAXV][24];
 	int nwl;
+	char geom[MAXV][24]; /* GEOM specs (bench_geom.h), run after the md levels */
+	int ngeom;
 	uint64_t size, ops;
 	size_t req; /* sequential request size */
 	int repeat;
@@ -322,6 +325,8 @@ static int nfs(const struct sweep *o, const char **wls)
 
 static int data_disks(int level, int n)
 {
+	if (level == URAID_LEVEL_GMIRROR || level == URAID_LEVEL_GRAID3)
+		return level == URAID_LEVEL_GMIRROR ? 1 : n - 1;
 	return level == 0 ? n : level == 1 ? 1 : level == 5 ? n - 1 : level == 6 ? n - 2 : n / 2;
 }
 
@@ -334,7 +339,10 @@ static int run_config(struct sweep *o, int level, int n, uint32_t chunk, const c
 	proto.members = n;
 	proto.chunk = level == 1 ? 0 : chunk;
 	snprintf(proto.layout, sizeof(proto.layout), "%s", lay);
-	if (level == 1)
+	bool geom = level == URAID_LEVEL_GMIRROR || level == URAID_LEVEL_GRAID3;
+	if (geom)
+		; /* named below, from the spec */
+	else if (level == 1)
 		snprintf(proto.config, sizeof(proto.config), "raid1x%d", n);
 	else if (level == 5 || level == 6)
 		snprintf(proto.config, sizeof(proto.config), "raid%d[%u,%s]x%d", level,
@@ -344,7 +352,18 @@ static int run_config(struct sweep *o, int level, int n, uint32_t chunk, const c
 		         n);
 	uint32_t layout = 0;
 	bool layout_set = false;
-	if (level == 5 || level == 6) {
+	if (geom) {
+		char label[8];
+		if (bw_geom_parse(lay, &level, &layout, label, sizeof(label)) < 0)
+			return errmsg(err, errlen, -EINVAL, "GEOM spec '%s' unknown", lay);
+		snprintf(proto.layout, sizeof(proto.layout), "%s", label);
+		proto.chunk = 0;
+		if (strcmp(label, "-"))
+			snprintf(proto.config, sizeof(proto.config), "%s[%s]x%d", level_name(level),
+			         label, n);
+		else
+			snprintf(proto.config, sizeof(proto.config), "%sx%d", level_name(level), n);
+	} else if (level == 5 || level == 6) {
 		if (layout_parse(level, lay, &layout) < 0)
 			return errmsg(err, errlen, -EINVAL, "layout '%s' unknown for raid%d", lay,
 			              level);
@@ -424,6 +443,8 @@ static void usage(FILE *f)
 	        "[--json F]\n"
 	        "         [--svg DIR] [--chart] [--members-dir DIR | --mem |\n"
 	        "          --disk-model PROFILE|FILE [--bus MBPS] [--time-scale N]]\n"
+	        "  --levels also takes GEOM configs: gmirror, graid3 (all of their kind), or\n"
+	        "  mirror:load|prefer|round-robin|split, raid3, raid3-r.\n"
 	        "  --size: bytes each workload moves (default 32M); members are sized to hold it.\n"
 	        "  --req: sequential request size (default 1M, as dd bs=1M).\n"
 	        "  --disk-model: simulated disks; figures are in model time (--time-scale N:\n"
@@ -476,6 +497,42 @@ int bench_workload(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'l':
+			/* GEOM: gmirror / graid3 (every spec of that class), or specs
+			 * mirror:BALANCE, raid3, raid3-r (bench_geom.h) */
+			if (strstr(optarg, "gmirror") || strstr(optarg, "raid3") ||
+			    strstr(optarg, "mirror:")) {
+				char lw[MAXV][24], rest[MAXV * 25] = "";
+				int nlw;
+				if (parse_words(optarg, lw, MAXV, &nlw, 24) < 0)
+					return cli_error("bench", "--levels %s: a list", optarg);
+				for (int i = 0; i < nlw; i++) {
+					int gl = !strcmp(lw[i], "gmirror")  ? URAID_LEVEL_GMIRROR
+					         : !strcmp(lw[i], "graid3") ? URAID_LEVEL_GRAID3
+					                                    : 0;
+					uint32_t gv;
+					char gb[8];
+					if (!gl &&
+					    bw_geom_parse(lw[i], &gl, &gv, gb, sizeof(gb)) == 0) {
+						if (o.ngeom < MAXV)
+							snprintf(o.geom[o.ngeom++], 24, "%.23s",
+							         lw[i]);
+						continue;
+					}
+					if (!gl) {
+						size_t rl = strlen(rest);
+						snprintf(rest + rl, sizeof(rest) - rl, "%s%.23s",
+						         rl ? "," : "", lw[i]);
+						continue;
+					}
+					for (const char *const *g = bw_geom_all(gl); *g; g++)
+						if (o.ngeom < MAXV)
+							snprintf(o.geom[o.ngeom++], 24, "%s", *g);
+				}
+				o.nlevels = 0;
+				if (!rest[0])
+					break;
+				optarg = rest;
+			}
 			if (parse_ints(optarg, o.levels, &o.nlevels) < 0)
 				return cli_error("bench", "--levels %s: a list like 0,1,5,6,10",
 				                 optarg);
@@ -653,6 +710,25 @@ int bench_workload(int argc, char **argv)
 				for (int ki = 0; r == 0 && ki < nl; ki++)
 					r = run_config(&o, lv, n, o.chunks[ci], o.layouts[ki], err,
 					               sizeof(err));
+		}
+	}
+	/* GEOM configurations (--geom, --levels gmirror,graid3) */
+	for (int gi = 0; r == 0 && gi < o.ngeom; gi++) {
+		int gl;
+		uint32_t gv;
+		char gb[8];
+		bw_geom_parse(o.geom[gi], &gl, &gv, gb, sizeof(gb));
+		for (int ni = 0; r == 0 && ni < o.nmembers; ni++) {
+			if (!bw_geom_members_ok(gl, o.members[ni])) {
+				fprintf(stderr,
+				        "uraid: bench: note: skipping %s with %d members (%s)\n",
+				        o.geom[gi], o.members[ni],
+				        gl == URAID_LEVEL_GRAID3 ? "graid3 needs 3, 5, 9, 17 or 33"
+				                                 : "out of range");
+				continue;
+			}
+			r = run_config(&o, gl, o.members[ni], o.chunks[0], o.geom[gi], err,
+			               sizeof(err));
 		}
 	}
 	if (r < 0) {

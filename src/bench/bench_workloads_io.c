@@ -1,5 +1,6 @@
 /* Members, arrays, clocks and threaded I/O jobs for the engine and workload
  * benchmarks (see bench_workloads.h). */
+#include "bench/bench_geom.h"
 #include "bench/bench_workloads.h"
 
 #include <errno.h>
@@ -260,7 +261,9 @@ int bw_array_create(struct bw_set *s, int n, int level, uint32_t layout, bool la
 			return r;
 		}
 	}
-	int r = uraid_create_members(&o, ms, n, URAID_NO_SYNC_THREAD, out, err, errlen);
+	int r = level == URAID_LEVEL_GMIRROR || level == URAID_LEVEL_GRAID3
+	            ? bw_geom_create_members(ms, n, level, layout, out, err, errlen) /* GEOM */
+	            : uraid_create_members(&o, ms, n, URAID_NO_SYNC_THREAD, out, err, errlen);
 	if (r < 0)
 		memset(s->open, 0, sizeof(s->open)); /* closed by the failed create */
 	return r;

@@ -332,9 +332,20 @@ int cmd_attach(int argc, char **argv)
 	int rc = start_fuse("attach", &s, uri);
 	if (rc == 0) {
 		save_state(&s);
-		char file[PATH_MAX + 8], out[256];
+		char file[PATH_MAX + 8], out[256], ss[16];
 		snprintf(file, sizeof(file), "%s/nbd", s.mount);
-		char *av[] = {"losetup", "--direct-io=on", "--find", "--show", file, NULL};
+		/* The loop device's logical block follows the array's I/O unit
+		 * (graid3: its provider sector; loop takes at most 4096, larger
+		 * units are widened by the plugin). */
+		struct uraid_status ast;
+		char e[512];
+		unsigned bs = 512;
+		if (cli_ctl_status(s.name, &ast, e, sizeof(e)) == 0 && ast.block_bytes > 512)
+			bs = ast.block_bytes > 4096 ? 4096 : ast.block_bytes;
+		snprintf(ss, sizeof(ss), "%u", bs);
+		char *av[] = {
+		    "losetup", "--direct-io=on", "--sector-size", ss, "--find", "--show", file,
+		    NULL};
 		int st = run(av, out, sizeof(out));
 		out[strcspn(out, "\n")] = 0;
 		if (st != 0 || strncmp(out, "/dev/loop", 9))

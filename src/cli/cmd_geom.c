@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/cmd_geom.h"
 #include "engine/geom.h"
 #include "member/member.h"
 #include "uraid.h"
@@ -70,14 +71,6 @@ static int mirror_finish(const char *verb, struct geom_mirror *g)
 	if (rc < 0)
 		return cli_error(verb, "synchronization failed: %s", strerror(-rc));
 	return crc < 0 ? cli_error(verb, "close: %s", strerror(-crc)) : 0;
-}
-
-static int mirror_find(const struct geom_mirror *g, const char *path)
-{
-	for (int i = 0; i < g->ndisks; i++)
-		if (strcmp(g->disk[i].m->name, path) == 0)
-			return i;
-	return -1;
 }
 
 static void mirror_status(const struct geom_mirror *g)
@@ -197,26 +190,74 @@ static bool known_verb(const char *sub, const char *const *verbs)
 	return false;
 }
 
-/* Both classes take the same verbs. */
-static const char *const geom_verbs[] = {"label",   "configure", "insert", "remove",
-                                         "rebuild", "status",    "list",   "stop",
-                                         "clear",   "cat",       "write",  NULL};
+static const char *const mirror_verbs[] = {"label",    "configure",  "insert", "remove", "rebuild",
+                                           "activate", "deactivate", "forget", "resize", "destroy",
+                                           "status",   "list",       "stop",   "clear",  "dump",
+                                           "cat",      "write",      NULL};
+static const char *const raid3_verbs[] = {"label",  "configure", "insert", "remove", "rebuild",
+                                          "status", "list",      "stop",   "clear",  "dump",
+                                          "cat",    "write",     NULL};
 
 static int mirror_usage(void)
 {
 	fprintf(stderr,
 	        "usage: uraid mirror label [-Fhn] [-b balance] [-s slice] NAME MEMBER...\n"
-	        "       uraid mirror configure [-b balance] [-s slice] [-p priority] NAME "
-	        "MEMBER...\n"
-	        "                (-p sets the priority of the first MEMBER)\n"
-	        "       uraid mirror insert [-p priority] NAME NEW MEMBER...\n"
-	        "       uraid mirror remove|rebuild NAME PROV OTHER-MEMBER...\n"
-	        "       uraid mirror status|list|stop NAME MEMBER...\n"
-	        "       uraid mirror clear MEMBER...\n"
+	        "       uraid mirror configure [-a|-n] [-f|-F] [-b balance] [-s slice]\n"
+	        "                [-p priority PROV] NAME [MEMBER...]\n"
+	        "       uraid mirror insert [-i] [-p priority] NAME NEW [MEMBER...]\n"
+	        "       uraid mirror remove|rebuild|activate|deactivate NAME PROV "
+	        "[OTHER-MEMBER...]\n"
+	        "       uraid mirror forget|destroy NAME [MEMBER...]\n"
+	        "       uraid mirror resize [-s size] NAME [MEMBER...]\n"
+	        "       uraid mirror status|list|stop NAME [MEMBER...]\n"
+	        "       uraid mirror clear|dump MEMBER...\n"
 	        "       uraid mirror cat MEMBER... > data;  uraid mirror write [-o off] MEMBER... "
 	        "< data\n"
+	        "Without MEMBERs NAME is a running array (uraid assemble/serve); with them the\n"
+	        "verb runs on the member files.\n"
 	        "balance: load (default), prefer, round-robin, split\n");
 	return 2;
+}
+
+/* The verbs that change a mirror or raid3 go through uraid_geom_ctl
+ * (cmd_geom_ctl.c): to the daemon when NAME runs, else on the members. */
+static bool request_verb(const char *sub)
+{
+	static const char *const v[] = {"configure",  "insert", "remove", "rebuild", "activate",
+	                                "deactivate", "forget", "resize", "destroy", NULL};
+	return known_verb(sub, v);
+}
+
+/* args = NAME [PROV] [MEMBER...] for a request verb: send it to the running
+ * array, or run it on MEMBER... (insert: NAME NEW MEMBER...; the others take
+ * the member list with PROV first, as before). */
+static int geom_request(const char *verb, int level, bool need_prov, bool insert, char **args,
+                        int nargs, char *req, size_t reqlen)
+{
+	const char *name = args[0];
+	if (geom_cli_running(name)) {
+		if (nargs != 1 + need_prov)
+			return cli_error(verb, "%s is running: give %s only", name,
+			                 need_prov ? "NAME and the component" : "NAME");
+		if (need_prov)
+			geom_cli_member(req, reqlen, args[1]);
+		return geom_cli_request(verb, level, name, NULL, 0, req);
+	}
+	if (need_prov && nargs < 2)
+		return cli_error(verb, "give the component");
+	if (need_prov)
+		geom_cli_member(req, reqlen, args[1]);
+	int first = insert ? 2 : 1;
+	if (nargs <= first)
+		return cli_error(verb, "%s is not running: give its components", name);
+	return geom_cli_request(verb, level, name, args + first, nargs - first, req);
+}
+
+static size_t appendf(char *buf, size_t len, const char *fmt, unsigned long long v)
+{
+	size_t l = strlen(buf);
+	snprintf(buf + l, len - l, fmt, v);
+	return strlen(buf);
 }
 
 int cmd_mirror(int argc, char **argv)
@@ -226,20 +267,25 @@ int cmd_mirror(int argc, char **argv)
 	const char *sub = argv[1];
 	char verb[32];
 	snprintf(verb, sizeof(verb), "mirror %s", sub);
-	if (!known_verb(sub, geom_verbs)) {
+	if (!known_verb(sub, mirror_verbs)) {
 		cli_error("mirror", "unknown verb '%s'", sub);
 		return mirror_usage();
 	}
+	bool resize = strcmp(sub, "resize") == 0;
 	int balance = -1, prio = -1;
-	unsigned long long slice = 0, off = 0;
-	bool F = false, n = false, h = false;
+	unsigned long long slice = 0, off = 0, size = 0;
+	bool F = false, n = false, h = false, a = false, f = false, inactive = false;
 	int c;
 	optind = 1;
-	while ((c = getopt(argc - 1, argv + 1, "+Fnhb:s:p:o:")) != -1) {
+	while ((c = getopt(argc - 1, argv + 1, "+aFfnhidb:s:p:o:")) != -1) {
 		switch (c) {
+		case 'a': a = true; break;
 		case 'F': F = true; break;
+		case 'f': f = true; break;
 		case 'n': n = true; break;
 		case 'h': h = true; break;
+		case 'i': inactive = true; break;
+		case 'd': break; /* dynamic provider names: the only kind here */
 		case 'b':
 			balance = geom_balance_parse(optarg);
 			if (balance <= 0)
@@ -249,6 +295,11 @@ int cmd_mirror(int argc, char **argv)
 				                 optarg);
 			break;
 		case 's':
+			if (resize) {
+				if (cli_parse_size(optarg, 1, &size) < 0 || size == 0)
+					return cli_error(verb, "bad size '%s'", optarg);
+				break;
+			}
 			if (cli_parse_size(optarg, 1, &slice) < 0 || slice == 0 || slice % 512 ||
 			    slice > UINT32_MAX)
 				return cli_error(verb, "bad slice '%s' (a multiple of 512 bytes)",
@@ -273,31 +324,63 @@ int cmd_mirror(int argc, char **argv)
 	int nargs = argc - 1 - optind;
 	struct geom_mirror *g;
 	char err[256] = "";
-	if (strcmp(sub, "clear") == 0) {
-		if (nargs < 1)
-			return mirror_usage();
-		int rc = 0;
-		for (int i = 0; i < nargs; i++) {
-			struct member *m;
-			struct geom_mirror_md md;
-			if (open_paths(verb, &args[i], 1, false, &m)) {
-				rc = 1;
-				continue;
-			}
-			if (geom_mirror_read(m, &md, err, sizeof(err)) < 0 ||
-			    geom_clear(m, err, sizeof(err)) < 0)
-				rc = cli_error(verb, "%s", err);
-			member_close(m);
-		}
-		return rc;
-	}
+	if (a && n)
+		return cli_error(verb, "-a (autosync) and -n (no autosync) together");
+	if (f && F)
+		return cli_error(verb, "-f (failsync) and -F (no failsync) together");
+	if (strcmp(sub, "dump") == 0)
+		return nargs < 1 ? mirror_usage() : geom_cli_dump(verb, true, args, nargs);
+	if (strcmp(sub, "clear") == 0)
+		return nargs < 1 ? mirror_usage() : geom_cli_clear(verb, true, args, nargs);
 	if (strcmp(sub, "cat") == 0)
 		return nargs < 1 ? mirror_usage() : geom_cat(verb, args, nargs);
 	if (strcmp(sub, "write") == 0)
 		return nargs < 1 ? mirror_usage() : geom_write(verb, off, args, nargs);
-	if (nargs < 2)
+	if (nargs < 1)
 		return mirror_usage();
 	const char *name = args[0];
+	if (request_verb(sub)) {
+		char req[8192];
+		snprintf(req, sizeof(req), "%s", sub);
+		bool prov = strcmp(sub, "forget") && strcmp(sub, "resize") &&
+		            strcmp(sub, "destroy") && strcmp(sub, "configure");
+		if (strcmp(sub, "configure") == 0) {
+			const char *b = balance > 0 ? geom_balance_name(balance) : NULL;
+			if (b)
+				snprintf(req + strlen(req), sizeof(req) - strlen(req),
+				         " balance=%s", b);
+			if (slice)
+				appendf(req, sizeof(req), " slice=%llu", slice);
+			if (a || n)
+				appendf(req, sizeof(req), " autosync=%llu", a);
+			if (f || F)
+				appendf(req, sizeof(req), " failsync=%llu", f);
+			if (prio >= 0) {
+				appendf(req, sizeof(req), " priority=%llu",
+				        (unsigned long long)prio);
+				prov = true; /* -p sets the priority of the first MEMBER */
+			}
+		} else if (strcmp(sub, "insert") == 0) {
+			appendf(req, sizeof(req), " priority=%llu",
+			        (unsigned long long)(prio < 0 ? 0 : prio));
+			if (inactive)
+				appendf(req, sizeof(req), " inactive=%llu", 1);
+		} else if (resize && size) {
+			appendf(req, sizeof(req), " size=%llu", size);
+		}
+		return geom_request(verb, URAID_LEVEL_GMIRROR, prov, strcmp(sub, "insert") == 0,
+		                    args, nargs, req, sizeof(req));
+	}
+	if (nargs == 1 && geom_cli_running(name)) {
+		if (strcmp(sub, "stop") == 0) {
+			char *av[] = {"stop", (char *)name, NULL};
+			return cmd_stop(2, av);
+		}
+		if (strcmp(sub, "status") == 0 || strcmp(sub, "list") == 0)
+			return geom_cli_running_status(verb, name, sub[0] == 'l');
+	}
+	if (nargs < 2)
+		return mirror_usage();
 	if (strcmp(sub, "label") == 0) {
 		struct geom_label_opts o = {.name = name,
 		                            .balance = balance > 0 ? balance : GEOM_BALANCE_LOAD,
@@ -325,53 +408,10 @@ int cmd_mirror(int argc, char **argv)
 		geom_mirror_close(g);
 		return 0;
 	}
-	if (strcmp(sub, "insert") == 0) {
-		if (nargs < 3)
-			return mirror_usage();
-		if (mirror_open(verb, name, args + 2, nargs - 2, false, &g))
-			return 1;
-		struct member *m;
-		if (open_paths(verb, &args[1], 1, false, &m)) {
-			geom_mirror_close(g);
-			return 1;
-		}
-		if (geom_mirror_insert(g, m, (uint8_t)(prio < 0 ? 0 : prio), err, sizeof(err)) <
-		    0) {
-			member_close(m);
-			geom_mirror_close(g);
-			return cli_error(verb, "%s", err);
-		}
-		return mirror_finish(verb, g);
-	}
+	/* stop on member files: finish any synchronization, close cleanly */
 	if (mirror_open(verb, name, args + 1, nargs - 1, false, &g))
 		return 1;
-	int rc = 0;
-	if (strcmp(sub, "configure") == 0) {
-		if (balance < 0 && !slice && prio < 0)
-			rc = cli_error(verb, "nothing to change (-b, -s or -p)");
-		if (!rc && prio >= 0 &&
-		    geom_mirror_set_priority(g, mirror_find(g, args[1]), (uint8_t)prio, err,
-		                             sizeof(err)) < 0)
-			rc = cli_error(verb, "%s", err);
-		if (!rc && (balance > 0 || slice) &&
-		    geom_mirror_configure(g, balance > 0 ? balance : g->bal.balance,
-		                          (uint32_t)slice, err, sizeof(err)) < 0)
-			rc = cli_error(verb, "%s", err);
-	} else if (strcmp(sub, "remove") == 0 || strcmp(sub, "rebuild") == 0) {
-		int d = mirror_find(g, args[1]);
-		if (d < 0)
-			rc = cli_error(verb, "%s is not an active component of %s", args[1],
-			               g->name);
-		else if ((sub[1] == 'e' && sub[2] == 'm'
-		              ? geom_mirror_remove(g, d, err, sizeof(err))
-		              : geom_mirror_rebuild(g, d, err, sizeof(err))) < 0)
-			rc = cli_error(verb, "%s", err);
-	} else if (strcmp(sub, "stop") != 0) {
-		geom_mirror_close(g);
-		return mirror_usage();
-	}
-	int frc = mirror_finish(verb, g);
-	return rc ? rc : frc;
+	return mirror_finish(verb, g);
 }
 
 /* ---- graid3 ----------------------------------------------------------- */
@@ -404,14 +444,6 @@ static int raid3_finish(const char *verb, struct geom_raid3 *g)
 		;
 	geom_raid3_close(g);
 	return rc < 0 ? cli_error(verb, "rebuild failed: %s", strerror(-rc)) : 0;
-}
-
-static int raid3_find(const struct geom_raid3 *g, const char *path)
-{
-	for (int i = 0; i < g->ncomp; i++)
-		if (g->c[i].m && strcmp(g->c[i].m->name, path) == 0)
-			return i;
-	return -1;
 }
 
 static void raid3_status(const struct geom_raid3 *g, bool full)
@@ -453,14 +485,15 @@ static int raid3_usage(void)
 	    stderr,
 	    "usage: uraid raid3 label [-Fhnrw] [-s blocksize] NAME C0 C1 C2 ... (last = parity,\n"
 	    "                2^n + 1 components)\n"
-	    "       uraid raid3 configure [-aAfFrRwW] NAME MEMBER...\n"
-	    "       uraid raid3 insert -n NUMBER NAME NEW MEMBER...\n"
-	    "       uraid raid3 remove -n NUMBER NAME MEMBER...\n"
-	    "       uraid raid3 rebuild NAME PROV OTHER-MEMBER...\n"
-	    "       uraid raid3 status|list|stop NAME MEMBER...\n"
-	    "       uraid raid3 clear MEMBER...\n"
+	    "       uraid raid3 configure [-aAfFrRwW] NAME [MEMBER...]\n"
+	    "       uraid raid3 insert -n NUMBER NAME NEW [MEMBER...]\n"
+	    "       uraid raid3 remove -n NUMBER NAME [MEMBER...]\n"
+	    "       uraid raid3 rebuild NAME PROV [OTHER-MEMBER...]\n"
+	    "       uraid raid3 status|list|stop NAME [MEMBER...]\n"
+	    "       uraid raid3 clear|dump MEMBER...\n"
 	    "       uraid raid3 cat MEMBER... > data;  uraid raid3 write [-o off] MEMBER... "
-	    "< data\n");
+	    "< data\n"
+	    "Without MEMBERs NAME is a running array (uraid assemble/serve).\n");
 	return 2;
 }
 
@@ -471,30 +504,31 @@ int cmd_raid3(int argc, char **argv)
 	const char *sub = argv[1];
 	char verb[32];
 	snprintf(verb, sizeof(verb), "raid3 %s", sub);
-	if (!known_verb(sub, geom_verbs)) {
+	if (!known_verb(sub, raid3_verbs)) {
 		cli_error("raid3", "unknown verb '%s'", sub);
 		return raid3_usage();
 	}
 	bool label = strcmp(sub, "label") == 0;
 	bool F = false, nflag = false, r = false, w = false, hard = false;
-	uint64_t set = 0, clear = 0;
+	int autosync = -1, failsync = -1, rr = -1, verify = -1;
 	unsigned long long bs = 0, off = 0;
 	long number = -1;
 	int c;
 	bool numbered = strcmp(sub, "insert") == 0 || strcmp(sub, "remove") == 0;
 	optind = 1;
 	/* graid3 label's -n is "no autosync"; insert/remove's -n is a number. */
-	while ((c = getopt(argc - 1, argv + 1, numbered ? "+n:" : "+aAfFrRwWhns:o:")) != -1) {
+	while ((c = getopt(argc - 1, argv + 1, numbered ? "+n:" : "+aAfFrRwWhHns:o:")) != -1) {
 		switch (c) {
-		case 'F': F = true, set |= GEOM_RAID3_DEV_NOFAILSYNC; break;
-		case 'f': clear |= GEOM_RAID3_DEV_NOFAILSYNC; break;
-		case 'a': clear |= GEOM_RAID3_DEV_NOAUTOSYNC; break;
-		case 'A': set |= GEOM_RAID3_DEV_NOAUTOSYNC; break;
-		case 'r': r = true, set |= GEOM_RAID3_DEV_ROUND_ROBIN; break;
-		case 'R': clear |= GEOM_RAID3_DEV_ROUND_ROBIN; break;
-		case 'w': w = true, set |= GEOM_RAID3_DEV_VERIFY; break;
-		case 'W': clear |= GEOM_RAID3_DEV_VERIFY; break;
+		case 'F': F = true, failsync = 0; break;
+		case 'f': failsync = 1; break;
+		case 'a': autosync = 1; break;
+		case 'A': autosync = 0; break;
+		case 'r': r = true, rr = 1; break;
+		case 'R': rr = 0; break;
+		case 'w': w = true, verify = 1; break;
+		case 'W': verify = 0; break;
 		case 'h': hard = true; break;
+		case 'H': break; /* dynamic provider names: the only kind here */
 		case 'n':
 			if (numbered) {
 				char *end;
@@ -527,31 +561,50 @@ int cmd_raid3(int argc, char **argv)
 	if (r && w)
 		return cli_error(verb, "-r (round-robin reads) and -w (verify reads) cannot be "
 		                       "combined");
-	if (strcmp(sub, "clear") == 0) {
-		if (nargs < 1)
-			return raid3_usage();
-		int rc = 0;
-		for (int i = 0; i < nargs; i++) {
-			struct member *m;
-			struct geom_raid3_md md;
-			if (open_paths(verb, &args[i], 1, false, &m)) {
-				rc = 1;
-				continue;
-			}
-			if (geom_raid3_read(m, &md, err, sizeof(err)) < 0 ||
-			    geom_clear(m, err, sizeof(err)) < 0)
-				rc = cli_error(verb, "%s", err);
-			member_close(m);
-		}
-		return rc;
-	}
+	if (strcmp(sub, "dump") == 0)
+		return nargs < 1 ? raid3_usage() : geom_cli_dump(verb, false, args, nargs);
+	if (strcmp(sub, "clear") == 0)
+		return nargs < 1 ? raid3_usage() : geom_cli_clear(verb, false, args, nargs);
 	if (strcmp(sub, "cat") == 0)
 		return nargs < 1 ? raid3_usage() : geom_cat(verb, args, nargs);
 	if (strcmp(sub, "write") == 0)
 		return nargs < 1 ? raid3_usage() : geom_write(verb, off, args, nargs);
-	if (nargs < 2)
+	if (nargs < 1)
 		return raid3_usage();
 	const char *name = args[0];
+	if (request_verb(sub)) {
+		char req[8192];
+		snprintf(req, sizeof(req), "%s", sub);
+		if (strcmp(sub, "configure") == 0) {
+			if (autosync >= 0)
+				appendf(req, sizeof(req), " autosync=%llu",
+				        (unsigned long long)autosync);
+			if (failsync >= 0)
+				appendf(req, sizeof(req), " failsync=%llu",
+				        (unsigned long long)failsync);
+			if (rr >= 0)
+				appendf(req, sizeof(req), " round_robin=%llu",
+				        (unsigned long long)rr);
+			if (verify >= 0)
+				appendf(req, sizeof(req), " verify=%llu",
+				        (unsigned long long)verify);
+		} else if (numbered) {
+			appendf(req, sizeof(req), " number=%llu", (unsigned long long)number);
+		}
+		bool insert = strcmp(sub, "insert") == 0;
+		return geom_request(verb, URAID_LEVEL_GRAID3, insert || !strcmp(sub, "rebuild"),
+		                    insert, args, nargs, req, sizeof(req));
+	}
+	if (nargs == 1 && geom_cli_running(name)) {
+		if (strcmp(sub, "stop") == 0) {
+			char *av[] = {"stop", (char *)name, NULL};
+			return cmd_stop(2, av);
+		}
+		if (strcmp(sub, "status") == 0 || strcmp(sub, "list") == 0)
+			return geom_cli_running_status(verb, name, sub[0] == 'l');
+	}
+	if (nargs < 2)
+		return raid3_usage();
 	if (label) {
 		struct geom_label_opts o = {.name = name,
 		                            .nofailsync = F,
@@ -577,44 +630,8 @@ int cmd_raid3(int argc, char **argv)
 		geom_raid3_close(g);
 		return 0;
 	}
-	if (strcmp(sub, "insert") == 0) {
-		if (nargs < 3)
-			return raid3_usage();
-		if (raid3_open(verb, name, args + 2, nargs - 2, false, &g))
-			return 1;
-		struct member *m;
-		if (open_paths(verb, &args[1], 1, false, &m)) {
-			geom_raid3_close(g);
-			return 1;
-		}
-		if (geom_raid3_insert(g, (int)number, m, err, sizeof(err)) < 0) {
-			member_close(m);
-			geom_raid3_close(g);
-			return cli_error(verb, "%s", err);
-		}
-		return raid3_finish(verb, g);
-	}
+	/* stop on member files: finish any rebuild, close cleanly */
 	if (raid3_open(verb, name, args + 1, nargs - 1, false, &g))
 		return 1;
-	int rc = 0;
-	if (strcmp(sub, "configure") == 0) {
-		if (!set && !clear)
-			rc = cli_error(verb, "nothing to change");
-		else if (geom_raid3_configure(g, set, clear, err, sizeof(err)) < 0)
-			rc = cli_error(verb, "%s", err);
-	} else if (strcmp(sub, "remove") == 0) {
-		if (geom_raid3_remove(g, (int)number, err, sizeof(err)) < 0)
-			rc = cli_error(verb, "%s", err);
-	} else if (strcmp(sub, "rebuild") == 0) {
-		int d = raid3_find(g, args[1]);
-		if (d < 0)
-			rc = cli_error(verb, "%s is not a component of %s", args[1], g->name);
-		else if (geom_raid3_rebuild(g, d, err, sizeof(err)) < 0)
-			rc = cli_error(verb, "%s", err);
-	} else if (strcmp(sub, "stop") != 0) {
-		geom_raid3_close(g);
-		return raid3_usage();
-	}
-	int frc = raid3_finish(verb, g);
-	return rc ? rc : frc;
+	return raid3_finish(verb, g);
 }

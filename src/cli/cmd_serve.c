@@ -157,8 +157,10 @@ static int handover(const char *verb, const char *name, char ***members, int *n)
 	int k = 0;
 	for (int i = 0; i < st.nmembers; i++) {
 		enum uraid_member_state s = st.members[i].state;
+		/* GEOM: stale and inactive components stay connected too. */
 		if (s == URAID_MEMBER_IN_SYNC || s == URAID_MEMBER_REBUILDING ||
-		    s == URAID_MEMBER_SPARE)
+		    s == URAID_MEMBER_SPARE || s == URAID_MEMBER_STALE ||
+		    s == URAID_MEMBER_INACTIVE)
 			mm[k++] = strdup(st.members[i].name);
 	}
 	if (cli_ctl(name, "stop", NULL, 0, NULL, NULL, err, sizeof(err)) < 0)

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_array.h"
+#include "cli/status_geom.h"
 #include "layout/layout.h"
 #include "uraid.h"
 
@@ -36,8 +37,9 @@ static const char *action_name(enum uraid_sync_action a)
 
 static const char *state_name(enum uraid_member_state s)
 {
-	static const char *const n[] = {"in_sync", "faulty", "missing", "spare", "rebuilding"};
-	return (unsigned)s < 5 ? n[s] : "?";
+	static const char *const n[] = {"in_sync",    "faulty", "missing", "spare",
+	                                "rebuilding", "stale",  "inactive"};
+	return (unsigned)s < 7 ? n[s] : "?";
 }
 
 static void print_mdstat(const char *name, const struct uraid_status *st)
@@ -48,13 +50,21 @@ static void print_mdstat(const char *name, const struct uraid_status *st)
 		const struct uraid_member_status *m = &st->members[i];
 		if (m->state == URAID_MEMBER_MISSING)
 			continue;
-		printf(" %s[%u]%s", base(m->name), m->dev_number,
-		       m->state == URAID_MEMBER_FAULTY  ? "(F)"
-		       : m->state == URAID_MEMBER_SPARE ? "(S)"
-		                                        : "");
+		/* GEOM components by number (their disk ids are random) */
+		printf(" %s[%u]%s", base(m->name),
+		       cli_is_geom(st->level) ? (unsigned)m->role : m->dev_number,
+		       m->state == URAID_MEMBER_FAULTY     ? "(F)"
+		       : m->state == URAID_MEMBER_SPARE    ? "(S)"
+		       : m->state == URAID_MEMBER_STALE    ? "(stale)"
+		       : m->state == URAID_MEMBER_INACTIVE ? "(inactive)"
+		                                           : "");
 	}
-	printf("\n      %llu blocks super %s", (unsigned long long)st->array_sectors / 2,
-	       metadata_name(st->metadata));
+	printf("\n");
+	if (cli_is_geom(st->level))
+		cli_geom_mdstat(st);
+	else
+		printf("      %llu blocks super %s", (unsigned long long)st->array_sectors / 2,
+		       metadata_name(st->metadata));
 	char lay[64] = "";
 	switch (st->level) {
 	case URAID_LEVEL_RAID4:
@@ -130,10 +140,13 @@ static void print_json(const char *name, const struct uraid_status *st)
 		       (unsigned long long)m->recovery_offset);
 	}
 	printf("],\"sync\":{\"action\":\"%s\",\"done_sectors\":%llu,\"total_sectors\":%llu,"
-	       "\"speed_kibs\":%llu},\"mismatch_cnt\":%llu,\"stripe_cache_size\":%u}",
+	       "\"speed_kibs\":%llu},\"mismatch_cnt\":%llu,\"stripe_cache_size\":%u",
 	       action_name(st->sync_action), (unsigned long long)st->sync_done,
 	       (unsigned long long)st->sync_total, (unsigned long long)st->sync_speed_kibs,
 	       (unsigned long long)st->mismatch_cnt, st->stripe_cache_size);
+	if (cli_is_geom(st->level))
+		cli_geom_json(st);
+	printf("}");
 }
 
 int cmd_status(int argc, char **argv)
@@ -195,7 +208,10 @@ int cmd_detail(int argc, char **argv)
 		return cli_error("detail", "%s", err);
 	layout_name(st.level, st.layout, lay, sizeof(lay));
 	printf("%s:\n", argv[1]);
-	printf("           Version : %s\n", metadata_name(st.metadata));
+	if (cli_is_geom(st.level))
+		printf("           Version : %s %d\n", level_name(st.level), st.metadata);
+	else
+		printf("           Version : %s\n", metadata_name(st.metadata));
 	printf("        Raid Level : %s\n", level_name(st.level));
 	printf("        Array Size : %llu (%.2f MiB)\n", (unsigned long long)st.array_sectors / 2,
 	       (double)st.array_sectors / 2048);
@@ -217,6 +233,8 @@ int cmd_detail(int argc, char **argv)
 	if (st.level == 4 || st.level == 5 || st.level == 6 || st.level == 10)
 		printf("            Layout : %s\n        Chunk Size : %uK\n", lay,
 		       st.chunk_sectors / 2);
+	if (cli_is_geom(st.level))
+		cli_geom_detail(&st);
 	if (st.sync_action != URAID_SYNC_IDLE && st.sync_total)
 		printf("   %s Status : %llu%% complete\n",
 		       st.sync_action == URAID_SYNC_RECOVER ? "Rebuild" : " Resync",
@@ -230,6 +248,8 @@ int cmd_detail(int argc, char **argv)
 		                : m->state == URAID_MEMBER_REBUILDING ? "spare rebuilding"
 		                : m->state == URAID_MEMBER_SPARE      ? "spare"
 		                : m->state == URAID_MEMBER_FAULTY     ? "faulty"
+		                : m->state == URAID_MEMBER_STALE      ? "stale"
+		                : m->state == URAID_MEMBER_INACTIVE   ? "inactive"
 		                                                      : "removed";
 		if (m->state == URAID_MEMBER_MISSING)
 			printf("       -      %5d      %-17s\n", m->role, s);

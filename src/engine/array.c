@@ -125,6 +125,8 @@ static int check_range(const struct uraid_array *a, size_t len, uint64_t off)
 
 int uraid_read(struct uraid_array *a, void *buf, size_t len, uint64_t off)
 {
+	if (a->cls)
+		return a->cls->read(a, buf, len, off);
 	int rc = check_range(a, len, off);
 	if (rc < 0 || len == 0)
 		return rc;
@@ -146,6 +148,8 @@ int uraid_read(struct uraid_array *a, void *buf, size_t len, uint64_t off)
 
 int uraid_write(struct uraid_array *a, const void *buf, size_t len, uint64_t off)
 {
+	if (a->cls)
+		return a->cls->write(a, buf, len, off);
 	if (a->readonly)
 		return -EROFS;
 	int rc = check_range(a, len, off);
@@ -195,6 +199,8 @@ static int flush_locked(struct uraid_array *a)
 
 int uraid_flush(struct uraid_array *a)
 {
+	if (a->cls)
+		return a->cls->flush(a);
 	if (a->readonly)
 		return 0;
 	eng_lock(a);
@@ -213,6 +219,8 @@ int uraid_stop(struct uraid_array *a)
 {
 	if (!a)
 		return 0;
+	if (a->cls)
+		return a->cls->stop(a);
 	int rc = 0;
 	if (!a->readonly) {
 		eng_sync_thread_stop(a);
@@ -239,6 +247,10 @@ void uraid_drop(struct uraid_array *a)
 {
 	if (!a)
 		return;
+	if (a->cls) {
+		a->cls->drop(a);
+		return;
+	}
 	if (!a->readonly)
 		eng_sync_thread_stop(a);
 	eng_array_free(a);
@@ -247,6 +259,9 @@ void uraid_drop(struct uraid_array *a)
 int uraid_status(struct uraid_array *a, struct uraid_status *st)
 {
 	memset(st, 0, sizeof(*st));
+	if (a->cls)
+		return a->cls->status(a, st);
+	st->block_bytes = 512;
 	eng_lock(a);
 	snprintf(st->name, sizeof(st->name), "%s", a->ref.set_name);
 	md_uuid_format(a->ref.set_uuid, st->uuid);

@@ -78,6 +78,9 @@ int uraid_assemble_members(struct member **mm, int n, unsigned flags, struct ura
 		return errmsg(err, errlen, -EINVAL, "need 1 to %d members, got %d", ENG_MAX_MEMBERS,
 		              n);
 	}
+	/* FreeBSD gmirror/graid3 components (engine/geom_uraid.c). */
+	if (eng_geom_probe(mm[0]))
+		return eng_geom_assemble(mm, n, flags, out, err, errlen, warn, warnlen);
 	struct md_sb *sbs = calloc((size_t)n, sizeof(*sbs));
 	if (!sbs) {
 		close_all(mm, n);

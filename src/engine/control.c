@@ -211,6 +211,11 @@ static int serve_one(struct client *cl, char *line, size_t linelen)
 	char err[512] = "";
 	if (memchr(line, 0, linelen))
 		return reply_err(cl->fd, -EINVAL, "NUL byte in the request");
+	/* GEOM verbs: the rest of the line is one request for uraid_geom_ctl. */
+	if (!strncmp(line, "geom ", 5)) {
+		int rc = uraid_geom_ctl(a, line + 5, err, sizeof(err));
+		return rc < 0 ? reply_err(cl->fd, rc, err) : reply_ok(cl->fd, NULL, 0);
+	}
 	char *argv[MAX_ARGS] = {0};
 	int argc = 0;
 	for (char *save = NULL, *t = strtok_r(line, " ", &save); t;

@@ -32,17 +32,35 @@ struct field {
 #k, offsetof(struct uraid_status, k), kind, sizeof(((struct uraid_status *)0)->k) \
 	}
 static const struct field status_fields[] = {
-    SF(name, F_STR),           SF(uuid, F_STR),
-    SF(level, F_INT),          SF(layout, F_U32),
-    SF(chunk_sectors, F_U32),  SF(raid_disks, F_INT),
-    SF(metadata, F_INT),       SF(array_sectors, F_U64),
-    SF(dev_sectors, F_U64),    SF(events, F_U64),
-    SF(readonly, F_BOOL),      SF(clean, F_BOOL),
-    SF(working, F_INT),        SF(failed, F_INT),
-    SF(spares, F_INT),         SF(degraded, F_INT),
-    SF(sync_action, F_ACTION), SF(sync_done, F_U64),
-    SF(sync_total, F_U64),     SF(sync_speed_kibs, F_U64),
-    SF(mismatch_cnt, F_U64),   SF(stripe_cache_size, F_U32),
+    SF(name, F_STR),
+    SF(uuid, F_STR),
+    SF(level, F_INT),
+    SF(layout, F_U32),
+    SF(chunk_sectors, F_U32),
+    SF(raid_disks, F_INT),
+    SF(metadata, F_INT),
+    SF(array_sectors, F_U64),
+    SF(dev_sectors, F_U64),
+    SF(events, F_U64),
+    SF(readonly, F_BOOL),
+    SF(clean, F_BOOL),
+    SF(working, F_INT),
+    SF(failed, F_INT),
+    SF(spares, F_INT),
+    SF(degraded, F_INT),
+    SF(sync_action, F_ACTION),
+    SF(sync_done, F_U64),
+    SF(sync_total, F_U64),
+    SF(sync_speed_kibs, F_U64),
+    SF(mismatch_cnt, F_U64),
+    SF(stripe_cache_size, F_U32),
+    SF(block_bytes, F_U32),
+    SF(geom_balance, F_INT),
+    SF(geom_slice, F_U32),
+    SF(geom_flags, F_U64),
+    SF(geom_genid, F_U32),
+    SF(geom_syncid, F_U32),
+    SF(geom_parity_errors, F_U64),
 };
 #define NSF (sizeof(status_fields) / sizeof(status_fields[0]))
 
@@ -64,7 +82,11 @@ static const struct field stats_fields[] = {
 #define NIF (sizeof(stats_fields) / sizeof(stats_fields[0]))
 
 static const char *const action_names[] = {"idle", "resync", "recover", "check", "repair"};
-static const char *const state_names[] = {"in_sync", "faulty", "missing", "spare", "rebuilding"};
+static const char *const state_names[] = {"in_sync",    "faulty", "missing", "spare",
+                                          "rebuilding", "stale",  "inactive"};
+#define NSTATES    (int)(sizeof(state_names) / sizeof(state_names[0]))
+#define MAX_FIELDS 32 /* decode()'s duplicate tracking */
+_Static_assert(sizeof(status_fields) / sizeof(status_fields[0]) <= MAX_FIELDS, "seen[] too small");
 
 /* ---- escaping ---------------------------------------------------------- */
 
@@ -199,8 +221,9 @@ int uraid_status_encode(const struct uraid_status *st, char *buf, size_t len)
 		name[sizeof(name) - 1] = 0;
 		uraid_ctl_escape(name[0] ? name : "?", e, sizeof(e));
 		unsigned s = (unsigned)m->state;
-		put(&b, "member=%d %" PRIu32 " %s %" PRIu64 " %s\n", m->role, m->dev_number,
-		    s < 5 ? state_names[s] : "missing", m->recovery_offset, e);
+		put(&b, "member=%d %" PRIu32 " %s %" PRIu64 " %d %s\n", m->role, m->dev_number,
+		    s < (unsigned)NSTATES ? state_names[s] : "missing", m->recovery_offset,
+		    m->priority, e);
 	}
 	put(&b, "end\n");
 	if (b.n >= len)
@@ -292,37 +315,42 @@ static int set_field(const struct field *f, void *obj, const char *v, size_t vle
 	return 0;
 }
 
-/* member=ROLE DEV_NUMBER STATE RECOVERY_OFFSET NAME */
+/* member=ROLE DEV_NUMBER STATE RECOVERY_OFFSET [PRIORITY [...]] NAME: the
+ * name (escaped, no spaces) is always last; fields between the known ones
+ * and the name are a newer writer's and are skipped. */
 static int set_member(struct uraid_member_status *m, const char *v, size_t vlen, char *err,
                       size_t errlen)
 {
-	const char *tok[5];
-	size_t tl[5];
-	size_t i = 0;
-	for (int t = 0; t < 5; t++) {
-		if (i >= vlen)
-			return errmsg(err, errlen, -EPROTO, "member line with fewer than 5 fields");
-		tok[t] = v + i;
+	const char *tok[16];
+	size_t tl[16];
+	int nt = 0;
+	bool bad = false;
+	for (size_t i = 0; i < vlen && !bad;) {
 		const char *sp = memchr(v + i, ' ', vlen - i);
-		size_t e = t < 4 && sp ? (size_t)(sp - v) : vlen;
-		tl[t] = e - i;
+		size_t e = sp ? (size_t)(sp - v) : vlen;
+		/* empty fields (double or trailing spaces) and too many fields */
+		bad = e == i || nt == 16 || (sp && e + 1 == vlen);
+		tok[nt < 16 ? nt : 15] = v + i;
+		tl[nt < 16 ? nt : 15] = e - i;
+		nt++;
 		i = e + 1;
 	}
-	if (i <= vlen)
-		return errmsg(err, errlen, -EPROTO, "member line with more than 5 fields");
-	int64_t role, dev, off;
-	int st = name_index(state_names, 5, tok[2], tl[2]);
-	if (parse_num(tok[0], tl[0], true, INT32_MAX, &role) < 0 || role < -1 ||
-	    role >= URAID_STATUS_MAX_MEMBERS * 4 ||
+	if (!bad && nt < 5)
+		return errmsg(err, errlen, -EPROTO, "member line with fewer than 5 fields");
+	int64_t role = 0, dev = 0, off = 0, prio = 0;
+	int st = bad ? -1 : name_index(state_names, NSTATES, tok[2], tl[2]);
+	if (bad || parse_num(tok[0], tl[0], true, INT32_MAX, &role) < 0 || role < -1 ||
 	    parse_num(tok[1], tl[1], false, UINT32_MAX, &dev) < 0 || st < 0 ||
 	    parse_num(tok[3], tl[3], false, UINT64_MAX, &off) < 0 ||
-	    uraid_ctl_unescape(tok[4], tl[4], m->name, sizeof(m->name)) < 1)
+	    (nt >= 6 && parse_num(tok[4], tl[4], true, INT32_MAX, &prio) < 0) ||
+	    uraid_ctl_unescape(tok[nt - 1], tl[nt - 1], m->name, sizeof(m->name)) < 1)
 		return errmsg(err, errlen, -EPROTO, "bad member line '%.*s'",
 		              (int)(vlen > 80 ? 80 : vlen), v);
 	m->role = (int)role;
 	m->dev_number = (uint32_t)dev;
 	m->state = (enum uraid_member_state)st;
 	m->recovery_offset = (uint64_t)off;
+	m->priority = (int)prio;
 	return 0;
 }
 
@@ -331,7 +359,7 @@ static int set_member(struct uraid_member_status *m, const char *v, size_t vlen,
 static int decode(const char *text, size_t len, const char *magic, const struct field *f, size_t nf,
                   void *obj, struct uraid_status *st_members, char *err, size_t errlen)
 {
-	bool seen[32] = {0};
+	bool seen[MAX_FIELDS] = {0};
 	if (memchr(text, 0, len))
 		return errmsg(err, errlen, -EPROTO, "NUL byte in the %s reply", magic);
 	size_t pos = 0, lineno = 0;

@@ -62,7 +62,30 @@ struct eng_ioq_node {
 	struct eng_ioq_node *next;
 };
 
+/* An array class other than md (FreeBSD GEOM: engine/geom_uraid.c). When
+ * a->cls is set, the public entry points hand each request to it and the md
+ * fields stay unused (locks initialised, level set, no members), so the md
+ * code paths that do not dispatch refuse cleanly. */
+struct eng_class {
+	int (*read)(struct uraid_array *a, void *buf, size_t len, uint64_t off);
+	int (*write)(struct uraid_array *a, const void *buf, size_t len, uint64_t off);
+	int (*flush)(struct uraid_array *a);
+	int (*status)(struct uraid_array *a, struct uraid_status *st);
+	int (*fail)(struct uraid_array *a, const char *member, char *err, size_t errlen);
+	int (*remove)(struct uraid_array *a, const char *member, char *err, size_t errlen);
+	int (*add_member)(struct uraid_array *a, struct member *m, char *err, size_t errlen);
+	int (*sync_action)(struct uraid_array *a, enum uraid_sync_action act, char *err,
+	                   size_t errlen);
+	int (*sync_step)(struct uraid_array *a, uint64_t max_sectors);
+	int (*sync_wait)(struct uraid_array *a);
+	void (*sync_speed)(struct uraid_array *a, uint64_t min_kibs, uint64_t max_kibs);
+	int (*stop)(struct uraid_array *a); /* clean stop; frees a */
+	void (*drop)(struct uraid_array *a);
+};
+
 struct uraid_array {
+	const struct eng_class *cls; /* NULL: md */
+	void *cls_priv;
 	pthread_mutex_t lock;
 	pthread_rwlock_t iolock;
 	pthread_mutex_t ioq_mu;                      /* guards ioq_free */
@@ -245,6 +268,13 @@ void eng_ioq_pool_free(struct uraid_array *a);
  * the locked path (force_rcw set in *redo when a first attempt failed). */
 int eng_fast_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec,
                    bool *redo);
+
+/* geom_uraid.c: members[0] carries GEOM metadata and no md superblock. */
+bool eng_geom_probe(struct member *m);
+/* Assemble a gmirror/graid3 as a uraid_array (ownership of the members as
+ * uraid_assemble_members). */
+int eng_geom_assemble(struct member **mm, int n, unsigned flags, struct uraid_array **out,
+                      char *err, size_t errlen, char *warn, size_t warnlen);
 
 /* array.c */
 int eng_array_setup(struct uraid_array *a, char *err, size_t errlen);

@@ -14,6 +14,17 @@ struct member;
 
 #define GEOM_MAX_DISKS 32
 
+/* I/O queues for batches that reach several components at once (a graid3
+ * stripe, a gmirror split read, a mirrored write), kept for reuse; one per
+ * request in flight (geom_common.c). */
+#define GEOM_IOQ_POOL 8
+struct member_ioq;
+struct geom_ioq_pool {
+	pthread_mutex_t mu;
+	int n;
+	struct member_ioq *q[GEOM_IOQ_POOL];
+};
+
 /* ---- Balance policy: state in, member index (or pieces) out; no I/O. ----
  *
  * load:        score = decaying average of each disk's in-flight count
@@ -68,7 +79,8 @@ enum geom_disk_state {
 	GEOM_DISK_SYNCING, /* being synchronized; holds data below sync_offset */
 	GEOM_DISK_STALE,   /* out of date, waits for a rebuild (-n / autosync off) */
 	GEOM_DISK_FAILED,
-	GEOM_DISK_NONE, /* empty slot */
+	GEOM_DISK_NONE,     /* empty slot */
+	GEOM_DISK_INACTIVE, /* gmirror deactivate: connected, never used, metadata kept */
 };
 
 struct geom_mirror_disk {
@@ -87,13 +99,17 @@ struct geom_mirror {
 	uint32_t sectorsize;
 	uint64_t mflags;
 	uint32_t genid, syncid;
-	bool dirty;       /* DIRTY written to the disks since open */
+	bool dirty;             /* DIRTY written to the disks since open */
+	uint64_t last_write_ns; /* CLOCK_MONOTONIC of the last write (idle marking) */
 	bool bump_syncid; /* started without all disks: first write makes the absent ones stale */
 	bool rdonly;
-	int ndisks;
+	bool destroyed; /* metadata cleared (destroy): nothing is written any more */
+	int ndisks;     /* connected disks in disk[] */
+	int all;        /* disks the metadata counts (md_all): absent ones may come back */
 	struct geom_mirror_disk disk[GEOM_MAX_DISKS];
 	struct geom_bal bal;
 	int md_balance; /* balance stored on disk (bal.balance may be a session override) */
+	struct geom_ioq_pool ioqs;
 	/* Optional trace hook (tests, bench): called for each piece read. */
 	void (*trace)(void *ctx, int disk, uint64_t off, uint64_t len);
 	void *trace_ctx;
@@ -142,6 +158,29 @@ int geom_mirror_insert(struct geom_mirror *g, struct member *m, uint8_t prio, ch
 int geom_mirror_remove(struct geom_mirror *g, int disk, char *err, size_t errlen);
 /* Mark a STALE disk for synchronization (gmirror rebuild). */
 int geom_mirror_rebuild(struct geom_mirror *g, int disk, char *err, size_t errlen);
+/* geom_mirror_ctl.c: the rest of gmirror(8)'s verbs on an open mirror. */
+/* Device flags (NOAUTOSYNC, NOFAILSYNC): turning autosync on starts the
+ * synchronization of STALE disks. */
+int geom_mirror_set_flags(struct geom_mirror *g, uint64_t set, uint64_t clear, char *err,
+                          size_t errlen);
+/* deactivate: the disk stays connected with the INACTIVE flag and is not
+ * used; the syncid moves on so it is synchronized when activated again. The
+ * last active disk is refused. */
+int geom_mirror_deactivate(struct geom_mirror *g, int disk, char *err, size_t errlen);
+/* activate: an INACTIVE disk is synchronized (STALE with autosync off). */
+int geom_mirror_activate(struct geom_mirror *g, int disk, char *err, size_t errlen);
+/* forget: absent disks are dropped from the count (md_all = connected). */
+int geom_mirror_forget(struct geom_mirror *g, char *err, size_t errlen);
+/* resize: new provider size in bytes, 0 = the largest every component holds
+ * (its size less the metadata sector). */
+int geom_mirror_resize(struct geom_mirror *g, uint64_t size, char *err, size_t errlen);
+/* destroy: clear the metadata of every connected disk; afterwards reads and
+ * writes fail with -ENXIO and close writes nothing. */
+int geom_mirror_destroy(struct geom_mirror *g, char *err, size_t errlen);
+/* Close without writing metadata (as a crash would leave the disks). */
+void geom_mirror_drop(struct geom_mirror *g);
+/* Idle marking (see geom_array_idle). */
+int geom_mirror_idle(struct geom_mirror *g, uint64_t idle_ns);
 /* Clean stop: DIRTY cleared, members closed, g freed. */
 int geom_mirror_close(struct geom_mirror *g);
 
@@ -164,9 +203,11 @@ struct geom_raid3 {
 	uint64_t mflags; /* GEOM_RAID3_DEV_* */
 	uint32_t genid, syncid;
 	bool dirty, rdonly;
+	uint64_t last_write_ns; /* CLOCK_MONOTONIC of the last write (idle marking) */
 	bool bump_syncid;       /* started degraded: first write makes the absent component stale */
 	unsigned rr_next;       /* -r: data component to skip next */
 	uint64_t parity_errors; /* -w: reads refused for a parity mismatch */
+	struct geom_ioq_pool ioqs;
 	struct geom_raid3_comp c[GEOM_MAX_DISKS + 1];
 };
 
@@ -198,6 +239,9 @@ int geom_raid3_remove(struct geom_raid3 *g, int no, char *err, size_t errlen);
 /* Mark component `no` for rebuild from the others. */
 int geom_raid3_rebuild(struct geom_raid3 *g, int no, char *err, size_t errlen);
 int geom_raid3_close(struct geom_raid3 *g);
+/* Close without writing metadata (as a crash would leave the components). */
+void geom_raid3_drop(struct geom_raid3 *g);
+int geom_raid3_idle(struct geom_raid3 *g, uint64_t idle_ns);
 
 /* ---- One handle for either class (export plugin, bench, CLI cat/write) ----
  * geom_array_open reads the last sector of the first path: gmirror or
@@ -227,6 +271,10 @@ int geom_array_read(struct geom_array *a, void *buf, size_t len, uint64_t off);
 int geom_array_write(struct geom_array *a, const void *buf, size_t len, uint64_t off);
 int geom_array_flush(struct geom_array *a);
 int geom_array_sync_step(struct geom_array *a, uint64_t bytes);
+/* gmirror's idle marking: after idle_ns without writes, flush and clear
+ * DIRTY in the metadata so a crash later needs no resynchronization.
+ * Returns 1 when it marked the device clean, 0 otherwise. */
+int geom_array_idle(struct geom_array *a, uint64_t idle_ns);
 int geom_array_close(struct geom_array *a);
 
 #endif

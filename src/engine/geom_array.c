@@ -140,6 +140,12 @@ int geom_array_sync_step(struct geom_array *a, uint64_t bytes)
 	                 : geom_raid3_sync_step(a->raid3, bytes);
 }
 
+int geom_array_idle(struct geom_array *a, uint64_t idle_ns)
+{
+	return a->mirror ? geom_mirror_idle(a->mirror, idle_ns)
+	                 : geom_raid3_idle(a->raid3, idle_ns);
+}
+
 int geom_array_close(struct geom_array *a)
 {
 	if (!a)

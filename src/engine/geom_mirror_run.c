@@ -9,27 +9,20 @@
 #include <sys/random.h>
 
 #include "engine/geom.h"
+#include "engine/geom_int.h"
 #include "member/member.h"
 #include "util/errmsg.h"
 
-static uint32_t random_u32(void)
-{
-	uint32_t v = 0;
-	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
-		v = (uint32_t)(uintptr_t)&v ^ 0x9e3779b9u; /* only ids: uniqueness is best effort */
-	return v;
-}
-
 /* Fill the device-wide fields of disk i's metadata from g, then write it. */
-static int write_md(struct geom_mirror *g, int i)
+int geom_mirror_write_md(struct geom_mirror *g, int i)
 {
 	struct geom_mirror_disk *d = &g->disk[i];
-	if (g->rdonly || d->state == GEOM_DISK_FAILED || d->state == GEOM_DISK_NONE)
+	if (g->rdonly || g->destroyed || d->state == GEOM_DISK_FAILED || d->state == GEOM_DISK_NONE)
 		return 0;
 	struct geom_mirror_md *md = &d->md;
 	memcpy(md->name, g->name, sizeof(md->name));
 	md->mid = g->mid;
-	md->all = (uint8_t)g->ndisks;
+	md->all = (uint8_t)g->all;
 	md->genid = g->genid;
 	if (d->state == GEOM_DISK_ACTIVE)
 		md->syncid = g->syncid;
@@ -39,27 +32,20 @@ static int write_md(struct geom_mirror *g, int i)
 	md->sectorsize = g->sectorsize;
 	md->mflags = g->mflags;
 	md->provsize = d->m->size;
-	if (d->state == GEOM_DISK_SYNCING)
-		md->dflags |= GEOM_MIRROR_DISK_SYNCHRONIZING;
-	else
-		md->dflags &= ~(GEOM_MIRROR_DISK_SYNCHRONIZING | GEOM_MIRROR_DISK_FORCE_SYNC);
-	if (g->dirty)
-		md->dflags |= GEOM_MIRROR_DISK_DIRTY;
-	else
-		md->dflags &= ~GEOM_MIRROR_DISK_DIRTY;
+	md->dflags = geom_dflags_update(md->dflags, d->state == GEOM_DISK_SYNCING, g->dirty);
 	int rc = geom_mirror_write(d->m, md, NULL, 0);
 	if (rc < 0)
 		geom_mirror_fail_disk(g, i);
 	return rc;
 }
 
-static void write_all_md(struct geom_mirror *g)
+void geom_mirror_write_all_md(struct geom_mirror *g)
 {
 	for (int i = 0; i < g->ndisks; i++)
-		write_md(g, i);
+		geom_mirror_write_md(g, i);
 }
 
-static void sync_bal(struct geom_mirror *g)
+void geom_mirror_sync_bal(struct geom_mirror *g)
 {
 	g->bal.ndisks = g->ndisks;
 	g->bal.sectorsize = g->sectorsize;
@@ -76,15 +62,16 @@ void geom_mirror_fail_disk(struct geom_mirror *g, int i)
 	g->disk[i].state = GEOM_DISK_FAILED;
 	/* A new genid keeps the failed disk from coming back as current. */
 	g->genid++;
-	sync_bal(g);
-	write_all_md(g);
+	geom_mirror_sync_bal(g);
+	geom_mirror_write_all_md(g);
 }
 
 int geom_mirror_label(const struct geom_label_opts *o, struct member **m, int n, char *err,
                       size_t errlen)
 {
-	if (!o->name || !o->name[0] || strlen(o->name) > 15)
-		return errmsg(err, errlen, -EINVAL, "mirror name must be 1-15 characters");
+	int rc = geom_check_name(o->name, "mirror", err, errlen);
+	if (rc < 0)
+		return rc;
 	if (n < 1 || n > GEOM_MAX_DISKS)
 		return errmsg(err, errlen, -EINVAL, "need 1 to %d components, got %d",
 		              GEOM_MAX_DISKS, n);
@@ -108,12 +95,12 @@ int geom_mirror_label(const struct geom_label_opts *o, struct member **m, int n,
 		if (usable < media)
 			media = usable;
 	}
-	uint32_t mid = random_u32();
+	uint32_t mid = geom_random_id();
 	for (int i = 0; i < n; i++) {
 		struct geom_mirror_md md = {0};
 		snprintf(md.name, sizeof(md.name), "%s", o->name);
 		md.mid = mid;
-		md.did = random_u32();
+		md.did = geom_random_id();
 		md.all = (uint8_t)n;
 		md.genid = 0;
 		md.syncid = 1;
@@ -126,24 +113,14 @@ int geom_mirror_label(const struct geom_label_opts *o, struct member **m, int n,
 		            (o->nofailsync ? GEOM_MIRROR_DEV_NOFAILSYNC : 0);
 		/* -h stores the provider name only; HARDCODED is an in-kernel flag
 		 * gmirror never writes to disk. */
-		if (o->hardcode) {
-			const char *base = strrchr(m[i]->name, '/');
-			base = base ? base + 1 : m[i]->name;
-			memcpy(md.provider, base, strnlen(base, sizeof(md.provider) - 1));
-		}
+		if (o->hardcode)
+			geom_provider_name(m[i], md.provider);
 		md.provsize = m[i]->size;
-		int rc = geom_mirror_write(m[i], &md, err, errlen);
+		rc = geom_mirror_write(m[i], &md, err, errlen);
 		if (rc < 0)
 			return rc;
 	}
 	return 0;
-}
-
-static void close_members(struct member **m, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (m[i])
-			member_close(m[i]);
 }
 
 int geom_mirror_open(struct member **m, int n, bool rdonly, struct geom_mirror **out, char *err,
@@ -152,7 +129,7 @@ int geom_mirror_open(struct member **m, int n, bool rdonly, struct geom_mirror *
 	if (warn && warnlen)
 		warn[0] = '\0';
 	if (n < 1 || n > GEOM_MAX_DISKS) {
-		close_members(m, n);
+		geom_close_members(m, n);
 		return errmsg(err, errlen, -EINVAL, "need 1 to %d components", GEOM_MAX_DISKS);
 	}
 	struct geom_mirror *g = calloc(1, sizeof(*g));
@@ -187,15 +164,16 @@ int geom_mirror_open(struct member **m, int n, bool rdonly, struct geom_mirror *
 	}
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_rwlock_init(&g->iolock, NULL);
+	geom_ioq_pool_init(&g->ioqs);
 	g->rdonly = rdonly;
-	uint32_t maxgen = 0, maxsync = 0;
-	for (int i = 0; i < n; i++)
-		if (mds[i].genid > maxgen)
-			maxgen = mds[i].genid;
-	for (int i = 0; i < n; i++)
-		if (mds[i].genid == maxgen && !(mds[i].dflags & GEOM_MIRROR_DISK_SYNCHRONIZING) &&
-		    mds[i].syncid > maxsync)
-			maxsync = mds[i].syncid;
+	uint32_t maxgen, maxsync, gen[GEOM_MAX_DISKS], sid[GEOM_MAX_DISKS];
+	bool syn[GEOM_MAX_DISKS];
+	for (int i = 0; i < n; i++) {
+		gen[i] = mds[i].genid;
+		sid[i] = mds[i].syncid;
+		syn[i] = (mds[i].dflags & GEOM_MIRROR_DISK_SYNCHRONIZING) != 0;
+	}
+	geom_newest_ids(gen, sid, syn, n, &maxgen, &maxsync);
 	/* The disk with the newest genid and syncid carries the device fields. */
 	const struct geom_mirror_md *ref = NULL;
 	for (int i = 0; i < n; i++)
@@ -217,14 +195,10 @@ int geom_mirror_open(struct member **m, int n, bool rdonly, struct geom_mirror *
 	g->bal.balance = ref->balance;
 	g->md_balance = ref->balance;
 	g->bal.slice = ref->slice;
-	size_t wl = 0;
 	for (int i = 0; i < n; i++) {
 		if (mds[i].genid < maxgen) {
 			/* Disconnected after a failure: never trusted again. */
-			if (warn && wl < warnlen)
-				wl += (size_t)snprintf(warn + wl, warnlen - wl,
-				                       "%s: stale (genid %u < %u), left out\n",
-				                       m[i]->name, mds[i].genid, maxgen);
+			geom_warn_stale(warn, warnlen, m[i]->name, mds[i].genid, maxgen);
 			member_close(m[i]);
 			m[i] = NULL;
 			continue;
@@ -233,7 +207,10 @@ int geom_mirror_open(struct member **m, int n, bool rdonly, struct geom_mirror *
 		d->m = m[i];
 		m[i] = NULL;
 		d->md = mds[i];
-		if (mds[i].syncid == maxsync && !(mds[i].dflags & GEOM_MIRROR_DISK_SYNCHRONIZING)) {
+		if (mds[i].dflags & GEOM_MIRROR_DISK_INACTIVE) {
+			d->state = GEOM_DISK_INACTIVE; /* kept out until activated */
+		} else if (mds[i].syncid == maxsync &&
+		           !(mds[i].dflags & GEOM_MIRROR_DISK_SYNCHRONIZING)) {
 			d->state = GEOM_DISK_ACTIVE;
 		} else if (g->mflags & GEOM_MIRROR_DEV_NOAUTOSYNC) {
 			d->state = GEOM_DISK_STALE;
@@ -264,18 +241,19 @@ int geom_mirror_open(struct member **m, int n, bool rdonly, struct geom_mirror *
 	bool syncing = false;
 	for (int i = 0; i < g->ndisks; i++)
 		syncing |= g->disk[i].state == GEOM_DISK_SYNCING;
+	g->all = ref->all > g->ndisks ? ref->all : g->ndisks;
 	g->bump_syncid = g->ndisks < ref->all;
 	if (syncing && !rdonly)
 		g->syncid++; /* a new syncid sets the in-sync disks apart from the ones catching up
 		              */
-	sync_bal(g);
+	geom_mirror_sync_bal(g);
 	if (!rdonly)
-		write_all_md(g);
+		geom_mirror_write_all_md(g);
 	free(mds);
 	*out = g;
 	return 0;
 fail:
-	close_members(m, n);
+	geom_close_members(m, n);
 	free(mds);
 	free(g);
 	return rc;
@@ -293,6 +271,8 @@ int geom_mirror_read_at(struct geom_mirror *g, void *buf, size_t len, uint64_t o
 	int rc = check_io(g, len, off);
 	if (rc < 0 || len == 0)
 		return rc;
+	if (g->destroyed)
+		return -ENXIO;
 	/* The member reads run outside the state lock so concurrent readers
 	 * really overlap (that is what the load balance reacts to); the rwlock
 	 * keeps remove from closing a member under them. */
@@ -307,9 +287,17 @@ int geom_mirror_read_at(struct geom_mirror *g, void *buf, size_t len, uint64_t o
 			break;
 		}
 		pthread_mutex_unlock(&g->lock);
+		/* split pieces go to their disks at the same time */
+		struct member_io io[GEOM_MAX_DISKS];
 		for (int k = 0; k < n; k++)
-			res[k] = member_read(g->disk[p[k].disk].m,
-			                     (uint8_t *)buf + (p[k].off - off), p[k].len, p[k].off);
+			io[k] = (struct member_io){.m = g->disk[p[k].disk].m,
+			                           .op = MEMBER_OP_READ,
+			                           .buf = (uint8_t *)buf + (p[k].off - off),
+			                           .len = p[k].len,
+			                           .off = p[k].off};
+		geom_io_batch(&g->ioqs, io, n);
+		for (int k = 0; k < n; k++)
+			res[k] = (int)io[k].result;
 		pthread_mutex_lock(&g->lock);
 		rc = 0;
 		for (int k = 0; k < n; k++) {
@@ -337,29 +325,30 @@ int geom_mirror_write_at(struct geom_mirror *g, const void *buf, size_t len, uin
 		return rc;
 	if (g->rdonly)
 		return -EROFS;
+	if (g->destroyed)
+		return -ENXIO;
 	pthread_mutex_lock(&g->lock);
-	bool md_changed = false;
-	if (g->bump_syncid) {
-		/* Disks absent now must not look current when they come back. */
-		g->syncid++;
-		g->bump_syncid = false;
-		md_changed = true;
-	}
-	if (!g->dirty && !(g->mflags & GEOM_MIRROR_DEV_NOFAILSYNC)) {
-		g->dirty = true;
-		md_changed = true;
-	}
-	if (md_changed)
-		write_all_md(g);
-	int ok = 0;
+	g->last_write_ns = geom_now_ns();
+	if (geom_first_write(&g->bump_syncid, &g->syncid, &g->dirty,
+	                     g->mflags & GEOM_MIRROR_DEV_NOFAILSYNC))
+		geom_mirror_write_all_md(g);
+	/* every copy at once */
+	struct member_io io[GEOM_MAX_DISKS];
+	int who[GEOM_MAX_DISKS], n = 0, ok = 0;
 	for (int i = 0; i < g->ndisks; i++) {
 		struct geom_mirror_disk *d = &g->disk[i];
 		if (d->state != GEOM_DISK_ACTIVE && d->state != GEOM_DISK_SYNCING)
 			continue;
-		if (member_write(d->m, buf, len, off, 0) < 0)
-			geom_mirror_fail_disk(g, i);
+		io[n] = (struct member_io){
+		    .m = d->m, .op = MEMBER_OP_WRITE, .buf = (void *)buf, .len = len, .off = off};
+		who[n++] = i;
+	}
+	geom_io_batch(&g->ioqs, io, n);
+	for (int k = 0; k < n; k++) {
+		if (io[k].result < 0)
+			geom_mirror_fail_disk(g, who[k]);
 		else
-			ok += d->state == GEOM_DISK_ACTIVE;
+			ok += g->disk[who[k]].state == GEOM_DISK_ACTIVE;
 	}
 	pthread_mutex_unlock(&g->lock);
 	return ok ? 0 : -EIO;
@@ -423,11 +412,11 @@ int geom_mirror_sync_step(struct geom_mirror *g, uint64_t bytes)
 			member_flush(d->m);
 			d->state = GEOM_DISK_ACTIVE;
 			d->md.sync_offset = 0;
-			sync_bal(g);
+			geom_mirror_sync_bal(g);
 		} else {
 			rc = 1;
 		}
-		write_md(g, i); /* progress survives a crash */
+		geom_mirror_write_md(g, i); /* progress survives a crash */
 	}
 out:
 	free(buf);
@@ -447,7 +436,7 @@ int geom_mirror_configure(struct geom_mirror *g, int balance, uint32_t slice, ch
 	g->md_balance = balance;
 	if (slice)
 		g->bal.slice = slice;
-	write_all_md(g);
+	geom_mirror_write_all_md(g);
 	pthread_mutex_unlock(&g->lock);
 	return 0;
 }
@@ -459,8 +448,8 @@ int geom_mirror_set_priority(struct geom_mirror *g, int disk, uint8_t prio, char
 		return errmsg(err, errlen, -EINVAL, "no component %d", disk);
 	pthread_mutex_lock(&g->lock);
 	g->disk[disk].md.priority = prio;
-	sync_bal(g);
-	write_md(g, disk);
+	geom_mirror_sync_bal(g);
+	geom_mirror_write_md(g, disk);
 	pthread_mutex_unlock(&g->lock);
 	return 0;
 }
@@ -481,14 +470,15 @@ int geom_mirror_insert(struct geom_mirror *g, struct member *m, uint8_t prio, ch
 	struct geom_mirror_disk *d = &g->disk[g->ndisks++];
 	memset(d, 0, sizeof(*d));
 	d->m = m;
-	d->md.did = random_u32();
+	d->md.did = geom_random_id();
 	d->md.priority = prio;
 	d->md.syncid = 0; /* holds nothing yet */
 	d->md.dflags = GEOM_MIRROR_DISK_FORCE_SYNC;
 	d->state = GEOM_DISK_SYNCING;
+	g->all++;
 	g->syncid++;
-	sync_bal(g);
-	write_all_md(g);
+	geom_mirror_sync_bal(g);
+	geom_mirror_write_all_md(g);
 	pthread_mutex_unlock(&g->lock);
 	return 0;
 }
@@ -497,28 +487,28 @@ int geom_mirror_remove(struct geom_mirror *g, int disk, char *err, size_t errlen
 {
 	if (disk < 0 || disk >= g->ndisks)
 		return errmsg(err, errlen, -EINVAL, "no component %d", disk);
-	pthread_rwlock_wrlock(&g->iolock);
-	pthread_mutex_lock(&g->lock);
+	geom_lock_all(&g->iolock, &g->lock);
 	int others = 0;
 	for (int i = 0; i < g->ndisks; i++)
 		others += i != disk && g->disk[i].state == GEOM_DISK_ACTIVE;
 	if (!others) {
-		pthread_mutex_unlock(&g->lock);
-		pthread_rwlock_unlock(&g->iolock);
+		geom_unlock_all(&g->iolock, &g->lock);
 		return errmsg(err, errlen, -EBUSY, "%s is the last active component of %s",
 		              g->disk[disk].m->name, g->name);
 	}
-	if (g->disk[disk].state != GEOM_DISK_FAILED)
-		geom_clear(g->disk[disk].m, NULL, 0);
+	/* gmirror remove clears the component's metadata, failed or not (best
+	 * effort: a failed disk may refuse the write). */
+	geom_clear(g->disk[disk].m, NULL, 0);
 	member_close(g->disk[disk].m);
 	memmove(&g->disk[disk], &g->disk[disk + 1],
 	        (size_t)(g->ndisks - disk - 1) * sizeof(g->disk[0]));
 	g->ndisks--;
+	if (g->all > g->ndisks)
+		g->all--;
 	g->bal.rr_next = 0;
-	sync_bal(g);
-	write_all_md(g);
-	pthread_mutex_unlock(&g->lock);
-	pthread_rwlock_unlock(&g->iolock);
+	geom_mirror_sync_bal(g);
+	geom_mirror_write_all_md(g);
+	geom_unlock_all(&g->iolock, &g->lock);
 	return 0;
 }
 
@@ -537,8 +527,8 @@ int geom_mirror_rebuild(struct geom_mirror *g, int disk, char *err, size_t errle
 	g->disk[disk].state = GEOM_DISK_SYNCING;
 	g->disk[disk].md.sync_offset = 0;
 	g->syncid++;
-	sync_bal(g);
-	write_all_md(g);
+	geom_mirror_sync_bal(g);
+	geom_mirror_write_all_md(g);
 	pthread_mutex_unlock(&g->lock);
 	return 0;
 }
@@ -554,10 +544,11 @@ int geom_mirror_close(struct geom_mirror *g)
 			    g->disk[i].state == GEOM_DISK_SYNCING)
 				member_flush(g->disk[i].m);
 		g->dirty = false;
-		write_all_md(g);
+		geom_mirror_write_all_md(g);
 	}
 	for (int i = 0; i < g->ndisks; i++)
 		member_close(g->disk[i].m);
+	geom_ioq_pool_destroy(&g->ioqs);
 	pthread_mutex_destroy(&g->lock);
 	pthread_rwlock_destroy(&g->iolock);
 	free(g);

@@ -8,17 +8,10 @@
 #include <sys/random.h>
 
 #include "engine/geom.h"
+#include "engine/geom_int.h"
 #include "layout/layout.h"
 #include "member/member.h"
 #include "util/errmsg.h"
-
-static uint32_t random_id(void)
-{
-	uint32_t v = 0;
-	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
-		v = (uint32_t)(uintptr_t)&v ^ 0x85ebca6bu;
-	return v;
-}
 
 static struct raid3_geom geom_of(const struct geom_raid3 *g)
 {
@@ -52,21 +45,14 @@ static int write_md(struct geom_raid3 *g, int i)
 	md->sectorsize = g->psector;
 	md->mflags = g->mflags;
 	md->provsize = c->m->size;
-	if (c->state == GEOM_DISK_SYNCING)
-		md->dflags |= GEOM_RAID3_DISK_SYNCHRONIZING;
-	else
-		md->dflags &= ~(GEOM_RAID3_DISK_SYNCHRONIZING | GEOM_RAID3_DISK_FORCE_SYNC);
-	if (g->dirty)
-		md->dflags |= GEOM_RAID3_DISK_DIRTY;
-	else
-		md->dflags &= ~GEOM_RAID3_DISK_DIRTY;
+	md->dflags = geom_dflags_update(md->dflags, c->state == GEOM_DISK_SYNCING, g->dirty);
 	int rc = geom_raid3_write(c->m, md, NULL, 0);
 	if (rc < 0)
 		geom_raid3_fail(g, i);
 	return rc;
 }
 
-static void write_all_md(struct geom_raid3 *g)
+void geom_raid3_write_all_md(struct geom_raid3 *g)
 {
 	for (int i = 0; i < g->ncomp; i++)
 		write_md(g, i);
@@ -78,14 +64,15 @@ void geom_raid3_fail(struct geom_raid3 *g, int no)
 		return;
 	g->c[no].state = GEOM_DISK_FAILED;
 	g->genid++;
-	write_all_md(g);
+	geom_raid3_write_all_md(g);
 }
 
 int geom_raid3_label(const struct geom_label_opts *o, struct member **m, int n, char *err,
                      size_t errlen)
 {
-	if (!o->name || !o->name[0] || strlen(o->name) > 15)
-		return errmsg(err, errlen, -EINVAL, "device name must be 1-15 characters");
+	int rc = geom_check_name(o->name, "device", err, errlen);
+	if (rc < 0)
+		return rc;
 	int d = n - 1;
 	if (n < 3 || n > GEOM_MAX_DISKS + 1 || (d & (d - 1)) != 0)
 		return errmsg(err, errlen, -EINVAL,
@@ -115,7 +102,7 @@ int geom_raid3_label(const struct geom_label_opts *o, struct member **m, int n, 
 	uint64_t media = cmin * (uint64_t)d / ps * ps;
 	if (media == 0)
 		return errmsg(err, errlen, -EINVAL, "components too small for block size %u", ps);
-	uint32_t id = random_id();
+	uint32_t id = geom_random_id();
 	for (int i = 0; i < n; i++) {
 		struct geom_raid3_md md = {0};
 		snprintf(md.name, sizeof(md.name), "%s", o->name);
@@ -132,12 +119,9 @@ int geom_raid3_label(const struct geom_label_opts *o, struct member **m, int n, 
 		            (o->round_robin ? GEOM_RAID3_DEV_ROUND_ROBIN : 0) |
 		            (o->verify ? GEOM_RAID3_DEV_VERIFY : 0);
 		md.provsize = m[i]->size;
-		if (o->hardcode) {
-			const char *base = strrchr(m[i]->name, '/');
-			base = base ? base + 1 : m[i]->name;
-			memcpy(md.provider, base, strnlen(base, sizeof(md.provider) - 1));
-		}
-		int rc = geom_raid3_write(m[i], &md, err, errlen);
+		if (o->hardcode)
+			geom_provider_name(m[i], md.provider);
+		rc = geom_raid3_write(m[i], &md, err, errlen);
 		if (rc < 0)
 			return rc;
 	}
@@ -185,15 +169,18 @@ int geom_raid3_open(struct member **m, int n, bool rdonly, struct geom_raid3 **o
 			            m[i]->name);
 			goto fail;
 		}
-		if (mds[i].genid > maxgen)
-			maxgen = mds[i].genid;
 	}
-	for (int i = 0; i < n; i++)
-		if (mds[i].genid == maxgen && !(mds[i].dflags & GEOM_RAID3_DISK_SYNCHRONIZING) &&
-		    mds[i].syncid > maxsync)
-			maxsync = mds[i].syncid;
+	uint32_t gen[GEOM_MAX_DISKS + 1], sid[GEOM_MAX_DISKS + 1];
+	bool syn[GEOM_MAX_DISKS + 1];
+	for (int i = 0; i < n; i++) {
+		gen[i] = mds[i].genid;
+		sid[i] = mds[i].syncid;
+		syn[i] = (mds[i].dflags & GEOM_RAID3_DISK_SYNCHRONIZING) != 0;
+	}
+	geom_newest_ids(gen, sid, syn, n, &maxgen, &maxsync);
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_rwlock_init(&g->iolock, NULL);
+	geom_ioq_pool_init(&g->ioqs);
 	memcpy(g->name, mds[0].name, sizeof(g->name));
 	g->id = mds[0].id;
 	g->ncomp = mds[0].all;
@@ -204,15 +191,11 @@ int geom_raid3_open(struct member **m, int n, bool rdonly, struct geom_raid3 **o
 	g->rdonly = rdonly;
 	for (int i = 0; i < g->ncomp; i++)
 		g->c[i].state = GEOM_DISK_NONE;
-	size_t wl = 0;
 	bool dirty = false;
 	for (int i = 0; i < n; i++) {
 		struct geom_raid3_comp *c = &g->c[mds[i].no];
 		if (mds[i].genid < maxgen) {
-			if (warn && wl < warnlen)
-				wl += (size_t)snprintf(warn + wl, warnlen - wl,
-				                       "%s: stale (genid %u < %u), left out\n",
-				                       m[i]->name, mds[i].genid, maxgen);
+			geom_warn_stale(warn, warnlen, m[i]->name, mds[i].genid, maxgen);
 			member_close(m[i]);
 			m[i] = NULL;
 			continue;
@@ -259,17 +242,25 @@ int geom_raid3_open(struct member **m, int n, bool rdonly, struct geom_raid3 **o
 	if (syncing && !rdonly)
 		g->syncid++;
 	if (!rdonly)
-		write_all_md(g);
+		geom_raid3_write_all_md(g);
 	free(mds);
 	*out = g;
 	return 0;
 fail:
-	for (int i = 0; i < n; i++)
-		if (m[i])
-			member_close(m[i]);
+	geom_close_members(m, n);
 	free(mds);
 	free(g);
 	return rc;
+}
+
+/* One buffer of clen bytes per component, bufs[i] into one allocation
+ * (returned, to be freed; NULL when out of memory). */
+static uint8_t *comp_bufs(const struct geom_raid3 *g, size_t clen, uint8_t **bufs)
+{
+	uint8_t *mem = malloc(clen * (size_t)g->ncomp);
+	for (int i = 0; mem && i < g->ncomp; i++)
+		bufs[i] = mem + clen * (size_t)i;
+	return mem;
 }
 
 static int check_io(const struct geom_raid3 *g, size_t len, uint64_t off)
@@ -279,22 +270,46 @@ static int check_io(const struct geom_raid3 *g, size_t len, uint64_t off)
 	return 0;
 }
 
+/* One batch over the components (all at once): `op` on bufs[i] for every
+ * component i != skip that has a member (writes: only active or
+ * synchronizing ones); res[i] gets each result (0 for those left out). */
+static void comps_io(struct geom_raid3 *g, enum member_op op, uint8_t **bufs, size_t clen,
+                     uint64_t coff, int skip, int *res)
+{
+	struct member_io io[GEOM_MAX_DISKS + 1];
+	int who[GEOM_MAX_DISKS + 1], n = 0;
+	for (int i = 0; i < g->ncomp; i++) {
+		res[i] = 0;
+		const struct geom_raid3_comp *c = &g->c[i];
+		if (i == skip || !c->m)
+			continue;
+		if (op == MEMBER_OP_WRITE && c->state != GEOM_DISK_ACTIVE &&
+		    c->state != GEOM_DISK_SYNCING)
+			continue;
+		io[n] = (struct member_io){
+		    .m = c->m, .op = op, .buf = bufs[i], .len = clen, .off = coff};
+		who[n++] = i;
+	}
+	geom_io_batch(&g->ioqs, io, n);
+	for (int k = 0; k < n; k++)
+		res[who[k]] = (int)io[k].result;
+}
+
 /* Read component spans for provider [off, off+len) into bufs[]; the
  * component `skip` (or -1) is not read. Fails a component on error. */
 static int read_comps(struct geom_raid3 *g, uint8_t **bufs, size_t clen, uint64_t coff, int skip)
 {
-	for (int i = 0; i < g->ncomp; i++) {
-		if (i == skip)
-			continue;
-		if (!usable(&g->c[i]))
+	for (int i = 0; i < g->ncomp; i++)
+		if (i != skip && !usable(&g->c[i]))
 			return -EIO;
-		int r = member_read(g->c[i].m, bufs[i], clen, coff);
-		if (r < 0) {
+	int res[GEOM_MAX_DISKS + 1], rc = 0;
+	comps_io(g, MEMBER_OP_READ, bufs, clen, coff, skip, res);
+	for (int i = 0; i < g->ncomp; i++)
+		if (res[i] < 0) {
 			geom_raid3_fail(g, i);
-			return r;
+			rc = res[i];
 		}
-	}
-	return 0;
+	return rc;
 }
 
 int geom_raid3_read_at(struct geom_raid3 *g, void *buf, size_t len, uint64_t off)
@@ -306,11 +321,9 @@ int geom_raid3_read_at(struct geom_raid3 *g, void *buf, size_t len, uint64_t off
 	size_t clen = len / (size_t)(g->ncomp - 1);
 	uint64_t coff = raid3_comp_off(&rg, off);
 	uint8_t *bufs[GEOM_MAX_DISKS + 1];
-	uint8_t *mem = malloc(clen * (size_t)g->ncomp);
+	uint8_t *mem = comp_bufs(g, clen, bufs);
 	if (!mem)
 		return -ENOMEM;
-	for (int i = 0; i < g->ncomp; i++)
-		bufs[i] = mem + clen * (size_t)i;
 	/* Component reads run outside the state lock so readers overlap; the
 	 * rwlock keeps insert/remove from closing a member under them. */
 	pthread_rwlock_rdlock(&g->iolock);
@@ -337,10 +350,8 @@ int geom_raid3_read_at(struct geom_raid3 *g, void *buf, size_t len, uint64_t off
 		else
 			skip = par;
 		pthread_mutex_unlock(&g->lock);
-		int res[GEOM_MAX_DISKS + 1] = {0};
-		for (int i = 0; i < g->ncomp; i++)
-			if (i != skip)
-				res[i] = member_read(g->c[i].m, bufs[i], clen, coff);
+		int res[GEOM_MAX_DISKS + 1];
+		comps_io(g, MEMBER_OP_READ, bufs, clen, coff, skip, res);
 		pthread_mutex_lock(&g->lock);
 		rc = 0;
 		for (int i = 0; i < g->ncomp; i++)
@@ -377,32 +388,20 @@ int geom_raid3_write_at(struct geom_raid3 *g, const void *buf, size_t len, uint6
 	size_t clen = len / (size_t)(g->ncomp - 1);
 	uint64_t coff = raid3_comp_off(&rg, off);
 	uint8_t *bufs[GEOM_MAX_DISKS + 1];
-	uint8_t *mem = malloc(clen * (size_t)g->ncomp);
+	uint8_t *mem = comp_bufs(g, clen, bufs);
 	if (!mem)
 		return -ENOMEM;
-	for (int i = 0; i < g->ncomp; i++)
-		bufs[i] = mem + clen * (size_t)i;
 	raid3_scatter(&rg, buf, len, bufs);
 	pthread_mutex_lock(&g->lock);
-	bool md_changed = false;
-	if (g->bump_syncid) {
-		g->syncid++; /* the absent component must not look current later */
-		g->bump_syncid = false;
-		md_changed = true;
-	}
-	if (!g->dirty && !(g->mflags & GEOM_RAID3_DEV_NOFAILSYNC)) {
-		g->dirty = true;
-		md_changed = true;
-	}
-	if (md_changed)
-		write_all_md(g);
-	for (int i = 0; i < g->ncomp; i++) {
-		struct geom_raid3_comp *c = &g->c[i];
-		if (!c->m || (c->state != GEOM_DISK_ACTIVE && c->state != GEOM_DISK_SYNCING))
-			continue;
-		if (member_write(c->m, bufs[i], clen, coff, 0) < 0)
+	g->last_write_ns = geom_now_ns();
+	if (geom_first_write(&g->bump_syncid, &g->syncid, &g->dirty,
+	                     g->mflags & GEOM_RAID3_DEV_NOFAILSYNC))
+		geom_raid3_write_all_md(g);
+	int res[GEOM_MAX_DISKS + 1];
+	comps_io(g, MEMBER_OP_WRITE, bufs, clen, coff, -1, res);
+	for (int i = 0; i < g->ncomp; i++)
+		if (res[i] < 0)
 			geom_raid3_fail(g, i);
-	}
 	int nbad = 0;
 	for (int i = 0; i < g->ncomp; i++)
 		nbad += !usable(&g->c[i]);
@@ -442,13 +441,11 @@ int geom_raid3_sync_step(struct geom_raid3 *g, uint64_t bytes)
 	size_t n = (size_t)(total - off < bytes ? total - off : bytes);
 	if (n) {
 		uint8_t *bufs[GEOM_MAX_DISKS + 1];
-		uint8_t *mem = malloc(n * (size_t)g->ncomp);
+		uint8_t *mem = comp_bufs(g, n, bufs);
 		if (!mem) {
 			rc = -ENOMEM;
 			goto out;
 		}
-		for (int i = 0; i < g->ncomp; i++)
-			bufs[i] = mem + n * (size_t)i;
 		rc = read_comps(g, bufs, n, off, t);
 		if (rc == 0) {
 			raid3_rebuild(&rg, bufs, n, t);
@@ -466,7 +463,7 @@ int geom_raid3_sync_step(struct geom_raid3 *g, uint64_t bytes)
 		member_flush(c->m);
 		c->state = GEOM_DISK_ACTIVE;
 		c->md.sync_offset = 0;
-		write_all_md(g);
+		geom_raid3_write_all_md(g);
 		rc = 0;
 		for (int i = 0; i < g->ncomp; i++)
 			if (g->c[i].state == GEOM_DISK_SYNCING)
@@ -489,8 +486,15 @@ int geom_raid3_configure(struct geom_raid3 *g, uint64_t set, uint64_t clear, cha
 		    err, errlen, -EINVAL,
 		    "round-robin reading (-r) and verify reading (-w) cannot be combined");
 	pthread_mutex_lock(&g->lock);
+	/* Autosync back on: a stale component is rebuilt now. */
+	if ((g->mflags & GEOM_RAID3_DEV_NOAUTOSYNC) && !(f & GEOM_RAID3_DEV_NOAUTOSYNC))
+		for (int i = 0; i < g->ncomp; i++)
+			if (g->c[i].m && g->c[i].state == GEOM_DISK_STALE) {
+				g->c[i].state = GEOM_DISK_SYNCING;
+				g->c[i].md.sync_offset = 0;
+			}
 	g->mflags = f;
-	write_all_md(g);
+	geom_raid3_write_all_md(g);
 	pthread_mutex_unlock(&g->lock);
 	return 0;
 }
@@ -506,8 +510,7 @@ int geom_raid3_insert(struct geom_raid3 *g, int no, struct member *m, char *err,
 		return errmsg(err, errlen, -ENOSPC, "%s: too small for %s", m->name, g->name);
 	if (g->rdonly || m->readonly)
 		return errmsg(err, errlen, -EROFS, "read-only");
-	pthread_rwlock_wrlock(&g->iolock);
-	pthread_mutex_lock(&g->lock);
+	geom_lock_all(&g->iolock, &g->lock);
 	if (g->c[no].m)
 		member_close(g->c[no].m);
 	memset(&g->c[no], 0, sizeof(g->c[no]));
@@ -515,9 +518,8 @@ int geom_raid3_insert(struct geom_raid3 *g, int no, struct member *m, char *err,
 	g->c[no].state = GEOM_DISK_SYNCING;
 	g->c[no].md.dflags = GEOM_RAID3_DISK_FORCE_SYNC;
 	g->syncid++;
-	write_all_md(g);
-	pthread_mutex_unlock(&g->lock);
-	pthread_rwlock_unlock(&g->iolock);
+	geom_raid3_write_all_md(g);
+	geom_unlock_all(&g->iolock, &g->lock);
 	return 0;
 }
 
@@ -525,26 +527,23 @@ int geom_raid3_remove(struct geom_raid3 *g, int no, char *err, size_t errlen)
 {
 	if (no < 0 || no >= g->ncomp || !g->c[no].m)
 		return errmsg(err, errlen, -EINVAL, "no component %d", no);
-	pthread_rwlock_wrlock(&g->iolock);
-	pthread_mutex_lock(&g->lock);
+	geom_lock_all(&g->iolock, &g->lock);
 	int nbad = 0;
 	for (int i = 0; i < g->ncomp; i++)
 		nbad += i != no && !usable(&g->c[i]);
 	if (nbad) {
-		pthread_mutex_unlock(&g->lock);
-		pthread_rwlock_unlock(&g->iolock);
+		geom_unlock_all(&g->iolock, &g->lock);
 		return errmsg(err, errlen, -EBUSY, "%s is already degraded: removing %d loses data",
 		              g->name, no);
 	}
-	if (g->c[no].state != GEOM_DISK_FAILED)
-		geom_clear(g->c[no].m, NULL, 0);
+	/* Cleared failed or not (best effort: a failed disk may refuse it). */
+	geom_clear(g->c[no].m, NULL, 0);
 	member_close(g->c[no].m);
 	g->c[no].m = NULL;
 	g->c[no].state = GEOM_DISK_NONE;
 	g->genid++;
-	write_all_md(g);
-	pthread_mutex_unlock(&g->lock);
-	pthread_rwlock_unlock(&g->iolock);
+	geom_raid3_write_all_md(g);
+	geom_unlock_all(&g->iolock, &g->lock);
 	return 0;
 }
 
@@ -564,7 +563,7 @@ int geom_raid3_rebuild(struct geom_raid3 *g, int no, char *err, size_t errlen)
 	g->c[no].state = GEOM_DISK_SYNCING;
 	g->c[no].md.sync_offset = 0;
 	g->syncid++;
-	write_all_md(g);
+	geom_raid3_write_all_md(g);
 	pthread_mutex_unlock(&g->lock);
 	return 0;
 }
@@ -578,13 +577,38 @@ int geom_raid3_close(struct geom_raid3 *g)
 			if (g->c[i].m && g->c[i].state != GEOM_DISK_FAILED)
 				member_flush(g->c[i].m);
 		g->dirty = false;
-		write_all_md(g);
+		geom_raid3_write_all_md(g);
 	}
 	for (int i = 0; i < g->ncomp; i++)
 		if (g->c[i].m)
 			member_close(g->c[i].m);
+	geom_ioq_pool_destroy(&g->ioqs);
 	pthread_mutex_destroy(&g->lock);
 	pthread_rwlock_destroy(&g->iolock);
 	free(g);
 	return 0;
+}
+
+void geom_raid3_drop(struct geom_raid3 *g)
+{
+	if (!g)
+		return;
+	g->rdonly = true; /* close then writes nothing */
+	geom_raid3_close(g);
+}
+
+int geom_raid3_idle(struct geom_raid3 *g, uint64_t idle_ns)
+{
+	pthread_mutex_lock(&g->lock);
+	int rc = 0;
+	if (g->dirty && !g->rdonly && geom_now_ns() - g->last_write_ns >= idle_ns) {
+		for (int i = 0; i < g->ncomp; i++)
+			if (g->c[i].m && g->c[i].state != GEOM_DISK_FAILED)
+				member_flush(g->c[i].m);
+		g->dirty = false;
+		geom_raid3_write_all_md(g);
+		rc = 1;
+	}
+	pthread_mutex_unlock(&g->lock);
+	return rc;
 }

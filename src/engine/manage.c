@@ -28,6 +28,8 @@ static int find_member(const struct uraid_array *a, const char *name)
 
 int uraid_fail(struct uraid_array *a, const char *name, char *err, size_t errlen)
 {
+	if (a->cls) /* GEOM arrays (engine/geom_uraid.c) */
+		return a->cls->fail(a, name, err, errlen);
 	if (a->readonly)
 		return errmsg(err, errlen, -EROFS, "array is read-only");
 	eng_lock(a);
@@ -64,6 +66,8 @@ out:
 
 int uraid_remove(struct uraid_array *a, const char *name, char *err, size_t errlen)
 {
+	if (a->cls) /* GEOM arrays (engine/geom_uraid.c) */
+		return a->cls->remove(a, name, err, errlen);
 	if (a->readonly)
 		return errmsg(err, errlen, -EROFS, "array is read-only");
 	eng_lock(a);
@@ -108,6 +112,8 @@ static uint32_t free_dev_number(const struct uraid_array *a)
 int uraid_add_member(struct uraid_array *a, struct member *m, char *err, size_t errlen)
 {
 	char e[256];
+	if (a->cls) /* GEOM arrays (engine/geom_uraid.c) */
+		return a->cls->add_member(a, m, err, errlen);
 	if (a->readonly) {
 		member_close(m);
 		return errmsg(err, errlen, -EROFS, "array is read-only");

@@ -274,8 +274,8 @@ void eng_scache_free(struct uraid_array *a)
 
 int uraid_set_stripe_cache(struct uraid_array *a, unsigned stripes)
 {
-	if (!eng_is_parity(a) || stripes > URAID_STRIPE_CACHE_MAX)
-		return -EINVAL;
+	if (a->cls || !eng_is_parity(a) || stripes > URAID_STRIPE_CACHE_MAX)
+		return -EINVAL; /* GEOM arrays (a->cls) have no md stripe cache */
 	if (a->readonly)
 		return stripes ? -EROFS : 0;
 	thread_stop(a->sc);
@@ -326,6 +326,8 @@ int uraid_set_stripe_cache(struct uraid_array *a, unsigned stripes)
 int uraid_io_stats(struct uraid_array *a, struct uraid_io_stats *st)
 {
 	memset(st, 0, sizeof(*st));
+	if (a->cls)
+		return 0; /* GEOM arrays keep no such counters */
 	eng_lock(a);
 	st->member_reads = a->nio_reads;
 	st->member_writes = a->nio_writes;

@@ -371,6 +371,8 @@ static int step_locked(struct uraid_array *a, uint64_t max)
 
 int uraid_sync_step(struct uraid_array *a, uint64_t max_sectors)
 {
+	if (a->cls) /* GEOM arrays (engine/geom_uraid.c) */
+		return a->cls->sync_step(a, max_sectors);
 	if (a->readonly)
 		return 0;
 	eng_lock(a);
@@ -394,6 +396,8 @@ int uraid_sync_step(struct uraid_array *a, uint64_t max_sectors)
 
 int uraid_sync_action(struct uraid_array *a, enum uraid_sync_action act, char *err, size_t errlen)
 {
+	if (a->cls) /* GEOM arrays (engine/geom_uraid.c) */
+		return a->cls->sync_action(a, act, err, errlen);
 	if (a->readonly)
 		return errmsg(err, errlen, -EROFS, "array is read-only");
 	eng_lock(a);
@@ -434,6 +438,10 @@ int uraid_sync_action(struct uraid_array *a, enum uraid_sync_action act, char *e
 
 void uraid_sync_speed(struct uraid_array *a, uint64_t min_kibs, uint64_t max_kibs)
 {
+	if (a->cls) { /* GEOM arrays (engine/geom_uraid.c) */
+		a->cls->sync_speed(a, min_kibs, max_kibs);
+		return;
+	}
 	eng_lock(a);
 	a->speed_min = min_kibs;
 	a->speed_max = max_kibs;
@@ -443,6 +451,8 @@ void uraid_sync_speed(struct uraid_array *a, uint64_t min_kibs, uint64_t max_kib
 
 int uraid_sync_wait(struct uraid_array *a)
 {
+	if (a->cls) /* GEOM arrays (engine/geom_uraid.c) */
+		return a->cls->sync_wait(a);
 	if (a->readonly)
 		return 0;
 	if (!a->thread_running) {

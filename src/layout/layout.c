@@ -159,6 +159,8 @@ const char *level_name(int level)
 	case URAID_LEVEL_RAID5: return "raid5";
 	case URAID_LEVEL_RAID6: return "raid6";
 	case URAID_LEVEL_RAID10: return "raid10";
+	case URAID_LEVEL_GMIRROR: return "gmirror";
+	case URAID_LEVEL_GRAID3: return "graid3";
 	default: return "unknown-level";
 	}
 }

@@ -176,7 +176,7 @@ static void status_text_by_hand(void)
 	                           "stripe_cache_size=4096\n"
 	                           "some_future_key=whatever it is\n"
 	                           "member=0 7 in_sync 0 /dev/sdb\n"
-	                           "member=-1 9 rebuilding 123 a%0Ab%25\n"
+	                           "member=-1 9 rebuilding 123 -5 future 1 a%0Ab%25\n"
 	                           "end\n";
 	struct uraid_status st;
 	char e[256] = "";
@@ -190,7 +190,8 @@ static void status_text_by_hand(void)
 	      st.members[0].state == URAID_MEMBER_IN_SYNC &&
 	      !strcmp(st.members[0].name, "/dev/sdb"));
 	CHECK(st.members[1].role == -1 && st.members[1].state == URAID_MEMBER_REBUILDING &&
-	      st.members[1].recovery_offset == 123 && !strcmp(st.members[1].name, "a\nb%"));
+	      st.members[1].recovery_offset == 123 && st.members[1].priority == -5 &&
+	      !strcmp(st.members[1].name, "a\nb%"));
 }
 
 /* Malformed bodies: refused with a message naming the problem. */
@@ -221,6 +222,8 @@ static void status_text_refused(void)
 	    {"uraid-status 1\nmember=0 0 in_sync 0\nend\n", "fewer"},
 	    {"uraid-status 1\nmember=0 0 happy 0 x\nend\n", "member"},
 	    {"uraid-status 1\nmember=0 0 in_sync 0 x y\nend\n", "member"},
+	    {"uraid-status 1\nmember=0 0 in_sync 0  y\nend\n", "member"},
+	    {"uraid-status 1\nmember=0 0 in_sync 0 y \nend\n", "member"},
 	    {"uraid-status 1\nnovalue\nend\n", "key=value"},
 	    {"uraid-status 1\n=5\nend\n", "key=value"},
 	};
@@ -278,6 +281,13 @@ static void status_roundtrip(void)
 		st.sync_speed_kibs = t_rand(&rs);
 		st.mismatch_cnt = t_rand(&rs);
 		st.stripe_cache_size = (unsigned)t_rand(&rs);
+		st.block_bytes = (uint32_t)t_rand(&rs);
+		st.geom_balance = (int)(t_rand(&rs) % 5);
+		st.geom_slice = (uint32_t)t_rand(&rs);
+		st.geom_flags = t_rand(&rs);
+		st.geom_genid = (uint32_t)t_rand(&rs);
+		st.geom_syncid = (uint32_t)t_rand(&rs);
+		st.geom_parity_errors = t_rand(&rs);
 		st.nmembers = (int)(t_rand(&rs) % (URAID_STATUS_MAX_MEMBERS + 1));
 		for (int m = 0; m < st.nmembers; m++) {
 			struct uraid_member_status *ms = &st.members[m];
@@ -286,7 +296,8 @@ static void status_roundtrip(void)
 				ms->name[i] = (char)(1 + t_rand(&rs) % 255);
 			ms->role = (int)(t_rand(&rs) % 70) - 1;
 			ms->dev_number = (uint32_t)t_rand(&rs);
-			ms->state = (enum uraid_member_state)(t_rand(&rs) % 5);
+			ms->state = (enum uraid_member_state)(t_rand(&rs) % 7);
+			ms->priority = (int)(t_rand(&rs) % 512) - 256;
 			ms->recovery_offset = t_rand(&rs);
 		}
 		int n = uraid_status_encode(&st, text, URAID_STATUS_TEXT_MAX);

@@ -12,45 +12,7 @@
 #include "member/member.h"
 
 #define CSIZE (128 * 1024 + 512)
-
-static char dir[64];
-
-static void path_of(int i, char *p, size_t n)
-{
-	snprintf(p, n, "%s/d%d", dir, i);
-}
-
-static void make_files(int n)
-{
-	snprintf(dir, sizeof(dir), "/tmp/uraid-gm-XXXXXX");
-	CHECK(mkdtemp(dir) != NULL);
-	for (int i = 0; i < n; i++) {
-		char p[96], err[256];
-		path_of(i, p, sizeof(p));
-		struct member *m;
-		CHECK(member_open_file(p, MEMBER_CREATE, CSIZE, &m, err, sizeof(err)) == 0);
-		member_close(m);
-	}
-}
-
-static void rm_files(int n)
-{
-	for (int i = 0; i < n; i++) {
-		char p[96];
-		path_of(i, p, sizeof(p));
-		unlink(p);
-	}
-	rmdir(dir);
-}
-
-static struct member *open_one(int i)
-{
-	char p[96], err[256];
-	path_of(i, p, sizeof(p));
-	struct member *m = NULL;
-	CHECKF(member_open_file(p, 0, 0, &m, err, sizeof(err)) == 0, "%s", err);
-	return m;
-}
+#include "test_geom_common.h"
 
 /* Open disks listed in idx[0..n). */
 static struct geom_mirror *open_gm(const int *idx, int n, char *warn, size_t wl)
@@ -78,13 +40,6 @@ static void label(int n, const struct geom_label_opts *o)
 }
 
 static const int all3[] = {0, 1, 2};
-
-static void read_disk(int i, uint8_t *buf, size_t len)
-{
-	struct member *m = open_one(i);
-	CHECK(member_read(m, buf, len, 0) == 0);
-	member_close(m);
-}
 
 struct trace {
 	int n;
@@ -222,12 +177,7 @@ static void dirty_resync_and_nofailsync(void)
 		uint8_t buf[4096];
 		memset(buf, 0xaa, sizeof(buf));
 		CHECK(geom_mirror_write_at(g, buf, sizeof(buf), 0) == 0);
-		/* crash: members closed without the clean close */
-		for (int i = 0; i < 2; i++)
-			member_close(g->disk[i].m);
-		pthread_mutex_destroy(&g->lock);
-		pthread_rwlock_destroy(&g->iolock);
-		free(g);
+		geom_mirror_drop(g); /* crash: no clean close, no metadata written */
 		/* a write that reached only disk 1 (the master, priority 1) */
 		struct member *m = open_one(1);
 		memset(buf, 0x55, sizeof(buf));
@@ -457,7 +407,7 @@ static void label_fields_like_gmirror(void)
 		CHECK(geom_mirror_read(m, &md[i], err, sizeof(err)) == 0);
 		member_close(m);
 		char want[16];
-		snprintf(want, sizeof(want), "d%d", i);
+		snprintf(want, sizeof(want), "c%d", i);
 		CHECK(strcmp(md[i].provider, want) == 0 && strcmp(md[i].name, "gmh") == 0);
 		CHECK(md[i].genid == 0 && md[i].syncid == 1 && md[i].priority == i &&
 		      md[i].all == 3 && md[i].dflags == 0 &&

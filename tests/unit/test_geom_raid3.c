@@ -11,49 +11,7 @@
 #include "member/member.h"
 
 #define CSIZE (256 * 1024 + 512) /* component size */
-
-static char dir[64];
-
-static void path_of(int i, char *p, size_t n)
-{
-	snprintf(p, n, "%s/c%d", dir, i);
-}
-
-static void make_files(int n)
-{
-	snprintf(dir, sizeof(dir), "/tmp/uraid-r3-XXXXXX");
-	CHECK(mkdtemp(dir) != NULL);
-	for (int i = 0; i < n; i++) {
-		char p[96];
-		path_of(i, p, sizeof(p));
-		struct member *m;
-		char err[256];
-		CHECK(member_open_file(p, MEMBER_CREATE, CSIZE, &m, err, sizeof(err)) == 0);
-		member_close(m);
-	}
-}
-
-static void rm_files(int n)
-{
-	for (int i = 0; i < n; i++) {
-		char p[96];
-		path_of(i, p, sizeof(p));
-		unlink(p);
-	}
-	rmdir(dir);
-}
-
-static void open_members(int n, struct member **m, int except)
-{
-	int k = 0;
-	for (int i = 0; i < n; i++) {
-		if (i == except)
-			continue;
-		char p[96], err[256];
-		path_of(i, p, sizeof(p));
-		CHECKF(member_open_file(p, 0, 0, &m[k++], err, sizeof(err)) == 0, "%s", err);
-	}
-}
+#include "test_geom_common.h"
 
 static struct geom_raid3 *open_r3(int n, int except)
 {
@@ -415,11 +373,7 @@ static void dirty_parity_resync(void)
 		uint8_t buf[4096];
 		memset(buf, 0x11, sizeof(buf));
 		CHECK(geom_raid3_write_at(g, buf, sizeof(buf), 0) == 0);
-		for (int i = 0; i < n; i++) /* crash: no clean close */
-			member_close(g->c[i].m);
-		pthread_mutex_destroy(&g->lock);
-		pthread_rwlock_destroy(&g->iolock);
-		free(g);
+		geom_raid3_drop(g); /* crash: no clean close, no metadata written */
 		/* a later write reached data component 0 but not parity */
 		char p[96], err[256];
 		path_of(0, p, sizeof(p));
