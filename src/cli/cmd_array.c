@@ -135,14 +135,13 @@ int cmd_assemble(int argc, char **argv)
 /* Members are known to the daemon by absolute path. */
 static const char *member_arg(const char *m, char *buf, size_t len)
 {
-	if (m[0] == '#')
-		return m;
-	char *r = realpath(m, NULL);
-	if (!r)
-		return m;
-	snprintf(buf, len, "%s", r);
+	char *r = m[0] == '#' ? NULL : realpath(m, NULL);
+	/* %-escaped for the control protocol (spaces, '%', any byte). Too
+	 * long: a lone '%', which the daemon refuses rather than act on a
+	 * truncated path. */
+	size_t need = uraid_ctl_escape(r ? r : m, buf, len);
 	free(r);
-	return buf;
+	return need < len ? buf : "%";
 }
 
 static int simple(const char *verb, int argc, char **argv, const char *req, bool member)
