@@ -69,6 +69,7 @@ int eng_array_setup(struct uraid_array *a, char *err, size_t errlen)
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_rwlock_init(&a->iolock, NULL);
 	pthread_mutex_init(&a->ioq_mu, NULL);
+	pthread_mutex_init(&a->sc_cfg, NULL);
 	for (int i = 0; i < ENG_STRIPE_LOCKS; i++)
 		pthread_mutex_init(&a->stripe_mu[i], NULL);
 	pthread_cond_init(&a->cond, NULL);
@@ -99,6 +100,7 @@ void eng_array_free(struct uraid_array *a)
 		member_ioq_close(a->ioq);
 	if (a->inited) {
 		pthread_mutex_destroy(&a->lock);
+		pthread_mutex_destroy(&a->sc_cfg);
 		pthread_rwlock_destroy(&a->iolock);
 		eng_ioq_pool_free(a);
 		for (int i = 0; i < ENG_STRIPE_LOCKS; i++)

@@ -134,7 +134,8 @@ struct uraid_array {
 	uint64_t persist_ns;    /* when progress was last written to the superblocks */
 	uint64_t last_write_ns; /* for marking the array clean after an idle period */
 
-	struct eng_scache *sc; /* stripe cache (stripe_cache.h), NULL when off */
+	struct eng_scache *sc;  /* stripe cache (stripe_cache.h), NULL when off */
+	pthread_mutex_t sc_cfg; /* serialises uraid_set_stripe_cache (taken before lock) */
 	/* Member requests and bytes, reads then writes (relaxed atomics). */
 	uint64_t nio_reads, nio_writes, nio_rbytes, nio_wbytes;
 };

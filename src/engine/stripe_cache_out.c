@@ -278,6 +278,10 @@ int uraid_set_stripe_cache(struct uraid_array *a, unsigned stripes)
 		return -EINVAL; /* GEOM arrays (a->cls) have no md stripe cache */
 	if (a->readonly)
 		return stripes ? -EROFS : 0;
+	/* One resize at a time (control connections run in parallel); the
+	 * idle thread is stopped without eng_lock, which it may be waiting
+	 * for. */
+	pthread_mutex_lock(&a->sc_cfg);
 	thread_stop(a->sc);
 	eng_lock(a);
 	int rc = 0;
@@ -289,6 +293,7 @@ int uraid_set_stripe_cache(struct uraid_array *a, unsigned stripes)
 		sc = calloc(1, sizeof(*sc));
 		if (!sc) {
 			eng_unlock(a);
+			pthread_mutex_unlock(&a->sc_cfg);
 			return -ENOMEM;
 		}
 		pthread_mutex_init(&sc->mu, NULL);
@@ -310,6 +315,7 @@ int uraid_set_stripe_cache(struct uraid_array *a, unsigned stripes)
 		sc->hash = calloc(sc->nbuckets, sizeof(*sc->hash));
 		if (!sc->hash) {
 			eng_unlock(a);
+			pthread_mutex_unlock(&a->sc_cfg);
 			return -ENOMEM;
 		}
 		sc->size = stripes;
@@ -320,6 +326,7 @@ int uraid_set_stripe_cache(struct uraid_array *a, unsigned stripes)
 		if (pthread_create(&sc->thr, NULL, idle_thread, a) == 0)
 			sc->thr_running = true;
 	}
+	pthread_mutex_unlock(&a->sc_cfg);
 	return rc;
 }
 

@@ -370,6 +370,47 @@ static void concurrent_writers_same_stripes(void)
 	}
 }
 
+/* Resizes (two threads at once, through 0) while writers write and the
+ * idle thread writes out: nothing lost, parity right. */
+static void *resizer(void *p)
+{
+	struct wargs *w = p;
+	static const unsigned sizes[] = {0, 8, 256, 3, 64};
+	uint64_t rs = w->seed;
+	for (int i = 0; i < 60; i++)
+		if (uraid_set_stripe_cache(w->a, sizes[t_rand(&rs) % 5]) < 0)
+			w->errors++;
+	return NULL;
+}
+
+static void resize_while_writing(void)
+{
+	struct rig r;
+	if (rig_open(&r, 5, 4, 16, NULL, 0) < 0) {
+		rig_close(&r);
+		return;
+	}
+	uint64_t size = uraid_size(r.a);
+	uint8_t *shadow = calloc(1, size);
+	uint64_t span = 8 * 3 * 16; /* 8 stripes */
+	pthread_t t[NWRITERS + 2];
+	struct wargs w[NWRITERS + 2];
+	for (int i = 0; i < NWRITERS + 2; i++) {
+		w[i] = (struct wargs){r.a, shadow, span, 0xe0 + (uint64_t)i, i, 0};
+		pthread_create(&t[i], NULL, i < NWRITERS ? writer : resizer, &w[i]);
+	}
+	for (int i = 0; i < NWRITERS + 2; i++) {
+		pthread_join(t[i], NULL);
+		CHECK(w[i].errors == 0);
+	}
+	CHECK(te_verify(r.a, shadow, size) == 0);
+	CHECK(uraid_flush(r.a) == 0);
+	CHECK(members_equal(&r, shadow, size));
+	CHECK(check_mismatches(r.a) == 0);
+	free(shadow);
+	rig_close(&r);
+}
+
 /* Without a flush, the idle period writes the cache out. */
 static void idle_writeout(void)
 {
@@ -514,5 +555,5 @@ static void bad_input(void)
 
 TEST_MAIN(T(seq4k_fills_stripes_without_reads), T(property_raid5), T(property_raid5_wide),
           T(property_raid4), T(property_raid6), T(property_raid6_ls6),
-          T(concurrent_writers_same_stripes), T(sync_with_cached_writes), T(idle_writeout),
-          T(drop_loses_unflushed), T(bad_input))
+          T(concurrent_writers_same_stripes), T(sync_with_cached_writes), T(resize_while_writing),
+          T(idle_writeout), T(drop_loses_unflushed), T(bad_input))
