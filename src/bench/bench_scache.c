@@ -7,6 +7,7 @@
  * combination gets a fresh array. */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +25,62 @@ struct sc_opts {
 	int ncaches;
 	size_t reqs[8];
 	int nreqs;
-	bool json;
+	int threads; /* --random: writers */
+	bool random, json;
 };
+
+/* --random: writers share the span's request slots; slot i*mult mod n
+ * (mult prime to n) visits every slot once in a scattered order without a
+ * table. */
+struct rw_job {
+	struct uraid_array *a;
+	const uint8_t *data;
+	uint64_t nreq, first, step, mult;
+	size_t req;
+	int rc;
+};
+
+static void *rw_thread(void *p)
+{
+	struct rw_job *j = p;
+	for (uint64_t i = j->first; i < j->nreq && j->rc == 0; i += j->step) {
+		uint64_t slot = (i * j->mult) % j->nreq;
+		j->rc = uraid_write(j->a, j->data + slot * j->req, j->req, slot * j->req);
+	}
+	return NULL;
+}
+
+static uint64_t gcd(uint64_t x, uint64_t y)
+{
+	while (y) {
+		uint64_t t = x % y;
+		x = y;
+		y = t;
+	}
+	return x;
+}
+
+static int random_writes(const struct sc_opts *o, struct uraid_array *a, const uint8_t *data,
+                         size_t req, uint64_t bytes)
+{
+	struct rw_job j[16];
+	pthread_t t[16];
+	int n = o->threads;
+	uint64_t nreq = bytes / req, mult = nreq * 5 / 8 + 1;
+	while (gcd(mult, nreq) != 1)
+		mult++;
+	for (int i = 0; i < n; i++) {
+		j[i] = (struct rw_job){a, data, nreq, (uint64_t)i, (uint64_t)n, mult, req, 0};
+		pthread_create(&t[i], NULL, rw_thread, &j[i]);
+	}
+	int rc = 0;
+	for (int i = 0; i < n; i++) {
+		pthread_join(t[i], NULL);
+		if (j[i].rc < 0 && rc == 0)
+			rc = j[i].rc;
+	}
+	return rc;
+}
 
 struct sc_row {
 	size_t req;
@@ -73,7 +128,9 @@ static int run_one(const struct sc_opts *o, size_t req, unsigned cache, struct s
 	struct uraid_io_stats io0;
 	uraid_io_stats(a, &io0);
 	uint64_t t0 = bench_now_ns();
-	for (uint64_t off = 0; off < bytes && rc == 0; off += req)
+	if (o->random)
+		rc = random_writes(o, a, data, req, bytes);
+	for (uint64_t off = 0; !o->random && off < bytes && rc == 0; off += req)
 		rc = uraid_write(a, data + off, req, off);
 	if (rc == 0)
 		rc = uraid_flush(a);
@@ -125,12 +182,17 @@ static int parse_list(const char *s, unsigned long long unit, unsigned long long
 
 int bench_scache(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"dir", required_argument, NULL, 'd'},     {"level", required_argument, NULL, 'l'},
-	    {"members", required_argument, NULL, 'n'}, {"chunk", required_argument, NULL, 'c'},
-	    {"mib", required_argument, NULL, 'm'},     {"caches", required_argument, NULL, 'C'},
-	    {"reqs", required_argument, NULL, 'r'},    {"json", no_argument, NULL, 'j'},
-	    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"dir", required_argument, NULL, 'd'},
+	                                     {"level", required_argument, NULL, 'l'},
+	                                     {"members", required_argument, NULL, 'n'},
+	                                     {"chunk", required_argument, NULL, 'c'},
+	                                     {"mib", required_argument, NULL, 'm'},
+	                                     {"caches", required_argument, NULL, 'C'},
+	                                     {"reqs", required_argument, NULL, 'r'},
+	                                     {"random", required_argument, NULL, 'R'},
+	                                     {"json", no_argument, NULL, 'j'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
 	struct sc_opts o = {.dir = "/dev/shm",
 	                    .level = 5,
 	                    .members = 4,
@@ -175,13 +237,21 @@ int bench_scache(int argc, char **argv)
 			o.nreqs = n;
 			break;
 		case 'j': o.json = true; break;
+		case 'R':
+			o.random = true;
+			o.threads = atoi(optarg);
+			if (o.threads < 1 || o.threads > 16)
+				return cli_error("bench", "--random THREADS: 1..16");
+			break;
 		case 'h':
 			printf(
 			    "usage: uraid bench stripe-cache [--dir D] [--level 5] [--members 4]\n"
 			    "  [--chunk 512K] [--mib 48] [--caches 0,256,4096] [--reqs 4K,16K,64K] "
-			    "[--json]\n"
+			    "[--random THREADS] [--json]\n"
 			    "  Sequential writes of small requests with the stripe cache at each "
-			    "size:\n  MB/s and member requests per MiB written.\n");
+			    "size:\n  MB/s and member requests per MiB written. --random: the "
+			    "same\n"
+			    "  requests in a scattered order from THREADS writers.\n");
 			return 0;
 		default: return 2;
 		}
@@ -201,11 +271,11 @@ int bench_scache(int argc, char **argv)
 	struct sc_row rows[64];
 	int nr = 0, status = 0;
 	if (!o.json)
-		printf(
-		    "raid%d, %d members, chunk %lluK, %llu MiB sequential per run, members in %s\n"
-		    "%-6s %-6s %9s %10s %9s %10s %9s %6s %6s %6s\n",
-		    o.level, o.members, o.chunk >> 10, o.mib, o.dir, "req", "cache", "MB/s",
-		    "reads/MiB", "rMiB/MiB", "writes/MiB", "wMiB/MiB", "full", "rmw", "rcw");
+		printf("raid%d, %d members, chunk %lluK, %llu MiB %s per run, members in %s\n"
+		       "%-6s %-6s %9s %10s %9s %10s %9s %6s %6s %6s\n",
+		       o.level, o.members, o.chunk >> 10, o.mib, o.random ? "random" : "sequential",
+		       o.dir, "req", "cache", "MB/s", "reads/MiB", "rMiB/MiB", "writes/MiB",
+		       "wMiB/MiB", "full", "rmw", "rcw");
 	for (int ri = 0; ri < o.nreqs && status == 0; ri++)
 		for (int ci = 0; ci < o.ncaches && status == 0; ci++) {
 			struct sc_row *r = &rows[nr];
@@ -236,12 +306,13 @@ int bench_scache(int argc, char **argv)
 				if (rows[j].req == rows[i].req && rows[j].cache == 0)
 					ref = rows[j].mbs;
 			printf(
-			    "%s{\"level\":%d,\"workload\":\"seqwrite-small\",\"req\":%zu,"
+			    "%s{\"level\":%d,\"workload\":\"%s\",\"req\":%zu,"
 			    "\"stripe_cache\":%u,\"value\":%.1f,\"unit\":\"MB/s\",\"ratio\":%.3f,"
 			    "\"member_reads\":%llu,\"member_writes\":%llu,\"member_read_bytes\":%"
 			    "llu,"
 			    "\"member_write_bytes\":%llu}",
-			    i ? "," : "", o.level, rows[i].req, rows[i].cache, rows[i].mbs,
+			    i ? "," : "", o.level, o.random ? "randwrite-small" : "seqwrite-small",
+			    rows[i].req, rows[i].cache, rows[i].mbs,
 			    ref > 0 ? rows[i].mbs / ref : 0,
 			    (unsigned long long)rows[i].io.member_reads,
 			    (unsigned long long)rows[i].io.member_writes,

@@ -15,7 +15,7 @@ bool eng_scache_active(const struct uraid_array *a)
 
 unsigned eng_scache_size(const struct uraid_array *a)
 {
-	return a->sc ? a->sc->size : 0;
+	return a->sc && a->sc->size ? a->sc->requested : 0;
 }
 
 static unsigned bucket(const struct eng_scache *sc, uint64_t key)
@@ -71,21 +71,9 @@ static struct sc_head *head_get(struct uraid_array *a, struct eng_scache *sc, ui
 			return NULL;
 	}
 	h = sc->free;
-	if (h) {
-		sc->free = h->next;
-	} else {
-		h = calloc(1, sizeof(*h));
-		if (!h)
-			return NULL;
-		h->data = malloc((size_t)sc->k * sc->hs * 512);
-		h->dirty = malloc((size_t)sc->k);
-		if (!h->data || !h->dirty) {
-			free(h->data);
-			free(h->dirty);
-			free(h);
-			return NULL;
-		}
-	}
+	if (!h)
+		return NULL; /* cannot happen: size heads exist, fewer are used */
+	sc->free = h->next;
 	h->key = key;
 	h->nfull = 0;
 	memset(h->dirty, 0, (size_t)sc->k);

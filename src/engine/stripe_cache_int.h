@@ -24,6 +24,7 @@ enum sc_why { SC_WHY_FULL, SC_WHY_EVICT, SC_WHY_IDLE, SC_WHY_DRAIN };
 
 struct eng_scache {
 	unsigned size, used; /* heads allowed / holding data (used: atomic reads) */
+	unsigned requested;  /* the size asked for; size is capped at the heads the array has */
 	uint64_t hs;         /* sectors per head per member: 8 (4 KiB), less for tiny chunks */
 	uint64_t hpc;        /* heads per stripe (chunk / hs) */
 	int k;               /* data blocks per stripe */
@@ -32,6 +33,11 @@ struct eng_scache {
 	struct sc_head **hash;
 	struct sc_head lru; /* sentinel */
 	struct sc_head *free;
+	/* All heads and their memory, allocated (and touched) when the size
+	 * is set, as md does: no allocation or first-touch fault on the write
+	 * path. */
+	struct sc_head *heads;
+	uint8_t *mem, *dirty_mem;
 	int error; /* first write-out error since the last drain */
 	uint64_t write_sectors, read_hits, full_runs, rmw_runs, rcw_runs, evicted, idle;
 	uint64_t reads_direct, reads_writeout;

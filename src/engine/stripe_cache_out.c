@@ -247,14 +247,13 @@ static void heads_free(struct eng_scache *sc)
 {
 	while (sc->lru.next != &sc->lru)
 		sc_release(sc, sc->lru.next);
-	while (sc->free) {
-		struct sc_head *h = sc->free;
-		sc->free = h->next;
-		free(h->data);
-		free(h->dirty);
-		free(h);
-	}
+	sc->free = NULL;
+	free(sc->heads);
+	free(sc->mem);
+	free(sc->dirty_mem);
 	free(sc->hash);
+	sc->heads = NULL;
+	sc->mem = sc->dirty_mem = NULL;
 	sc->hash = NULL;
 	sc->size = 0;
 }
@@ -309,14 +308,32 @@ int uraid_set_stripe_cache(struct uraid_array *a, unsigned stripes)
 		sc->hpc = chunk / sc->hs;
 		sc->k = a->geom.raid_disks - eng_nparity(a);
 		sc->width = (uint64_t)sc->k * chunk;
+		/* More heads than the array has rows of 4 KiB can never be used:
+		 * memory for those only. */
+		uint64_t rows = a->geom.dev_sectors / sc->hs;
+		sc->requested = stripes;
+		if (stripes > rows)
+			stripes = rows ? (unsigned)rows : 1;
 		sc->nbuckets = 64;
 		while (sc->nbuckets < 2 * stripes)
 			sc->nbuckets *= 2;
+		size_t hb = (size_t)sc->k * sc->hs * 512;
 		sc->hash = calloc(sc->nbuckets, sizeof(*sc->hash));
-		if (!sc->hash) {
+		sc->heads = calloc(stripes, sizeof(*sc->heads));
+		sc->dirty_mem = calloc(stripes, (size_t)sc->k);
+		sc->mem = eng_alloc((size_t)stripes * hb); /* zeroed: touched now */
+		if (!sc->hash || !sc->heads || !sc->dirty_mem || !sc->mem) {
+			heads_free(sc);
 			eng_unlock(a);
 			pthread_mutex_unlock(&a->sc_cfg);
 			return -ENOMEM;
+		}
+		for (unsigned i = 0; i < stripes; i++) {
+			struct sc_head *h = &sc->heads[i];
+			h->data = sc->mem + (size_t)i * hb;
+			h->dirty = sc->dirty_mem + (size_t)i * (size_t)sc->k;
+			h->next = sc->free;
+			sc->free = h;
 		}
 		sc->size = stripes;
 	}
@@ -342,7 +359,7 @@ int uraid_io_stats(struct uraid_array *a, struct uraid_io_stats *st)
 	st->member_write_bytes = a->nio_wbytes;
 	const struct eng_scache *sc = a->sc;
 	if (sc) {
-		st->sc_size = sc->size;
+		st->sc_size = sc->size ? sc->requested : 0;
 		st->sc_used = sc->used;
 		st->sc_write_sectors = sc->write_sectors;
 		st->sc_read_hit_sectors = __atomic_load_n(&sc->read_hits, __ATOMIC_RELAXED);
