@@ -1,7 +1,8 @@
 /* Stripe cache of the parity levels (md's stripe_cache_size): a bounded,
  * LRU-ordered write-back cache of "stripe heads". A head is one 4 KiB row
  * (md's STRIPE_SIZE) of every data member at one stripe position, so the
- * memory is entries x 4 KiB x data members, as in md, and a head whose data
+ * memory is entries x 4 KiB x data members, allocated when the size is set
+ * (as md does; capped at the rows the array has), and a head whose data
  * blocks are all written is a full stripe row: its parity comes from the
  * data with no reads. Consecutive heads of one stripe are written out
  * together, one member request per member, so the member I/O stays large.
