@@ -242,11 +242,17 @@ int uraid_sync_wait(struct uraid_array *a);
 void uraid_sync_speed(struct uraid_array *a, uint64_t min_kibs, uint64_t max_kibs);
 
 /* Stripe cache of a raid4/5/6 array, like md's stripe_cache_size: the
- * number of stripe entries (each one chunk row of every member) that hold
- * small writes until they fill whole stripes or a flush/idle period drains
- * them. 0 turns the cache off (writes go straight through). -EINVAL for
- * levels without parity or an absurd size; -ENOTSUP until implemented. */
-#define URAID_STRIPE_CACHE_MAX 32768u
+ * number of stripe heads (each one 4 KiB row of every data member, as md's)
+ * that hold small writes until they fill whole stripes or a flush, eviction
+ * (LRU) or idle period (~50 ms; none under URAID_NO_SYNC_THREAD) writes
+ * them out. A write cache: uraid_write returns once the data is cached;
+ * uraid_flush (and uraid_stop) make it durable, uraid_drop loses it, reads
+ * see it. Arrays start with it off (0); md's default size is 256, what the
+ * uraid daemon uses. Resizing writes the cache out first. 0 turns it off.
+ * -EINVAL for levels without parity or a size above the maximum; -EROFS on
+ * a read-only array; a write-out error (array failed) is returned. */
+#define URAID_STRIPE_CACHE_MAX     32768u
+#define URAID_STRIPE_CACHE_DEFAULT 256u
 int uraid_set_stripe_cache(struct uraid_array *a, unsigned stripes);
 
 /* Write journal (md's raid5-cache). Write-through logs data and parity of
@@ -262,24 +268,83 @@ int uraid_journal_mode(struct uraid_array *a, enum uraid_journal_mode mode, char
  * writes work again afterwards. */
 int uraid_journal_add(struct uraid_array *a, const char *path, char *err, size_t errlen);
 int uraid_journal_add_member(struct uraid_array *a, struct member *m, char *err, size_t errlen);
+/* Counters since assembly: member I/O of every kind, and what the stripe
+ * cache did. reads avoided = sc_reads_direct - sc_reads_writeout. */
+struct uraid_io_stats {
+	uint64_t member_reads, member_writes; /* requests sent to members */
+	uint64_t member_read_bytes, member_write_bytes;
+	unsigned sc_size, sc_used;         /* stripe heads allowed / holding data */
+	uint64_t sc_write_sectors;         /* sectors written into the cache */
+	uint64_t sc_read_hit_sectors;      /* sectors reads took from the cache */
+	uint64_t sc_full_runs;             /* write-outs of complete heads: parity from data */
+	uint64_t sc_rmw_runs, sc_rcw_runs; /* write-outs needing reads */
+	uint64_t sc_evicted, sc_idle;      /* heads written out: cache full / idle */
+	uint64_t sc_reads_direct;          /* member reads the cached writes would have cost
+	                                      written straight through (estimate) */
+	uint64_t sc_reads_writeout;        /* member reads the write-outs made */
+};
+int uraid_io_stats(struct uraid_array *a, struct uraid_io_stats *st);
 
 /* Control server (src/engine/control.c): a unix stream socket through which
- * other processes manage a running array. Protocol: the client sends one
- * line "VERB ARGS...\n" ("write OFF LEN\n" is followed by LEN bytes); the
- * server answers "OK LEN\n" + LEN bytes of body, or "ERR ERRNO MESSAGE\n".
- * Verbs: status (body: struct uraid_status, same build only), read OFF LEN,
+ * other processes manage a running array. Protocol version 1:
+ *
+ * Request: one line "VERB ARG...\n" of at most URAID_CONTROL_MAX_LINE bytes
+ * (no NUL), single spaces between words; arguments %-escaped (every byte
+ * outside 0x21..0x7e, and '%', as %HH) so names may hold any byte.
+ * "write OFF LEN\n" is followed by exactly LEN bytes (LEN at most
+ * URAID_CONTROL_MAX_IO). Reply: "OK LEN\n" + LEN bytes of body, or
+ * "ERR ERRNO MESSAGE\n" (ERRNO positive, MESSAGE one line). A request that
+ * cannot be framed (bad read/write header, over-long line) is answered with
+ * ERR and the connection is closed; a client silent for the timeout (30 s
+ * unless uraid_control_set_timeout) in the middle of a request or between
+ * requests is disconnected.
+ *
+ * Verbs: hello (body "uraid-control 1\n"), status (body: the text of
+ * uraid_status_encode), stats (uraid_io_stats_encode), read OFF LEN,
  * write OFF LEN, flush, fail M, remove M, add PATH, check, repair, idle,
- * speed MIN MAX, stop, geom REQUEST (GEOM arrays: uraid_geom_ctl). Each
- * connection is served by its own thread. */
+ * speed MIN MAX, stripe-cache N, stop, geom REQUEST (GEOM arrays: the rest
+ * of the line, unescaped, to uraid_geom_ctl). Each connection has its own
+ * thread.
+ *
+ * Status and stats bodies: a first line "uraid-status 1" / "uraid-stats 1"
+ * (the format's major version: a change that old readers would misread
+ * bumps it), then "key=value" lines (numbers in decimal; strings
+ * %-escaped; sync_action and member states by name: idle, resync, recover,
+ * check, repair / in_sync, faulty, missing, spare, rebuilding, stale,
+ * inactive), for status also "member=ROLE DEV_NUMBER STATE RECOVERY_OFFSET
+ * PRIORITY NAME" lines in members[] order (NAME always last: readers skip
+ * fields they do not know before it), and a last line "end". Readers ignore keys they do not
+ * know (newer servers add keys), refuse a duplicated key, a value out of
+ * range, a missing "end" or anything after it. */
 struct uraid_control;
 int uraid_control_start(struct uraid_array *a, const char *sock_path, struct uraid_control **out,
                         char *err, size_t errlen);
+/* Inactivity limit for connections accepted from now on (ms, > 0). */
+void uraid_control_set_timeout(struct uraid_control *c, int timeout_ms);
 /* Block until a client sent "stop" (returns 0) or the timeout passed
  * (timeout_ms < 0: forever; returns -ETIMEDOUT). */
 int uraid_control_wait(struct uraid_control *c, int timeout_ms);
 /* Stop accepting, wait for connections to end, remove the socket. */
 void uraid_control_close(struct uraid_control *c);
-#define URAID_CONTROL_MAX_IO (16u << 20) /* largest read/write per request */
+#define URAID_CONTROL_MAX_IO   (16u << 20) /* largest read/write per request */
+#define URAID_CONTROL_MAX_LINE 4096u       /* request line, newline included */
+#define URAID_STATUS_TEXT_MAX  65536u      /* an encoded status always fits */
+
+/* The encodings above (src/engine/control_codec.c). encode: bytes written
+ * (NUL-terminated, not counted), -ENOSPC when len is too small. decode:
+ * 0, or -EPROTO with the first problem named in err; *st is zeroed then. */
+int uraid_status_encode(const struct uraid_status *st, char *buf, size_t len);
+int uraid_status_decode(const char *text, size_t len, struct uraid_status *st, char *err,
+                        size_t errlen);
+int uraid_io_stats_encode(const struct uraid_io_stats *st, char *buf, size_t len);
+int uraid_io_stats_decode(const char *text, size_t len, struct uraid_io_stats *st, char *err,
+                          size_t errlen);
+/* %-escape s into out (always NUL-terminated when outlen > 0); returns the
+ * length the whole escaped string needs. */
+size_t uraid_ctl_escape(const char *s, char *out, size_t outlen);
+/* Undo it: length, -EINVAL for a bad escape, a raw byte that needs one,
+ * or an escaped NUL, -ENAMETOOLONG when it does not fit. */
+int uraid_ctl_unescape(const char *s, size_t len, char *out, size_t outlen);
 
 /* ------------------------------------------------------------------------
  * FreeBSD GEOM arrays (gmirror, graid3). uraid_assemble recognises their

@@ -17,6 +17,7 @@
 
 BENCH_HOOK(bench_engine, "engine")
 BENCH_HOOK(bench_workload, "workload")
+int bench_scache(int argc, char **argv); /* bench_scache.c */
 
 static const struct {
 	const char *name;
@@ -26,6 +27,7 @@ static const struct {
     {"parity", bench_parity, "XOR / P+Q / recovery kernels vs ISA-L and memory limits"},
     {"engine", bench_engine, "array engine throughput"},
     {"workload", bench_workload, "workloads and sweeps (also: uraid bench --levels ...)"},
+    {"stripe-cache", bench_scache, "small sequential writes vs stripe cache size"},
 };
 
 static void usage(FILE *f)

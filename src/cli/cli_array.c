@@ -111,9 +111,15 @@ int cli_ctl(const char *name, const char *line, const void *payload, size_t plen
 		close(fd);
 		return e > 0 ? -(int)e : -EIO;
 	}
-	unsigned long long len;
-	if (sscanf(hdr, "OK %llu", &len) != 1) {
-		snprintf(err, errlen, "array '%s': bad reply '%s'", name, hdr);
+	/* "OK LEN": LEN decimal, no sign, no more than a reply can carry. */
+	unsigned long long len = 0;
+	char *end = NULL;
+	if (!strncmp(hdr, "OK ", 3) && hdr[3] >= '0' && hdr[3] <= '9') {
+		errno = 0;
+		len = strtoull(hdr + 3, &end, 10);
+	}
+	if (!end || *end || errno || len > URAID_CONTROL_MAX_IO) {
+		snprintf(err, errlen, "array '%s': bad reply '%.80s'", name, hdr);
 		close(fd);
 		return -EPROTO;
 	}
@@ -147,14 +153,27 @@ int cli_ctl_status(const char *name, struct uraid_status *st, char *err, size_t 
 	int rc = cli_ctl(name, "status", NULL, 0, &body, &len, err, errlen);
 	if (rc < 0)
 		return rc;
-	if (len != sizeof(*st)) {
-		free(body);
-		snprintf(err, errlen, "array '%s': status from a different uraid build", name);
-		return -EPROTO;
-	}
-	memcpy(st, body, sizeof(*st));
+	char e[256];
+	rc = uraid_status_decode(body, len, st, e, sizeof(e));
 	free(body);
-	return 0;
+	if (rc < 0)
+		snprintf(err, errlen, "array '%s': status: %s", name, e);
+	return rc;
+}
+
+int cli_ctl_stats(const char *name, struct uraid_io_stats *st, char *err, size_t errlen)
+{
+	char *body;
+	size_t len;
+	int rc = cli_ctl(name, "stats", NULL, 0, &body, &len, err, errlen);
+	if (rc < 0)
+		return rc;
+	char e[256];
+	rc = uraid_io_stats_decode(body, len, st, e, sizeof(e));
+	free(body);
+	if (rc < 0)
+		snprintf(err, errlen, "array '%s': stats: %s", name, e);
+	return rc;
 }
 
 int cli_start_daemon(const char *verb, const char *name, int n, char **members)

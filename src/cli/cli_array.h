@@ -1,5 +1,5 @@
 /* Helpers shared by the array verbs: array names, starting the daemon, and
- * the client side of the control socket (protocol in src/engine/control.h). */
+ * the client side of the control socket (protocol in include/uraid.h). */
 #ifndef URAID_CLI_ARRAY_H
 #define URAID_CLI_ARRAY_H
 
@@ -20,6 +20,8 @@ void cli_sock_path(const char *name, char *path, size_t len);
  * negative errno with the daemon's message in err. */
 int cli_ctl(const char *name, const char *line, const void *payload, size_t plen, char **body,
             size_t *blen, char *err, size_t errlen);
+/* status / stats, decoded field by field (another build's daemon is fine). */
 int cli_ctl_status(const char *name, struct uraid_status *st, char *err, size_t errlen);
+int cli_ctl_stats(const char *name, struct uraid_io_stats *st, char *err, size_t errlen);
 
 #endif

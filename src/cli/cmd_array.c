@@ -51,6 +51,14 @@ int cmd_daemon(int argc, char **argv)
 	if (smin || smax)
 		uraid_sync_speed(a, smin ? strtoull(smin, NULL, 10) : 1000,
 		                 smax ? strtoull(smax, NULL, 10) : 0);
+	/* md's stripe_cache_size default for raid4/5/6 (URAID_STRIPE_CACHE
+	 * overrides, 0 = off; `uraid stripe-cache` changes it later). */
+	const char *scs = getenv("URAID_STRIPE_CACHE");
+	unsigned long sc = scs && *scs ? strtoul(scs, NULL, 10) : URAID_STRIPE_CACHE_DEFAULT;
+	int scrc = uraid_set_stripe_cache(a, sc > URAID_STRIPE_CACHE_MAX ? ~0u : (unsigned)sc);
+	if (scrc < 0 && scs && *scs)
+		fprintf(stderr, "uraid: daemon %s: warning: stripe cache %s not set (%s)\n", name,
+		        scs, strerror(-scrc));
 	char path[PATH_MAX];
 	cli_sock_path(name, path, sizeof(path));
 	struct uraid_control *c;
@@ -127,14 +135,13 @@ int cmd_assemble(int argc, char **argv)
 /* Members are known to the daemon by absolute path. */
 static const char *member_arg(const char *m, char *buf, size_t len)
 {
-	if (m[0] == '#')
-		return m;
-	char *r = realpath(m, NULL);
-	if (!r)
-		return m;
-	snprintf(buf, len, "%s", r);
+	char *r = m[0] == '#' ? NULL : realpath(m, NULL);
+	/* %-escaped for the control protocol (spaces, '%', any byte). Too
+	 * long: a lone '%', which the daemon refuses rather than act on a
+	 * truncated path. */
+	size_t need = uraid_ctl_escape(r ? r : m, buf, len);
 	free(r);
-	return buf;
+	return need < len ? buf : "%";
 }
 
 static int simple(const char *verb, int argc, char **argv, const char *req, bool member)
@@ -331,6 +338,10 @@ int cmd_write(int argc, char **argv)
 		if (n < cap)
 			break;
 	}
+	/* Durable when the command returns: the daemon's stripe cache holds
+	 * small writes until a flush. */
+	if (cli_ctl(name, "flush", NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
+		status = cli_error("write", "flush: %s", err);
 out:
 	free(buf);
 	return status;

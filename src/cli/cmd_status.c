@@ -89,6 +89,8 @@ static void print_mdstat(const char *name, const struct uraid_status *st)
 		printf("]");
 	}
 	printf("\n");
+	if (st->stripe_cache_size)
+		printf("      stripe_cache_size %u\n", st->stripe_cache_size);
 	if (st->sync_action != URAID_SYNC_IDLE && st->sync_total) {
 		double f = (double)st->sync_done / (double)st->sync_total;
 		int bar = (int)(f * 20);
@@ -140,10 +142,10 @@ static void print_json(const char *name, const struct uraid_status *st)
 		       (unsigned long long)m->recovery_offset);
 	}
 	printf("],\"sync\":{\"action\":\"%s\",\"done_sectors\":%llu,\"total_sectors\":%llu,"
-	       "\"speed_kibs\":%llu},\"mismatch_cnt\":%llu",
+	       "\"speed_kibs\":%llu},\"mismatch_cnt\":%llu,\"stripe_cache_size\":%u",
 	       action_name(st->sync_action), (unsigned long long)st->sync_done,
 	       (unsigned long long)st->sync_total, (unsigned long long)st->sync_speed_kibs,
-	       (unsigned long long)st->mismatch_cnt);
+	       (unsigned long long)st->mismatch_cnt, st->stripe_cache_size);
 	if (cli_is_geom(st->level))
 		cli_geom_json(st);
 	printf("}");
@@ -268,5 +270,57 @@ int cmd_detail(int argc, char **argv)
 		       st.journal_mode == URAID_JOURNAL_WB ? "write-back" : "write-through",
 		       st.journal == 2 ? "; journal missing: writes refused" : "");
 	printf("\nmismatch_cnt : %llu\n", (unsigned long long)st.mismatch_cnt);
+	if (st.level == 4 || st.level == 5 || st.level == 6)
+		printf("stripe_cache_size : %u\n", st.stripe_cache_size);
+	return 0;
+}
+
+/* uraid stripe-cache NAME [N]: set md's stripe_cache_size of a running
+ * raid4/5/6 array, or show it with the cache's counters. */
+int cmd_stripe_cache(int argc, char **argv)
+{
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("usage: uraid stripe-cache NAME [ENTRIES]\n"
+		       "  Sets the stripe cache of a running raid4/5/6 array (md's\n"
+		       "  stripe_cache_size: 4 KiB stripe heads, 0 = off, at most %u),\n"
+		       "  or without ENTRIES shows it and the member I/O counters.\n",
+		       URAID_STRIPE_CACHE_MAX);
+		return 0;
+	}
+	if (argc != 2 && argc != 3)
+		return cli_error("stripe-cache", "usage: uraid stripe-cache NAME [ENTRIES]");
+	char err[512], line[64];
+	if (argc == 3) {
+		unsigned long long n;
+		char *end;
+		errno = 0;
+		n = strtoull(argv[2], &end, 10);
+		if (argv[2][0] < '0' || argv[2][0] > '9' || *end || errno ||
+		    n > URAID_STRIPE_CACHE_MAX)
+			return cli_error("stripe-cache", "'%s': a number of entries 0..%u expected",
+			                 argv[2], URAID_STRIPE_CACHE_MAX);
+		snprintf(line, sizeof(line), "stripe-cache %llu", n);
+		if (cli_ctl(argv[1], line, NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
+			return cli_error("stripe-cache", "%s", err);
+		return 0;
+	}
+	struct uraid_io_stats io;
+	if (cli_ctl_stats(argv[1], &io, err, sizeof(err)) < 0)
+		return cli_error("stripe-cache", "%s", err);
+	printf("stripe_cache_size %u (in use %u)\n", io.sc_size, io.sc_used);
+	printf("member requests: %llu reads (%llu MiB), %llu writes (%llu MiB)\n",
+	       (unsigned long long)io.member_reads,
+	       (unsigned long long)(io.member_read_bytes >> 20),
+	       (unsigned long long)io.member_writes,
+	       (unsigned long long)(io.member_write_bytes >> 20));
+	uint64_t avoided = io.sc_reads_direct > io.sc_reads_writeout
+	                       ? io.sc_reads_direct - io.sc_reads_writeout
+	                       : 0;
+	printf("cache: %llu sectors written in, %llu read hits; write-outs: %llu full, %llu rmw, "
+	       "%llu rcw; heads evicted %llu, idle %llu; member reads avoided ~%llu\n",
+	       (unsigned long long)io.sc_write_sectors, (unsigned long long)io.sc_read_hit_sectors,
+	       (unsigned long long)io.sc_full_runs, (unsigned long long)io.sc_rmw_runs,
+	       (unsigned long long)io.sc_rcw_runs, (unsigned long long)io.sc_evicted,
+	       (unsigned long long)io.sc_idle, (unsigned long long)avoided);
 	return 0;
 }

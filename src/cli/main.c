@@ -28,6 +28,7 @@ static const struct {
     {"check", cmd_check, "read all, count parity/mirror mismatches"},
     {"repair", cmd_repair, "like check, and fix what is found"},
     {"stop", cmd_stop, "stop a running array, marking it clean"},
+    {"stripe-cache", cmd_stripe_cache, "set/show the stripe cache of a raid4/5/6 array"},
     {"serve", cmd_serve, "serve an array over NBD"},
     {"attach", cmd_attach, "attach a served array as a local loop device"},
     {"detach", cmd_detach, "undo attach"},

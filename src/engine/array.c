@@ -9,6 +9,7 @@
 #include "engine/bitmap.h"
 #include "engine/engine.h"
 #include "engine/journal.h"
+#include "engine/stripe_cache.h"
 #include "util/errmsg.h"
 
 int eng_array_setup(struct uraid_array *a, char *err, size_t errlen)
@@ -72,6 +73,7 @@ int eng_array_setup(struct uraid_array *a, char *err, size_t errlen)
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_rwlock_init(&a->iolock, NULL);
 	pthread_mutex_init(&a->ioq_mu, NULL);
+	pthread_mutex_init(&a->sc_cfg, NULL);
 	for (int i = 0; i < ENG_STRIPE_LOCKS; i++)
 		pthread_mutex_init(&a->stripe_mu[i], NULL);
 	pthread_cond_init(&a->cond, NULL);
@@ -94,6 +96,7 @@ void eng_array_free(struct uraid_array *a)
 {
 	if (!a)
 		return;
+	eng_scache_free(a); /* cached writes are lost, as in a crash */
 	eng_bitmap_free(a);
 	eng_journal_free(a);
 	for (int i = 0; i < a->nmem; i++) {
@@ -105,6 +108,7 @@ void eng_array_free(struct uraid_array *a)
 		member_ioq_close(a->ioq);
 	if (a->inited) {
 		pthread_mutex_destroy(&a->lock);
+		pthread_mutex_destroy(&a->sc_cfg);
 		pthread_rwlock_destroy(&a->iolock);
 		eng_ioq_pool_free(a);
 		for (int i = 0; i < ENG_STRIPE_LOCKS; i++)
@@ -217,9 +221,14 @@ int uraid_flush(struct uraid_array *a)
 	if (a->readonly)
 		return 0;
 	eng_lock(a);
-	int rc = a->journal ? eng_wb_flush(a) : 0;
+	/* The stripe cache first: what it holds is acknowledged data; then
+	 * the journal's write-back cache, then the members. */
+	int rc = eng_scache_drain(a);
+	if (rc == 0 && a->journal)
+		rc = eng_wb_flush(a);
+	int f = flush_locked(a);
 	if (rc == 0)
-		rc = flush_locked(a);
+		rc = f;
 	if (rc == 0)
 		rc = eng_bitmap_clear_synced(a);
 	eng_unlock(a);
@@ -236,7 +245,9 @@ int uraid_stop(struct uraid_array *a)
 	if (!a->readonly) {
 		eng_sync_thread_stop(a);
 		eng_lock(a);
-		rc = a->journal ? eng_wb_flush(a) : 0;
+		rc = eng_scache_drain(a);
+		if (rc == 0 && a->journal)
+			rc = eng_wb_flush(a);
 		int f = flush_locked(a);
 		if (rc == 0)
 			rc = f;
@@ -329,6 +340,7 @@ int uraid_status(struct uraid_array *a, struct uraid_status *st)
 	st->sync_done = a->sync_pos;
 	st->sync_total = a->sync_end;
 	st->sync_speed_kibs = a->speed_kibs;
+	st->stripe_cache_size = eng_scache_size(a);
 	st->mismatch_cnt = a->action == URAID_SYNC_CHECK || a->action == URAID_SYNC_REPAIR
 	                       ? a->mismatches
 	                       : a->last_mismatch_cnt;

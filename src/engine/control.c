@@ -1,6 +1,12 @@
 /* Control server: a unix socket that lets other processes (the uraid CLI,
  * later the nbdkit plugin's users) manage a running array. See uraid.h for
- * the protocol. One thread accepts, one thread per connection serves. */
+ * the protocol. One thread accepts, one thread per connection serves.
+ *
+ * Clients are not trusted: lines and payloads are bounded, every number is
+ * parsed strictly, a request that cannot be framed closes the connection
+ * after its ERR, and a client that stalls is dropped after the timeout
+ * (socket receive/send timeouts), so at most MAX_CLIENTS threads can be held
+ * and none forever. */
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -8,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,8 +24,10 @@
 #include "util/errmsg.h"
 #include "util/sockio.h"
 
-#define MAX_CLIENTS 64
-#define MAX_LINE    4096
+#define MAX_CLIENTS        64
+#define MAX_LINE           URAID_CONTROL_MAX_LINE
+#define MAX_ARGS           4
+#define DEFAULT_TIMEOUT_MS 30000
 
 struct uraid_control {
 	struct uraid_array *a;
@@ -28,8 +38,31 @@ struct uraid_control {
 	pthread_cond_t cond;
 	int clients[MAX_CLIENTS]; /* fds of live connections, -1 free */
 	int nclients;
+	int timeout_ms;
+	uint64_t io_inflight; /* read/write buffer bytes held by connections */
 	bool stop_requested, closing;
 };
+
+/* All connections together hold at most this much request buffer: 64
+ * clients asking for 16 MiB each would otherwise pin 1 GiB. */
+#define IO_BUDGET (4ull * URAID_CONTROL_MAX_IO)
+
+static void io_budget_take(struct uraid_control *c, uint64_t len)
+{
+	pthread_mutex_lock(&c->lock);
+	while (c->io_inflight && c->io_inflight + len > IO_BUDGET && !c->closing)
+		pthread_cond_wait(&c->cond, &c->lock);
+	c->io_inflight += len;
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void io_budget_put(struct uraid_control *c, uint64_t len)
+{
+	pthread_mutex_lock(&c->lock);
+	c->io_inflight -= len;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+}
 
 struct client {
 	struct uraid_control *c;
@@ -38,23 +71,25 @@ struct client {
 	size_t have; /* bytes buffered beyond what was consumed */
 };
 
-/* Next request line (without the newline); 0 at EOF, -1 on error. */
-static int read_line(struct client *cl, char *line, size_t len)
+/* Next request line (without the newline) and its length; 0 at EOF, -1 on
+ * error or timeout, -2 when no newline comes within MAX_LINE bytes. */
+static int read_line(struct client *cl, char *line, size_t len, size_t *linelen)
 {
 	for (;;) {
 		char *nl = memchr(cl->buf, '\n', cl->have);
 		if (nl) {
 			size_t n = (size_t)(nl - cl->buf);
 			if (n >= len)
-				return -1;
+				return -2;
 			memcpy(line, cl->buf, n);
 			line[n] = 0;
+			*linelen = n;
 			memmove(cl->buf, nl + 1, cl->have - n - 1);
 			cl->have -= n + 1;
 			return 1;
 		}
 		if (cl->have == sizeof(cl->buf))
-			return -1;
+			return -2;
 		ssize_t r = recv(cl->fd, cl->buf + cl->have, sizeof(cl->buf) - cl->have, 0);
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -111,90 +146,137 @@ static int reply_err(int fd, int rc, const char *msg)
 static int parse_u64(const char *s, uint64_t *v)
 {
 	char *end;
+	if (*s < '0' || *s > '9') /* strtoull would take "-1", " 1", "+1" */
+		return -EINVAL;
 	errno = 0;
 	unsigned long long x = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-')
+	if (errno || end == s || *end)
 		return -EINVAL;
 	*v = x;
 	return 0;
 }
 
+static int reply_text(int fd, int rc, char *text)
+{
+	if (rc < 0) {
+		free(text);
+		return reply_err(fd, rc, "cannot encode the reply");
+	}
+	rc = reply_ok(fd, text, (size_t)rc);
+	free(text);
+	return rc;
+}
+
+/* read/write: their header frames the payload, so a bad one ends the
+ * connection after the answer. */
+static int serve_io(struct client *cl, char **argv, int argc)
+{
+	struct uraid_array *a = cl->c->a;
+	uint64_t off, len;
+	const char *bad = NULL;
+	if (argc != 3 || parse_u64(argv[1], &off) || parse_u64(argv[2], &len))
+		bad = "usage: read|write OFFSET LENGTH (decimal bytes)";
+	else if (len > URAID_CONTROL_MAX_IO)
+		bad = "length above the per-request limit (16 MiB)";
+	if (bad) {
+		reply_err(cl->fd, -EINVAL, bad);
+		return -1;
+	}
+	io_budget_take(cl->c, len);
+	void *buf = eng_alloc(len);
+	if (!buf) {
+		io_budget_put(cl->c, len);
+		reply_err(cl->fd, -ENOMEM, NULL);
+		return -1;
+	}
+	int rc;
+	if (argv[0][0] == 'r') {
+		rc = uraid_read(a, buf, len, off);
+		rc = rc < 0 ? reply_err(cl->fd, rc, NULL) : reply_ok(cl->fd, buf, len);
+	} else if (read_payload(cl, buf, len) < 0) {
+		rc = -1; /* the client went away or stalled */
+	} else {
+		rc = uraid_write(a, buf, len, off);
+		const char *why = NULL;
+		struct uraid_status *st = rc == -EROFS ? malloc(sizeof(*st)) : NULL;
+		if (st && uraid_status(a, st) == 0 && st->journal == 2)
+			why = "writes refused: the write journal is missing or failed (uraid "
+			      "add-journal NAME DEV)";
+		rc = rc < 0 ? reply_err(cl->fd, rc, why) : reply_ok(cl->fd, NULL, 0);
+		free(st);
+	}
+	free(buf);
+	io_budget_put(cl->c, len);
+	return rc;
+}
+
 /* One request; returns -1 when the connection must close. */
-static int serve_one(struct client *cl, char *line)
+static int serve_one(struct client *cl, char *line, size_t linelen)
 {
 	struct uraid_array *a = cl->c->a;
 	char err[512] = "";
+	if (memchr(line, 0, linelen))
+		return reply_err(cl->fd, -EINVAL, "NUL byte in the request");
 	/* GEOM verbs: the rest of the line is one request for uraid_geom_ctl. */
 	if (!strncmp(line, "geom ", 5)) {
 		int rc = uraid_geom_ctl(a, line + 5, err, sizeof(err));
 		return rc < 0 ? reply_err(cl->fd, rc, err) : reply_ok(cl->fd, NULL, 0);
 	}
-	char *argv[4] = {0};
+	char *argv[MAX_ARGS] = {0};
 	int argc = 0;
-	for (char *save = NULL, *t = strtok_r(line, " ", &save); t && argc < 4;
-	     t = strtok_r(NULL, " ", &save))
+	for (char *save = NULL, *t = strtok_r(line, " ", &save); t;
+	     t = strtok_r(NULL, " ", &save)) {
+		if (argc == MAX_ARGS) {
+			bool io = !strcmp(argv[0], "read") || !strcmp(argv[0], "write");
+			reply_err(cl->fd, -EINVAL, "too many arguments");
+			return io ? -1 : 0;
+		}
 		argv[argc++] = t;
+	}
 	if (argc == 0)
 		return reply_err(cl->fd, -EINVAL, "empty request");
 	const char *verb = argv[0];
+	if (!strcmp(verb, "read") || !strcmp(verb, "write"))
+		return serve_io(cl, argv, argc);
+	/* Arguments arrive %-escaped; decode in place (never longer). */
+	for (int i = 1; i < argc; i++)
+		if (uraid_ctl_unescape(argv[i], strlen(argv[i]), argv[i], strlen(argv[i]) + 1) < 0)
+			return reply_err(cl->fd, -EINVAL, "bad %-escape in an argument");
 	int rc;
-	if (!strcmp(verb, "status")) {
+	if (!strcmp(verb, "hello") && argc == 1)
+		return reply_ok(cl->fd, "uraid-control 1\n", 16);
+	if (!strcmp(verb, "status") && argc == 1) {
 		struct uraid_status *st = malloc(sizeof(*st));
-		if (!st)
-			return reply_err(cl->fd, -ENOMEM, NULL);
-		uraid_status(a, st);
-		rc = reply_ok(cl->fd, st, sizeof(*st));
-		free(st);
-		return rc;
-	}
-	if (!strcmp(verb, "read") || !strcmp(verb, "write")) {
-		uint64_t off, len;
-		/* After a bad header the payload cannot be skipped reliably:
-		 * answer, then close the connection. */
-		const char *bad = NULL;
-		if (argc != 3 || parse_u64(argv[1], &off) || parse_u64(argv[2], &len))
-			bad = "usage: read|write OFFSET LENGTH";
-		else if (len > URAID_CONTROL_MAX_IO)
-			bad = "length above the per-request limit";
-		if (bad) {
-			reply_err(cl->fd, -EINVAL, bad);
-			return -1;
-		}
-		void *buf = eng_alloc(len);
-		if (!buf) {
-			reply_err(cl->fd, -ENOMEM, NULL);
-			return -1;
-		}
-		if (verb[0] == 'r') {
-			rc = uraid_read(a, buf, len, off);
-			rc = rc < 0 ? reply_err(cl->fd, rc, NULL) : reply_ok(cl->fd, buf, len);
-		} else if (read_payload(cl, buf, len) < 0) {
-			rc = -1;
-		} else {
-			rc = uraid_write(a, buf, len, off);
-			const char *why = NULL;
-			struct uraid_status *st = rc == -EROFS ? malloc(sizeof(*st)) : NULL;
-			if (st && uraid_status(a, st) == 0 && st->journal == 2)
-				why =
-				    "writes refused: the write journal is missing or failed (uraid "
-				    "add-journal NAME DEV)";
-			rc = rc < 0 ? reply_err(cl->fd, rc, why) : reply_ok(cl->fd, NULL, 0);
+		char *text = malloc(URAID_STATUS_TEXT_MAX);
+		if (!st || !text) {
 			free(st);
+			free(text);
+			return reply_err(cl->fd, -ENOMEM, NULL);
 		}
-		free(buf);
-		return rc;
+		uraid_status(a, st);
+		rc = uraid_status_encode(st, text, URAID_STATUS_TEXT_MAX);
+		free(st);
+		return reply_text(cl->fd, rc, text);
 	}
-	if (!strcmp(verb, "flush"))
+	if (!strcmp(verb, "stats") && argc == 1) {
+		struct uraid_io_stats io;
+		char *text = malloc(4096);
+		if (!text)
+			return reply_err(cl->fd, -ENOMEM, NULL);
+		uraid_io_stats(a, &io);
+		return reply_text(cl->fd, uraid_io_stats_encode(&io, text, 4096), text);
+	}
+	if (!strcmp(verb, "flush") && argc == 1) {
 		rc = uraid_flush(a);
-	else if (!strcmp(verb, "fail") && argc == 2)
+	} else if (!strcmp(verb, "fail") && argc == 2) {
 		rc = uraid_fail(a, argv[1], err, sizeof(err));
-	else if (!strcmp(verb, "remove") && argc == 2)
+	} else if (!strcmp(verb, "remove") && argc == 2) {
 		rc = uraid_remove(a, argv[1], err, sizeof(err));
-	else if (!strcmp(verb, "add") && argc == 2)
+	} else if (!strcmp(verb, "add") && argc == 2) {
 		rc = uraid_add(a, argv[1], err, sizeof(err));
-	else if (!strcmp(verb, "add-journal") && argc == 2) /* write journal */
+	} else if (!strcmp(verb, "add-journal") && argc == 2) { /* write journal */
 		rc = uraid_journal_add(a, argv[1], err, sizeof(err));
-	else if (!strcmp(verb, "journal-mode") && argc == 2)
+	} else if (!strcmp(verb, "journal-mode") && argc == 2) {
 		rc = uraid_journal_mode(
 		    a,
 		    !strcmp(argv[1], "wb") || !strcmp(argv[1], "write-back") ? URAID_JOURNAL_WB
@@ -202,25 +284,40 @@ static int serve_one(struct client *cl, char *line)
 		        ? URAID_JOURNAL_WT
 		        : (enum uraid_journal_mode) - 1,
 		    err, sizeof(err));
-	else if (!strcmp(verb, "check"))
+	} else if (!strcmp(verb, "check") && argc == 1) {
 		rc = uraid_sync_action(a, URAID_SYNC_CHECK, err, sizeof(err));
-	else if (!strcmp(verb, "repair"))
+	} else if (!strcmp(verb, "repair") && argc == 1) {
 		rc = uraid_sync_action(a, URAID_SYNC_REPAIR, err, sizeof(err));
-	else if (!strcmp(verb, "idle"))
+	} else if (!strcmp(verb, "idle") && argc == 1) {
 		rc = uraid_sync_action(a, URAID_SYNC_IDLE, err, sizeof(err));
-	else if (!strcmp(verb, "speed") && argc == 3) {
+	} else if (!strcmp(verb, "speed") && argc == 3) {
 		uint64_t mn, mx;
 		rc = parse_u64(argv[1], &mn) || parse_u64(argv[2], &mx) ? -EINVAL : 0;
 		if (rc == 0)
 			uraid_sync_speed(a, mn, mx);
-	} else if (!strcmp(verb, "stop")) {
+		else
+			snprintf(err, sizeof(err), "usage: speed MIN_KIBS MAX_KIBS");
+	} else if (!strcmp(verb, "stripe-cache") && argc == 2) {
+		uint64_t n;
+		rc = parse_u64(argv[1], &n) || n > URAID_STRIPE_CACHE_MAX ? -EINVAL : 0;
+		if (rc == 0)
+			rc = uraid_set_stripe_cache(a, (unsigned)n);
+		if (rc == -EINVAL)
+			snprintf(err, sizeof(err),
+			         "stripe cache: a size 0..%u for raid4/5/6 arrays only",
+			         URAID_STRIPE_CACHE_MAX);
+		else if (rc == -EROFS)
+			snprintf(err, sizeof(err), "stripe cache: the array is read-only");
+	} else if (!strcmp(verb, "stop") && argc == 1) {
 		pthread_mutex_lock(&cl->c->lock);
 		cl->c->stop_requested = true;
 		pthread_cond_broadcast(&cl->c->cond);
 		pthread_mutex_unlock(&cl->c->lock);
 		rc = 0;
 	} else {
-		snprintf(err, sizeof(err), "unknown request '%s' or wrong arguments", verb);
+		char e[64];
+		uraid_ctl_escape(verb, e, sizeof(e));
+		snprintf(err, sizeof(err), "unknown request '%s' or wrong number of arguments", e);
 		rc = -EINVAL;
 	}
 	return rc < 0 ? reply_err(cl->fd, rc, err) : reply_ok(cl->fd, NULL, 0);
@@ -230,9 +327,15 @@ static void *client_thread(void *arg)
 {
 	struct client *cl = arg;
 	char line[MAX_LINE];
-	while (read_line(cl, line, sizeof(line)) > 0)
-		if (serve_one(cl, line) < 0)
+	size_t n;
+	for (;;) {
+		int r = read_line(cl, line, sizeof(line), &n);
+		if (r == -2)
+			reply_err(cl->fd, -EINVAL,
+			          "request line too long (no newline within 4096 bytes)");
+		if (r <= 0 || serve_one(cl, line, n) < 0)
 			break;
+	}
 	struct uraid_control *c = cl->c;
 	pthread_mutex_lock(&c->lock);
 	for (int i = 0; i < MAX_CLIENTS; i++)
@@ -259,9 +362,20 @@ static void *accept_thread(void *arg)
 			return NULL;
 		if (pr <= 0)
 			continue;
-		int fd = accept(c->lfd, NULL, NULL);
-		if (fd < 0)
+		int fd = accept4(c->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0) {
+			/* EMFILE and friends: the listening socket stays readable,
+			 * do not spin on it. */
+			struct timespec pause = {0, 10 * 1000 * 1000};
+			nanosleep(&pause, NULL);
 			continue;
+		}
+		pthread_mutex_lock(&c->lock);
+		int tmo = c->timeout_ms;
+		pthread_mutex_unlock(&c->lock);
+		struct timeval tv = {tmo / 1000, (tmo % 1000) * 1000};
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 		struct client *cl = calloc(1, sizeof(*cl));
 		pthread_mutex_lock(&c->lock);
 		int slot = -1;
@@ -311,7 +425,10 @@ int uraid_control_start(struct uraid_array *a, const char *path, struct uraid_co
 		              path);
 	}
 	unlink(path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 16) < 0) {
+	/* Owner only: the socket can add members (and so write superblocks
+	 * on any file the daemon may open) and read or write the array. */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0600) < 0 ||
+	    listen(fd, 16) < 0) {
 		int e = errno;
 		close(fd);
 		return errmsg(err, errlen, -e, "%s: %s", path, strerror(e));
@@ -327,6 +444,7 @@ int uraid_control_start(struct uraid_array *a, const char *path, struct uraid_co
 	snprintf(c->path, sizeof(c->path), "%s", path);
 	for (int i = 0; i < MAX_CLIENTS; i++)
 		c->clients[i] = -1;
+	c->timeout_ms = DEFAULT_TIMEOUT_MS;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->cond, NULL);
 	if (pthread_create(&c->acceptor, NULL, accept_thread, c) != 0) {
@@ -337,6 +455,15 @@ int uraid_control_start(struct uraid_array *a, const char *path, struct uraid_co
 	}
 	*out = c;
 	return 0;
+}
+
+void uraid_control_set_timeout(struct uraid_control *c, int timeout_ms)
+{
+	if (timeout_ms <= 0)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->timeout_ms = timeout_ms;
+	pthread_mutex_unlock(&c->lock);
 }
 
 int uraid_control_wait(struct uraid_control *c, int timeout_ms)

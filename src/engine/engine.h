@@ -38,6 +38,8 @@ void *eng_buf_get(struct uraid_array *a, size_t len);
 void eng_buf_put(struct uraid_array *a, void *p);
 
 struct eng_bitmap;
+struct eng_scache;
+struct eng_stripe_buf;
 
 struct eng_member {
 	struct member *m;
@@ -132,6 +134,11 @@ struct uraid_array {
 	pthread_t thread;
 	uint64_t persist_ns;    /* when progress was last written to the superblocks */
 	uint64_t last_write_ns; /* for marking the array clean after an idle period */
+
+	struct eng_scache *sc;  /* stripe cache (stripe_cache.h), NULL when off */
+	pthread_mutex_t sc_cfg; /* serialises uraid_set_stripe_cache (taken before lock) */
+	/* Member requests and bytes, reads then writes (relaxed atomics). */
+	uint64_t nio_reads, nio_writes, nio_rbytes, nio_wbytes;
 };
 
 /* util.c */
@@ -139,6 +146,8 @@ struct uraid_array {
  * batch moves at most ENG_SYNC_IO_MAX bytes. */
 #define ENG_SYNC_IO_MAX (128u << 10)
 void eng_ioq_run(struct uraid_array *a, struct member_ioq *q, struct member_io *io, int n);
+/* Count member requests for uraid_io_stats. */
+void eng_count_io(struct uraid_array *a, bool write, uint64_t bytes);
 bool eng_members_on_tmpfs(const struct uraid_array *a);
 void *eng_alloc(size_t len); /* page-aligned, zeroed; NULL on failure */
 uint64_t eng_now_ns(void);
@@ -176,9 +185,17 @@ struct eng_req {
 };
 
 /* stripe.c: parity levels. */
+/* Syndrome position of data index di. */
+int eng_stripe_data_pos(const struct eng_stripe_buf *sb, int di);
+/* Whole stripes [s0, s0+n) from src: parity from the data, no reads. */
+int eng_write_full_stripes(struct uraid_array *a, const struct eng_req *rq, uint64_t s0, int n,
+                           const uint8_t *src);
 int eng_parity_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
 int eng_parity_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
                      uint64_t lsec, uint64_t nsec);
+/* The same without the stripe cache (the cache's own whole-stripe writes). */
+int eng_parity_write_direct(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+                            uint64_t lsec, uint64_t nsec);
 /* Read the rows [co, co+n) of stripe `s` for every role into blocks laid out
  * in syndrome order (k data, P, Q); roles unreadable are reconstructed when
  * possible. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "engine/stripe_cache.h"
 
 #define FAST_BATCH   64
 #define FAST_MAX_SEC 2048 /* largest piece per member request */
@@ -151,6 +152,10 @@ int eng_fast_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t n
 		if (q) {
 			rc = read_pieces(a, q, buf, lsec, nsec);
 			ioq_put(a, node);
+			/* The cache changes only under the state lock held
+			 * exclusively: what it holds now is stable. */
+			if (rc == 0 && eng_is_parity(a))
+				eng_scache_overlay(a, buf, lsec, nsec);
 		}
 	}
 	pthread_rwlock_unlock(&a->iolock);
@@ -188,6 +193,16 @@ int eng_fast_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uin
 	    a->action != URAID_SYNC_IDLE || a->bitmap) {
 		pthread_rwlock_unlock(&a->iolock);
 		return -EAGAIN;
+	}
+	/* With a stripe cache only whole stripes it holds nothing of bypass
+	 * the lock; everything else goes into the cache (locked path). */
+	if (eng_scache_active(a)) {
+		uint64_t w =
+		    (uint64_t)(a->geom.raid_disks - eng_nparity(a)) * a->geom.chunk_sectors;
+		if (lsec % w || nsec % w || eng_scache_holds(a, lsec / w, (lsec + nsec) / w)) {
+			pthread_rwlock_unlock(&a->iolock);
+			return -EAGAIN;
+		}
 	}
 	struct eng_ioq_node *node = NULL;
 	struct member_ioq *q = ioq_get(a, &node);

@@ -423,6 +423,14 @@ int uraid_journal_add_member(struct uraid_array *a, struct member *m, char *err,
 		member_close(m);
 		return errmsg(err, errlen, -EROFS, "%s is read-only", m->name);
 	}
+	/* The stripe cache writes partial stripes out without logging them:
+	 * write it out and turn it off (the journal's write-back mode takes
+	 * its place). */
+	rc = uraid_set_stripe_cache(a, 0);
+	if (rc < 0) {
+		member_close(m);
+		return errmsg(err, errlen, rc, "writing the stripe cache out failed");
+	}
 	rc = eng_member_lock(m);
 	if (rc < 0) {
 		member_close(m);

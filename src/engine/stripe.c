@@ -10,13 +10,15 @@
 
 #include "engine/engine.h"
 #include "engine/journal.h"
+#include "engine/stripe_cache.h"
 
 #define BATCH 64
 
-static int data_pos(const struct eng_stripe_buf *sb, int di)
+int eng_stripe_data_pos(const struct eng_stripe_buf *sb, int di)
 {
 	return sb->has_q ? sb->ls.q_index[di] : di;
 }
+#define data_pos eng_stripe_data_pos
 
 int eng_stripe_buf_init(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t stripe,
                         uint64_t nsec)
@@ -176,7 +178,18 @@ static int rebuild_piece(struct uraid_array *a, uint8_t *out, uint64_t stripe, i
 	return rc;
 }
 
+static int parity_read_members(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
+
 int eng_parity_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
+{
+	int rc = parity_read_members(a, buf, lsec, nsec);
+	/* Cached writes are newer than what the members hold. */
+	if (rc == 0)
+		eng_scache_overlay(a, buf, lsec, nsec);
+	return rc;
+}
+
+static int parity_read_members(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
 {
 	uint64_t chunk = a->geom.chunk_sectors;
 	uint64_t k = (uint64_t)(a->geom.raid_disks - eng_nparity(a));
@@ -405,8 +418,8 @@ write:
 
 /* Whole stripes [s0, s0+n): parity straight from the caller's buffer (no
  * reads, no copies), all stripes' member writes in one batch. */
-static int write_full_stripes(struct uraid_array *a, const struct eng_req *rq, uint64_t s0, int n,
-                              const uint8_t *src)
+int eng_write_full_stripes(struct uraid_array *a, const struct eng_req *rq, uint64_t s0, int n,
+                           const uint8_t *src)
 {
 	uint64_t chunk = a->geom.chunk_sectors;
 	size_t clen = chunk * 512;
@@ -484,12 +497,22 @@ static int write_full_stripes(struct uraid_array *a, const struct eng_req *rq, u
 int eng_parity_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
                      uint64_t lsec, uint64_t nsec)
 {
+	/* The stripe cache takes the locked path's writes (it changes only
+	 * under eng_lock); it sends whole stripes back here. */
+	if (!rq->shared && eng_scache_active(a))
+		return eng_scache_write(a, rq, buf, lsec, nsec);
+	return eng_parity_write_direct(a, rq, buf, lsec, nsec);
+}
+
+int eng_parity_write_direct(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+                            uint64_t lsec, uint64_t nsec)
+{
 	uint64_t chunk = a->geom.chunk_sectors;
 	uint64_t width = (uint64_t)(a->geom.raid_disks - eng_nparity(a)) * chunk;
 	while (nsec) {
 		if (lsec % width == 0 && nsec >= width) {
 			uint64_t n = nsec / width < FULL_BATCH ? nsec / width : FULL_BATCH;
-			int rc = write_full_stripes(a, rq, lsec / width, (int)n, buf);
+			int rc = eng_write_full_stripes(a, rq, lsec / width, (int)n, buf);
 			if (rc < 0)
 				return rc;
 			buf += n * width * 512;

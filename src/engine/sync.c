@@ -532,11 +532,3 @@ void eng_sync_thread_stop(struct uraid_array *a)
 	pthread_cond_broadcast(&a->cond);
 	eng_unlock(a);
 }
-
-/* Placeholder until the stripe cache lands (issue #4). */
-int uraid_set_stripe_cache(struct uraid_array *a, unsigned stripes)
-{
-	if (!eng_is_parity(a) || stripes > URAID_STRIPE_CACHE_MAX)
-		return -EINVAL;
-	return stripes ? -ENOTSUP : 0;
-}

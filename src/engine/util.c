@@ -61,6 +61,7 @@ int eng_member_io(struct uraid_array *a, int role, bool write, void *buf, uint64
 		return -ENODEV;
 	const struct eng_member *em = a->mem[a->slot[role]];
 	uint64_t off = (em->sb.data_offset + msec) * 512;
+	eng_count_io(a, write, nsec * 512);
 	if (write)
 		return member_write(em->m, buf, nsec * 512, off, 0);
 	return member_read(em->m, buf, nsec * 512, off);
@@ -82,8 +83,17 @@ int eng_nparity(const struct uraid_array *a)
 	return a->geom.level == URAID_LEVEL_RAID6 ? 2 : 1;
 }
 
+void eng_count_io(struct uraid_array *a, bool write, uint64_t bytes)
+{
+	__atomic_add_fetch(write ? &a->nio_writes : &a->nio_reads, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(write ? &a->nio_wbytes : &a->nio_rbytes, bytes, __ATOMIC_RELAXED);
+}
+
 void eng_ioq_run(struct uraid_array *a, struct member_ioq *q, struct member_io *io, int n)
 {
+	for (int i = 0; i < n; i++)
+		if (io[i].op != MEMBER_OP_FLUSH)
+			eng_count_io(a, io[i].op == MEMBER_OP_WRITE, io[i].len);
 	/* Small batches only: for big ones the queue's kernel workers move
 	 * members in parallel, which beat one thread's copies (rebuild, 1 MiB
 	 * requests: measured). */

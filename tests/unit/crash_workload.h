@@ -93,6 +93,7 @@ static inline bool cw_redundant(int level)
 #define CW_BITMAP     2u /* internal write-intent bitmap (4 KiB chunks) */
 #define CW_JOURNAL    4u /* raid4/5/6 write journal on one more member (write-through) */
 #define CW_JOURNAL_WB 8u /* ... in write-back mode (implies CW_JOURNAL) */
+#define CW_CACHE      16u /* a small stripe cache (parity levels): evictions mid-run */
 
 /* One trial. crash_point: member request (counted after create) at which
  * the power fails, 0 = none during the workload (the cut then comes at idle
@@ -150,6 +151,10 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 		char err[256];
 		int rc = uraid_journal_mode(a, URAID_JOURNAL_WB, err, sizeof(err));
 		CHECKF(rc == 0, "%s: journal write-back: %s", c->name, err);
+	}
+	if (flags & CW_CACHE) {
+		int rc = uraid_set_stripe_cache(a, 8);
+		CHECKF(rc == 0, "%s: stripe cache: %d", c->name, rc);
 	}
 	if (mode == 1) {
 		failed_before = (int)(t_rand(&rs) % (uint64_t)c->ndisks);
@@ -345,6 +350,7 @@ static inline void cw_run(const struct cw_cfg *c, uint64_t seed0, uint64_t trial
 	    flags & CW_BITMAP       ? " +bitmap"
 	    : flags & CW_JOURNAL_WB ? " +journal(wb)"
 	    : flags & CW_JOURNAL    ? " +journal"
+	    : flags & CW_CACHE      ? " +cache"
 	                            : "",
 	    (unsigned long long)tot->crashes, (unsigned long long)reqs,
 	    (unsigned long long)tot->member_failed_before,

@@ -19,6 +19,7 @@ struct cfg {
 	uint32_t chunk_kib;
 	int metadata;
 	uint64_t seed;
+	unsigned cache; /* stripe cache heads, 0 = off */
 };
 
 #define MEMBER_BYTES (2u << 20)
@@ -198,6 +199,8 @@ static void run(const struct cfg *c)
 	if (rc < 0)
 		goto out;
 	CHECK(te_sync_all(a) == 0);
+	if (c->cache)
+		CHECK(uraid_set_stripe_cache(a, c->cache) == 0);
 	uint64_t size = uraid_size(a);
 	struct uraid_status st;
 	uraid_status(a, &st);
@@ -239,6 +242,9 @@ static void run(const struct cfg *c)
 		} else if (r < 84) {
 			CHECK(uraid_sync_step(a, 1 + t_rand(&rs) % 512) >= 0);
 		} else if (r < 86) {
+			/* The members hold cached writes after a flush only. */
+			if (c->cache)
+				CHECK(uraid_flush(a) == 0);
 			spot_check(c, disks, ndisk, &st, shadow, size, &rs);
 			checks++;
 		} else if (r < 89 && redundant && st.degraded < nparity(c->level)) {
@@ -284,7 +290,11 @@ static void run(const struct cfg *c)
 				member_fault_clear(disks[i].fault);
 			errs++;
 		} else if (r >= 97) {
-			/* Crash: no stop, no superblock update; assemble again. */
+			/* Crash: no stop, no superblock update; assemble again.
+			 * With a stripe cache, after a flush (what a crash does
+			 * to unflushed writes is test_crash's subject). */
+			if (c->cache)
+				CHECK(uraid_flush(a) == 0);
 			uraid_drop(a);
 			for (int i = 0; i < ndisk; i++)
 				member_fault_clear(disks[i].fault);
@@ -295,6 +305,8 @@ static void run(const struct cfg *c)
 				a = NULL;
 				break;
 			}
+			if (c->cache)
+				CHECK(uraid_set_stripe_cache(a, c->cache) == 0);
 			crashes++;
 		}
 	}
@@ -352,12 +364,13 @@ out:
 		te_disk_close(&disks[i]);
 }
 
-#define CFG(fn, ...)                                            \
-	static void fn(void)                                    \
-	{                                                       \
-		static const struct cfg c = {#fn, __VA_ARGS__}; \
-		run(&c);                                        \
+#define CFG_SC(fn, cache, ...)                                         \
+	static void fn(void)                                           \
+	{                                                              \
+		static const struct cfg c = {#fn, __VA_ARGS__, cache}; \
+		run(&c);                                               \
 	}
+#define CFG(fn, ...) CFG_SC(fn, 0, __VA_ARGS__)
 
 CFG(linear3, -1, NULL, 3, 0, 12, 1)
 CFG(raid0_4, 0, NULL, 4, 16, 12, 2)
@@ -384,9 +397,16 @@ CFG(raid6_pn_5, 6, "parity-last", 5, 16, 12, 21)
 CFG(raid5_ls_7, 5, "left-symmetric", 7, 8, 12, 22)
 CFG(raid6_ls_8, 6, "left-symmetric", 8, 8, 12, 23)
 CFG(raid6_ra_9, 6, "right-asymmetric", 9, 8, 11, 24)
+/* the same with a stripe cache: small (evictions all the time) and md's */
+CFG_SC(raid4_4_sc, 4, 4, NULL, 4, 16, 12, 25)
+CFG_SC(raid5_ls_4_sc, 256, 5, "left-symmetric", 4, 16, 12, 26)
+CFG_SC(raid5_ls_7_sc, 8, 5, "left-symmetric", 7, 8, 12, 27)
+CFG_SC(raid6_ls_8_sc, 16, 6, "left-symmetric", 8, 8, 12, 28)
+CFG_SC(raid6_ra_5_sc, 256, 6, "right-asymmetric", 5, 16, 12, 29)
 
 TEST_MAIN(T(linear3), T(raid0_4), T(raid1_3), T(raid1_2_v090), T(raid10_n2_4), T(raid10_n2_5),
           T(raid10_f2_4), T(raid10_o2_3), T(raid4_4), T(raid5_ls_4), T(raid5_la_5), T(raid5_rs_4),
           T(raid5_ra_3), T(raid5_p0_4), T(raid5_pn_4), T(raid5_ls_4_v090), T(raid6_ls_4),
           T(raid6_ra_5), T(raid6_p0_6), T(raid6_ls6_5), T(raid6_pn_5), T(raid5_ls_7), T(raid6_ls_8),
-          T(raid6_ra_9))
+          T(raid6_ra_9), T(raid4_4_sc), T(raid5_ls_4_sc), T(raid5_ls_7_sc), T(raid6_ls_8_sc),
+          T(raid6_ra_5_sc))
