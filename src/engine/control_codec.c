@@ -61,6 +61,11 @@ static const struct field status_fields[] = {
     SF(geom_genid, F_U32),
     SF(geom_syncid, F_U32),
     SF(geom_parity_errors, F_U64),
+    SF(journal, F_INT),
+    SF(journal_name, F_STR),
+    SF(journal_dev_number, F_U32),
+    SF(journal_mode, F_INT),
+    SF(journal_cached, F_U64),
 };
 #define NSF (sizeof(status_fields) / sizeof(status_fields[0]))
 
@@ -85,7 +90,7 @@ static const char *const action_names[] = {"idle", "resync", "recover", "check",
 static const char *const state_names[] = {"in_sync",    "faulty", "missing", "spare",
                                           "rebuilding", "stale",  "inactive"};
 #define NSTATES    (int)(sizeof(state_names) / sizeof(state_names[0]))
-#define MAX_FIELDS 32 /* decode()'s duplicate tracking */
+#define MAX_FIELDS 48 /* decode()'s duplicate tracking */
 _Static_assert(sizeof(status_fields) / sizeof(status_fields[0]) <= MAX_FIELDS, "seen[] too small");
 
 /* ---- escaping ---------------------------------------------------------- */

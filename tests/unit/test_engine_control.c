@@ -288,6 +288,12 @@ static void status_roundtrip(void)
 		st.geom_genid = (uint32_t)t_rand(&rs);
 		st.geom_syncid = (uint32_t)t_rand(&rs);
 		st.geom_parity_errors = t_rand(&rs);
+		st.journal = (int)(t_rand(&rs) % 3);
+		for (size_t i = 0; i < t_rand(&rs) % sizeof(st.journal_name); i++)
+			st.journal_name[i] = (char)(1 + t_rand(&rs) % 255);
+		st.journal_dev_number = (uint32_t)t_rand(&rs);
+		st.journal_mode = (int)(t_rand(&rs) % 2);
+		st.journal_cached = t_rand(&rs);
 		st.nmembers = (int)(t_rand(&rs) % (URAID_STATUS_MAX_MEMBERS + 1));
 		for (int m = 0; m < st.nmembers; m++) {
 			struct uraid_member_status *ms = &st.members[m];
