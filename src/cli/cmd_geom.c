@@ -16,8 +16,6 @@
 #include "member/member.h"
 #include "uraid.h"
 
-#define SYNC_CHUNK (1024 * 1024)
-
 static int open_paths(const char *verb, char **paths, int n, bool rdonly, struct member **m)
 {
 	char err[256];
@@ -32,80 +30,73 @@ static int open_paths(const char *verb, char **paths, int n, bool rdonly, struct
 	return 0;
 }
 
-static void print_warn(const char *warn)
-{
-	if (warn[0])
-		fprintf(stderr, "uraid: warning: %s", warn);
-}
-
 /* ---- gmirror ---------------------------------------------------------- */
 
 /* Shared by both classes: provider data to stdout / from stdin. */
 static int geom_cat(const char *verb, char **paths, int n)
 {
-	struct geom_array *a;
-	char err[256] = "", warn[1024] = "";
-	if (geom_array_open((const char *const *)paths, n, URAID_RDONLY, -1, &a, err, sizeof(err),
-	                    warn, sizeof(warn)) < 0)
-		return cli_error(verb, "%s", err);
-	print_warn(warn);
-	size_t chunk = (size_t)a->blocksize * 128;
+	struct uraid_array *a;
+	if (geom_cli_open(verb, paths, n, URAID_RDONLY | URAID_NO_SYNC_THREAD, &a))
+		return 1;
+	struct uraid_status st;
+	uraid_status(a, &st);
+	uint64_t size = uraid_size(a);
+	size_t chunk = (size_t)st.block_bytes * 128;
 	uint8_t *buf = malloc(chunk);
-	int rc = buf ? 0 : 1;
-	for (uint64_t off = 0; rc == 0 && off < a->size; off += chunk) {
-		size_t l = a->size - off < chunk ? (size_t)(a->size - off) : chunk;
-		int r = geom_array_read(a, buf, l, off);
-		if (r < 0 && a->raid3 && a->raid3->parity_errors)
-			rc = cli_error(verb, "read at %llu: parity mismatch (verify reading)",
-			               (unsigned long long)off);
-		else if (r < 0)
+	int rc = buf ? 0 : cli_error(verb, "out of memory");
+	for (uint64_t off = 0; rc == 0 && off < size; off += chunk) {
+		size_t l = size - off < chunk ? (size_t)(size - off) : chunk;
+		int r = uraid_read(a, buf, l, off);
+		if (r < 0) {
+			uraid_status(a, &st);
 			rc = cli_error(verb, "read at %llu: %s", (unsigned long long)off,
-			               strerror(-r));
-		else if (fwrite(buf, 1, l, stdout) != l)
+			               st.geom_parity_errors ? "parity mismatch (verify reading)"
+			                                     : strerror(-r));
+		} else if (fwrite(buf, 1, l, stdout) != l) {
 			rc = cli_error(verb, "write to stdout failed");
+		}
 	}
 	free(buf);
-	geom_array_close(a);
+	uraid_stop(a);
 	return rc;
 }
 
+/* stdin to the provider at `off`: whole blocks; a running array's members
+ * are refused (the daemon holds them). */
 static int geom_write(const char *verb, unsigned long long off, char **paths, int n)
 {
-	struct geom_array *a;
-	char err[256] = "", warn[1024] = "";
-	if (geom_array_open((const char *const *)paths, n, 0, -1, &a, err, sizeof(err), warn,
-	                    sizeof(warn)) < 0)
-		return cli_error(verb, "%s", err);
-	print_warn(warn);
-	while (geom_array_sync_step(a, SYNC_CHUNK) == 1)
-		;
-	int rc = 0;
-	size_t chunk = (size_t)a->blocksize * 128;
+	struct uraid_array *a;
+	if (geom_cli_open(verb, paths, n, URAID_NO_SYNC_THREAD, &a))
+		return 1;
+	int rc = uraid_sync_wait(a) < 0 ? cli_error(verb, "synchronization failed") : 0;
+	struct uraid_status st;
+	uraid_status(a, &st);
+	uint32_t bs = st.block_bytes;
+	uint64_t size = uraid_size(a);
+	size_t chunk = (size_t)bs * 128;
 	uint8_t *buf = malloc(chunk);
-	if (!buf || off % a->blocksize)
-		rc =
-		    cli_error(verb, "offset must be a multiple of the %u-byte block", a->blocksize);
+	if (!rc && (!buf || off % bs))
+		rc = cli_error(verb, "offset must be a multiple of the %u-byte block", bs);
 	while (rc == 0) {
 		size_t got = fread(buf, 1, chunk, stdin);
 		if (got == 0)
 			break;
-		if (got % a->blocksize) {
-			rc = cli_error(verb, "input is not a multiple of the %u-byte block",
-			               a->blocksize);
+		if (got % bs) {
+			rc = cli_error(verb, "input is not a multiple of the %u-byte block", bs);
 			break;
 		}
-		if (off + got > a->size) {
+		if (off + got > size) {
 			rc = cli_error(verb, "input runs past the end (%llu bytes)",
-			               (unsigned long long)a->size);
+			               (unsigned long long)size);
 			break;
 		}
-		int r = geom_array_write(a, buf, got, off);
+		int r = uraid_write(a, buf, got, off);
 		if (r < 0)
 			rc = cli_error(verb, "write at %llu: %s", off, strerror(-r));
 		off += got;
 	}
 	free(buf);
-	if (geom_array_close(a) < 0 && rc == 0)
+	if (uraid_stop(a) < 0 && rc == 0)
 		rc = cli_error(verb, "close failed");
 	return rc;
 }

@@ -5,8 +5,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct uraid_array;
+
 /* NAME is a running gmirror/graid3 (its daemon or serve answers). */
 bool geom_cli_running(const char *name);
+/* Assemble gmirror/graid3 member files (either class) with `flags`;
+ * returns 0 or an exit status (message printed). */
+int geom_cli_open(const char *verb, char **paths, int n, unsigned flags, struct uraid_array **out);
 /* Append " member=ABSPATH" to req. */
 void geom_cli_member(char *req, size_t len, const char *path);
 /* Run one uraid_geom_ctl request: on the running array NAME when n == 0,

@@ -44,9 +44,9 @@ static int stop_running(const char *verb, const char *name)
 }
 
 /* Assemble the member files paths[0..n) (by absolute path, as a daemon
- * would) with `flags`, and check they hold a `level` array named `name`
- * (NULL: any). Returns 0 with *out set, or an exit status (message
- * printed). */
+ * would) with `flags`, and check they hold a `level` array (0: gmirror or
+ * graid3) named `name` (NULL: any). Returns 0 with *out set, or an exit
+ * status (message printed). */
 static int assemble_files(const char *verb, int level, const char *name, char **paths, int n,
                           unsigned flags, struct uraid_array **out)
 {
@@ -66,7 +66,8 @@ static int assemble_files(const char *verb, int level, const char *name, char **
 	                : uraid_assemble((const char *const *)abs, n, flags, &a, err, sizeof(err),
 	                                 warn, sizeof(warn));
 	if (rc == -ENOENT) /* md's "no md superblock" would mislead here */
-		status = cli_error(verb, "%s: no %s metadata", paths[0], level_name(level));
+		status = cli_error(verb, "%s: no %s metadata", paths[0],
+		                   level ? level_name(level) : "gmirror or graid3");
 	else if (rc < 0)
 		status = cli_error(verb, "%s", err);
 	if (warn[0])
@@ -78,9 +79,9 @@ static int assemble_files(const char *verb, int level, const char *name, char **
 		return status;
 	struct uraid_status st;
 	uraid_status(a, &st);
-	if (st.level != level)
+	if (level ? st.level != level : !cli_is_geom(st.level))
 		status = cli_error(verb, "the components hold a %s, not a %s", level_name(st.level),
-		                   level_name(level));
+		                   level ? level_name(level) : "gmirror or graid3");
 	else if (name && strcmp(st.name, name) != 0)
 		status = cli_error(verb, "components belong to %s %s, not %s", level_name(level),
 		                   st.name, name);
@@ -103,6 +104,11 @@ static int finish(const char *verb, struct uraid_array *a, int status)
 	if (rc < 0 && !status)
 		status = cli_error(verb, "stop: %s", strerror(-rc));
 	return status;
+}
+
+int geom_cli_open(const char *verb, char **paths, int n, unsigned flags, struct uraid_array **out)
+{
+	return assemble_files(verb, 0, NULL, paths, n, flags, out);
 }
 
 int geom_cli_request(const char *verb, int level, const char *name, char **paths, int n,

@@ -67,6 +67,9 @@ check "size is c less its metadata sector" \
 check_fails "resize beyond c refused" "$U" mirror resize -s 16M gv
 check_fails "clear of a running array's member refused" "$U" mirror clear c
 check "c's metadata still there" [ "$(tail -c 512 c | head -c 12)" = GEOM::MIRROR ]
+check_fails "mirror write to a running array's member refused" "$U" mirror write c <d1
+check "mirror cat of a running array's member (read-only) = what was written" \
+	[ "$("$U" mirror cat c | head -c 1048576 | md5sum)" = "$(md5sum <d2)" ]
 check "mirror stop (running)" "$U" mirror stop gv
 check "c's metadata: 1 disk, new size" \
 	bash -c "[ \"\$(dump c all)/\$(dump c mediasize)\" = 1/$((8 * 1024 * 1024 - 512)) ]"
