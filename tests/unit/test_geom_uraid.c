@@ -269,6 +269,31 @@ static void ctl_verbs(void)
 	CHECK(uraid_geom_ctl(a, "configure colour=red", err, sizeof(err)) == -EINVAL);
 	CHECK(uraid_geom_ctl(a, "configure", err, sizeof(err)) == -EINVAL);
 	CHECK(uraid_geom_ctl(a, "frobnicate", err, sizeof(err)) == -EINVAL);
+	/* malformed requests: named, refused, nothing changed */
+	CHECK(uraid_geom_ctl(a, "", err, sizeof(err)) == -EINVAL);
+	CHECK(uraid_geom_ctl(a, "configure balance", err, sizeof(err)) == -EINVAL);
+	CHECK(uraid_geom_ctl(a, "configure =split", err, sizeof(err)) == -EINVAL);
+	CHECK(uraid_geom_ctl(a, "configure slice=-512", err, sizeof(err)) == -EINVAL);
+	CHECK(uraid_geom_ctl(a, "configure slice=99999999999999999999", err, sizeof(err)) ==
+	      -EINVAL);
+	CHECK(uraid_geom_ctl(a, "configure priority=256 member=#0", err, sizeof(err)) == -EINVAL);
+	CHECK(uraid_geom_ctl(a, "configure priority=1 member=#9", err, sizeof(err)) == -ENOENT);
+	CHECK(uraid_geom_ctl(a, "configure autosync=2", err, sizeof(err)) == -EINVAL);
+	CHECK(uraid_geom_ctl(a, "rebuild", err, sizeof(err)) == -EINVAL);
+	CHECK(uraid_geom_ctl(a, "insert member=/nonexistent/x", err, sizeof(err)) == -ENOENT);
+	char *lng = malloc(9000);
+	memset(lng, 'a', 8999);
+	lng[8999] = 0;
+	memcpy(lng, "configure balance=", 18);
+	CHECK(uraid_geom_ctl(a, lng, err, sizeof(err)) == -EINVAL);
+	snprintf(lng, 9000, "configure");
+	for (int i = 0; i < 20; i++)
+		strcat(lng, " slice=4096");
+	CHECK(uraid_geom_ctl(a, lng, err, sizeof(err)) == -EINVAL); /* 20 keys: too many */
+	CHECKF(strstr(err, "too long") != NULL, "%s", err);
+	free(lng);
+	uraid_status(a, &st);
+	CHECK(st.geom_balance == GEOM_BALANCE_SPLIT && st.geom_slice == 8192);
 	CHECK(uraid_geom_ctl(a, "configure priority=7 member=#1 autosync=0", err, sizeof(err)) ==
 	      0);
 	uraid_status(a, &st);
