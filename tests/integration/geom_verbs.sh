@@ -90,6 +90,9 @@ check "f1 untouched (not connected)" [ "$(tail -c 512 f1 | head -c 12)" = GEOM::
 # ---- offline (member files) ----
 truncate -s 4M o0 o1
 check "label o" "$U" mirror label go o0 o1
+truncate -s 4M blank
+check "assemble with a blank member first: refused, the blank one named" \
+	bash -c "! '$U' assemble blank o0 o1 2>err && grep -q 'blank: no gmirror metadata' err"
 check "deactivate o1 on the files" "$U" mirror deactivate go o1 o0
 check "o1 INACTIVE on disk" bash -c "dump o1 dflags | grep -q INACTIVE"
 check "activate o1 on the files (synchronized before exit)" "$U" mirror activate go o1 o0
