@@ -16,10 +16,6 @@
 #include "member/member.h"
 #include "uraid.h"
 
-#define SYNC_CHUNK (1024 * 1024)
-
-static const char *const state_name[] = {"ACTIVE", "SYNCHRONIZING", "STALE", "FAILED", "NONE"};
-
 static int open_paths(const char *verb, char **paths, int n, bool rdonly, struct member **m)
 {
 	char err[256];
@@ -34,150 +30,73 @@ static int open_paths(const char *verb, char **paths, int n, bool rdonly, struct
 	return 0;
 }
 
-static void print_warn(const char *warn)
-{
-	if (warn[0])
-		fprintf(stderr, "uraid: warning: %s", warn);
-}
-
 /* ---- gmirror ---------------------------------------------------------- */
-
-static int mirror_open(const char *verb, const char *name, char **paths, int n, bool rdonly,
-                       struct geom_mirror **g)
-{
-	if (n < 1 || n > GEOM_MAX_DISKS)
-		return cli_error(verb, "give the mirror's components (1 to %d)", GEOM_MAX_DISKS);
-	struct member *m[GEOM_MAX_DISKS];
-	if (open_paths(verb, paths, n, rdonly, m))
-		return 1;
-	char err[256] = "", warn[1024] = "";
-	if (geom_mirror_open(m, n, rdonly, g, err, sizeof(err), warn, sizeof(warn)) < 0)
-		return cli_error(verb, "%s", err);
-	print_warn(warn);
-	if (name && strcmp((*g)->name, name) != 0) {
-		cli_error(verb, "components belong to mirror %s, not %s", (*g)->name, name);
-		geom_mirror_close(*g);
-		return 1;
-	}
-	return 0;
-}
-
-static int mirror_finish(const char *verb, struct geom_mirror *g)
-{
-	int rc;
-	while ((rc = geom_mirror_sync_step(g, SYNC_CHUNK)) == 1)
-		;
-	int crc = geom_mirror_close(g);
-	if (rc < 0)
-		return cli_error(verb, "synchronization failed: %s", strerror(-rc));
-	return crc < 0 ? cli_error(verb, "close: %s", strerror(-crc)) : 0;
-}
-
-static void mirror_status(const struct geom_mirror *g)
-{
-	int act = 0;
-	for (int i = 0; i < g->ndisks; i++)
-		act += g->disk[i].state == GEOM_DISK_ACTIVE;
-	printf("%-16s %-9s Components\n", "Name", "Status");
-	for (int i = 0; i < g->ndisks; i++) {
-		const struct geom_mirror_disk *d = &g->disk[i];
-		char extra[48] = "";
-		if (d->state == GEOM_DISK_SYNCING)
-			snprintf(extra, sizeof(extra), " %llu%%",
-			         (unsigned long long)(d->md.sync_offset * 100 / g->mediasize));
-		char nm[32];
-		snprintf(nm, sizeof(nm), "mirror/%s", g->name);
-		printf("%-16s %-9s %s (%s%s)\n", i ? "" : nm,
-		       i ? ""
-		         : (act == g->ndisks && g->ndisks == d->md.all ? "COMPLETE" : "DEGRADED"),
-		       d->m->name, state_name[d->state], extra);
-	}
-}
-
-static void mirror_list(const struct geom_mirror *g)
-{
-	printf("Geom name: %s\nState: %s\nComponents: %d\nBalance: %s\nSlice: %u\n"
-	       "Flags: %s%s\nGenID: %u\nSyncID: %u\nID: %u\nMediasize: %llu\nSectorsize: %u\n",
-	       g->name, "", g->ndisks, geom_balance_name(g->bal.balance), g->bal.slice,
-	       g->mflags & GEOM_MIRROR_DEV_NOAUTOSYNC ? "NOAUTOSYNC " : "",
-	       g->mflags & GEOM_MIRROR_DEV_NOFAILSYNC ? "NOFAILSYNC" : "NONE", g->genid, g->syncid,
-	       g->mid, (unsigned long long)g->mediasize, g->sectorsize);
-	for (int i = 0; i < g->ndisks; i++) {
-		const struct geom_mirror_disk *d = &g->disk[i];
-		printf("%d. Name: %s\n   Mediasize: %llu\n   State: %s\n   Priority: %u\n"
-		       "   Flags: 0x%llx\n   GenID: %u\n   SyncID: %u\n   ID: %u\n",
-		       i + 1, d->m->name, (unsigned long long)d->m->size, state_name[d->state],
-		       d->md.priority, (unsigned long long)d->md.dflags, d->md.genid, d->md.syncid,
-		       d->md.did);
-	}
-}
 
 /* Shared by both classes: provider data to stdout / from stdin. */
 static int geom_cat(const char *verb, char **paths, int n)
 {
-	struct geom_array *a;
-	char err[256] = "", warn[1024] = "";
-	if (geom_array_open((const char *const *)paths, n, URAID_RDONLY, -1, &a, err, sizeof(err),
-	                    warn, sizeof(warn)) < 0)
-		return cli_error(verb, "%s", err);
-	print_warn(warn);
-	size_t chunk = (size_t)a->blocksize * 128;
+	struct uraid_array *a;
+	if (geom_cli_open(verb, paths, n, URAID_RDONLY | URAID_NO_SYNC_THREAD, &a))
+		return 1;
+	struct uraid_status st;
+	uraid_status(a, &st);
+	uint64_t size = uraid_size(a);
+	size_t chunk = (size_t)st.block_bytes * 128;
 	uint8_t *buf = malloc(chunk);
-	int rc = buf ? 0 : 1;
-	for (uint64_t off = 0; rc == 0 && off < a->size; off += chunk) {
-		size_t l = a->size - off < chunk ? (size_t)(a->size - off) : chunk;
-		int r = geom_array_read(a, buf, l, off);
-		if (r < 0 && a->raid3 && a->raid3->parity_errors)
-			rc = cli_error(verb, "read at %llu: parity mismatch (verify reading)",
-			               (unsigned long long)off);
-		else if (r < 0)
+	int rc = buf ? 0 : cli_error(verb, "out of memory");
+	for (uint64_t off = 0; rc == 0 && off < size; off += chunk) {
+		size_t l = size - off < chunk ? (size_t)(size - off) : chunk;
+		int r = uraid_read(a, buf, l, off);
+		if (r < 0) {
+			uraid_status(a, &st);
 			rc = cli_error(verb, "read at %llu: %s", (unsigned long long)off,
-			               strerror(-r));
-		else if (fwrite(buf, 1, l, stdout) != l)
+			               st.geom_parity_errors ? "parity mismatch (verify reading)"
+			                                     : strerror(-r));
+		} else if (fwrite(buf, 1, l, stdout) != l) {
 			rc = cli_error(verb, "write to stdout failed");
+		}
 	}
 	free(buf);
-	geom_array_close(a);
+	uraid_stop(a);
 	return rc;
 }
 
+/* stdin to the provider at `off`: whole blocks; a running array's members
+ * are refused (the daemon holds them). */
 static int geom_write(const char *verb, unsigned long long off, char **paths, int n)
 {
-	struct geom_array *a;
-	char err[256] = "", warn[1024] = "";
-	if (geom_array_open((const char *const *)paths, n, 0, -1, &a, err, sizeof(err), warn,
-	                    sizeof(warn)) < 0)
-		return cli_error(verb, "%s", err);
-	print_warn(warn);
-	while (geom_array_sync_step(a, SYNC_CHUNK) == 1)
-		;
-	int rc = 0;
-	size_t chunk = (size_t)a->blocksize * 128;
+	struct uraid_array *a;
+	if (geom_cli_open(verb, paths, n, URAID_NO_SYNC_THREAD, &a))
+		return 1;
+	int rc = uraid_sync_wait(a) < 0 ? cli_error(verb, "synchronization failed") : 0;
+	struct uraid_status st;
+	uraid_status(a, &st);
+	uint32_t bs = st.block_bytes;
+	uint64_t size = uraid_size(a);
+	size_t chunk = (size_t)bs * 128;
 	uint8_t *buf = malloc(chunk);
-	if (!buf || off % a->blocksize)
-		rc =
-		    cli_error(verb, "offset must be a multiple of the %u-byte block", a->blocksize);
+	if (!rc && (!buf || off % bs))
+		rc = cli_error(verb, "offset must be a multiple of the %u-byte block", bs);
 	while (rc == 0) {
 		size_t got = fread(buf, 1, chunk, stdin);
 		if (got == 0)
 			break;
-		if (got % a->blocksize) {
-			rc = cli_error(verb, "input is not a multiple of the %u-byte block",
-			               a->blocksize);
+		if (got % bs) {
+			rc = cli_error(verb, "input is not a multiple of the %u-byte block", bs);
 			break;
 		}
-		if (off + got > a->size) {
+		if (off + got > size) {
 			rc = cli_error(verb, "input runs past the end (%llu bytes)",
-			               (unsigned long long)a->size);
+			               (unsigned long long)size);
 			break;
 		}
-		int r = geom_array_write(a, buf, got, off);
+		int r = uraid_write(a, buf, got, off);
 		if (r < 0)
 			rc = cli_error(verb, "write at %llu: %s", off, strerror(-r));
 		off += got;
 	}
 	free(buf);
-	if (geom_array_close(a) < 0 && rc == 0)
+	if (uraid_stop(a) < 0 && rc == 0)
 		rc = cli_error(verb, "close failed");
 	return rc;
 }
@@ -322,7 +241,6 @@ int cmd_mirror(int argc, char **argv)
 	}
 	char **args = argv + 1 + optind;
 	int nargs = argc - 1 - optind;
-	struct geom_mirror *g;
 	char err[256] = "";
 	if (a && n)
 		return cli_error(verb, "-a (autosync) and -n (no autosync) together");
@@ -371,16 +289,15 @@ int cmd_mirror(int argc, char **argv)
 		return geom_request(verb, URAID_LEVEL_GMIRROR, prov, strcmp(sub, "insert") == 0,
 		                    args, nargs, req, sizeof(req));
 	}
-	if (nargs == 1 && geom_cli_running(name)) {
-		if (strcmp(sub, "stop") == 0) {
-			char *av[] = {"stop", (char *)name, NULL};
-			return cmd_stop(2, av);
-		}
-		if (strcmp(sub, "status") == 0 || strcmp(sub, "list") == 0)
-			return geom_cli_running_status(verb, name, sub[0] == 'l');
-	}
-	if (nargs < 2)
+	bool running = nargs == 1 && strcmp(sub, "label") && geom_cli_running(name);
+	if (!running && nargs < 2)
 		return mirror_usage();
+	char **mm = running ? NULL : args + 1;
+	int nmm = running ? 0 : nargs - 1;
+	if (strcmp(sub, "status") == 0 || strcmp(sub, "list") == 0)
+		return geom_cli_status(verb, URAID_LEVEL_GMIRROR, name, mm, nmm, sub[0] == 'l');
+	if (strcmp(sub, "stop") == 0)
+		return geom_cli_stop(verb, URAID_LEVEL_GMIRROR, name, mm, nmm);
 	if (strcmp(sub, "label") == 0) {
 		struct geom_label_opts o = {.name = name,
 		                            .balance = balance > 0 ? balance : GEOM_BALANCE_LOAD,
@@ -398,86 +315,10 @@ int cmd_mirror(int argc, char **argv)
 			member_close(m[i]);
 		return rc < 0 ? cli_error(verb, "%s", err) : 0;
 	}
-	if (strcmp(sub, "status") == 0 || strcmp(sub, "list") == 0) {
-		if (mirror_open(verb, name, args + 1, nargs - 1, true, &g))
-			return 1;
-		if (sub[0] == 's')
-			mirror_status(g);
-		else
-			mirror_list(g);
-		geom_mirror_close(g);
-		return 0;
-	}
-	/* stop on member files: finish any synchronization, close cleanly */
-	if (mirror_open(verb, name, args + 1, nargs - 1, false, &g))
-		return 1;
-	return mirror_finish(verb, g);
+	return mirror_usage();
 }
 
 /* ---- graid3 ----------------------------------------------------------- */
-
-static int raid3_open(const char *verb, const char *name, char **paths, int n, bool rdonly,
-                      struct geom_raid3 **g)
-{
-	if (n < 1 || n > GEOM_MAX_DISKS + 1)
-		return cli_error(verb, "give the device's components (up to %d)",
-		                 GEOM_MAX_DISKS + 1);
-	struct member *m[GEOM_MAX_DISKS + 1];
-	if (open_paths(verb, paths, n, rdonly, m))
-		return 1;
-	char err[256] = "", warn[1024] = "";
-	if (geom_raid3_open(m, n, rdonly, g, err, sizeof(err), warn, sizeof(warn)) < 0)
-		return cli_error(verb, "%s", err);
-	print_warn(warn);
-	if (name && strcmp((*g)->name, name) != 0) {
-		cli_error(verb, "components belong to raid3 %s, not %s", (*g)->name, name);
-		geom_raid3_close(*g);
-		return 1;
-	}
-	return 0;
-}
-
-static int raid3_finish(const char *verb, struct geom_raid3 *g)
-{
-	int rc;
-	while ((rc = geom_raid3_sync_step(g, SYNC_CHUNK)) == 1)
-		;
-	geom_raid3_close(g);
-	return rc < 0 ? cli_error(verb, "rebuild failed: %s", strerror(-rc)) : 0;
-}
-
-static void raid3_status(const struct geom_raid3 *g, bool full)
-{
-	int act = 0;
-	for (int i = 0; i < g->ncomp; i++)
-		act += g->c[i].m && g->c[i].state == GEOM_DISK_ACTIVE;
-	if (full)
-		printf("Geom name: %s\nComponents: %d\nFlags: %s%s%s%s\nGenID: %u\nSyncID: %u\n"
-		       "ID: %u\nMediasize: %llu\nSectorsize: %u\nZone64kFailed: 0\n",
-		       g->name, g->ncomp,
-		       g->mflags & GEOM_RAID3_DEV_NOAUTOSYNC ? "NOAUTOSYNC " : "",
-		       g->mflags & GEOM_RAID3_DEV_ROUND_ROBIN ? "ROUND-ROBIN " : "",
-		       g->mflags & GEOM_RAID3_DEV_VERIFY ? "VERIFY " : "",
-		       g->mflags & GEOM_RAID3_DEV_NOFAILSYNC ? "NOFAILSYNC" : "", g->genid,
-		       g->syncid, g->id, (unsigned long long)g->mediasize, g->psector);
-	else
-		printf("%-16s %-9s Components\n", "Name", "Status");
-	char nm[32];
-	snprintf(nm, sizeof(nm), "raid3/%s", g->name);
-	for (int i = 0; i < g->ncomp; i++) {
-		const struct geom_raid3_comp *c = &g->c[i];
-		const char *st = c->m ? state_name[c->state] : "MISSING";
-		if (full)
-			printf("%d. Name: %s\n   Number: %d%s\n   State: %s\n   Flags: 0x%llx\n",
-			       i + 1, c->m ? c->m->name : "-", i,
-			       i == g->ncomp - 1 ? " (parity)" : "", st,
-			       (unsigned long long)c->md.dflags);
-		else
-			printf("%-16s %-9s %s (%s)\n", i ? "" : nm,
-			       i ? "" : (act == g->ncomp ? "COMPLETE" : "DEGRADED"),
-			       c->m ? c->m->name : "-", st);
-	}
-}
 
 static int raid3_usage(void)
 {
@@ -557,7 +398,6 @@ int cmd_raid3(int argc, char **argv)
 	if (numbered && number < 0)
 		return cli_error(verb, "-n NUMBER is required");
 	char err[256] = "";
-	struct geom_raid3 *g;
 	if (r && w)
 		return cli_error(verb, "-r (round-robin reads) and -w (verify reads) cannot be "
 		                       "combined");
@@ -595,16 +435,15 @@ int cmd_raid3(int argc, char **argv)
 		return geom_request(verb, URAID_LEVEL_GRAID3, insert || !strcmp(sub, "rebuild"),
 		                    insert, args, nargs, req, sizeof(req));
 	}
-	if (nargs == 1 && geom_cli_running(name)) {
-		if (strcmp(sub, "stop") == 0) {
-			char *av[] = {"stop", (char *)name, NULL};
-			return cmd_stop(2, av);
-		}
-		if (strcmp(sub, "status") == 0 || strcmp(sub, "list") == 0)
-			return geom_cli_running_status(verb, name, sub[0] == 'l');
-	}
-	if (nargs < 2)
+	bool running = nargs == 1 && strcmp(sub, "label") && geom_cli_running(name);
+	if (!running && nargs < 2)
 		return raid3_usage();
+	char **mm = running ? NULL : args + 1;
+	int nmm = running ? 0 : nargs - 1;
+	if (strcmp(sub, "status") == 0 || strcmp(sub, "list") == 0)
+		return geom_cli_status(verb, URAID_LEVEL_GRAID3, name, mm, nmm, sub[0] == 'l');
+	if (strcmp(sub, "stop") == 0)
+		return geom_cli_stop(verb, URAID_LEVEL_GRAID3, name, mm, nmm);
 	if (label) {
 		struct geom_label_opts o = {.name = name,
 		                            .nofailsync = F,
@@ -623,15 +462,5 @@ int cmd_raid3(int argc, char **argv)
 			member_close(m[i]);
 		return rc < 0 ? cli_error(verb, "%s", err) : 0;
 	}
-	if (strcmp(sub, "status") == 0 || strcmp(sub, "list") == 0) {
-		if (raid3_open(verb, name, args + 1, nargs - 1, true, &g))
-			return 1;
-		raid3_status(g, sub[0] == 'l');
-		geom_raid3_close(g);
-		return 0;
-	}
-	/* stop on member files: finish any rebuild, close cleanly */
-	if (raid3_open(verb, name, args + 1, nargs - 1, false, &g))
-		return 1;
-	return raid3_finish(verb, g);
+	return raid3_usage();
 }

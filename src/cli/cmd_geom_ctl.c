@@ -43,10 +43,78 @@ static int stop_running(const char *verb, const char *name)
 	return rc ? cli_error(verb, "stopping %s failed", name) : 0;
 }
 
+/* Assemble the member files paths[0..n) (by absolute path, as a daemon
+ * would) with `flags`, and check they hold a `level` array (0: gmirror or
+ * graid3) named `name` (NULL: any). Returns 0 with *out set, or an exit
+ * status (message printed). */
+static int assemble_files(const char *verb, int level, const char *name, char **paths, int n,
+                          unsigned flags, struct uraid_array **out)
+{
+	char err[512] = "", warn[2048] = "";
+	*out = NULL;
+	char **abs = calloc((size_t)n, sizeof(*abs));
+	if (!abs)
+		return cli_error(verb, "out of memory");
+	int status = 0;
+	for (int i = 0; i < n; i++) {
+		abs[i] = realpath(paths[i], NULL);
+		if (!abs[i] && !status)
+			status = cli_error(verb, "%s: %s", paths[i], strerror(errno));
+	}
+	struct uraid_array *a = NULL;
+	int rc = status ? 0
+	                : uraid_assemble((const char *const *)abs, n, flags, &a, err, sizeof(err),
+	                                 warn, sizeof(warn));
+	if (rc == -ENOENT) /* md's "no md superblock" would mislead here */
+		status = cli_error(verb, "%s: no %s metadata", paths[0],
+		                   level ? level_name(level) : "gmirror or graid3");
+	else if (rc < 0)
+		status = cli_error(verb, "%s", err);
+	if (warn[0])
+		fprintf(stderr, "uraid: warning: %s", warn);
+	for (int i = 0; i < n; i++)
+		free(abs[i]);
+	free(abs);
+	if (!a)
+		return status;
+	struct uraid_status st;
+	uraid_status(a, &st);
+	if (level ? st.level != level : !cli_is_geom(st.level))
+		status = cli_error(verb, "the components hold a %s, not a %s", level_name(st.level),
+		                   level ? level_name(level) : "gmirror or graid3");
+	else if (name && strcmp(st.name, name) != 0)
+		status = cli_error(verb, "components belong to %s %s, not %s", level_name(level),
+		                   st.name, name);
+	if (status) {
+		uraid_stop(a);
+		return status;
+	}
+	*out = a;
+	return 0;
+}
+
+/* What gmirror's autosync would do before the device goes away, then a
+ * clean stop. */
+static int finish(const char *verb, struct uraid_array *a, int status)
+{
+	int rc = uraid_sync_wait(a);
+	if (rc < 0 && !status)
+		status = cli_error(verb, "synchronization failed: %s", strerror(-rc));
+	rc = uraid_stop(a);
+	if (rc < 0 && !status)
+		status = cli_error(verb, "stop: %s", strerror(-rc));
+	return status;
+}
+
+int geom_cli_open(const char *verb, char **paths, int n, unsigned flags, struct uraid_array **out)
+{
+	return assemble_files(verb, 0, NULL, paths, n, flags, out);
+}
+
 int geom_cli_request(const char *verb, int level, const char *name, char **paths, int n,
                      const char *req)
 {
-	char err[512] = "", warn[2048] = "";
+	char err[512] = "";
 	if (n == 0) {
 		char line[8192];
 		snprintf(line, sizeof(line), "geom %s", req);
@@ -54,47 +122,13 @@ int geom_cli_request(const char *verb, int level, const char *name, char **paths
 			return cli_error(verb, "%s", err);
 		return strncmp(req, "destroy", 7) ? 0 : stop_running(verb, name);
 	}
-	char **abs = calloc((size_t)n, sizeof(*abs));
-	if (!abs)
-		return cli_error(verb, "out of memory");
-	for (int i = 0; i < n; i++)
-		abs[i] = realpath(paths[i], NULL);
-	int status = 0;
-	for (int i = 0; i < n && !status; i++)
-		if (!abs[i])
-			status = cli_error(verb, "%s: %s", paths[i], strerror(errno));
-	struct uraid_array *a = NULL;
-	int arc = status ? 0
-	                 : uraid_assemble((const char *const *)abs, n, URAID_NO_SYNC_THREAD, &a,
-	                                  err, sizeof(err), warn, sizeof(warn));
-	if (arc == -ENOENT) /* md's "no md superblock" would mislead here */
-		status = cli_error(verb, "%s: no %s metadata", paths[0], level_name(level));
-	else if (arc < 0)
+	struct uraid_array *a;
+	int status = assemble_files(verb, level, name, paths, n, URAID_NO_SYNC_THREAD, &a);
+	if (status)
+		return status;
+	if (uraid_geom_ctl(a, req, err, sizeof(err)) < 0)
 		status = cli_error(verb, "%s", err);
-	if (warn[0])
-		fprintf(stderr, "uraid: warning: %s", warn);
-	if (a) {
-		struct uraid_status st;
-		uraid_status(a, &st);
-		if (st.level != level)
-			status = cli_error(verb, "the components hold a %s, not a %s",
-			                   level_name(st.level), level_name(level));
-		else if (strcmp(st.name, name) != 0)
-			status = cli_error(verb, "components belong to %s, not %s", st.name, name);
-		else if (uraid_geom_ctl(a, req, err, sizeof(err)) < 0)
-			status = cli_error(verb, "%s", err);
-		/* What gmirror's autosync would do before the device goes away. */
-		int rc = uraid_sync_wait(a);
-		if (rc < 0 && !status)
-			status = cli_error(verb, "synchronization failed: %s", strerror(-rc));
-		rc = uraid_stop(a);
-		if (rc < 0 && !status)
-			status = cli_error(verb, "stop: %s", strerror(-rc));
-	}
-	for (int i = 0; i < n; i++)
-		free(abs[i]);
-	free(abs);
-	return status;
+	return finish(verb, a, status);
 }
 
 static const char *state_word(enum uraid_member_state s)
@@ -109,12 +143,11 @@ static const char *state_word(enum uraid_member_state s)
 	}
 }
 
-int geom_cli_running_status(const char *verb, const char *name, bool list)
+/* gmirror/graid3 status (a table) or list (every field), from uraid_status. */
+static void print_status(const struct uraid_status *s, bool list)
 {
-	struct uraid_status st;
-	char err[512], fl[64];
-	if (cli_ctl_status(name, &st, err, sizeof(err)) < 0)
-		return cli_error(verb, "%s", err);
+	const struct uraid_status st = *s;
+	char fl[64];
 	bool mirror = st.level == URAID_LEVEL_GMIRROR;
 	cli_geom_flags(&st, fl, sizeof(fl));
 	if (list) {
@@ -137,7 +170,7 @@ int geom_cli_running_status(const char *verb, const char *name, bool list)
 				printf("   Number: %d%s\n", m->role,
 				       m->role == st.raid_disks - 1 ? " (parity)" : "");
 		}
-		return 0;
+		return;
 	}
 	char nm[48];
 	snprintf(nm, sizeof(nm), "%s/%s", mirror ? "mirror" : "raid3", st.name);
@@ -154,7 +187,36 @@ int geom_cli_running_status(const char *verb, const char *name, bool list)
 		                                     : "DEGRADED",
 		       m->name, state_word(m->state), extra);
 	}
+}
+
+int geom_cli_status(const char *verb, int level, const char *name, char **paths, int n, bool list)
+{
+	struct uraid_status st;
+	char err[512];
+	if (n == 0) {
+		if (cli_ctl_status(name, &st, err, sizeof(err)) < 0)
+			return cli_error(verb, "%s", err);
+		print_status(&st, list);
+		return 0;
+	}
+	struct uraid_array *a;
+	int status =
+	    assemble_files(verb, level, name, paths, n, URAID_RDONLY | URAID_NO_SYNC_THREAD, &a);
+	if (status)
+		return status;
+	uraid_status(a, &st);
+	print_status(&st, list);
+	uraid_stop(a);
 	return 0;
+}
+
+int geom_cli_stop(const char *verb, int level, const char *name, char **paths, int n)
+{
+	if (n == 0)
+		return stop_running(verb, name);
+	struct uraid_array *a;
+	int status = assemble_files(verb, level, name, paths, n, URAID_NO_SYNC_THREAD, &a);
+	return status ? status : finish(verb, a, 0);
 }
 
 static void flag_words(char *buf, size_t len, uint64_t f, const char *const *names)

@@ -80,7 +80,7 @@ int uraid_assemble_members(struct member **mm, int n, unsigned flags, struct ura
 		              n);
 	}
 	/* FreeBSD gmirror/graid3 components (engine/geom_uraid.c). */
-	if (eng_geom_probe(mm[0]))
+	if (eng_geom_probe(mm, n))
 		return eng_geom_assemble(mm, n, flags, out, err, errlen, warn, warnlen);
 	struct md_sb *sbs = calloc((size_t)n, sizeof(*sbs));
 	if (!sbs) {

@@ -273,8 +273,9 @@ void eng_ioq_pool_free(struct uraid_array *a);
 int eng_fast_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec,
                    bool *redo);
 
-/* geom_uraid.c: members[0] carries GEOM metadata and no md superblock. */
-bool eng_geom_probe(struct member *m);
+/* geom_uraid.c: no member has an md superblock and one carries GEOM
+ * metadata (gmirror or graid3 in its last sector). */
+bool eng_geom_probe(struct member **mm, int n);
 /* Assemble a gmirror/graid3 as a uraid_array (ownership of the members as
  * uraid_assemble_members). */
 int eng_geom_assemble(struct member **mm, int n, unsigned flags, struct uraid_array **out,

@@ -76,14 +76,19 @@ int geom_array_open_members(struct member **m, int n, unsigned flags, int balanc
 	struct geom_mirror_md mm;
 	enum geom_kind kind = GEOM_KIND_NONE;
 	char why[256] = "";
-	rc = geom_mirror_read(m[0], &mm, why, sizeof(why));
-	if (rc == 0) {
-		kind = GEOM_KIND_MIRROR;
-	} else if (rc == -ENOENT) {
-		struct geom_raid3_md rm;
-		rc = geom_raid3_read(m[0], &rm, why, sizeof(why));
-		if (rc == 0)
-			kind = GEOM_KIND_RAID3;
+	/* The class of the first member with metadata; the open then names a
+	 * member without it. */
+	rc = -ENOENT;
+	for (int i = 0; i < n && rc == -ENOENT; i++) {
+		rc = geom_mirror_read(m[i], &mm, why, sizeof(why));
+		if (rc == 0) {
+			kind = GEOM_KIND_MIRROR;
+		} else if (rc == -ENOENT) {
+			struct geom_raid3_md rm;
+			rc = geom_raid3_read(m[i], &rm, why, sizeof(why));
+			if (rc == 0)
+				kind = GEOM_KIND_RAID3;
+		}
 	}
 	struct geom_array *a = rc == 0 ? calloc(1, sizeof(*a)) : NULL;
 	if (!a) {

@@ -23,16 +23,20 @@ struct geom_array *eng_geom_of(struct uraid_array *a)
 	return a->cls ? ((struct geom_priv *)a->cls_priv)->g : NULL;
 }
 
-bool eng_geom_probe(struct member *m)
+bool eng_geom_probe(struct member **mm, int n)
 {
-	struct md_sb sb;
-	char e[256];
-	if (md_sb_load(m, &sb, e, sizeof(e)) != -ENOENT)
-		return false; /* an md superblock (or a damaged one): md decides */
-	struct geom_mirror_md mm;
-	struct geom_raid3_md rm;
-	return geom_mirror_read(m, &mm, NULL, 0) != -ENOENT ||
-	       geom_raid3_read(m, &rm, NULL, 0) != -ENOENT;
+	bool geom = false;
+	for (int i = 0; i < n; i++) {
+		struct md_sb sb;
+		char e[256];
+		if (md_sb_load(mm[i], &sb, e, sizeof(e)) != -ENOENT)
+			return false; /* an md superblock (or a damaged one): md decides */
+		struct geom_mirror_md gm;
+		struct geom_raid3_md rm;
+		geom |= geom_mirror_read(mm[i], &gm, NULL, 0) != -ENOENT ||
+		        geom_raid3_read(mm[i], &rm, NULL, 0) != -ENOENT;
+	}
+	return geom;
 }
 
 static struct geom_priv *P(struct uraid_array *a)

@@ -67,6 +67,9 @@ check "size is c less its metadata sector" \
 check_fails "resize beyond c refused" "$U" mirror resize -s 16M gv
 check_fails "clear of a running array's member refused" "$U" mirror clear c
 check "c's metadata still there" [ "$(tail -c 512 c | head -c 12)" = GEOM::MIRROR ]
+check_fails "mirror write to a running array's member refused" "$U" mirror write c <d1
+check "mirror cat of a running array's member (read-only) = what was written" \
+	[ "$("$U" mirror cat c | head -c 1048576 | md5sum)" = "$(md5sum <d2)" ]
 check "mirror stop (running)" "$U" mirror stop gv
 check "c's metadata: 1 disk, new size" \
 	bash -c "[ \"\$(dump c all)/\$(dump c mediasize)\" = 1/$((8 * 1024 * 1024 - 512)) ]"
@@ -87,6 +90,9 @@ check "f1 untouched (not connected)" [ "$(tail -c 512 f1 | head -c 12)" = GEOM::
 # ---- offline (member files) ----
 truncate -s 4M o0 o1
 check "label o" "$U" mirror label go o0 o1
+truncate -s 4M blank
+check "assemble with a blank member first: refused, the blank one named" \
+	bash -c "! '$U' assemble blank o0 o1 2>err && grep -q 'blank: no gmirror metadata' err"
 check "deactivate o1 on the files" "$U" mirror deactivate go o1 o0
 check "o1 INACTIVE on disk" bash -c "dump o1 dflags | grep -q INACTIVE"
 check "activate o1 on the files (synchronized before exit)" "$U" mirror activate go o1 o0

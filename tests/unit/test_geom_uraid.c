@@ -6,6 +6,7 @@
  * (configure, deactivate/activate, forget, resize, rebuild, insert/remove,
  * destroy) with its effect on disk after a restart. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,6 +269,31 @@ static void ctl_verbs(void)
 	CHECK(uraid_geom_ctl(a, "configure colour=red", err, sizeof(err)) == -EINVAL);
 	CHECK(uraid_geom_ctl(a, "configure", err, sizeof(err)) == -EINVAL);
 	CHECK(uraid_geom_ctl(a, "frobnicate", err, sizeof(err)) == -EINVAL);
+	/* malformed requests: named, refused, nothing changed */
+	CHECK(uraid_geom_ctl(a, "", err, sizeof(err)) == -EINVAL);
+	CHECK(uraid_geom_ctl(a, "configure balance", err, sizeof(err)) == -EINVAL);
+	CHECK(uraid_geom_ctl(a, "configure =split", err, sizeof(err)) == -EINVAL);
+	CHECK(uraid_geom_ctl(a, "configure slice=-512", err, sizeof(err)) == -EINVAL);
+	CHECK(uraid_geom_ctl(a, "configure slice=99999999999999999999", err, sizeof(err)) ==
+	      -EINVAL);
+	CHECK(uraid_geom_ctl(a, "configure priority=256 member=#0", err, sizeof(err)) == -EINVAL);
+	CHECK(uraid_geom_ctl(a, "configure priority=1 member=#9", err, sizeof(err)) == -ENOENT);
+	CHECK(uraid_geom_ctl(a, "configure autosync=2", err, sizeof(err)) == -EINVAL);
+	CHECK(uraid_geom_ctl(a, "rebuild", err, sizeof(err)) == -EINVAL);
+	CHECK(uraid_geom_ctl(a, "insert member=/nonexistent/x", err, sizeof(err)) == -ENOENT);
+	char *lng = malloc(9000);
+	memset(lng, 'a', 8999);
+	lng[8999] = 0;
+	memcpy(lng, "configure balance=", 18);
+	CHECK(uraid_geom_ctl(a, lng, err, sizeof(err)) == -EINVAL);
+	snprintf(lng, 9000, "configure");
+	for (int i = 0; i < 20; i++)
+		strcat(lng, " slice=4096");
+	CHECK(uraid_geom_ctl(a, lng, err, sizeof(err)) == -EINVAL); /* 20 keys: too many */
+	CHECKF(strstr(err, "too long") != NULL, "%s", err);
+	free(lng);
+	uraid_status(a, &st);
+	CHECK(st.geom_balance == GEOM_BALANCE_SPLIT && st.geom_slice == 8192);
 	CHECK(uraid_geom_ctl(a, "configure priority=7 member=#1 autosync=0", err, sizeof(err)) ==
 	      0);
 	uraid_status(a, &st);
@@ -393,6 +419,85 @@ static void idle_marks_clean(void)
 	rm_files(2);
 }
 
+struct worker {
+	struct uraid_array *a;
+	uint64_t base, len; /* its own region */
+	uint64_t seed;
+	int bad, errors;
+};
+
+/* Random writes of whole 4 KiB blocks into its region, each read back and
+ * compared with a private copy. */
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+	uint8_t *ref = calloc(1, w->len), buf[4096], back[4096];
+	for (int it = 0; it < 300 && ref; it++) {
+		uint64_t blk = t_rand(&w->seed) % (w->len / 4096);
+		t_fill(&w->seed, buf, sizeof(buf));
+		if (uraid_write(w->a, buf, sizeof(buf), w->base + blk * 4096) < 0) {
+			w->errors++;
+			continue;
+		}
+		memcpy(ref + blk * 4096, buf, sizeof(buf));
+		uint64_t rblk = t_rand(&w->seed) % (w->len / 4096);
+		if (uraid_read(w->a, back, sizeof(back), w->base + rblk * 4096) < 0)
+			w->errors++;
+		else
+			w->bad += memcmp(back, ref + rblk * 4096, sizeof(back)) != 0;
+	}
+	free(ref);
+	return NULL;
+}
+
+/* Writers and readers on a gmirror (sync thread running) while a component
+ * is failed, removed, re-added and synchronized, and a configure arrives:
+ * every read returns what was last written there. */
+static void concurrent_io_and_management(void)
+{
+	make_files(3);
+	label_mirror(2, GEOM_BALANCE_ROUND_ROBIN);
+	static const int idx[] = {0, 1};
+	struct uraid_array *a = asm_files(idx, 2, 0);
+	if (!a)
+		return;
+	enum { W = 4 };
+	struct worker w[W];
+	pthread_t t[W];
+	for (int i = 0; i < W; i++) {
+		w[i] = (struct worker){.a = a,
+		                       .base = (uint64_t)i * (MEDIA / W),
+		                       .len = MEDIA / W,
+		                       .seed = 100 + (uint64_t)i};
+		pthread_create(&t[i], NULL, worker_run, &w[i]);
+	}
+	char p0[96], p2[96], err[256] = "";
+	path_of(0, p0, sizeof(p0));
+	path_of(2, p2, sizeof(p2));
+	CHECKF(uraid_fail(a, p0, err, sizeof(err)) == 0, "%s", err);
+	CHECKF(uraid_geom_ctl(a, "configure balance=load", err, sizeof(err)) == 0, "%s", err);
+	CHECKF(uraid_remove(a, p0, err, sizeof(err)) == 0, "%s", err);
+	CHECKF(uraid_add(a, p2, err, sizeof(err)) == 0, "%s", err);
+	for (int i = 0; i < W; i++)
+		pthread_join(t[i], NULL);
+	CHECK(uraid_sync_wait(a) == 0);
+	for (int i = 0; i < W; i++)
+		CHECKF(w[i].bad == 0 && w[i].errors == 0, "worker %d: %d wrong, %d errors", i,
+		       w[i].bad, w[i].errors);
+	struct uraid_status st;
+	uraid_status(a, &st);
+	CHECK(st.working == 2);
+	/* both current components hold the same bytes */
+	uint8_t *b1 = malloc(MEDIA), *b2 = malloc(MEDIA);
+	CHECK(uraid_stop(a) == 0);
+	read_disk(1, b1, MEDIA);
+	read_disk(2, b2, MEDIA);
+	CHECK(memcmp(b1, b2, MEDIA) == 0);
+	free(b1);
+	free(b2);
+	rm_files(3);
+}
+
 /* Not GEOM: uraid_geom_ctl refuses md arrays; blank members are no GEOM. */
 static void not_geom(void)
 {
@@ -419,4 +524,4 @@ static void not_geom(void)
 }
 
 TEST_MAIN(T(mirror_handle), T(mirror_thread_and_drop), T(raid3_handle), T(ctl_verbs),
-          T(idle_marks_clean), T(not_geom))
+          T(idle_marks_clean), T(concurrent_io_and_management), T(not_geom))
