@@ -123,6 +123,7 @@ static int check_range(const struct uraid_array *a, size_t len, uint64_t off)
 
 int uraid_read(struct uraid_array *a, void *buf, size_t len, uint64_t off)
 {
+	__atomic_add_fetch(&a->fg_ios, 1, __ATOMIC_RELAXED); /* sync throttling (sync.c) */
 	int rc = check_range(a, len, off);
 	if (rc < 0 || len == 0)
 		return rc;
@@ -146,6 +147,7 @@ int uraid_write(struct uraid_array *a, const void *buf, size_t len, uint64_t off
 {
 	if (a->readonly)
 		return -EROFS;
+	__atomic_add_fetch(&a->fg_ios, 1, __ATOMIC_RELAXED); /* sync throttling (sync.c) */
 	int rc = check_range(a, len, off);
 	if (rc < 0 || len == 0)
 		return rc;
