@@ -118,7 +118,8 @@ static void merge_sb(const struct uraid_array *a, const struct eng_member *em, s
 	s->v0.this_disk = em->sb.v0.this_disk;
 	if (s->version == MD_SB_0_90 && em->sb.v0.this_disk.number < MD_SB0_MAX_DEVS)
 		s->v0.this_disk = a->ref.v0.disks[em->sb.v0.this_disk.number];
-	uint32_t per_dev = MD_FEATURE_BAD_BLOCKS | MD_FEATURE_RECOVERY_OFFSET;
+	uint32_t per_dev =
+	    MD_FEATURE_BAD_BLOCKS | MD_FEATURE_RECOVERY_OFFSET | MD_FEATURE_REPLACEMENT;
 	s->feature_map =
 	    (a->ref.feature_map & ~per_dev) | (em->sb.feature_map & MD_FEATURE_BAD_BLOCKS);
 	s->recovery_offset = 0;
@@ -126,6 +127,8 @@ static void merge_sb(const struct uraid_array *a, const struct eng_member *em, s
 		s->feature_map |= MD_FEATURE_RECOVERY_OFFSET;
 		s->recovery_offset = em->recovery_offset;
 	}
+	if (em->replacement && em->role >= 0) /* md: a replace in progress (sync_replace.c) */
+		s->feature_map |= MD_FEATURE_REPLACEMENT;
 }
 
 int eng_sb_write_all(struct uraid_array *a)
@@ -201,6 +204,7 @@ void eng_member_failed(struct uraid_array *a, int role, const char *why)
 	        why);
 	em->state = URAID_MEMBER_FAULTY;
 	a->slot[role] = -1;
+	eng_replace_slot_failed(a, role);
 	/* md keeps the slot number with the faulty device until removal, but
 	 * the superblocks record it as faulty. */
 	if (!a->readonly)
