@@ -21,6 +21,20 @@
 /* Largest batch per member, in sectors (2 MiB). */
 #define SYNC_BATCH_SECTORS 4096u
 
+/* sync_iolist.c: a growing list of member requests; a request that
+ * continues the previous one (same member, next sectors, next bytes of the
+ * same buffer) is merged into it. */
+struct sync_iolist {
+	struct member_io *io;
+	int *role;
+	int n, cap;
+};
+int sync_iol_add(struct uraid_array *a, struct sync_iolist *l, int role, bool write, uint8_t *buf,
+                 uint64_t msec, uint64_t nsec);
+/* Runs the list on a->ioq; true when every request succeeded. */
+bool sync_iol_run(struct uraid_array *a, struct sync_iolist *l);
+void sync_iol_free(struct sync_iolist *l);
+
 /* Sectors of 4 KiB units that differ between x and y (nsec sectors). */
 uint64_t sync_count_mismatch(const uint8_t *x, const uint8_t *y, uint64_t nsec);
 

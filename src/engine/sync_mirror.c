@@ -107,66 +107,12 @@ static int by_pieces(struct uraid_array *a, uint64_t pos, uint64_t n)
 	return 0;
 }
 
-/* A growing list of member requests; adjacent ones to the same member and
- * buffer are merged. */
-struct iolist {
-	struct member_io *io;
-	int *role;
-	int n, cap;
-};
-
-static int iol_add(struct uraid_array *a, struct iolist *l, int role, bool write, uint8_t *buf,
-                   uint64_t msec, uint64_t nsec)
-{
-	if (l->n > 0 && l->role[l->n - 1] == role) {
-		struct member_io *p = &l->io[l->n - 1];
-		struct member_io next;
-		eng_set_io(a, &next, role, write, buf, msec, nsec);
-		if (p->op == next.op && p->m == next.m && p->off + p->len == next.off &&
-		    (uint8_t *)p->buf + p->len == buf) {
-			p->len += next.len;
-			return 0;
-		}
-	}
-	if (l->n == l->cap) {
-		int cap = l->cap ? 2 * l->cap : 16;
-		struct member_io *io = realloc(l->io, (size_t)cap * sizeof(*io));
-		if (io)
-			l->io = io;
-		int *r = io ? realloc(l->role, (size_t)cap * sizeof(*r)) : NULL;
-		if (!io || !r)
-			return -ENOMEM;
-		l->role = r;
-		l->cap = cap;
-	}
-	eng_set_io(a, &l->io[l->n], role, write, buf, msec, nsec);
-	l->role[l->n++] = role;
-	return 0;
-}
-
-static void iol_free(struct iolist *l)
-{
-	free(l->io);
-	free(l->role);
-	memset(l, 0, sizeof(*l));
-}
-
-/* Runs the list; true when every request succeeded. */
-static bool iol_run(struct uraid_array *a, struct iolist *l)
-{
-	eng_ioq_run(a, a->ioq, l->io, l->n);
-	for (int i = 0; i < l->n; i++)
-		if (l->io[i].result < 0 || (size_t)l->io[i].result != l->io[i].len)
-			return false;
-	return true;
-}
-
 int sync_mirror_batch(struct uraid_array *a, uint64_t pos, uint64_t n)
 {
 	int nc = a->ncopies;
 	size_t blen = n * 512;
 	uint8_t *mem = eng_buf_get(a, (size_t)nc * blen);
-	struct iolist rd = {0}, wr = {0};
+	struct sync_iolist rd = {0}, wr = {0};
 	int rc = mem ? 0 : -ENOMEM;
 	bool careful = false;
 	/* Read every copy of the run, copy c into mem + c * blen. */
@@ -182,13 +128,14 @@ int sync_mirror_batch(struct uraid_array *a, uint64_t pos, uint64_t n)
 			}
 			careful = !eng_role_readable(a, loc.role, loc.sector, len);
 			if (!careful)
-				rc = iol_add(a, &rd, loc.role, false,
-				             mem + c * blen + (l - pos) * 512, loc.sector, len);
+				rc =
+				    sync_iol_add(a, &rd, loc.role, false,
+				                 mem + c * blen + (l - pos) * 512, loc.sector, len);
 		}
 		l += len;
 	}
 	if (rc == 0 && !careful)
-		careful = !iol_run(a, &rd);
+		careful = !sync_iol_run(a, &rd);
 	for (uint64_t l = pos; l < pos + n && rc == 0 && !careful;) {
 		uint64_t len;
 		rc = piece_len(a, l, pos + n - l, &len);
@@ -206,11 +153,12 @@ int sync_mirror_batch(struct uraid_array *a, uint64_t pos, uint64_t n)
 			if (a->ops->map(&a->geom, l, c, &loc, &ml) < 0)
 				rc = -EIO;
 			else
-				rc = iol_add(a, &wr, loc.role, true, mem + off, loc.sector, len);
+				rc = sync_iol_add(a, &wr, loc.role, true, mem + off, loc.sector,
+				                  len);
 		}
 		l += len;
 	}
-	if (rc == 0 && !careful && wr.n && !iol_run(a, &wr)) {
+	if (rc == 0 && !careful && wr.n && !sync_iol_run(a, &wr)) {
 		for (int i = 0; i < wr.n; i++)
 			if (wr.io[i].result < 0 || (size_t)wr.io[i].result != wr.io[i].len)
 				eng_member_failed(a, wr.role[i], "write error during sync");
@@ -218,8 +166,8 @@ int sync_mirror_batch(struct uraid_array *a, uint64_t pos, uint64_t n)
 			rc = -EIO;
 	}
 	eng_buf_put(a, mem);
-	iol_free(&rd);
-	iol_free(&wr);
+	sync_iol_free(&rd);
+	sync_iol_free(&wr);
 	if (rc == 0 && careful)
 		rc = by_pieces(a, pos, n);
 	return rc;
@@ -273,7 +221,7 @@ int sync_mirror_role_data(struct uraid_array *a, int role, uint8_t *buf, uint64_
 static int recover_role(struct uraid_array *a, int role, uint64_t pos, uint64_t end)
 {
 	uint8_t *buf = eng_buf_get(a, (end - pos) * 512);
-	struct iolist rd = {0}, wr = {0};
+	struct sync_iolist rd = {0}, wr = {0};
 	int rc = buf ? 0 : -ENOMEM, src = -1;
 	uint64_t run = pos; /* start of the current run of used sectors */
 	for (uint64_t msec = pos; msec < end && rc == 0;) {
@@ -283,8 +231,8 @@ static int recover_role(struct uraid_array *a, int role, uint64_t pos, uint64_t 
 		if (rc == -ERANGE) {
 			/* unused by md: nothing to rebuild; close the write run */
 			if (msec > run)
-				rc = iol_add(a, &wr, role, true, buf + (run - pos) * 512, run,
-				             msec - run);
+				rc = sync_iol_add(a, &wr, role, true, buf + (run - pos) * 512, run,
+				                  msec - run);
 			else
 				rc = 0;
 			msec += len;
@@ -309,21 +257,22 @@ static int recover_role(struct uraid_array *a, int role, uint64_t pos, uint64_t 
 			break;
 		}
 		src = pick.role;
-		rc = iol_add(a, &rd, pick.role, false, buf + (msec - pos) * 512, pick.sector, len);
+		rc = sync_iol_add(a, &rd, pick.role, false, buf + (msec - pos) * 512, pick.sector,
+		                  len);
 		msec += len;
 	}
 	if (rc == 0 && end > run)
-		rc = iol_add(a, &wr, role, true, buf + (run - pos) * 512, run, end - run);
-	if (rc == 0 && !iol_run(a, &rd))
+		rc = sync_iol_add(a, &wr, role, true, buf + (run - pos) * 512, run, end - run);
+	if (rc == 0 && !sync_iol_run(a, &rd))
 		rc = sync_mirror_role_data(a, role, buf, pos, end - pos); /* repairs as it reads */
-	if (rc == 0 && !iol_run(a, &wr)) {
+	if (rc == 0 && !sync_iol_run(a, &wr)) {
 		eng_member_failed(a, role, "write error during recovery");
 		if (!eng_array_readable(a))
 			rc = -EIO;
 	}
 	eng_buf_put(a, buf);
-	iol_free(&rd);
-	iol_free(&wr);
+	sync_iol_free(&rd);
+	sync_iol_free(&wr);
 	return rc;
 }
 

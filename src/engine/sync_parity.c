@@ -125,6 +125,7 @@ struct pbatch {
 	bool zeroed;
 	bool readable[LAYOUT_MAX_MEMBERS];
 	bool target[LAYOUT_MAX_MEMBERS]; /* recovery writes this role */
+	bool single;                     /* recovery of one lost member: the minimal reads */
 };
 
 /* Blocks of the stripe piece at member sector msec (len sectors) in
@@ -195,6 +196,25 @@ static int piece_compare(struct uraid_array *a, struct pbatch *b, void **blk, in
 	return sync_parity_piece(a, msec, len);
 }
 
+/* The one lost block of a stripe piece from the others: P, or a data block,
+ * is the XOR of the rest (RAID6 as well: md's single-failure recovery, Q
+ * is not read); a lost Q is regenerated (P goes to scratch, not read). */
+static int rebuild_one(struct uraid_array *a, struct pbatch *b, void **blk, int nsyn, int lost,
+                       uint64_t len)
+{
+	if (lost == nsyn + 1) {
+		blk[nsyn] = b->scratch_p;
+		return a->pp->pq_gen(nsyn, len * 512, blk) < 0 ? -EIO : 0;
+	}
+	void *x[LAYOUT_MAX_MEMBERS + 2];
+	int nx = 0;
+	for (int p = 0; p <= nsyn; p++)
+		if (p != lost && blk[p] != b->zero)
+			x[nx++] = blk[p];
+	x[nx] = blk[lost];
+	return a->pp->xor_gen(nx, len * 512, x) < 0 ? -EIO : 0;
+}
+
 int sync_parity_batch(struct uraid_array *a, uint64_t pos, uint64_t n)
 {
 	int nd = a->geom.raid_disks;
@@ -225,17 +245,38 @@ int sync_parity_batch(struct uraid_array *a, uint64_t pos, uint64_t n)
 	b.scratch_q = b.scratch_p + plen;
 	b.zero = b.scratch_q + plen;
 
-	struct member_io io[LAYOUT_MAX_MEMBERS];
-	int io_role[LAYOUT_MAX_MEMBERS], nio = 0, rc = 0;
-	for (int r = 0; r < nd; r++)
-		if (b.readable[r])
-			eng_set_io(a, &io[nio++], r, false, b.role_buf[r], pos, n);
-	eng_ioq_run(a, a->ioq, io, nio);
-	for (int i = 0; i < nio; i++)
-		if (io[i].result < 0 || (size_t)io[i].result != io[i].len) {
-			eng_buf_put(a, b.mem);
-			return by_pieces(a, pos, n);
+	/* One lost member: each stripe needs k blocks, so RAID6 skips Q
+	 * (or P when Q is the one lost); else every readable member. */
+	int lost_role = -1;
+	for (int r = 0; r < nd && nlost == 1; r++)
+		if (!b.readable[r])
+			lost_role = r;
+	b.single = recover && nlost == 1;
+	struct sync_iolist rd = {0};
+	int rc = 0;
+	for (int r = 0; r < nd && rc == 0; r++) {
+		if (!b.readable[r])
+			continue;
+		for (uint64_t msec = pos, len; msec < pos + n && rc == 0; msec += len) {
+			len = chunk - msec % chunk;
+			if (len > pos + n - msec)
+				len = pos + n - msec;
+			if (b.single && a->geom.level == URAID_LEVEL_RAID6) {
+				struct layout_stripe ls;
+				a->ops->stripe(&a->geom, msec / chunk, &ls);
+				if (r == (lost_role == ls.q_role ? ls.p_role : ls.q_role))
+					continue;
+			}
+			rc = sync_iol_add(a, &rd, r, false, b.role_buf[r] + (msec - pos) * 512,
+			                  msec, len);
 		}
+	}
+	bool read_ok = rc == 0 && sync_iol_run(a, &rd);
+	sync_iol_free(&rd);
+	if (!read_ok) {
+		eng_buf_put(a, b.mem);
+		return rc < 0 ? rc : by_pieces(a, pos, n);
+	}
 
 	for (uint64_t msec = pos; msec < pos + n && rc == 0;) {
 		uint64_t len = chunk - msec % chunk;
@@ -246,7 +287,9 @@ int sync_parity_batch(struct uraid_array *a, uint64_t pos, uint64_t n)
 		void *blk[LAYOUT_MAX_MEMBERS + 2];
 		int fail[3], nsyn;
 		int nf = piece_blocks(a, &b, &ls, msec, len, blk, &nsyn, fail);
-		if (recover) {
+		if (recover && nf == 1 && b.single) {
+			rc = rebuild_one(a, &b, blk, nsyn, fail[0], len);
+		} else if (recover) {
 			if (nf && a->pp->recover(nsyn, len * 512, blk,
 			                         a->geom.level == URAID_LEVEL_RAID6, nf, fail) < 0)
 				rc = -EIO;
@@ -256,7 +299,8 @@ int sync_parity_batch(struct uraid_array *a, uint64_t pos, uint64_t n)
 		msec += len;
 	}
 	if (rc == 0 && recover) {
-		nio = 0;
+		struct member_io io[LAYOUT_MAX_MEMBERS];
+		int io_role[LAYOUT_MAX_MEMBERS], nio = 0;
 		for (int r = 0; r < nd; r++)
 			if (b.target[r]) {
 				eng_set_io(a, &io[nio], r, true, b.role_buf[r], pos, n);
