@@ -244,7 +244,7 @@ int uraid_set_stripe_cache(struct uraid_array *a, unsigned stripes);
  * line "VERB ARGS...\n" ("write OFF LEN\n" is followed by LEN bytes); the
  * server answers "OK LEN\n" + LEN bytes of body, or "ERR ERRNO MESSAGE\n".
  * Verbs: status (body: struct uraid_status, same build only), read OFF LEN,
- * write OFF LEN, flush, fail M, remove M, add PATH, check, repair, idle,
+ * write OFF LEN, flush, fail M, remove M, add PATH, replace M PATH, check, repair, idle,
  * speed MIN MAX, stop. Each connection is served by its own thread. */
 struct uraid_control;
 int uraid_control_start(struct uraid_array *a, const char *sock_path, struct uraid_control **out,
