@@ -370,11 +370,22 @@ static void throttle(struct uraid_array *a, bool busy)
 			timed_wait(a, MAX_SLEEP_NS);
 		return;
 	}
-	uint64_t done_kib = (a->sync_pos - a->speed_pos0) / 2;
-	uint64_t due_ns = done_kib * 1000000000ull / limit, el = now - a->speed_t0_ns;
-	if (due_ns > el)
+	bool slept = false;
+	/* Sleep in slices, so a stop, a new limit or the end of the job is
+	 * seen soon (the wait also wakes on a->cond). */
+	while (!a->thread_stop && a->action != URAID_SYNC_IDLE && a->sync_pos >= a->speed_pos0) {
+		limit = busy ? a->speed_min : a->speed_max;
+		if (!limit)
+			break;
+		uint64_t done_kib = (a->sync_pos - a->speed_pos0) / 2;
+		uint64_t due_ns = done_kib * 1000000000ull / limit, el = now - a->speed_t0_ns;
+		if (due_ns <= el)
+			break;
 		timed_wait(a, due_ns - el < MAX_SLEEP_NS ? due_ns - el : MAX_SLEEP_NS);
-	else if (busy) /* below speed_min: go on, but let the waiting requests in first */
+		slept = true;
+		now = eng_now_ns();
+	}
+	if (busy && !slept) /* below speed_min: go on, but let the waiting requests in first */
 		timed_wait(a, 1000000ull);
 }
 

@@ -97,7 +97,7 @@ check "r6mid: spare stopped mid-rebuild carries a recovery offset" \
 # (the old member is left out, as a faulty one would be); array "rb" is
 # stopped mid-copy at 2 MiB/s, so the kernel must read uraid's replacement
 # record (feature bit, slot, recovery_offset) and finish the replace itself.
-# One VM assembles both.
+# One VM assembles them (and "rc" below).
 replace_prep() {
 	local name=$1 n=$2 partial=$3; shift 3
 	local dir=$T_TMP/$name
@@ -138,41 +138,77 @@ assert m["m1"]["state"] == "faulty", m["m1"]' < <("$URAID" status --json "$name"
 	"$URAID" stop "$name"
 	md5sum <"$dir/expected" | cut -d' ' -f1 >"$dir/want"
 }
+# rc: raid10 far 2 rebuild stopped mid-way; uraid's recovery_offset is a
+# sector of the new member (exact for far/offset copies), where the kernel
+# continues.
+partial_r10_prep() {
+	local dir=$T_TMP/rc
+	mkdir -p "$dir"
+	if ! "$URAID" create --size=16M --name=rc --level=10 --layout=f2 --chunk=64K \
+		--raid-devices=4 "$dir"/m0 "$dir"/m1 "$dir"/m2 "$dir"/m3 2>"$dir/err"; then
+		fail "rc: create: $(cat "$dir/err")"
+		return 1
+	fi
+	wait_idle rc
+	local bytes
+	bytes=$("$URAID" status --json rc | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["array_bytes"])')
+	truncate -s "$bytes" "$dir/expected"
+	head -c "$bytes" /dev/urandom >"$dir/w1"
+	"$URAID" write rc <"$dir/w1" && cp "$dir/w1" "$dir/expected"
+	"$URAID" fail rc "$dir/m1"
+	truncate -s 16M "$dir/new"
+	"$URAID" add rc "$dir/new"
+	sleep 1.5
+	"$URAID" status rc | grep -q recovery || fail "rc: rebuild not in progress when stopping"
+	"$URAID" stop rc
+	local ro
+	ro=$(mdadm --examine "$dir/new" 2>/dev/null | sed -n 's/^ *Recovery Offset : \([0-9]*\) sectors.*/\1/p')
+	check "rc: the new member carries a recovery offset past the start (${ro:-none})" \
+		test "${ro:-0}" -gt 0
+	md5sum <"$dir/expected" | cut -d' ' -f1 >"$dir/want"
+}
 if replace_prep ra 4 0 --level=5 --chunk=64K &&
-	URAID_SYNC_SPEED_MAX=2048 replace_prep rb 5 1 --level=6 --chunk=64K; then
+	URAID_SYNC_SPEED_MAX=2048 replace_prep rb 5 1 --level=6 --chunk=64K &&
+	URAID_SYNC_SPEED_MAX=2048 URAID_SYNC_SPEED_MIN=1024 partial_r10_prep; then
 	R=$T_TMP
 	"$MDVM" --snapshot --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 300 \
 		--disk a0="$R/ra/m0" --disk a2="$R/ra/m2" --disk a3="$R/ra/m3" --disk anew="$R/ra/new" \
 		--disk b0="$R/rb/m0" --disk b1="$R/rb/m1" --disk b2="$R/rb/m2" --disk b3="$R/rb/m3" \
-		--disk b4="$R/rb/m4" --disk bnew="$R/rb/new" --cmd 'set -e
+		--disk b4="$R/rb/m4" --disk bnew="$R/rb/new" --disk c0="$R/rc/m0" --disk c2="$R/rc/m2" \
+		--disk c3="$R/rc/m3" --disk cnew="$R/rc/new" --cmd 'set -e
 run mdadm --examine /dev/disk-bnew
 mdadm --assemble /dev/md0 /dev/disk-a0 /dev/disk-a2 /dev/disk-a3 /dev/disk-anew
 mdadm --assemble /dev/md1 /dev/disk-b0 /dev/disk-b1 /dev/disk-b2 /dev/disk-b3 /dev/disk-b4 /dev/disk-bnew
+mdadm --assemble /dev/md2 /dev/disk-c0 /dev/disk-c2 /dev/disk-c3 /dev/disk-cnew
 cat /proc/mdstat
-md_wait md0; md_wait md1
+md_wait md0; md_wait md1; md_wait md2
 cat /proc/mdstat
 mdadm --detail /dev/md1
 echo "A_MD5=$(md5_range /dev/md0)"
 echo "B_MD5=$(md5_range /dev/md1)"
 echo "A_CHECK: $(md_check md0)"
 echo "B_CHECK: $(md_check md1)"
+echo "C_MD5=$(md5_range /dev/md2)"
+echo "C_CHECK: $(md_check md2)"
 echo "B_SLOT1=$(mdadm --detail /dev/md1 | awk "/active sync/ && \$4 == 1 {print \$NF}")" \
 	"NEW=$(readlink -f /dev/disk-bnew)" \
 	"FAULTY=$(mdadm --detail /dev/md1 | awk "/faulty/ {print \$NF}")" \
 	"OLD=$(readlink -f /dev/disk-b1)"
-mdadm --stop /dev/md0 /dev/md1' >"$R/replace-vm.log" 2>&1
+mdadm --stop /dev/md0 /dev/md1 /dev/md2' >"$R/replace-vm.log" 2>&1
 	rc=$?
-	check "replace: kernel assembles both arrays (rc $rc)" [ "$rc" -eq 0 ]
+	check "replace: kernel assembles the three arrays (rc $rc)" [ "$rc" -eq 0 ]
 	check "ra: kernel reads the expected content after uraid's replace" \
 		grep -q "^A_MD5=$(cat "$R/ra/want")" "$R/replace-vm.log"
 	check "rb: kernel finishes uraid's interrupted replace with the expected content" \
 		grep -q "^B_MD5=$(cat "$R/rb/want")" "$R/replace-vm.log"
-	check "ra, rb: kernel mismatch_cnt=0" \
-		[ "$(grep -c 'CHECK: mismatch_cnt=0$' "$R/replace-vm.log")" = 2 ]
+	check "rc: kernel continues uraid's raid10 far rebuild, expected content" \
+		grep -q "^C_MD5=$(cat "$R/rc/want")" "$R/replace-vm.log"
+	check "ra, rb, rc: kernel mismatch_cnt=0" \
+		[ "$(grep -c 'CHECK: mismatch_cnt=0$' "$R/replace-vm.log")" = 3 ]
 	read -r s1 snew sfaulty sold < <(sed -n 's/^B_SLOT1=\([^ ]*\) NEW=\([^ ]*\) FAULTY=\([^ ]*\) OLD=\(.*\)$/\1 \2 \3 \4/p' "$R/replace-vm.log")
 	check "rb: the kernel put the replacement into slot 1 (${s1:-?} = ${snew:-?}), the old one is faulty" \
 		test -n "${s1:-}" -a "${s1:-}" = "${snew:-}" -a "${sfaulty:-}" = "${sold:-}"
-	[ "$rc" -eq 0 ] || grep -E 'mdadm:|md/|md[01]|!!!' "$R/replace-vm.log" | head -20
+	[ "$rc" -eq 0 ] || grep -E 'mdadm:|md/|md[012]|!!!' "$R/replace-vm.log" | head -20
 fi
 # Levels without redundancy on members of different sizes (raid0 zones,
 # linear): the kernel reads what uraid wrote.
