@@ -25,6 +25,7 @@
 #define MARK_NS       3000000000ull /* speed measured (and limited) over this window */
 #define BUSY_SECTORS  512u          /* batch per member while the array is busy */
 #define MAX_SLEEP_NS  200000000ull  /* throttling sleeps at most this at a time */
+#define SYNC_ALIGN    8u            /* sectors: checkpoints on 4 KiB boundaries */
 
 static bool has_redundancy(const struct uraid_array *a)
 {
@@ -156,7 +157,13 @@ static uint64_t batch_limit(const struct uraid_array *a)
 	               : a->action == URAID_SYNC_RECOVER ? 1
 	                                                 : (uint64_t)a->ncopies;
 	uint64_t n = SYNC_BATCH_BYTES / 512 / (per ? per : 1);
-	return n < SYNC_BATCH_SECTORS ? (n ? n : 1) : SYNC_BATCH_SECTORS;
+	if (n > SYNC_BATCH_SECTORS)
+		n = SYNC_BATCH_SECTORS;
+	/* whole chunk rows where they fit: no partial stripes mid-run */
+	uint64_t chunk = a->geom.chunk_sectors;
+	if (eng_is_parity(a) && chunk && n >= chunk)
+		n -= n % chunk;
+	return n >= SYNC_ALIGN ? n - n % SYNC_ALIGN : SYNC_ALIGN;
 }
 
 static int run_recovery(struct uraid_array *a, uint64_t pos, uint64_t n)
@@ -222,6 +229,11 @@ static int step_locked(struct uraid_array *a, uint64_t max)
 		n = lim;
 	if (n > dirty_len)
 		n = dirty_len;
+	/* Checkpoints on 4 KiB boundaries: the kernel resumes a recovery or
+	 * resync at recovery_offset / resync_offset and works in 4 KiB units
+	 * (md's STRIPE_SECTORS); an odd checkpoint left parity wrong there. */
+	if (pos + n < a->sync_end && (pos + n) % SYNC_ALIGN && n > (pos + n) % SYNC_ALIGN)
+		n -= (pos + n) % SYNC_ALIGN;
 	int rc;
 	if (a->action == URAID_SYNC_RECOVER)
 		rc = run_recovery(a, pos, n);
