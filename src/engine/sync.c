@@ -232,8 +232,11 @@ static int step_locked(struct uraid_array *a, uint64_t max)
 	/* Checkpoints on 4 KiB boundaries: the kernel resumes a recovery or
 	 * resync at recovery_offset / resync_offset and works in 4 KiB units
 	 * (md's STRIPE_SECTORS); an odd checkpoint left parity wrong there. */
-	if (pos + n < a->sync_end && (pos + n) % SYNC_ALIGN && n > (pos + n) % SYNC_ALIGN)
-		n -= (pos + n) % SYNC_ALIGN;
+	uint64_t odd = (pos + n) % SYNC_ALIGN;
+	if (pos + n < a->sync_end && odd)
+		n = n > odd ? n - odd : n + SYNC_ALIGN - odd; /* a small max: a little more */
+	if (pos + n > a->sync_end)
+		n = a->sync_end - pos;
 	int rc;
 	if (a->action == URAID_SYNC_RECOVER)
 		rc = run_recovery(a, pos, n);

@@ -277,6 +277,36 @@ static void raid10_rebuild_resumes_after_crash(void)
 	}
 }
 
+/* Checkpoints the kernel may resume from are 4 KiB aligned (md works in
+ * 4 KiB stripe units; an odd recovery_offset left it with wrong parity),
+ * whatever step sizes the caller asks for. */
+static void checkpoints_on_4k_boundaries(void)
+{
+	struct te_disk d[5];
+	struct uraid_array *a = mk(d, 5, 6, "left-symmetric", 4, 16);
+	CHECK(a != NULL);
+	if (!a)
+		return;
+	char err[256];
+	CHECK(uraid_fail(a, "#1", err, sizeof(err)) == 0);
+	CHECK(uraid_add_member(a, te_borrow(&d[4]), err, sizeof(err)) == 0);
+	uint64_t rs = 5, last = 0;
+	struct uraid_status st;
+	for (int i = 0; i < 8; i++) {
+		CHECK(uraid_sync_step(a, 9 + t_rand(&rs) % 700) == 1);
+		uraid_status(a, &st);
+		uint64_t ro = st.members[1].recovery_offset;
+		CHECKF(ro % 8 == 0 && st.sync_done % 8 == 0 && ro > last,
+		       "recovery checkpoint %llu (sync at %llu)", (unsigned long long)ro,
+		       (unsigned long long)st.sync_done);
+		last = ro;
+	}
+	CHECK(te_sync_all(a) == 0);
+	expect_action(a, URAID_SYNC_CHECK, 0);
+	uraid_stop(a);
+	close_disks(d, 5);
+}
+
 struct load {
 	struct uraid_array *a;
 	uint64_t size, seed;
@@ -423,5 +453,5 @@ static void create_refuses_without_writing(void)
 
 TEST_MAIN(T(raid6_repair_fixes_the_wrong_member), T(raid5_and_raid1_check_counts_and_repair),
           T(stale_member_left_out), T(interrupted_rebuild_resumes),
-          T(raid10_rebuild_resumes_after_crash), T(speed_min_holds_under_load),
-          T(create_refuses_without_writing))
+          T(raid10_rebuild_resumes_after_crash), T(checkpoints_on_4k_boundaries),
+          T(speed_min_holds_under_load), T(create_refuses_without_writing))
