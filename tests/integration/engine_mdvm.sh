@@ -80,6 +80,13 @@ run_case() {
 	check "$name: kernel reads the expected content ($got)" [ "$got" = "$want" ]
 	check "$name: kernel mismatch_cnt=0" grep -q '^mismatch_cnt=0' "$dir/vm.log"
 	[ "$rc" -eq 0 ] || grep -E 'mdadm:|md/|md0|!!!' "$dir/vm.log" | head -20
+	# keep the evidence of a failure (T_TMP goes away): VM log, members' examine
+	if [ "$rc" -ne 0 ] || ! grep -q '^mismatch_cnt=0' "$dir/vm.log"; then
+		mkdir -p "$TOP/build/test-logs/engine_mdvm-$name"
+		cp "$dir/vm.log" "$TOP/build/test-logs/engine_mdvm-$name/"
+		for m in "$dir"/m*; do "$URAID" examine "$m"; done \
+			>"$TOP/build/test-logs/engine_mdvm-$name/examine.txt" 2>&1
+	fi
 }
 
 run_case r5ls 4 --level=5 --chunk=64K --layout=left-symmetric
@@ -209,6 +216,7 @@ mdadm --stop /dev/md0 /dev/md1 /dev/md2' >"$R/replace-vm.log" 2>&1
 	check "rb: the kernel put the replacement into slot 1 (${s1:-?} = ${snew:-?}), the old one is faulty" \
 		test -n "${s1:-}" -a "${s1:-}" = "${snew:-}" -a "${sfaulty:-}" = "${sold:-}"
 	[ "$rc" -eq 0 ] || grep -E 'mdadm:|md/|md[012]|!!!' "$R/replace-vm.log" | head -20
+	[ "$T_FAILED" = 0 ] || cp "$R/replace-vm.log" "$TOP/build/test-logs/engine_mdvm-replace-vm.log"
 fi
 # Levels without redundancy on members of different sizes (raid0 zones,
 # linear): the kernel reads what uraid wrote.
