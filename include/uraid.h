@@ -221,6 +221,18 @@ int uraid_fail(struct uraid_array *a, const char *member, char *err, size_t errl
 int uraid_remove(struct uraid_array *a, const char *member, char *err, size_t errlen);
 int uraid_add(struct uraid_array *a, const char *path, char *err, size_t errlen);
 int uraid_add_member(struct uraid_array *a, struct member *m, char *err, size_t errlen);
+/* md's replace: `path` (or m, which the array then owns) is rebuilt as the
+ * replacement of the in-sync member `old` while `old` keeps serving reads
+ * and receiving writes, so the array is never degraded; when the copy
+ * completes `old` is marked faulty (then `remove` it) and the new member
+ * takes its slot. Recorded in the 1.x superblocks (replacement feature,
+ * recovery_offset), so an interrupted replace resumes at the next assembly
+ * (here or in the kernel). -EOPNOTSUPP for 0.90 metadata and levels
+ * without redundancy; failing the new member abandons the replace. */
+int uraid_replace(struct uraid_array *a, const char *old, const char *path, char *err,
+                  size_t errlen);
+int uraid_replace_member(struct uraid_array *a, const char *old, struct member *m, char *err,
+                         size_t errlen);
 
 /* Add an internal write-intent bitmap to a running array (raid1/4/5/6,
  * metadata 1.1/1.2), as mdadm --grow --bitmap=internal: chunk_bytes 0 =
@@ -301,7 +313,7 @@ int uraid_io_stats(struct uraid_array *a, struct uraid_io_stats *st);
  *
  * Verbs: hello (body "uraid-control 1\n"), status (body: the text of
  * uraid_status_encode), stats (uraid_io_stats_encode), read OFF LEN,
- * write OFF LEN, flush, fail M, remove M, add PATH, check, repair, idle,
+ * write OFF LEN, flush, fail M, remove M, add PATH, replace M PATH, check, repair, idle,
  * speed MIN MAX, stripe-cache N, stop, geom REQUEST (GEOM arrays: the rest
  * of the line, unescaped, to uraid_geom_ctl). Each connection has its own
  * thread.

@@ -190,21 +190,20 @@ int cmd_journal_mode(int argc, char **argv)
 	return 0;
 }
 
-/* md's replace rebuilds onto the new member while the old one still serves;
- * here the new member is added as a spare and the old one failed, so the
- * rebuild runs degraded. */
+/* md's replace: the new member is rebuilt as a replacement while the old
+ * one keeps serving (the array is never degraded); when the copy is done
+ * the old member is marked faulty (then `uraid remove` it). */
 int cmd_replace(int argc, char **argv)
 {
 	if (argc != 4)
 		return cli_error("replace", "usage: uraid replace NAME OLD NEW");
-	char line[PATH_MAX + 64], mb[PATH_MAX], err[512];
-	snprintf(line, sizeof(line), "add %s", member_arg(argv[3], mb, sizeof(mb)));
+	char line[2 * PATH_MAX + 64], mb[PATH_MAX], nb[PATH_MAX], err[512];
+	snprintf(line, sizeof(line), "replace %s %s", member_arg(argv[2], mb, sizeof(mb)),
+	         member_arg(argv[3], nb, sizeof(nb)));
 	if (cli_ctl(argv[1], line, NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
 		return cli_error("replace", "%s", err);
-	snprintf(line, sizeof(line), "fail %s", member_arg(argv[2], mb, sizeof(mb)));
-	if (cli_ctl(argv[1], line, NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
-		return cli_error("replace", "%s", err);
-	fprintf(stderr, "uraid: replace: %s failed, rebuilding onto %s\n", argv[2], argv[3]);
+	fprintf(stderr, "uraid: replace: rebuilding %s as the replacement of %s\n", argv[3],
+	        argv[2]);
 	return 0;
 }
 

@@ -137,6 +137,7 @@ int uraid_read(struct uraid_array *a, void *buf, size_t len, uint64_t off)
 {
 	if (a->cls)
 		return a->cls->read(a, buf, len, off);
+	__atomic_add_fetch(&a->fg_ios, 1, __ATOMIC_RELAXED); /* sync throttling (sync.c) */
 	int rc = check_range(a, len, off);
 	if (rc < 0 || len == 0)
 		return rc;
@@ -167,6 +168,7 @@ int uraid_write(struct uraid_array *a, const void *buf, size_t len, uint64_t off
 		return a->cls->write(a, buf, len, off);
 	if (a->readonly)
 		return -EROFS;
+	__atomic_add_fetch(&a->fg_ios, 1, __ATOMIC_RELAXED); /* sync throttling (sync.c) */
 	int rc = check_range(a, len, off);
 	if (rc < 0 || len == 0)
 		return rc;

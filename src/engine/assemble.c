@@ -227,6 +227,15 @@ int uraid_assemble_members(struct member **mm, int n, unsigned flags, struct ura
 			            em->m->name, role, a->geom.raid_disks);
 			goto fail_a;
 		}
+		if (sbs[i].feature_map & MD_FEATURE_REPLACEMENT) {
+			/* A replace in progress: eng_replace_assembled decides. */
+			em->replacement = true;
+			em->state = URAID_MEMBER_REBUILDING;
+			em->recovery_offset = (sbs[i].feature_map & MD_FEATURE_RECOVERY_OFFSET)
+			                          ? sbs[i].recovery_offset
+			                          : UINT64_MAX;
+			continue;
+		}
 		if (a->slot[role] >= 0) {
 			rc = errmsg(err, errlen, -EINVAL, "%s and %s both claim slot %d",
 			            a->mem[a->slot[role]]->m->name, em->m->name, role);
@@ -244,6 +253,10 @@ int uraid_assemble_members(struct member **mm, int n, unsigned flags, struct ura
 	}
 	free(sbs);
 	sbs = NULL;
+	if (eng_replace_assembled(a) < 0) {
+		rc = errmsg(err, errlen, -EINVAL, "two replacements claim the same slot");
+		goto fail_a;
+	}
 	rc = eng_array_setup(a, err, errlen);
 	if (rc < 0) {
 		eng_array_free(a);

@@ -50,7 +50,23 @@ struct eng_member {
 	/* Member sector just past the last mirror read sent here (read
 	 * balancing; accessed with relaxed atomics, a hint only). */
 	uint64_t head;
+	/* replace (sync_replace.c): this member is being rebuilt as the
+	 * replacement of slot `role` while the slot's member still serves. */
+	bool replacement;
+	/* Data I/O of the slot goes here when set (a tee that also writes the
+	 * slot's replacement); superblock and bitmap I/O always use `m`. */
+	struct member *data_m;
+	/* The tee itself (sync_replace.c), kept here so it lives exactly as
+	 * long as the member: writes go to `m` and to tee_to's member. */
+	struct member tee;
+	struct eng_member *tee_to;
+	int tee_err; /* first write error of tee_to (atomic), 0 = none */
 };
+
+static inline struct member *eng_data_member(const struct eng_member *em)
+{
+	return em->data_m ? em->data_m : em->m;
+}
 
 /* Locking: `lock` (mutex, with `cond`) serialises writes, sync steps and
  * every state change; those also hold `iolock` exclusively (eng_lock). Reads
@@ -133,6 +149,7 @@ struct uraid_array {
 	bool thread_running, thread_stop;
 	pthread_t thread;
 	uint64_t persist_ns;    /* when progress was last written to the superblocks */
+	uint64_t fg_ios;        /* foreground requests so far (relaxed atomic; sync throttling) */
 	uint64_t last_write_ns; /* for marking the array clean after an idle period */
 
 	struct eng_scache *sc;  /* stripe cache (stripe_cache.h), NULL when off */
@@ -245,6 +262,19 @@ void eng_sync_thread_start(struct uraid_array *a);
 void eng_sync_thread_stop(struct uraid_array *a);
 /* Pick the next needed action (recovery, resync) when idle. */
 void eng_sync_schedule(struct uraid_array *a);
+
+/* sync_replace.c: replace (md's want_replacement). Caller holds the lock. */
+/* After assembly: a replacement whose slot is empty takes the slot, one
+ * that finished takes over from the old member, else writes are teed. */
+int eng_replace_assembled(struct uraid_array *a);
+/* The slot's member failed: its replacement (if any) takes the slot and
+ * continues as an ordinary rebuild. */
+void eng_replace_slot_failed(struct uraid_array *a, int role);
+/* Start rebuilding `repl` (a new member with its superblock prepared) as
+ * the replacement of a->mem[old_idx]; takes ownership of repl. */
+int eng_replace_start(struct uraid_array *a, int old_idx, struct eng_member *repl);
+/* Give up the replacement a->mem[idx] (it is marked faulty). */
+int eng_replace_drop(struct uraid_array *a, int idx);
 
 /* create.c: exclusive advisory lock on a member file (a running array
  * holds one), -EBUSY when another holder has it. */

@@ -1,6 +1,6 @@
-/* Member management on a running array: fail, remove, add (md's
- * --fail/--remove/--add). Each change is recorded in every working
- * member's superblock with the event count bumped. */
+/* Member management on a running array: fail, remove, add, replace (md's
+ * --fail/--remove/--add/--replace; the replace itself is sync_replace.c). Each change is recorded
+ * in every working member's superblock with the event count bumped. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +42,10 @@ int uraid_fail(struct uraid_array *a, const char *name, char *err, size_t errlen
 	struct eng_member *em = a->mem[i];
 	if (em->state == URAID_MEMBER_FAULTY)
 		goto out;
+	if (em->replacement) { /* gives up the replace; the slot's member stays */
+		eng_replace_drop(a, i);
+		goto out;
+	}
 	if (em->state == URAID_MEMBER_SPARE || em->role < 0) {
 		em->state = URAID_MEMBER_FAULTY;
 		eng_sb_write_all(a);
@@ -109,38 +113,23 @@ static uint32_t free_dev_number(const struct uraid_array *a)
 	}
 }
 
-int uraid_add_member(struct uraid_array *a, struct member *m, char *err, size_t errlen)
+/* A new member for this array: its own superblock fields as create would
+ * choose them, the array-wide ones from the running array. Takes the
+ * member lock; the caller holds the array lock and still owns m. */
+static int new_member(struct uraid_array *a, struct member *m, struct eng_member **out, char *err,
+                      size_t errlen)
 {
 	char e[256];
-	if (a->cls) /* GEOM arrays (engine/geom_uraid.c) */
-		return a->cls->add_member(a, m, err, errlen);
-	if (a->readonly) {
-		member_close(m);
-		return errmsg(err, errlen, -EROFS, "array is read-only");
-	}
-	eng_lock(a);
-	int rc;
-	struct eng_member *em = NULL;
-	if (a->nmem >= ENG_MAX_MEMBERS) {
-		rc = errmsg(err, errlen, -ENOSPC, "too many members");
-		goto fail;
-	}
+	if (a->nmem >= ENG_MAX_MEMBERS)
+		return errmsg(err, errlen, -ENOSPC, "too many members");
 	for (int i = 0; i < a->nmem; i++)
-		if (a->mem[i]->m && !strcmp(a->mem[i]->m->name, m->name)) {
-			rc = errmsg(err, errlen, -EEXIST, "%s is already a member", m->name);
-			goto fail;
-		}
-	if (m->readonly) {
-		rc = errmsg(err, errlen, -EROFS, "%s is read-only", m->name);
-		goto fail;
-	}
-	rc = eng_member_lock(m);
-	if (rc < 0) {
-		rc = errmsg(err, errlen, rc, "%s is in use by a running array", m->name);
-		goto fail;
-	}
-	/* The device's own superblock fields as create would choose them for
-	 * this array, then the array-wide ones from the running array. */
+		if (a->mem[i]->m && !strcmp(a->mem[i]->m->name, m->name))
+			return errmsg(err, errlen, -EEXIST, "%s is already a member", m->name);
+	if (m->readonly)
+		return errmsg(err, errlen, -EROFS, "%s is read-only", m->name);
+	int rc = eng_member_lock(m);
+	if (rc < 0)
+		return errmsg(err, errlen, rc, "%s is in use by a running array", m->name);
 	struct md_create_params p;
 	memset(&p, 0, sizeof(p));
 	p.version = a->ref.version;
@@ -152,20 +141,16 @@ int uraid_add_member(struct uraid_array *a, struct member *m, char *err, size_t 
 	p.data_offset = a->mem[0]->sb.data_offset;
 	memcpy(p.set_uuid, a->ref.set_uuid, 16);
 	uint8_t devuuid[16];
-	if (getrandom(devuuid, sizeof(devuuid), 0) != sizeof(devuuid)) {
-		rc = errmsg(err, errlen, -EIO, "no random numbers for a device UUID");
-		goto fail;
-	}
-	em = calloc(1, sizeof(*em));
-	if (!em) {
-		rc = errmsg(err, errlen, -ENOMEM, "out of memory");
-		goto fail;
-	}
+	if (getrandom(devuuid, sizeof(devuuid), 0) != sizeof(devuuid))
+		return errmsg(err, errlen, -EIO, "no random numbers for a device UUID");
+	struct eng_member *em = calloc(1, sizeof(*em));
+	if (!em)
+		return errmsg(err, errlen, -ENOMEM, "out of memory");
 	uint32_t dev_number = free_dev_number(a);
 	rc = md_sb_init(&em->sb, &p, -1, dev_number, devuuid, m->size / 512, e, sizeof(e));
 	if (rc < 0) {
-		rc = errmsg(err, errlen, rc, "%s: %s", m->name, e);
-		goto fail;
+		free(em);
+		return errmsg(err, errlen, rc, "%s: %s", m->name, e);
 	}
 	uint64_t need = a->geom.level > 0 ? a->geom.dev_sectors : 1;
 	if (em->sb.data_size < need) {
@@ -173,11 +158,32 @@ int uraid_add_member(struct uraid_array *a, struct member *m, char *err, size_t 
 		    errmsg(err, errlen, -ENOSPC,
 		           "%s is too small: %llu data sectors, the array uses %llu per member",
 		           m->name, (unsigned long long)em->sb.data_size, (unsigned long long)need);
-		goto fail;
+		free(em);
+		return rc;
 	}
 	em->m = m;
 	em->role = -1;
 	em->state = URAID_MEMBER_SPARE;
+	*out = em;
+	return 0;
+}
+
+int uraid_add_member(struct uraid_array *a, struct member *m, char *err, size_t errlen)
+{
+	if (a->cls) /* GEOM arrays (engine/geom_uraid.c) */
+		return a->cls->add_member(a, m, err, errlen);
+	if (a->readonly) {
+		member_close(m);
+		return errmsg(err, errlen, -EROFS, "array is read-only");
+	}
+	eng_lock(a);
+	struct eng_member *em = NULL;
+	int rc = new_member(a, m, &em, err, errlen);
+	if (rc < 0) {
+		eng_unlock(a);
+		member_close(m);
+		return rc;
+	}
 	a->mem[a->nmem++] = em;
 	rc = eng_sb_write_all(a);
 	if (rc < 0 || em->state == URAID_MEMBER_FAULTY) {
@@ -191,10 +197,51 @@ int uraid_add_member(struct uraid_array *a, struct member *m, char *err, size_t 
 	pthread_cond_broadcast(&a->cond);
 	eng_unlock(a);
 	return 0;
-fail:
-	free(em);
+}
+
+int uraid_replace_member(struct uraid_array *a, const char *old, struct member *m, char *err,
+                         size_t errlen)
+{
+	if (a->cls) { /* GEOM arrays: gmirror insert + remove instead */
+		member_close(m);
+		return errmsg(err, errlen, -EOPNOTSUPP,
+		              "replace is an md verb; use insert and remove on a GEOM array");
+	}
+	if (a->readonly) {
+		member_close(m);
+		return errmsg(err, errlen, -EROFS, "array is read-only");
+	}
+	eng_lock(a);
+	int rc = 0, i = find_member(a, old);
+	struct eng_member *em = NULL;
+	if (i < 0) {
+		rc = errmsg(err, errlen, -ENOENT, "%s is not a member of this array", old);
+	} else if (!eng_is_parity(a) && !(eng_is_mirror(a) && a->ncopies > 1)) {
+		rc = errmsg(err, errlen, -EOPNOTSUPP,
+		            "%s has no redundancy to rebuild a replacement from", a->ops->name);
+	} else if (a->ref.version == MD_SB_0_90) {
+		rc = errmsg(err, errlen, -EOPNOTSUPP,
+		            "0.90 superblocks cannot record a replacement (md needs 1.x for "
+		            "replace): use fail and add");
+	} else if (a->mem[i]->role < 0 || a->slot[a->mem[i]->role] != i ||
+	           a->mem[i]->state != URAID_MEMBER_IN_SYNC) {
+		rc = errmsg(err, errlen, -EINVAL, "%s is not an in-sync member of a slot", old);
+	} else if (a->mem[i]->tee_to) {
+		rc = errmsg(err, errlen, -EBUSY, "%s is already being replaced by %s", old,
+		            a->mem[i]->tee_to->m->name);
+	} else {
+		rc = new_member(a, m, &em, err, errlen);
+	}
+	if (rc < 0) {
+		eng_unlock(a);
+		member_close(m);
+		return rc;
+	}
+	rc = eng_replace_start(a, i, em);
+	if (rc < 0 || em->state == URAID_MEMBER_FAULTY)
+		rc = errmsg(err, errlen, rc < 0 ? rc : -EIO, "%s: writing superblocks failed",
+		            m->name);
 	eng_unlock(a);
-	member_close(m);
 	return rc;
 }
 
@@ -210,4 +257,19 @@ int uraid_add(struct uraid_array *a, const char *path, char *err, size_t errlen)
 		return errmsg(err, errlen, rc, "%s: %s", path, e);
 	}
 	return uraid_add_member(a, m, err, errlen);
+}
+
+int uraid_replace(struct uraid_array *a, const char *old, const char *path, char *err,
+                  size_t errlen)
+{
+	struct member *m;
+	char e[256];
+	unsigned mf = (a->flags & URAID_DIRECT) ? MEMBER_DIRECT : 0;
+	int rc = member_open_file(path, mf, 0, &m, e, sizeof(e));
+	if (rc < 0) {
+		if (strstr(e, path))
+			return errmsg(err, errlen, rc, "%s", e);
+		return errmsg(err, errlen, rc, "%s: %s", path, e);
+	}
+	return uraid_replace_member(a, old, m, err, errlen);
 }

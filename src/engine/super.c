@@ -132,7 +132,8 @@ void eng_sb_merge(const struct uraid_array *a, const struct eng_member *em, stru
 	s->v0.this_disk = em->sb.v0.this_disk;
 	if (s->version == MD_SB_0_90 && em->sb.v0.this_disk.number < MD_SB0_MAX_DEVS)
 		s->v0.this_disk = a->ref.v0.disks[em->sb.v0.this_disk.number];
-	uint32_t per_dev = MD_FEATURE_BAD_BLOCKS | MD_FEATURE_RECOVERY_OFFSET;
+	uint32_t per_dev =
+	    MD_FEATURE_BAD_BLOCKS | MD_FEATURE_RECOVERY_OFFSET | MD_FEATURE_REPLACEMENT;
 	s->feature_map =
 	    (a->ref.feature_map & ~per_dev) | (em->sb.feature_map & MD_FEATURE_BAD_BLOCKS);
 	s->recovery_offset = 0;
@@ -140,6 +141,8 @@ void eng_sb_merge(const struct uraid_array *a, const struct eng_member *em, stru
 		s->feature_map |= MD_FEATURE_RECOVERY_OFFSET;
 		s->recovery_offset = em->recovery_offset;
 	}
+	if (em->replacement && em->role >= 0) /* md: a replace in progress (sync_replace.c) */
+		s->feature_map |= MD_FEATURE_REPLACEMENT;
 }
 
 int eng_sb_write_all(struct uraid_array *a)
@@ -217,6 +220,7 @@ void eng_member_failed(struct uraid_array *a, int role, const char *why)
 	        why);
 	em->state = URAID_MEMBER_FAULTY;
 	a->slot[role] = -1;
+	eng_replace_slot_failed(a, role);
 	/* md keeps the slot number with the faulty device until removal, but
 	 * the superblocks record it as faulty. */
 	if (!a->readonly)

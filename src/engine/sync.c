@@ -1,10 +1,14 @@
-/* Background sync work: resync after an unclean stop, recovery onto a spare,
- * check and repair. Work advances one window at a time under the array lock
- * so requests interleave with it; progress is kept in the superblocks
- * (resync_offset, recovery_offset) so an interrupted run resumes.
+/* Background sync work: resync after an unclean stop, recovery onto a spare
+ * or a replacement, check and repair. Work advances one batch (many stripes,
+ * a few MiB of member I/O) at a time under the array lock, so requests
+ * interleave with it; progress is kept in the superblocks (resync_offset,
+ * recovery_offset) so an interrupted run resumes. The level-specific work is
+ * in sync_parity.c, sync_mirror.c and sync_replace.c (see sync_int.h for
+ * positions).
  *
- * Positions: member sectors (rows) for the parity levels, logical sectors
- * for raid1/raid10 (equal to member sectors for raid1). */
+ * Speed, as md: up to sync_speed_max while the array is otherwise idle;
+ * while foreground requests arrive, down to sync_speed_min (never below),
+ * with smaller batches so requests wait less for the lock. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,45 +16,68 @@
 #include <time.h>
 
 #include "engine/bitmap.h"
-#include "engine/engine.h"
+#include "engine/sync_int.h"
 #include "util/errmsg.h"
 
-#define SYNC_WINDOW   1024          /* sectors per step (512 KiB) */
 #define PERSIST_NS    1000000000ull /* checkpoint progress about once a second */
 #define IDLE_CLEAN_NS 2000000000ull /* mark clean after this long without writes */
-#define MISMATCH_UNIT 8             /* md counts mismatches in 4 KiB pages, as sectors */
+#define FG_RECENT_NS  500000000ull  /* foreground requests this recent: array busy */
+#define MARK_NS       3000000000ull /* speed measured (and limited) over this window */
+#define BUSY_SECTORS  512u          /* batch per member while the array is busy */
+#define MAX_SLEEP_NS  200000000ull  /* throttling sleeps at most this at a time */
+#define SYNC_ALIGN    8u            /* sectors: checkpoints on 4 KiB boundaries */
 
 static bool has_redundancy(const struct uraid_array *a)
 {
 	return eng_is_parity(a) || (eng_is_mirror(a) && a->ncopies > 1);
 }
 
-static uint64_t sync_end(const struct uraid_array *a)
+static uint64_t sync_end(const struct uraid_array *a, enum uraid_sync_action act)
 {
-	return eng_is_parity(a) ? a->geom.dev_sectors : a->array_sectors;
+	if (act == URAID_SYNC_RECOVER || eng_is_parity(a))
+		return a->geom.dev_sectors;
+	return a->array_sectors;
+}
+
+bool sync_role_rebuilding(const struct uraid_array *a, int role)
+{
+	return role >= 0 && role < a->geom.raid_disks && a->slot[role] >= 0 &&
+	       a->mem[a->slot[role]]->state == URAID_MEMBER_REBUILDING;
 }
 
 static bool any_rebuilding(const struct uraid_array *a)
 {
 	for (int r = 0; r < a->geom.raid_disks; r++)
-		if (a->slot[r] >= 0 && a->mem[a->slot[r]]->state == URAID_MEMBER_REBUILDING)
+		if (sync_role_rebuilding(a, r))
 			return true;
 	return false;
 }
 
-/* Member sector below which a rebuilding member is complete, for a sync
- * position: exact for parity levels and raid1, conservative for raid10
- * near layouts, 0 (restart) for raid10 far/offset copies. */
-static uint64_t recovery_checkpoint(const struct uraid_array *a, uint64_t pos)
+/* Where recovery stands: the lowest checkpoint of everything rebuilt. */
+static uint64_t recovery_from(const struct uraid_array *a)
 {
-	if (eng_is_parity(a) || a->geom.level == URAID_LEVEL_RAID1)
-		return pos;
-	uint32_t near = a->geom.layout & 0xff, far = (a->geom.layout >> 8) & 0xff;
-	if (far != 1 || (a->geom.layout >> 16) || !a->geom.chunk_sectors)
-		return 0;
-	uint64_t chunk = a->geom.chunk_sectors;
-	uint64_t rows = pos / chunk * near / (uint64_t)a->geom.raid_disks;
-	return rows * chunk;
+	uint64_t from = sync_replace_from(a);
+	for (int r = 0; r < a->geom.raid_disks; r++)
+		if (sync_role_rebuilding(a, r) && a->mem[a->slot[r]]->recovery_offset < from)
+			from = a->mem[a->slot[r]]->recovery_offset;
+	return from;
+}
+
+uint64_t sync_count_mismatch(const uint8_t *x, const uint8_t *y, uint64_t nsec)
+{
+	uint64_t n = 0;
+	for (uint64_t s = 0; s < nsec; s += SYNC_MISMATCH_UNIT) {
+		uint64_t len = nsec - s < SYNC_MISMATCH_UNIT ? nsec - s : SYNC_MISMATCH_UNIT;
+		if (memcmp(x + s * 512, y + s * 512, len * 512))
+			n += SYNC_MISMATCH_UNIT;
+	}
+	return n;
+}
+
+static void speed_mark(struct uraid_array *a)
+{
+	a->speed_t0_ns = eng_now_ns();
+	a->speed_pos0 = a->sync_pos;
 }
 
 void eng_sync_schedule(struct uraid_array *a)
@@ -79,193 +106,21 @@ void eng_sync_schedule(struct uraid_array *a)
 			eng_sb_write_all(a);
 		}
 	}
-	if (any_rebuilding(a)) {
-		uint64_t from = UINT64_MAX;
-		for (int r = 0; r < a->geom.raid_disks; r++)
-			if (a->slot[r] >= 0 &&
-			    a->mem[a->slot[r]]->state == URAID_MEMBER_REBUILDING &&
-			    a->mem[a->slot[r]]->recovery_offset < from)
-				from = a->mem[a->slot[r]]->recovery_offset;
-		/* raid10 positions are logical; restart there from the beginning
-		 * unless the checkpoint maps back exactly (it does for raid1). */
-		if (a->geom.level == URAID_LEVEL_RAID10)
-			from = 0;
+	if (any_rebuilding(a) || sync_replace_any(a)) {
 		a->action = URAID_SYNC_RECOVER;
-		a->sync_pos = from;
+		a->sync_pos = recovery_from(a);
 	} else if (a->resync_offset != MD_RESYNC_NONE) {
 		a->action = URAID_SYNC_RESYNC;
 		a->sync_pos = a->resync_offset;
 	} else {
 		return;
 	}
-	a->sync_end = sync_end(a);
+	a->sync_end = sync_end(a, a->action);
 	a->mismatches = 0;
-	a->speed_t0_ns = eng_now_ns();
-	a->speed_pos0 = a->sync_pos;
-	a->persist_ns = a->speed_t0_ns;
 	if (a->sync_pos > a->sync_end)
 		a->sync_pos = a->sync_end;
-}
-
-static uint64_t count_mismatch(const uint8_t *x, const uint8_t *y, uint64_t nsec)
-{
-	uint64_t n = 0;
-	for (uint64_t s = 0; s < nsec; s += MISMATCH_UNIT) {
-		uint64_t len = nsec - s < MISMATCH_UNIT ? nsec - s : MISMATCH_UNIT;
-		if (memcmp(x + s * 512, y + s * 512, len * 512))
-			n += MISMATCH_UNIT;
-	}
-	return n;
-}
-
-static int parity_step(struct uraid_array *a, uint64_t pos, uint64_t n)
-{
-	uint64_t chunk = a->geom.chunk_sectors;
-	struct eng_stripe_buf sb;
-	int rc = eng_stripe_buf_init(a, &sb, pos / chunk, n);
-	if (rc < 0)
-		return rc;
-	uint64_t co = pos % chunk;
-	int npos = eng_stripe_npos(&sb);
-	bool lost[LAYOUT_MAX_MEMBERS + 2] = {0}, dirty[LAYOUT_MAX_MEMBERS + 2] = {0};
-	size_t len = n * 512;
-	switch (a->action) {
-	case URAID_SYNC_RESYNC: {
-		bool want[LAYOUT_MAX_MEMBERS + 2] = {0};
-		for (int p = 0; p < sb.nsyn; p++)
-			want[p] = true;
-		rc = eng_stripe_read(a, &sb, co, want, NULL);
-		if (rc == -EAGAIN)
-			rc = eng_stripe_read_all(a, &sb, co, NULL);
-		if (rc == 0)
-			rc = eng_stripe_gen(a, &sb);
-		for (int p = sb.nsyn; p < npos; p++)
-			dirty[p] = true;
-		break;
-	}
-	case URAID_SYNC_RECOVER:
-		rc = eng_stripe_read_all(a, &sb, co, lost);
-		for (int p = 0; p < npos; p++) {
-			int role = sb.pos_role[p];
-			dirty[p] = lost[p] && role >= 0 && a->slot[role] >= 0 &&
-			           a->mem[a->slot[role]]->state == URAID_MEMBER_REBUILDING;
-		}
-		break;
-	case URAID_SYNC_CHECK:
-	case URAID_SYNC_REPAIR: {
-		rc = eng_stripe_read_all(a, &sb, co, lost);
-		if (rc < 0)
-			break;
-		uint8_t *orig = eng_buf_get(a, (size_t)npos * len);
-		if (!orig) {
-			rc = -ENOMEM;
-			break;
-		}
-		for (int p = 0; p < npos; p++)
-			memcpy(orig + p * len, sb.blk[p], len);
-		rc = eng_stripe_gen(a, &sb);
-		uint64_t bad = 0;
-		for (uint64_t s = 0; s < n; s += MISMATCH_UNIT) {
-			uint64_t l = n - s < MISMATCH_UNIT ? n - s : MISMATCH_UNIT;
-			for (int p = sb.nsyn; p < npos; p++)
-				if (memcmp(orig + p * len + s * 512, (uint8_t *)sb.blk[p] + s * 512,
-				           l * 512)) {
-					bad += MISMATCH_UNIT;
-					break;
-				}
-		}
-		a->mismatches += bad;
-		if (a->action == URAID_SYNC_REPAIR && bad && sb.has_q) {
-			/* RAID6: find the one member that is wrong, fix that one. */
-			for (int p = 0; p < npos; p++)
-				memcpy(sb.blk[p], orig + p * len, len);
-			struct uraid_locate loc;
-			int lr = uraid_pq_locate(a->pp, sb.nsyn, len, sb.blk, true, &loc);
-			if (lr < 0)
-				rc = eng_stripe_gen(a, &sb); /* not a single-member error */
-			for (int p = 0; p < npos; p++)
-				dirty[p] = sb.pos_role[p] >= 0 &&
-				           memcmp(orig + p * len, sb.blk[p], len) != 0;
-		} else if (a->action == URAID_SYNC_REPAIR && bad) {
-			for (int p = sb.nsyn; p < npos; p++)
-				dirty[p] = true;
-		}
-		eng_buf_put(a, orig);
-		break;
-	}
-	default: break;
-	}
-	if (rc == 0)
-		rc = eng_stripe_write(a, &sb, co, dirty);
-	eng_stripe_buf_free(a, &sb);
-	return rc;
-}
-
-static int mirror_step(struct uraid_array *a, uint64_t pos, uint64_t n)
-{
-	uint8_t *src = eng_buf_get(a, n * 512), *cmp = eng_buf_get(a, n * 512);
-	int rc = 0;
-	if (!src || !cmp) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	struct layout_loc loc[LAYOUT_MAX_MEMBERS];
-	int good = -1;
-	for (int c = 0; c < a->ncopies; c++) {
-		uint64_t l;
-		if (a->ops->map(&a->geom, pos, c, &loc[c], &l) < 0) {
-			rc = -EIO;
-			goto out;
-		}
-	}
-	/* The source: the first copy that reads (two tries each); copies that
-	 * failed both get the good data written back, as on a normal read. */
-	bool bad_copy[LAYOUT_MAX_MEMBERS] = {0};
-	for (int c = 0; c < a->ncopies && good < 0; c++) {
-		if (!eng_role_readable(a, loc[c].role, loc[c].sector, n))
-			continue;
-		if (eng_member_io(a, loc[c].role, false, src, loc[c].sector, n) == 0 ||
-		    eng_member_io(a, loc[c].role, false, src, loc[c].sector, n) == 0)
-			good = c;
-		else
-			bad_copy[c] = true;
-	}
-	if (good < 0) {
-		rc = -EIO;
-		goto out;
-	}
-	for (int c = 0; c < good; c++)
-		if (bad_copy[c] && eng_member_io(a, loc[c].role, true, src, loc[c].sector, n) < 0)
-			eng_member_failed(a, loc[c].role, "read error, and rewriting it failed");
-	for (int c = 0; c < a->ncopies; c++) {
-		if (c == good || !eng_role_writable(a, loc[c].role))
-			continue;
-		int role = loc[c].role;
-		bool rebuilding = a->mem[a->slot[role]]->state == URAID_MEMBER_REBUILDING &&
-		                  !eng_role_readable(a, role, loc[c].sector, n);
-		bool write = false;
-		if (a->action == URAID_SYNC_RECOVER) {
-			write = rebuilding;
-		} else if (a->action == URAID_SYNC_RESYNC) {
-			write = true;
-		} else if (!rebuilding) { /* check / repair */
-			if (eng_member_io(a, role, false, cmp, loc[c].sector, n) < 0) {
-				eng_member_failed(a, role, "read error during check");
-				continue;
-			}
-			uint64_t bad = count_mismatch(src, cmp, n);
-			a->mismatches += bad;
-			write = bad && a->action == URAID_SYNC_REPAIR;
-		}
-		if (write && eng_member_io(a, role, true, src, loc[c].sector, n) < 0)
-			eng_member_failed(a, role, "write error during sync");
-	}
-	if (!eng_array_readable(a))
-		rc = -EIO;
-out:
-	eng_buf_put(a, src);
-	eng_buf_put(a, cmp);
-	return rc;
+	speed_mark(a);
+	a->persist_ns = a->speed_t0_ns;
 }
 
 static void finish(struct uraid_array *a)
@@ -282,6 +137,7 @@ static void finish(struct uraid_array *a)
 				a->mem[a->slot[r]]->state = URAID_MEMBER_IN_SYNC;
 				a->mem[a->slot[r]]->recovery_offset = 0;
 			}
+		sync_replace_finish(a);
 		eng_sb_write_all(a);
 		break;
 	case URAID_SYNC_CHECK:
@@ -293,14 +149,67 @@ static void finish(struct uraid_array *a)
 	pthread_cond_broadcast(&a->cond);
 }
 
-/* One window of sync work; caller holds the lock. */
+/* Sectors per batch: bounded by SYNC_BATCH_BYTES across the members a
+ * batch holds in memory. */
+static uint64_t batch_limit(const struct uraid_array *a)
+{
+	uint64_t per = eng_is_parity(a)                  ? (uint64_t)a->geom.raid_disks
+	               : a->action == URAID_SYNC_RECOVER ? 1
+	                                                 : (uint64_t)a->ncopies;
+	uint64_t n = SYNC_BATCH_BYTES / 512 / (per ? per : 1);
+	if (n > SYNC_BATCH_SECTORS)
+		n = SYNC_BATCH_SECTORS;
+	/* whole chunk rows where they fit: no partial stripes mid-run */
+	uint64_t chunk = a->geom.chunk_sectors;
+	if (eng_is_parity(a) && chunk && n >= chunk)
+		n -= n % chunk;
+	return n >= SYNC_ALIGN ? n - n % SYNC_ALIGN : SYNC_ALIGN;
+}
+
+static int run_recovery(struct uraid_array *a, uint64_t pos, uint64_t n)
+{
+	/* What this batch rebuilds; members that change role meanwhile (a
+	 * replacement taking over a failed slot) keep their own checkpoint. */
+	struct eng_member *tgt[ENG_MAX_MEMBERS];
+	bool was_repl[ENG_MAX_MEMBERS];
+	int nt = 0;
+	for (int i = 0; i < a->nmem; i++)
+		if (a->mem[i]->role >= 0 && a->mem[i]->state == URAID_MEMBER_REBUILDING) {
+			was_repl[nt] = a->mem[i]->replacement;
+			tgt[nt++] = a->mem[i];
+		}
+	int rc = 0;
+	if (any_rebuilding(a))
+		rc = eng_is_parity(a) ? sync_parity_batch(a, pos, n)
+		                      : sync_mirror_recover(a, pos, n);
+	if (rc == 0 && sync_replace_any(a))
+		rc = sync_replace_copy(a, pos, n);
+	if (rc < 0)
+		return rc;
+	for (int t = 0; t < nt; t++)
+		for (int i = 0; i < a->nmem; i++)
+			if (a->mem[i] == tgt[t] && tgt[t]->replacement == was_repl[t] &&
+			    tgt[t]->role >= 0 && tgt[t]->state == URAID_MEMBER_REBUILDING &&
+			    tgt[t]->recovery_offset < pos + n)
+				tgt[t]->recovery_offset = pos + n;
+	uint64_t from = recovery_from(a);
+	a->sync_pos = from < a->sync_end ? from : a->sync_end;
+	uint64_t now = eng_now_ns();
+	if (now - a->persist_ns > PERSIST_NS) {
+		a->persist_ns = now;
+		eng_sb_write_all(a);
+	}
+	return 0;
+}
+
+/* One batch of sync work; caller holds the lock. */
 static int step_locked(struct uraid_array *a, uint64_t max)
 {
 	if (a->action == URAID_SYNC_IDLE)
 		eng_sync_schedule(a);
 	if (a->action == URAID_SYNC_IDLE)
 		return 0;
-	if (a->action == URAID_SYNC_RECOVER && !any_rebuilding(a)) {
+	if (a->action == URAID_SYNC_RECOVER && !any_rebuilding(a) && !sync_replace_any(a)) {
 		/* The member being rebuilt failed meanwhile. */
 		a->action = URAID_SYNC_IDLE;
 		pthread_cond_broadcast(&a->cond);
@@ -313,28 +222,28 @@ static int step_locked(struct uraid_array *a, uint64_t max)
 		finish(a);
 		return 0;
 	}
-	uint64_t n = a->sync_end - pos;
+	uint64_t n = a->sync_end - pos, lim = batch_limit(a);
 	if (n > max)
 		n = max;
-	if (n > SYNC_WINDOW)
-		n = SYNC_WINDOW;
+	if (n > lim)
+		n = lim;
 	if (n > dirty_len)
 		n = dirty_len;
+	/* Checkpoints on 4 KiB boundaries: the kernel resumes a recovery or
+	 * resync at recovery_offset / resync_offset and works in 4 KiB units
+	 * (md's STRIPE_SECTORS); an odd checkpoint left parity wrong there. */
+	uint64_t odd = (pos + n) % SYNC_ALIGN;
+	if (pos + n < a->sync_end && odd)
+		n = n > odd ? n - odd : n + SYNC_ALIGN - odd; /* a small max: a little more */
+	if (pos + n > a->sync_end)
+		n = a->sync_end - pos;
 	int rc;
-	if (eng_is_parity(a)) {
-		uint64_t chunk = a->geom.chunk_sectors;
-		if (n > chunk - pos % chunk)
-			n = chunk - pos % chunk;
-		rc = parity_step(a, pos, n);
-	} else {
-		struct layout_loc loc;
-		uint64_t l;
-		rc = a->ops->map(&a->geom, pos, 0, &loc, &l);
-		if (rc == 0 && n > l)
-			n = l;
-		if (rc == 0)
-			rc = mirror_step(a, pos, n);
-	}
+	if (a->action == URAID_SYNC_RECOVER)
+		rc = run_recovery(a, pos, n);
+	else if (eng_is_parity(a))
+		rc = sync_parity_batch(a, pos, n);
+	else
+		rc = sync_mirror_batch(a, pos, n);
 	if (rc < 0) {
 		fprintf(stderr, "uraid: %s stopped at sector %llu: error %d\n",
 		        a->action == URAID_SYNC_RECOVER ? "recovery" : "sync",
@@ -343,24 +252,16 @@ static int step_locked(struct uraid_array *a, uint64_t max)
 		pthread_cond_broadcast(&a->cond);
 		return rc;
 	}
-	a->sync_pos = pos + n;
+	if (a->action == URAID_SYNC_IDLE) /* interrupted (idle request, member lost) */
+		return 0;
+	if (a->action != URAID_SYNC_RECOVER)
+		a->sync_pos = pos + n;
 	if (a->action == URAID_SYNC_RESYNC)
 		a->resync_offset = a->sync_pos;
-	if (a->action == URAID_SYNC_RECOVER) {
-		uint64_t cp = recovery_checkpoint(a, a->sync_pos);
-		for (int r = 0; r < a->geom.raid_disks; r++)
-			if (a->slot[r] >= 0 &&
-			    a->mem[a->slot[r]]->state == URAID_MEMBER_REBUILDING &&
-			    cp > a->mem[a->slot[r]]->recovery_offset)
-				a->mem[a->slot[r]]->recovery_offset = cp;
-		uint64_t now = eng_now_ns();
-		if (now - a->persist_ns > PERSIST_NS) {
-			a->persist_ns = now;
-			eng_sb_write_all(a);
-		}
-	}
 	uint64_t now = eng_now_ns();
-	if (now > a->speed_t0_ns)
+	if (a->sync_pos < a->speed_pos0)
+		speed_mark(a);
+	else if (now > a->speed_t0_ns + 100000000ull)
 		a->speed_kibs =
 		    (a->sync_pos - a->speed_pos0) / 2 * 1000000000ull / (now - a->speed_t0_ns);
 	if (a->sync_pos >= a->sync_end)
@@ -425,10 +326,9 @@ int uraid_sync_action(struct uraid_array *a, enum uraid_sync_action act, char *e
 		} else {
 			a->action = act;
 			a->sync_pos = 0;
-			a->sync_end = sync_end(a);
+			a->sync_end = sync_end(a, act);
 			a->mismatches = 0;
-			a->speed_t0_ns = eng_now_ns();
-			a->speed_pos0 = 0;
+			speed_mark(a);
 		}
 	}
 	pthread_cond_broadcast(&a->cond);
@@ -445,6 +345,7 @@ void uraid_sync_speed(struct uraid_array *a, uint64_t min_kibs, uint64_t max_kib
 	eng_lock(a);
 	a->speed_min = min_kibs;
 	a->speed_max = max_kibs;
+	speed_mark(a);
 	pthread_cond_broadcast(&a->cond);
 	eng_unlock(a);
 }
@@ -482,9 +383,42 @@ static void timed_wait(struct uraid_array *a, uint64_t ns)
 	pthread_rwlock_wrlock(&a->iolock);
 }
 
+/* After a batch: sleep while the sync is ahead of the speed that applies
+ * (speed_max when idle, speed_min while foreground requests arrive), as
+ * md's md_do_sync does. Sleeping releases the lock. */
+static void throttle(struct uraid_array *a, bool busy)
+{
+	uint64_t limit = busy ? a->speed_min : a->speed_max;
+	uint64_t now = eng_now_ns();
+	if (!limit) {
+		if (busy) /* speed_min 0: give way entirely while requests come */
+			timed_wait(a, MAX_SLEEP_NS);
+		return;
+	}
+	bool slept = false;
+	/* Sleep in slices, so a stop, a new limit or the end of the job is
+	 * seen soon (the wait also wakes on a->cond). */
+	while (!a->thread_stop && a->action != URAID_SYNC_IDLE && a->sync_pos >= a->speed_pos0) {
+		limit = busy ? a->speed_min : a->speed_max;
+		if (!limit)
+			break;
+		uint64_t done_kib = (a->sync_pos - a->speed_pos0) / 2;
+		uint64_t due_ns = done_kib * 1000000000ull / limit, el = now - a->speed_t0_ns;
+		if (due_ns <= el)
+			break;
+		timed_wait(a, due_ns - el < MAX_SLEEP_NS ? due_ns - el : MAX_SLEEP_NS);
+		slept = true;
+		now = eng_now_ns();
+	}
+	if (busy && !slept) /* below speed_min: go on, but let the waiting requests in first */
+		timed_wait(a, 1000000ull);
+}
+
 static void *sync_thread(void *arg)
 {
 	struct uraid_array *a = arg;
+	uint64_t fg_seen = 0, fg_ns = 0;
+	bool was_busy = false;
 	eng_lock(a);
 	while (!a->thread_stop) {
 		if (a->action == URAID_SYNC_IDLE)
@@ -497,15 +431,21 @@ static void *sync_thread(void *arg)
 			timed_wait(a, 200000000ull);
 			continue;
 		}
-		step_locked(a, SYNC_WINDOW);
-		/* Above sync_speed_max, pause until the average falls back. */
-		if (a->speed_max && a->action != URAID_SYNC_IDLE) {
-			uint64_t done_kib = (a->sync_pos - a->speed_pos0) / 2;
-			uint64_t due_ns = done_kib * 1000000000ull / a->speed_max;
-			uint64_t el = eng_now_ns() - a->speed_t0_ns;
-			if (due_ns > el)
-				timed_wait(a, due_ns - el);
+		/* Requests count themselves on entry, before they wait for the
+		 * lock, so a request blocked behind this thread is seen too. */
+		uint64_t now = eng_now_ns(), fg = __atomic_load_n(&a->fg_ios, __ATOMIC_RELAXED);
+		if (fg != fg_seen) {
+			fg_seen = fg;
+			fg_ns = now;
 		}
+		bool busy = fg_ns && now - fg_ns < FG_RECENT_NS;
+		if (busy != was_busy || now - a->speed_t0_ns > MARK_NS ||
+		    a->sync_pos < a->speed_pos0)
+			speed_mark(a);
+		was_busy = busy;
+		step_locked(a, busy ? BUSY_SECTORS : UINT64_MAX);
+		if (a->action != URAID_SYNC_IDLE && !a->thread_stop)
+			throttle(a, busy);
 	}
 	eng_unlock(a);
 	return NULL;

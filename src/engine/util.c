@@ -30,7 +30,7 @@ struct member *eng_role_member(const struct uraid_array *a, int role)
 {
 	if (role < 0 || role >= a->geom.raid_disks || a->slot[role] < 0)
 		return NULL;
-	return a->mem[a->slot[role]]->m;
+	return eng_data_member(a->mem[a->slot[role]]);
 }
 
 /* In sync, or rebuilding and already past the range. */
@@ -63,8 +63,8 @@ int eng_member_io(struct uraid_array *a, int role, bool write, void *buf, uint64
 	uint64_t off = (em->sb.data_offset + msec) * 512;
 	eng_count_io(a, write, nsec * 512);
 	if (write)
-		return member_write(em->m, buf, nsec * 512, off, 0);
-	return member_read(em->m, buf, nsec * 512, off);
+		return member_write(eng_data_member(em), buf, nsec * 512, off, 0);
+	return member_read(eng_data_member(em), buf, nsec * 512, off);
 }
 
 bool eng_is_parity(const struct uraid_array *a)
@@ -139,7 +139,7 @@ void eng_set_io(struct uraid_array *a, struct member_io *io, int role, bool writ
 {
 	const struct eng_member *em = a->mem[a->slot[role]];
 	memset(io, 0, sizeof(*io));
-	io->m = em->m;
+	io->m = eng_data_member(em);
 	io->op = write ? MEMBER_OP_WRITE : MEMBER_OP_READ;
 	io->buf = buf;
 	io->len = nsec * 512;

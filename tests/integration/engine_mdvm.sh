@@ -80,6 +80,13 @@ run_case() {
 	check "$name: kernel reads the expected content ($got)" [ "$got" = "$want" ]
 	check "$name: kernel mismatch_cnt=0" grep -q '^mismatch_cnt=0' "$dir/vm.log"
 	[ "$rc" -eq 0 ] || grep -E 'mdadm:|md/|md0|!!!' "$dir/vm.log" | head -20
+	# keep the evidence of a failure (T_TMP goes away): VM log, members' examine
+	if [ "$rc" -ne 0 ] || ! grep -q '^mismatch_cnt=0' "$dir/vm.log"; then
+		mkdir -p "$TOP/build/test-logs/engine_mdvm-$name"
+		cp "$dir/vm.log" "$TOP/build/test-logs/engine_mdvm-$name/"
+		for m in "$dir"/m*; do "$URAID" examine "$m"; done \
+			>"$TOP/build/test-logs/engine_mdvm-$name/examine.txt" 2>&1
+	fi
 }
 
 run_case r5ls 4 --level=5 --chunk=64K --layout=left-symmetric
@@ -92,6 +99,125 @@ run_case r5e090 4 --level=5 --chunk=64K --metadata=0.90
 PARTIAL_REBUILD=1 URAID_SYNC_SPEED_MAX=2048 run_case r6mid 5 --level=6 --chunk=64K
 check "r6mid: spare stopped mid-rebuild carries a recovery offset" \
 	grep -q 'recovery' <("$URAID" examine "$T_TMP/r6mid/m5" 2>&1 | tr 'A-Z' 'a-z')
+# replace (md's want_replacement): uraid rebuilds a new member while the old
+# one serves, with a write during the copy. Array "ra" finishes the replace
+# (the old member is left out, as a faulty one would be); array "rb" is
+# stopped mid-copy at 2 MiB/s, so the kernel must read uraid's replacement
+# record (feature bit, slot, recovery_offset) and finish the replace itself.
+# One VM assembles them (and "rc" below).
+replace_prep() {
+	local name=$1 n=$2 partial=$3; shift 3
+	local dir=$T_TMP/$name
+	mkdir -p "$dir"
+	local members=()
+	for ((i = 0; i < n; i++)); do members+=("$dir/m$i"); done
+	if ! "$URAID" create --size=16M --name="$name" "$@" --raid-devices="$n" "${members[@]}" \
+		2>"$dir/err"; then
+		fail "$name: create: $(cat "$dir/err")"
+		return 1
+	fi
+	wait_idle "$name"
+	local bytes
+	bytes=$("$URAID" status --json "$name" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["array_bytes"])')
+	truncate -s "$bytes" "$dir/expected"
+	head -c 2M /dev/urandom >"$dir/w1"
+	head -c 1M /dev/urandom >"$dir/w2"
+	"$URAID" write "$name" --offset 1M <"$dir/w1" && put "$dir/expected" 1048576 "$dir/w1"
+	truncate -s 16M "$dir/new"
+	check "$name: replace starts" "$URAID" replace "$name" "${members[1]}" "$dir/new"
+	"$URAID" write "$name" --offset $((bytes - 1048576)) <"$dir/w2" &&
+		put "$dir/expected" $((bytes - 1048576)) "$dir/w2"
+	check "$name: never degraded during the replace" \
+		grep -q "\[$n/$n\]" <("$URAID" status "$name")
+	if [ "$partial" = 1 ]; then
+		sleep 1
+		"$URAID" status "$name" | grep -q recovery ||
+			fail "$name: replace not in progress when stopping"
+	else
+		wait_idle "$name"
+		check "$name: the new member holds slot 1, the old one is faulty" \
+			python3 -c 'import json,sys
+a = json.load(sys.stdin)[0]
+m = {x["name"].split("/")[-1]: x for x in a["members"]}
+assert m["new"]["role"] == 1 and m["new"]["state"] == "in_sync", m["new"]
+assert m["m1"]["state"] == "faulty", m["m1"]' < <("$URAID" status --json "$name")
+	fi
+	"$URAID" stop "$name"
+	md5sum <"$dir/expected" | cut -d' ' -f1 >"$dir/want"
+}
+# rc: raid10 far 2 rebuild stopped mid-way; uraid's recovery_offset is a
+# sector of the new member (exact for far/offset copies), where the kernel
+# continues.
+partial_r10_prep() {
+	local dir=$T_TMP/rc
+	mkdir -p "$dir"
+	if ! "$URAID" create --size=16M --name=rc --level=10 --layout=f2 --chunk=64K \
+		--raid-devices=4 "$dir"/m0 "$dir"/m1 "$dir"/m2 "$dir"/m3 2>"$dir/err"; then
+		fail "rc: create: $(cat "$dir/err")"
+		return 1
+	fi
+	wait_idle rc
+	local bytes
+	bytes=$("$URAID" status --json rc | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["array_bytes"])')
+	truncate -s "$bytes" "$dir/expected"
+	head -c "$bytes" /dev/urandom >"$dir/w1"
+	"$URAID" write rc <"$dir/w1" && cp "$dir/w1" "$dir/expected"
+	"$URAID" fail rc "$dir/m1"
+	truncate -s 16M "$dir/new"
+	"$URAID" add rc "$dir/new"
+	sleep 1.5
+	"$URAID" status rc | grep -q recovery || fail "rc: rebuild not in progress when stopping"
+	"$URAID" stop rc
+	local ro
+	ro=$(mdadm --examine "$dir/new" 2>/dev/null | sed -n 's/^ *Recovery Offset : \([0-9]*\) sectors.*/\1/p')
+	check "rc: the new member carries a recovery offset past the start (${ro:-none})" \
+		test "${ro:-0}" -gt 0
+	md5sum <"$dir/expected" | cut -d' ' -f1 >"$dir/want"
+}
+if replace_prep ra 4 0 --level=5 --chunk=64K &&
+	URAID_SYNC_SPEED_MAX=2048 replace_prep rb 5 1 --level=6 --chunk=64K &&
+	URAID_SYNC_SPEED_MAX=2048 URAID_SYNC_SPEED_MIN=1024 partial_r10_prep; then
+	R=$T_TMP
+	"$MDVM" --snapshot --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 300 \
+		--disk a0="$R/ra/m0" --disk a2="$R/ra/m2" --disk a3="$R/ra/m3" --disk anew="$R/ra/new" \
+		--disk b0="$R/rb/m0" --disk b1="$R/rb/m1" --disk b2="$R/rb/m2" --disk b3="$R/rb/m3" \
+		--disk b4="$R/rb/m4" --disk bnew="$R/rb/new" --disk c0="$R/rc/m0" --disk c2="$R/rc/m2" \
+		--disk c3="$R/rc/m3" --disk cnew="$R/rc/new" --cmd 'set -e
+run mdadm --examine /dev/disk-bnew
+mdadm --assemble /dev/md0 /dev/disk-a0 /dev/disk-a2 /dev/disk-a3 /dev/disk-anew
+mdadm --assemble /dev/md1 /dev/disk-b0 /dev/disk-b1 /dev/disk-b2 /dev/disk-b3 /dev/disk-b4 /dev/disk-bnew
+mdadm --assemble /dev/md2 /dev/disk-c0 /dev/disk-c2 /dev/disk-c3 /dev/disk-cnew
+cat /proc/mdstat
+md_wait md0; md_wait md1; md_wait md2
+cat /proc/mdstat
+mdadm --detail /dev/md1
+echo "A_MD5=$(md5_range /dev/md0)"
+echo "B_MD5=$(md5_range /dev/md1)"
+echo "A_CHECK: $(md_check md0)"
+echo "B_CHECK: $(md_check md1)"
+echo "C_MD5=$(md5_range /dev/md2)"
+echo "C_CHECK: $(md_check md2)"
+echo "B_SLOT1=$(mdadm --detail /dev/md1 | awk "/active sync/ && \$4 == 1 {print \$NF}")" \
+	"NEW=$(readlink -f /dev/disk-bnew)" \
+	"FAULTY=$(mdadm --detail /dev/md1 | awk "/faulty/ {print \$NF}")" \
+	"OLD=$(readlink -f /dev/disk-b1)"
+mdadm --stop /dev/md0 /dev/md1 /dev/md2' >"$R/replace-vm.log" 2>&1
+	rc=$?
+	check "replace: kernel assembles the three arrays (rc $rc)" [ "$rc" -eq 0 ]
+	check "ra: kernel reads the expected content after uraid's replace" \
+		grep -q "^A_MD5=$(cat "$R/ra/want")" "$R/replace-vm.log"
+	check "rb: kernel finishes uraid's interrupted replace with the expected content" \
+		grep -q "^B_MD5=$(cat "$R/rb/want")" "$R/replace-vm.log"
+	check "rc: kernel continues uraid's raid10 far rebuild, expected content" \
+		grep -q "^C_MD5=$(cat "$R/rc/want")" "$R/replace-vm.log"
+	check "ra, rb, rc: kernel mismatch_cnt=0" \
+		[ "$(grep -c 'CHECK: mismatch_cnt=0$' "$R/replace-vm.log")" = 3 ]
+	read -r s1 snew sfaulty sold < <(sed -n 's/^B_SLOT1=\([^ ]*\) NEW=\([^ ]*\) FAULTY=\([^ ]*\) OLD=\(.*\)$/\1 \2 \3 \4/p' "$R/replace-vm.log")
+	check "rb: the kernel put the replacement into slot 1 (${s1:-?} = ${snew:-?}), the old one is faulty" \
+		test -n "${s1:-}" -a "${s1:-}" = "${snew:-}" -a "${sfaulty:-}" = "${sold:-}"
+	[ "$rc" -eq 0 ] || grep -E 'mdadm:|md/|md[012]|!!!' "$R/replace-vm.log" | head -20
+	[ "$T_FAILED" = 0 ] || cp "$R/replace-vm.log" "$TOP/build/test-logs/engine_mdvm-replace-vm.log"
+fi
 # Levels without redundancy on members of different sizes (raid0 zones,
 # linear): the kernel reads what uraid wrote.
 plain_case() {

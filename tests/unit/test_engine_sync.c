@@ -1,7 +1,11 @@
 /* Engine: check/repair (including RAID6 repair of the member that is
  * actually wrong), stale members left out at assembly, an interrupted
- * rebuild resuming from its checkpoint, and create refusing bad parameters
- * without writing anything. Fixed seeds. */
+ * rebuild resuming from its checkpoint (raid5; raid10 near, far and offset
+ * after a crash), sync_speed_min holding under foreground load, and create
+ * refusing bad parameters without writing anything. Fixed seeds. */
+#include <pthread.h>
+#include <time.h>
+
 #include "test_engine_common.h"
 
 #define MB (1u << 20)
@@ -198,6 +202,199 @@ static void interrupted_rebuild_resumes(void)
 	close_disks(d, 5);
 }
 
+static uint64_t data_offset(struct te_disk *d)
+{
+	uint8_t sb[512];
+	CHECK(member_read(d->mem, sb, sizeof(sb), 8 * 512) == 0); /* 1.2 superblock */
+	uint64_t doff = 0;
+	for (int i = 7; i >= 0; i--)
+		doff = doff << 8 | sb[128 + i];
+	return doff;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, ms % 1000 * 1000000};
+	nanosleep(&ts, NULL);
+}
+
+/* raid10 recovery walks the new member's own sectors, so its checkpoint is
+ * exact for every layout: after a crash the rebuild continues there, and
+ * nothing below it is written again. */
+static void raid10_rebuild_resumes_after_crash(void)
+{
+	static const char *const layouts[] = {"f2", "o2", "n2", "f3"};
+	for (size_t l = 0; l < sizeof(layouts) / sizeof(layouts[0]); l++) {
+		struct te_disk d[5];
+		struct uraid_array *a = mk(d, 5, 10, layouts[l], 4, 16);
+		CHECK(a != NULL);
+		if (!a)
+			return;
+		uint64_t size = uraid_size(a);
+		uint8_t *shadow = fill(a, 66 + l);
+		char err[256], warn[1024];
+		CHECK(uraid_fail(a, "#1", err, sizeof(err)) == 0);
+		CHECK(uraid_add_member(a, te_borrow(&d[4]), err, sizeof(err)) == 0);
+		CHECK(uraid_sync_step(a, 1024) == 1);
+		sleep_ms(1100); /* progress is written to the superblocks once a second */
+		CHECK(uraid_sync_step(a, 512) == 1);
+		struct uraid_status st;
+		uraid_status(a, &st);
+		uint64_t saved = st.members[1].recovery_offset;
+		CHECKF(saved >= 1536 && saved < st.dev_sectors, "%s: checkpoint %llu", layouts[l],
+		       (unsigned long long)saved);
+		uraid_drop(a); /* crash: nothing more reaches the superblocks */
+		/* Count writes to the spare's already rebuilt part from now on. */
+		struct member_fault_rule r = {
+		    .op = MEMBER_OP_WRITE, .off = data_offset(&d[4]) * 512, .len = saved * 512};
+		CHECK(member_fault_add(d[4].fault, &r) == 0);
+		uint64_t hits0 = member_fault_hits(d[4].fault);
+		int all[] = {0, 1, 2, 3, 4};
+		CHECK(te_assemble(d, all, 5, &a, warn, sizeof(warn)) == 0);
+		if (!a)
+			return;
+		uraid_status(a, &st);
+		CHECK(st.members[1].state == URAID_MEMBER_REBUILDING);
+		CHECKF(st.members[1].recovery_offset == saved && st.sync_done == saved,
+		       "%s: resumes at %llu (sync at %llu), saved %llu", layouts[l],
+		       (unsigned long long)st.members[1].recovery_offset,
+		       (unsigned long long)st.sync_done, (unsigned long long)saved);
+		CHECK(te_verify(a, shadow, size) == 0); /* degraded reads meanwhile */
+		CHECK(te_sync_all(a) == 0);
+		CHECKF(member_fault_hits(d[4].fault) == hits0,
+		       "%s: %llu writes below the checkpoint", layouts[l],
+		       (unsigned long long)(member_fault_hits(d[4].fault) - hits0));
+		member_fault_clear(d[4].fault);
+		uraid_status(a, &st);
+		CHECK(st.members[1].state == URAID_MEMBER_IN_SYNC && st.working == 4);
+		expect_action(a, URAID_SYNC_CHECK, 0);
+		/* slot 0's copies live on slot 1 (and 2): the rebuilt member serves */
+		CHECK(uraid_fail(a, "#0", err, sizeof(err)) == 0);
+		CHECK(te_verify(a, shadow, size) == 0);
+		uraid_stop(a);
+		free(shadow);
+		close_disks(d, 5);
+	}
+}
+
+/* Checkpoints the kernel may resume from are 4 KiB aligned (md works in
+ * 4 KiB stripe units; an odd recovery_offset left it with wrong parity),
+ * whatever step sizes the caller asks for. */
+static void checkpoints_on_4k_boundaries(void)
+{
+	struct te_disk d[5];
+	struct uraid_array *a = mk(d, 5, 6, "left-symmetric", 4, 16);
+	CHECK(a != NULL);
+	if (!a)
+		return;
+	char err[256];
+	CHECK(uraid_fail(a, "#1", err, sizeof(err)) == 0);
+	CHECK(uraid_add_member(a, te_borrow(&d[4]), err, sizeof(err)) == 0);
+	uint64_t rs = 5, last = 0;
+	struct uraid_status st;
+	for (int i = 0; i < 8; i++) {
+		CHECK(uraid_sync_step(a, 9 + t_rand(&rs) % 700) == 1);
+		uraid_status(a, &st);
+		uint64_t ro = st.members[1].recovery_offset;
+		CHECKF(ro % 8 == 0 && st.sync_done % 8 == 0 && ro > last,
+		       "recovery checkpoint %llu (sync at %llu)", (unsigned long long)ro,
+		       (unsigned long long)st.sync_done);
+		last = ro;
+	}
+	CHECK(te_sync_all(a) == 0);
+	expect_action(a, URAID_SYNC_CHECK, 0);
+	uraid_stop(a);
+	close_disks(d, 5);
+}
+
+struct load {
+	struct uraid_array *a;
+	uint64_t size, seed;
+	int stop;
+	uint64_t ops;
+};
+
+static void *load_thread(void *arg)
+{
+	struct load *l = arg;
+	uint64_t rs = l->seed;
+	uint8_t buf[4096];
+	while (!__atomic_load_n(&l->stop, __ATOMIC_RELAXED)) {
+		uint64_t off = t_rand(&rs) % (l->size / 4096) * 4096;
+		int rc = t_rand(&rs) % 2 ? uraid_read(l->a, buf, sizeof(buf), off)
+		                         : uraid_write(l->a, buf, sizeof(buf), off);
+		if (rc < 0)
+			break;
+		__atomic_add_fetch(&l->ops, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/* md's sync_speed_min: with requests arriving all the time the rebuild is
+ * throttled, but not below the minimum; the requests are not starved.
+ * Loose bounds only (shared, noisy machine). */
+static void speed_min_holds_under_load(void)
+{
+	struct te_disk d[5];
+	for (int i = 0; i < 5; i++) {
+		char nm[16];
+		snprintf(nm, sizeof(nm), "d%d", i);
+		te_disk_open(&d[i], nm, 24 * MB);
+	}
+	struct uraid_create_opts o;
+	memset(&o, 0, sizeof(o));
+	o.level = 5;
+	o.raid_devices = 4;
+	o.chunk_sectors = 128;
+	o.assume_clean = true;
+	struct member *mm[4];
+	for (int i = 0; i < 4; i++)
+		mm[i] = te_borrow(&d[i]);
+	struct uraid_array *a = NULL;
+	char err[256];
+	CHECK(uraid_create_members(&o, mm, 4, 0, &a, err, sizeof(err)) == 0);
+	if (!a)
+		return;
+	const uint64_t min_kibs = 1024;
+	uraid_sync_speed(a, min_kibs, 0); /* no maximum: only load slows it */
+	struct load l[2];
+	pthread_t th[2];
+	for (int t = 0; t < 2; t++) {
+		l[t] = (struct load){.a = a, .size = uraid_size(a), .seed = 90 + (uint64_t)t};
+		pthread_create(&th[t], NULL, load_thread, &l[t]);
+	}
+	CHECK(uraid_fail(a, "#1", err, sizeof(err)) == 0);
+	CHECK(uraid_add_member(a, te_borrow(&d[4]), err, sizeof(err)) == 0);
+	sleep_ms(300);
+	struct uraid_status st;
+	uraid_status(a, &st);
+	uint64_t s0 = st.sync_done, ops0 = l[0].ops + l[1].ops;
+	const long window_ms = 2000;
+	sleep_ms(window_ms);
+	uraid_status(a, &st);
+	uint64_t s1 = st.sync_done, ops1 = l[0].ops + l[1].ops;
+	uint64_t kib = (s1 - s0) / 2, want = min_kibs * window_ms / 1000;
+	fprintf(stderr, "rebuild under load: %llu KiB in %ld ms (min %llu KiB/s), %llu requests\n",
+	        (unsigned long long)kib, window_ms, (unsigned long long)min_kibs,
+	        (unsigned long long)(ops1 - ops0));
+	CHECKF(st.sync_action == URAID_SYNC_RECOVER, "rebuild not throttled: already finished");
+	CHECKF(kib >= want * 4 / 10, "below speed_min: %llu KiB of %llu", (unsigned long long)kib,
+	       (unsigned long long)want);
+	CHECKF(kib <= want * 10, "not throttled: %llu KiB, min pace %llu", (unsigned long long)kib,
+	       (unsigned long long)want);
+	CHECKF(ops1 - ops0 >= 100, "requests starved: %llu", (unsigned long long)(ops1 - ops0));
+	for (int t = 0; t < 2; t++) {
+		__atomic_store_n(&l[t].stop, 1, __ATOMIC_RELAXED);
+		pthread_join(th[t], NULL);
+	}
+	CHECK(uraid_sync_wait(a) == 0); /* idle again: full speed */
+	uraid_status(a, &st);
+	CHECK(st.degraded == 0);
+	expect_action(a, URAID_SYNC_CHECK, 0);
+	uraid_stop(a);
+	close_disks(d, 5);
+}
+
 static bool all_zero(struct te_disk *d)
 {
 	uint8_t *b = malloc(d->mem->size);
@@ -256,4 +453,5 @@ static void create_refuses_without_writing(void)
 
 TEST_MAIN(T(raid6_repair_fixes_the_wrong_member), T(raid5_and_raid1_check_counts_and_repair),
           T(stale_member_left_out), T(interrupted_rebuild_resumes),
-          T(create_refuses_without_writing))
+          T(raid10_rebuild_resumes_after_crash), T(checkpoints_on_4k_boundaries),
+          T(speed_min_holds_under_load), T(create_refuses_without_writing))

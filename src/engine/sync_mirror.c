@@ -1,0 +1,294 @@
+/* Sync work of the mirrored levels (raid1, raid10).
+ *
+ * Recovery walks the rebuilding member's own sectors (as md's raid10 does):
+ * each run of them is found in the layout (unmap), read from another copy
+ * (adjacent pieces from the same source member merged into one request)
+ * and written with one request, so the checkpoint (recovery_offset) is
+ * exact for near, far and offset layouts alike.
+ *
+ * Resync, check and repair walk logical sectors: every copy of a run is
+ * read in one batch and compared with the first; differing copies are
+ * rewritten (resync, repair) and counted (check, repair). A read error
+ * sends the run to the per-piece path, which tries every copy and repairs. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/sync_int.h"
+
+/* One map piece [pos, pos+n) the careful way (per-copy retries). */
+static int mirror_piece(struct uraid_array *a, uint64_t pos, uint64_t n)
+{
+	uint8_t *src = eng_buf_get(a, n * 512), *cmp = eng_buf_get(a, n * 512);
+	int rc = 0;
+	if (!src || !cmp) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	struct layout_loc loc[LAYOUT_MAX_MEMBERS];
+	int good = -1;
+	for (int c = 0; c < a->ncopies; c++) {
+		uint64_t l;
+		if (a->ops->map(&a->geom, pos, c, &loc[c], &l) < 0) {
+			rc = -EIO;
+			goto out;
+		}
+	}
+	/* The source: the first copy that reads (two tries each); copies that
+	 * failed both get the good data written back, as on a normal read. */
+	bool bad_copy[LAYOUT_MAX_MEMBERS] = {0};
+	for (int c = 0; c < a->ncopies && good < 0; c++) {
+		if (!eng_role_readable(a, loc[c].role, loc[c].sector, n))
+			continue;
+		if (eng_member_io(a, loc[c].role, false, src, loc[c].sector, n) == 0 ||
+		    eng_member_io(a, loc[c].role, false, src, loc[c].sector, n) == 0)
+			good = c;
+		else
+			bad_copy[c] = true;
+	}
+	if (good < 0) {
+		rc = -EIO;
+		goto out;
+	}
+	for (int c = 0; c < good; c++)
+		if (bad_copy[c] && eng_member_io(a, loc[c].role, true, src, loc[c].sector, n) < 0)
+			eng_member_failed(a, loc[c].role, "read error, and rewriting it failed");
+	for (int c = 0; c < a->ncopies; c++) {
+		if (c == good || !eng_role_writable(a, loc[c].role))
+			continue;
+		int role = loc[c].role;
+		bool write = false;
+		if (a->action == URAID_SYNC_RESYNC) {
+			write = true;
+		} else if (eng_role_readable(a, role, loc[c].sector, n)) { /* check / repair */
+			if (eng_member_io(a, role, false, cmp, loc[c].sector, n) < 0) {
+				eng_member_failed(a, role, "read error during check");
+				continue;
+			}
+			uint64_t bad = sync_count_mismatch(src, cmp, n);
+			a->mismatches += bad;
+			write = bad && a->action == URAID_SYNC_REPAIR;
+		}
+		if (write && eng_member_io(a, role, true, src, loc[c].sector, n) < 0)
+			eng_member_failed(a, role, "write error during sync");
+	}
+	if (!eng_array_readable(a))
+		rc = -EIO;
+out:
+	eng_buf_put(a, src);
+	eng_buf_put(a, cmp);
+	return rc;
+}
+
+/* Length of the map piece at lsec, at most n. */
+static int piece_len(struct uraid_array *a, uint64_t lsec, uint64_t n, uint64_t *len)
+{
+	struct layout_loc loc;
+	if (a->ops->map(&a->geom, lsec, 0, &loc, len) < 0)
+		return -EIO;
+	if (*len > n)
+		*len = n;
+	return 0;
+}
+
+static int by_pieces(struct uraid_array *a, uint64_t pos, uint64_t n)
+{
+	for (uint64_t end = pos + n; pos < end;) {
+		uint64_t len;
+		int rc = piece_len(a, pos, end - pos, &len);
+		if (rc == 0)
+			rc = mirror_piece(a, pos, len);
+		if (rc < 0)
+			return rc;
+		if (a->action == URAID_SYNC_IDLE)
+			return 0;
+		pos += len;
+	}
+	return 0;
+}
+
+int sync_mirror_batch(struct uraid_array *a, uint64_t pos, uint64_t n)
+{
+	int nc = a->ncopies;
+	size_t blen = n * 512;
+	uint8_t *mem = eng_buf_get(a, (size_t)nc * blen);
+	struct sync_iolist rd = {0}, wr = {0};
+	int rc = mem ? 0 : -ENOMEM;
+	bool careful = false;
+	/* Read every copy of the run, copy c into mem + c * blen. */
+	for (uint64_t l = pos; l < pos + n && rc == 0 && !careful;) {
+		uint64_t len;
+		rc = piece_len(a, l, pos + n - l, &len);
+		for (int c = 0; c < nc && rc == 0 && !careful; c++) {
+			struct layout_loc loc;
+			uint64_t ml;
+			if (a->ops->map(&a->geom, l, c, &loc, &ml) < 0) {
+				rc = -EIO;
+				break;
+			}
+			careful = !eng_role_readable(a, loc.role, loc.sector, len);
+			if (!careful)
+				rc =
+				    sync_iol_add(a, &rd, loc.role, false,
+				                 mem + c * blen + (l - pos) * 512, loc.sector, len);
+		}
+		l += len;
+	}
+	if (rc == 0 && !careful)
+		careful = !sync_iol_run(a, &rd);
+	for (uint64_t l = pos; l < pos + n && rc == 0 && !careful;) {
+		uint64_t len;
+		rc = piece_len(a, l, pos + n - l, &len);
+		size_t off = (l - pos) * 512;
+		for (int c = 1; c < nc && rc == 0; c++) {
+			uint64_t bad = sync_count_mismatch(mem + off, mem + c * blen + off, len);
+			if (!bad)
+				continue;
+			if (a->action != URAID_SYNC_RESYNC)
+				a->mismatches += bad;
+			if (a->action == URAID_SYNC_CHECK)
+				continue;
+			struct layout_loc loc;
+			uint64_t ml;
+			if (a->ops->map(&a->geom, l, c, &loc, &ml) < 0)
+				rc = -EIO;
+			else
+				rc = sync_iol_add(a, &wr, loc.role, true, mem + off, loc.sector,
+				                  len);
+		}
+		l += len;
+	}
+	if (rc == 0 && !careful && wr.n && !sync_iol_run(a, &wr)) {
+		for (int i = 0; i < wr.n; i++)
+			if (wr.io[i].result < 0 || (size_t)wr.io[i].result != wr.io[i].len)
+				eng_member_failed(a, wr.role[i], "write error during sync");
+		if (!eng_array_readable(a))
+			rc = -EIO;
+	}
+	eng_buf_put(a, mem);
+	sync_iol_free(&rd);
+	sync_iol_free(&wr);
+	if (rc == 0 && careful)
+		rc = by_pieces(a, pos, n);
+	return rc;
+}
+
+/* The piece of `role`'s member sectors starting at msec: its logical
+ * sector, the copy index that lives there and the run length. -ERANGE for
+ * sectors md leaves unused (then *len is the distance to the next chunk). */
+static int role_piece(struct uraid_array *a, int role, uint64_t msec, uint64_t max, uint64_t *lsec,
+                      int *copy, uint64_t *len)
+{
+	int kind = a->ops->unmap(&a->geom, role, msec, lsec);
+	if (kind != LAYOUT_DATA) {
+		uint64_t cs = a->geom.chunk_sectors ? a->geom.chunk_sectors : 1;
+		*len = cs - msec % cs;
+		if (*len > max)
+			*len = max;
+		return -ERANGE;
+	}
+	for (int c = 0; c < a->ncopies; c++) {
+		struct layout_loc loc;
+		uint64_t l;
+		if (a->ops->map(&a->geom, *lsec, c, &loc, &l) < 0)
+			return -EIO;
+		if (loc.role == role && loc.sector == msec) {
+			*copy = c;
+			*len = l < max ? l : max;
+			return 0;
+		}
+	}
+	return -EIO; /* unmap and map disagree: a layout bug */
+}
+
+int sync_mirror_role_data(struct uraid_array *a, int role, uint8_t *buf, uint64_t msec, uint64_t n)
+{
+	for (uint64_t end = msec + n; msec < end;) {
+		uint64_t lsec, len;
+		int copy;
+		int rc = role_piece(a, role, msec, end - msec, &lsec, &copy, &len);
+		if (rc == -ERANGE)
+			memset(buf, 0, len * 512);
+		else if (rc < 0 || (rc = eng_mirror_read(a, buf, lsec, len)) < 0)
+			return rc;
+		buf += len * 512;
+		msec += len;
+	}
+	return 0;
+}
+
+/* Rebuild [pos, end) of one rebuilding role from the other copies. */
+static int recover_role(struct uraid_array *a, int role, uint64_t pos, uint64_t end)
+{
+	uint8_t *buf = eng_buf_get(a, (end - pos) * 512);
+	struct sync_iolist rd = {0}, wr = {0};
+	int rc = buf ? 0 : -ENOMEM, src = -1;
+	uint64_t run = pos; /* start of the current run of used sectors */
+	for (uint64_t msec = pos; msec < end && rc == 0;) {
+		uint64_t lsec, len;
+		int copy;
+		rc = role_piece(a, role, msec, end - msec, &lsec, &copy, &len);
+		if (rc == -ERANGE) {
+			/* unused by md: nothing to rebuild; close the write run */
+			if (msec > run)
+				rc = sync_iol_add(a, &wr, role, true, buf + (run - pos) * 512, run,
+				                  msec - run);
+			else
+				rc = 0;
+			msec += len;
+			run = msec;
+			continue;
+		}
+		if (rc < 0)
+			break;
+		/* Keep the previous source member when it holds a copy, so
+		 * the reads merge into long requests. */
+		struct layout_loc pick = {.role = -1}, loc;
+		for (int c = 0; c < a->ncopies; c++) {
+			uint64_t l;
+			if (c == copy || a->ops->map(&a->geom, lsec, c, &loc, &l) < 0 ||
+			    loc.role == role || !eng_role_readable(a, loc.role, loc.sector, len))
+				continue;
+			if (pick.role < 0 || loc.role == src)
+				pick = loc;
+		}
+		if (pick.role < 0) {
+			rc = -EIO; /* no copy left to rebuild from */
+			break;
+		}
+		src = pick.role;
+		rc = sync_iol_add(a, &rd, pick.role, false, buf + (msec - pos) * 512, pick.sector,
+		                  len);
+		msec += len;
+	}
+	if (rc == 0 && end > run)
+		rc = sync_iol_add(a, &wr, role, true, buf + (run - pos) * 512, run, end - run);
+	if (rc == 0 && !sync_iol_run(a, &rd))
+		rc = sync_mirror_role_data(a, role, buf, pos, end - pos); /* repairs as it reads */
+	if (rc == 0 && !sync_iol_run(a, &wr)) {
+		eng_member_failed(a, role, "write error during recovery");
+		if (!eng_array_readable(a))
+			rc = -EIO;
+	}
+	eng_buf_put(a, buf);
+	sync_iol_free(&rd);
+	sync_iol_free(&wr);
+	return rc;
+}
+
+int sync_mirror_recover(struct uraid_array *a, uint64_t pos, uint64_t n)
+{
+	for (int r = 0; r < a->geom.raid_disks; r++) {
+		if (!sync_role_rebuilding(a, r) || eng_role_readable(a, r, pos, n))
+			continue;
+		uint64_t end = pos + n, used = a->ops->member_used(&a->geom, r);
+		if (end > used)
+			end = used;
+		if (pos >= end)
+			continue;
+		int rc = recover_role(a, r, pos, end);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
