@@ -25,6 +25,7 @@ struct sweep {
 	int nchunks;
 	char layouts[MAXV][8];
 	int nlayouts;
+	int scache[MAXV], nscache; /* --stripe-cache values; none given: 0 */
 	char wl[MAXV][24];
 	int nwl;
 	uint64_t size, ops;
@@ -325,17 +326,57 @@ static int data_disks(int level, int n)
 	return level == 0 ? n : level == 1 ? 1 : level == 5 ? n - 1 : level == 6 ? n - 2 : n / 2;
 }
 
-static int run_config(struct sweep *o, int level, int n, uint32_t chunk, const char *lay, char *err,
-                      size_t errlen)
+/* A row per workload saying why there is no figure (`note`). */
+static int add_na(struct sweep *o, const struct bw_result *proto, const char *note)
+{
+	for (int w = 0; w < o->nwl; w++) {
+		struct bw_result res = *proto;
+		snprintf(res.workload, sizeof(res.workload), "%s", o->wl[w]);
+		snprintf(res.note, sizeof(res.note), "%s", note);
+		res.unit = "-";
+		int r = add_result(o, &res);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Set the stripe cache of a fresh array (sc >= 0). Returns 1 when the
+ * engine has none (the rows become "n/a"), 0 when set. */
+static int set_stripe_cache(struct sweep *o, struct uraid_array *a, const struct bw_result *proto,
+                            char *err, size_t errlen)
+{
+	if (proto->stripe_cache < 0)
+		return 0;
+	int r = uraid_set_stripe_cache(a, (unsigned)proto->stripe_cache);
+	if (r == -ENOTSUP) {
+		fprintf(stderr,
+		        "uraid: bench: note: %s: this engine has no stripe cache, rows are n/a\n",
+		        proto->config);
+		r = add_na(o, proto, "n/a (stripe cache not supported)");
+		return r < 0 ? errmsg(err, errlen, r, "out of memory") : 1;
+	}
+	if (r < 0)
+		return errmsg(err, errlen, r, "%s: setting the stripe cache to %d failed",
+		              proto->config, proto->stripe_cache);
+	return 0;
+}
+
+static int run_config(struct sweep *o, int level, int n, uint32_t chunk, const char *lay, int sc,
+                      char *err, size_t errlen)
 {
 	struct bw_result proto;
 	memset(&proto, 0, sizeof(proto));
 	proto.level = level;
 	proto.members = n;
 	proto.chunk = level == 1 ? 0 : chunk;
+	proto.stripe_cache = sc;
 	snprintf(proto.layout, sizeof(proto.layout), "%s", lay);
 	if (level == 1)
 		snprintf(proto.config, sizeof(proto.config), "raid1x%d", n);
+	else if ((level == 5 || level == 6) && sc >= 0)
+		snprintf(proto.config, sizeof(proto.config), "raid%d[%u,%s,sc%d]x%d", level,
+		         chunk / 1024, lay, sc, n);
 	else if (level == 5 || level == 6)
 		snprintf(proto.config, sizeof(proto.config), "raid%d[%u,%s]x%d", level,
 		         chunk / 1024, lay, n);
@@ -364,15 +405,22 @@ static int run_config(struct sweep *o, int level, int n, uint32_t chunk, const c
 		return r;
 	struct uraid_array *a = NULL;
 	r = bw_array_create(&s, n, level, layout, layout_set, chunk, &a, err, errlen);
+	bool na = false;
 	if (r == 0) {
 		struct target t = {.a = a, .s = &s};
 		uint64_t size =
 		    o->size < uraid_size(a) ? o->size : uraid_size(a) / (1u << 20) << 20;
-		r = run_target(o, &t, &proto, size, err, errlen);
+		r = set_stripe_cache(o, a, &proto, err, errlen);
+		na = r == 1;
+		if (r == 0)
+			r = run_target(o, &t, &proto, size, err, errlen);
+		r = r == 1 ? 0 : r;
 		int rs = bw_array_stop(&s, a);
 		r = r ? r : rs;
 	}
-	if (r == 0 && nf && o->cfg.kind != BW_FILES)
+	if (r == 0 && na)
+		; /* n/a rows already added for every workload */
+	else if (r == 0 && nf && o->cfg.kind != BW_FILES && o->cfg.kind != BW_DEV)
 		fprintf(stderr,
 		        "uraid: bench: note: %s: filesystem workloads need member files "
 		        "(--members-dir), skipped\n",
@@ -401,6 +449,7 @@ static int run_baseline(struct sweep *o, char *err, size_t errlen)
 		struct bw_result proto;
 		memset(&proto, 0, sizeof(proto));
 		proto.level = -2;
+		proto.stripe_cache = -1;
 		proto.members = 1;
 		snprintf(proto.config, sizeof(proto.config), "baseline");
 		snprintf(proto.layout, sizeof(proto.layout), "-");
@@ -522,8 +571,12 @@ int bench_workload(int argc, char **argv)
 			if (parse_ints(optarg, iv, &niv) < 0)
 				return cli_error("bench", "--stripe-cache %s: a list of numbers",
 				                 optarg);
-			fprintf(stderr, "uraid: bench: note: the engine has no stripe cache; "
-			                "--stripe-cache is ignored\n");
+			for (int i = 0; i < niv; i++)
+				if (iv[i] < 0 || (unsigned)iv[i] > URAID_STRIPE_CACHE_MAX)
+					return cli_error("bench", "--stripe-cache: %d not in 0..%u",
+					                 iv[i], URAID_STRIPE_CACHE_MAX);
+			memcpy(o.scache, iv, sizeof(iv));
+			o.nscache = niv;
 			break;
 		case 'w':
 			if (parse_words(optarg, wl, MAXV, &nwl, 24) < 0)
@@ -640,19 +693,29 @@ int bench_workload(int argc, char **argv)
 				        lv, n, minm);
 				continue;
 			}
-			/* Chunks do not apply to raid1, layouts only to raid5/6. */
-			int nc = lv == 1 ? 1 : o.nchunks,
-			    nl = (lv == 5 || lv == 6) ? o.nlayouts : 1;
-			if ((lv == 1 && o.nchunks > 1) || (lv != 5 && lv != 6 && o.nlayouts > 1))
+			/* Chunks do not apply to raid1, layouts and the stripe
+			 * cache only to raid5/6. */
+			bool parity = lv == 5 || lv == 6;
+			int nc = lv == 1 ? 1 : o.nchunks, nl = parity ? o.nlayouts : 1;
+			int nsc = parity && o.nscache ? o.nscache : 1;
+			if ((lv == 1 && o.nchunks > 1) || (!parity && o.nlayouts > 1))
 				if (ni == 0)
 					fprintf(stderr,
 					        "uraid: bench: note: raid%d: %s do not apply, "
 					        "run once\n",
 					        lv, lv == 1 ? "chunks and layouts" : "layouts");
+			if (!parity && o.nscache && ni == 0)
+				fprintf(stderr,
+				        "uraid: bench: note: raid%d: no stripe cache (raid5/6 "
+				        "only), run without\n",
+				        lv);
 			for (int ci = 0; r == 0 && ci < nc; ci++)
 				for (int ki = 0; r == 0 && ki < nl; ki++)
-					r = run_config(&o, lv, n, o.chunks[ci], o.layouts[ki], err,
-					               sizeof(err));
+					for (int si = 0; r == 0 && si < nsc; si++)
+						r = run_config(
+						    &o, lv, n, o.chunks[ci], o.layouts[ki],
+						    parity && o.nscache ? o.scache[si] : -1, err,
+						    sizeof(err));
 		}
 	}
 	if (r < 0) {
@@ -662,7 +725,7 @@ int bench_workload(int argc, char **argv)
 	if (o.baseline) {
 		for (int i = 0; i < o.nres; i++)
 			for (int k = 0; k < o.nres; k++)
-				if (o.res[k].level == -2 &&
+				if (o.res[k].level == -2 && !o.res[i].note[0] &&
 				    !strcmp(o.res[k].workload, o.res[i].workload) &&
 				    o.res[k].value > 0)
 					o.res[i].ratio = o.res[i].value / o.res[k].value;

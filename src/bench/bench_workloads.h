@@ -18,8 +18,10 @@
 #define BW_MAX_MEMBERS 32
 #define BW_MAX_JOBS    16
 
-/* Where member storage comes from. */
-enum bw_kind { BW_FILES, BW_MEM, BW_SIM };
+/* Where member storage comes from: files made in a directory, memory,
+ * simulated disks (memory behind the disk model), or block devices the
+ * user named (checked by bw_dev_check first; see bench_devices.c). */
+enum bw_kind { BW_FILES, BW_MEM, BW_SIM, BW_DEV };
 
 struct bw_members_cfg {
 	enum bw_kind kind;
@@ -27,6 +29,8 @@ struct bw_members_cfg {
 	struct sim_profile prof; /* BW_SIM */
 	double bus_mbs;          /* BW_SIM: 0 = no shared bus */
 	double time_scale;       /* BW_SIM: 0 = virtual time */
+	const char *const *devs; /* BW_DEV: device paths (member i is devs[i]) */
+	int ndevs;
 };
 
 /* A set of members for one array. Files are created (and written fully so
@@ -100,8 +104,10 @@ struct bw_result {
 	int level, members;
 	uint32_t chunk;
 	char layout[8];
+	int stripe_cache;          /* stripe cache entries set, -1 = not set */
 	char workload[24];         /* "seqwrite", "readers=3", "randrw-qd16", ... */
-	double value;              /* median over repeats */
+	char note[48];             /* non-empty: no figure, why ("n/a (...)") */
+	double value;              /* median over repeats (0 with a note) */
 	const char *unit;          /* "MB/s", "IOPS", "files/s" */
 	double spread;             /* (max - min) / median over repeats */
 	double finish_spread;      /* readers=N: (last - first finish) / last finish */
@@ -116,7 +122,14 @@ void bw_report_table(FILE *f, const struct bw_result *r, int n);
 void bw_report_chart(FILE *f, const struct bw_result *r, int n);
 int bw_report_csv(const char *path, const struct bw_result *r, int n);
 int bw_report_json(const char *path, const struct bw_result *r, int n);
-/* One SVG bar chart per workload, DIR/<workload>.svg; returns the count
+/* Workloads of the rows in first-seen order (at most max); returns how many. */
+int bw_report_workloads(const struct bw_result *r, int n, const char **out, int max);
+/* SVG charts (bench_svg.c), DIR/<name>.svg: readers=N rows with two or
+ * more N give one line chart "readers" (x: readers, a line per config);
+ * a workload whose rows have two or more member counts gives a line chart
+ * (x: members, a line per config without its member count, the baseline a
+ * dashed level); any other workload a bar chart (a bar per config). Rows
+ * with a note get a label instead of a bar or point. Returns the count
  * written or a negative errno. */
 int bw_report_svg(const char *dir, const char *title, const struct bw_result *r, int n);
 

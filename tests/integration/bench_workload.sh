@@ -64,9 +64,9 @@ check "CSV: the header's columns, every row that wide, same rows as JSON" \
 import csv, json, sys
 rd = list(csv.reader(open(sys.argv[1])))
 hdr = rd[0]
-assert hdr == ["config", "level", "members", "chunk_kib", "layout", "workload", "value", "unit",
-               "spread", "finish_spread", "latency_us", "ratio", "bytes", "requested",
-               "repeats"], hdr
+assert hdr == ["config", "level", "members", "chunk_kib", "layout", "stripe_cache", "workload",
+               "value", "unit", "spread", "finish_spread", "latency_us", "ratio", "bytes",
+               "requested", "repeats", "note"], hdr
 js = json.load(open(sys.argv[2]))
 assert len(rd) - 1 == len(js)
 for row, j in zip(rd[1:], js):
@@ -75,22 +75,57 @@ for row, j in zip(rd[1:], js):
     assert d["config"] == j["config"] and d["workload"] == j["workload"]
     assert abs(float(d["value"]) - j["value"]) < 1e-2, (d, j)
 PY
-check "SVG: one file per workload, parses as XML, one bar per config" \
+# Members vary (3, 4): a line chart per workload, x = members, a line per
+# config without its member count; readers=1-3: one "readers" chart, a line
+# per config over 1..3 readers. Expected lines come from the JSON rows.
+check "SVG line charts: parse as XML, one polyline per config, one point per x, axis labels" \
 	python3 - "$svg" "$json" <<'PY'
-import json, os, sys, xml.dom.minidom
+import json, os, re, sys, xml.dom.minidom
 js = json.load(open(sys.argv[2]))
-wls = sorted({r["workload"] for r in js})
+wls = sorted({r["workload"] for r in js if not r["workload"].startswith("readers=")})
 files = sorted(os.listdir(sys.argv[1]))
-assert files == sorted(w.replace("=", "_") + ".svg" for w in wls), files
+assert files == sorted([w + ".svg" for w in wls] + ["readers.svg"]), files
+def chart(name):
+    d = xml.dom.minidom.parse(os.path.join(sys.argv[1], name + ".svg"))
+    lines = {p.getAttribute("data-config"): p.getAttribute("points").split()
+             for p in d.getElementsByTagName("polyline") if p.getAttribute("class") == "series"}
+    texts = {t.getAttribute("class"): t.firstChild.data for t in d.getElementsByTagName("text")
+             if t.getAttribute("class") in ("xlabel", "ylabel")}
+    assert not [r for r in d.getElementsByTagName("rect") if r.getAttribute("class") == "bar"]
+    return d, lines, texts
 for w in wls:
-    d = xml.dom.minidom.parse(os.path.join(sys.argv[1], w.replace("=", "_") + ".svg"))
-    bars = [r for r in d.getElementsByTagName("rect") if r.getAttribute("class") == "bar"]
-    n = sum(1 for r in js if r["workload"] == w)
-    assert len(bars) == n, (w, len(bars), n)
-    labels = [t.firstChild.data for t in d.getElementsByTagName("text") if t.firstChild]
+    d, lines, texts = chart(w)
+    want = {}
     for r in js:
-        if r["workload"] == w:
-            assert r["config"] in labels, (w, r["config"])
+        if r["workload"] == w and r["config"] != "baseline":
+            want.setdefault(re.sub(r"x%d$" % r["members"], "", r["config"]), set()).add(r["members"])
+    assert set(lines) == set(want), (w, sorted(lines), sorted(want))
+    for c, xs in want.items():
+        assert len(lines[c]) == len(xs), (w, c, lines[c], xs)
+    assert texts == {"xlabel": "members", "ylabel": js[0]["unit"] if w != "randrw-qd1" and
+                     w != "randrw-qd16" else "IOPS"}, texts
+    ticks = sorted(t.firstChild.data for t in d.getElementsByTagName("text")
+                   if t.getAttribute("class") == "xtick")
+    assert ticks == ["3", "4"], ticks
+    assert len([l for l in d.getElementsByTagName("line") if l.getAttribute("class") == "baseline"]) == 1
+d, lines, texts = chart("readers")
+cfgs = {r["config"] for r in js if r["workload"].startswith("readers=")}
+assert set(lines) == cfgs, (sorted(lines), sorted(cfgs))
+assert all(len(p) == 3 for p in lines.values()), lines
+assert texts == {"xlabel": "concurrent readers", "ylabel": "MB/s"}, texts
+PY
+check "SVG bar charts: one member count gives one bar per config, value labels" \
+	sh -c '"$1" bench --mem --levels 0,5 --members 3 --chunks 32K,64K --workloads seqread \
+	       --size 2M --svg "$2/bars" >/dev/null 2>&1' sh "$URAID" "$T_TMP"
+check "  ... parses as XML with bars raid0[32]x3 raid0[64]x3 raid5[32,ls]x3 raid5[64,ls]x3" \
+	python3 - "$T_TMP/bars/seqread.svg" <<'PY'
+import sys, xml.dom.minidom
+d = xml.dom.minidom.parse(sys.argv[1])
+bars = [r for r in d.getElementsByTagName("rect") if r.getAttribute("class") == "bar"]
+labels = [t.firstChild.data for t in d.getElementsByTagName("text") if t.firstChild]
+want = ["raid0[32]x3", "raid0[64]x3", "raid5[32,ls]x3", "raid5[64,ls]x3"]
+assert len(bars) == 4 and all(c in labels for c in want), (len(bars), labels)
+assert not d.getElementsByTagName("polyline")
 PY
 
 check "file members: a sweep in a members directory leaves nothing behind" \
@@ -100,9 +135,45 @@ check "file members: a sweep in a members directory leaves nothing behind" \
 check "uraid bench workload ... is the same tool" \
 	sh -c '"$1" bench workload --mem --levels 0 --members 2 --workloads seqread --size 2M \
 	       >/dev/null 2>&1' sh "$URAID"
-check "--stripe-cache is accepted with a note that the engine has none" \
-	sh -c '"$1" bench --mem --levels 0 --members 2 --workloads seqread --size 2M \
-	       --stripe-cache 256,4096 2>&1 >/dev/null | grep -q "no stripe cache"' sh "$URAID"
+# --stripe-cache is a sweep dimension for raid5/6. An engine without a
+# stripe cache (uraid_set_stripe_cache -ENOTSUP) gives n/a rows, said so in
+# every format; one with it gives figures. Size 0 (cache off) always works.
+sc=$T_TMP/sc
+check "--stripe-cache 0,256: raid5 rows per cache size, raid0 once with a note" \
+	sh -c '"$1" bench --mem --levels 0,5 --members 3 --workloads seqwrite,seqread --size 2M \
+	       --stripe-cache 0,256 --chart --csv "$2.csv" --json "$2.json" --svg "$2" \
+	       >"$2.out" 2>"$2.err" && grep -q "raid0: no stripe cache (raid5/6 only)" "$2.err"' \
+	sh "$URAID" "$sc"
+check "  ... labels raid5[64,ls,sc0]x3 / sc256; figures, or n/a in table, chart, CSV, JSON, SVG" \
+	python3 - "$sc" <<'PY'
+import csv, json, sys, xml.dom.minidom
+d = sys.argv[1]
+js = json.load(open(d + ".json"))
+cfg = sorted({r["config"] for r in js})
+assert cfg == ["raid0[64]x3", "raid5[64,ls,sc0]x3", "raid5[64,ls,sc256]x3"], cfg
+NA = "n/a (stripe cache not supported)"
+out, err = open(d + ".out").read(), open(d + ".err").read()
+rows = list(csv.DictReader(open(d + ".csv")))
+for r in js:
+    sc = {"raid0[64]x3": None, "raid5[64,ls,sc0]x3": 0, "raid5[64,ls,sc256]x3": 256}[r["config"]]
+    assert r["stripe_cache"] == sc, r
+    c = [x for x in rows if x["config"] == r["config"] and x["workload"] == r["workload"]][0]
+    assert c["stripe_cache"] == ("" if sc is None else str(sc)), c
+    if "note" in r:  # the engine has no stripe cache
+        assert sc == 256 and r["note"] == NA and r["value"] is None, r
+        assert c["value"] == "" and c["note"] == NA, c
+        assert "%-22s %-16s %s" % (r["config"], r["workload"], NA) in out
+        assert "  %22s | %s" % (r["config"], NA) in out
+        svg = xml.dom.minidom.parse("%s/%s.svg" % (d, r["workload"]))
+        na = [t for t in svg.getElementsByTagName("text") if t.getAttribute("class") == "na"]
+        assert na and na[0].firstChild.data == NA
+        assert "this engine has no stripe cache" in err
+    else:
+        assert r["value"] > 0 and r["bytes"] == r["requested"], r
+        assert c["note"] == "" and float(c["value"]) > 0, c
+print("# sc256 rows:", ["n/a" if "note" in r else r["value"] for r in js if "sc256" in r["config"]])
+PY
+check_fails "refuses --stripe-cache beyond 32768" "$URAID" bench --mem --stripe-cache 40000
 check_fails "refuses an unknown workload" "$URAID" bench --mem --workloads bogus
 check_fails "refuses level 4" "$URAID" bench --mem --levels 4
 check_fails "refuses a 3K chunk" "$URAID" bench --mem --chunks 3K
