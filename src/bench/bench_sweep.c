@@ -463,20 +463,25 @@ static int run_baseline(struct sweep *o, char *err, size_t errlen)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: uraid bench [workload] [--levels 0,1,5,6,10] [--members 3-10] [--chunks "
-	        "64K,...]\n"
-	        "         [--layouts ls,la,rs,ra] [--workloads seqwrite,seqread,readers=1-5,randrw,"
-	        "rewrite,\n"
-	        "          smallfiles,mkfs,bonnie (root; member files)]\n"
-	        "         [--size S] [--req S] [--ops N] [--repeat R] [--baseline] [--csv F] "
-	        "[--json F]\n"
-	        "         [--svg DIR] [--chart] [--members-dir DIR | --mem |\n"
-	        "          --disk-model PROFILE|FILE [--bus MBPS] [--time-scale N]]\n"
-	        "  --size: bytes each workload moves (default 32M); members are sized to hold it.\n"
-	        "  --req: sequential request size (default 1M, as dd bs=1M).\n"
-	        "  --disk-model: simulated disks; figures are in model time (--time-scale N:\n"
-	        "  N times faster than the disks, default 1; 0 = virtual time).\n");
+	fprintf(
+	    f,
+	    "usage: uraid bench [workload] [--levels 0,1,5,6,10] [--members 3-10] [--chunks "
+	    "64K,...]\n"
+	    "         [--layouts ls,la,rs,ra] [--workloads seqwrite,seqread,readers=1-5,randrw,"
+	    "rewrite,\n"
+	    "          smallfiles,mkfs,bonnie (root; member files)]\n"
+	    "         [--size S] [--req S] [--ops N] [--repeat R] [--baseline] [--csv F] "
+	    "[--json F]\n"
+	    "         [--svg DIR] [--chart] [--stripe-cache N,...]\n"
+	    "         [--members-dir DIR | --mem | --members-dev DEV,...|DIR [--force-destroy] |\n"
+	    "          --disk-model PROFILE|FILE [--bus MBPS] [--time-scale N]]\n"
+	    "  --size: bytes each workload moves (default 32M); members are sized to hold it.\n"
+	    "  --req: sequential request size (default 1M, as dd bs=1M).\n"
+	    "  --disk-model: simulated disks; figures are in model time (--time-scale N:\n"
+	    "  N times faster than the disks, default 1; 0 = virtual time).\n"
+	    "  --members-dev: block devices (or every one in a directory); refused when one\n"
+	    "  holds a filesystem, md superblock, partition table... unless --force-destroy.\n"
+	    "  --stripe-cache: raid5/6 stripe cache sizes to sweep (0 = off).\n");
 }
 
 static void print_header(FILE *f, const struct sweep *o)
@@ -506,19 +511,18 @@ int bench_workload(int argc, char **argv)
 	int nwl = 2, ntmp;
 	snprintf(wl[0], 24, "seqwrite");
 	snprintf(wl[1], 24, "seqread");
-	const char *model = NULL;
-	bool scale_set = false;
-	static const struct option lo[] = {{"levels", 1, 0, 'l'},       {"members", 1, 0, 'n'},
-	                                   {"chunks", 1, 0, 'c'},       {"layouts", 1, 0, 'L'},
-	                                   {"stripe-cache", 1, 0, 'S'}, {"workloads", 1, 0, 'w'},
-	                                   {"size", 1, 0, 's'},         {"ops", 1, 0, 'o'},
-	                                   {"repeat", 1, 0, 'r'},       {"baseline", 0, 0, 'b'},
-	                                   {"csv", 1, 0, 'C'},          {"json", 1, 0, 'J'},
-	                                   {"svg", 1, 0, 'V'},          {"chart", 0, 0, 'A'},
-	                                   {"members-dir", 1, 0, 'd'},  {"mem", 0, 0, 'm'},
-	                                   {"disk-model", 1, 0, 'D'},   {"bus", 1, 0, 'B'},
-	                                   {"time-scale", 1, 0, 'T'},   {"req", 1, 0, 'R'},
-	                                   {"help", 0, 0, 'h'},         {0, 0, 0, 0}};
+	const char *model = NULL, *devarg = NULL;
+	bool scale_set = false, dir_set = false, force = false;
+	static char devs[BW_MAX_MEMBERS][256];
+	static const struct option lo[] = {
+	    {"levels", 1, 0, 'l'},        {"members", 1, 0, 'n'},      {"chunks", 1, 0, 'c'},
+	    {"layouts", 1, 0, 'L'},       {"stripe-cache", 1, 0, 'S'}, {"workloads", 1, 0, 'w'},
+	    {"size", 1, 0, 's'},          {"ops", 1, 0, 'o'},          {"repeat", 1, 0, 'r'},
+	    {"baseline", 0, 0, 'b'},      {"csv", 1, 0, 'C'},          {"json", 1, 0, 'J'},
+	    {"svg", 1, 0, 'V'},           {"chart", 0, 0, 'A'},        {"members-dir", 1, 0, 'd'},
+	    {"mem", 0, 0, 'm'},           {"disk-model", 1, 0, 'D'},   {"bus", 1, 0, 'B'},
+	    {"time-scale", 1, 0, 'T'},    {"req", 1, 0, 'R'},          {"members-dev", 1, 0, 'M'},
+	    {"force-destroy", 0, 0, 'F'}, {"help", 0, 0, 'h'},         {0, 0, 0, 0}};
 	int c, iv[MAXV], niv;
 	unsigned long long v;
 	optind = 1;
@@ -614,7 +618,10 @@ int bench_workload(int argc, char **argv)
 		case 'd':
 			o.cfg.kind = BW_FILES;
 			o.cfg.dir = optarg;
+			dir_set = true;
 			break;
+		case 'M': devarg = optarg; break;
+		case 'F': force = true; break;
 		case 'm': o.cfg.kind = BW_MEM; break;
 		case 'D': model = optarg; break;
 		case 'B':
@@ -656,6 +663,29 @@ int bench_workload(int argc, char **argv)
 	} else if (o.cfg.bus_mbs > 0 || scale_set) {
 		return cli_error("bench", "--bus and --time-scale need --disk-model");
 	}
+	if (force && !devarg)
+		return cli_error("bench", "--force-destroy only goes with --members-dev");
+	if (devarg && (model || dir_set || o.cfg.kind == BW_MEM))
+		return cli_error("bench", "--members-dev cannot be combined with --members-dir, "
+		                          "--mem or --disk-model");
+	if (devarg) {
+		int nd = 0, maxm = 1;
+		if (bw_dev_list(devarg, devs, BW_MAX_MEMBERS, &nd, err, sizeof(err)) < 0)
+			return cli_error("bench", "%s", err);
+		for (int i = 0; i < o.nmembers; i++)
+			maxm = o.members[i] > maxm ? o.members[i] : maxm;
+		if (nd < maxm)
+			return cli_error("bench",
+			                 "--members-dev: %d device(s) given, --members asks for up "
+			                 "to %d",
+			                 nd, maxm);
+		/* Before anything is written: what do the devices hold? */
+		if (bw_dev_check(devs, nd, force, err, sizeof(err)) < 0)
+			return cli_error("bench", "%s", err);
+		o.cfg.kind = BW_DEV;
+		o.cfg.devs = devs;
+		o.cfg.ndevs = nd;
+	}
 	if (o.cfg.kind == BW_FILES) {
 		struct stat st;
 		if (stat(o.cfg.dir, &st) < 0 || !S_ISDIR(st.st_mode))
@@ -670,9 +700,11 @@ int bench_workload(int argc, char **argv)
 	snprintf(o.title, sizeof(o.title), "members: %s%s%s, %s per workload, %d repeat(s)%s",
 	         o.cfg.kind == BW_MEM     ? "memory"
 	         : o.cfg.kind == BW_FILES ? "files in "
+	         : o.cfg.kind == BW_DEV   ? "block devices "
 	                                  : "simulated ",
 	         o.cfg.kind == BW_FILES ? o.cfg.dir
 	         : o.cfg.kind == BW_SIM ? o.cfg.prof.name
+	         : o.cfg.kind == BW_DEV ? devarg
 	                                : "",
 	         o.cfg.kind == BW_SIM && o.cfg.bus_mbs > 0 ? " on a shared bus" : "",
 	         bench_size_label(o.size, sz, sizeof(sz)), o.repeat,

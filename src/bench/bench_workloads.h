@@ -29,7 +29,7 @@ struct bw_members_cfg {
 	struct sim_profile prof; /* BW_SIM */
 	double bus_mbs;          /* BW_SIM: 0 = no shared bus */
 	double time_scale;       /* BW_SIM: 0 = virtual time */
-	const char *const *devs; /* BW_DEV: device paths (member i is devs[i]) */
+	char (*devs)[256];       /* BW_DEV: device paths (member i is devs[i]), checked */
 	int ndevs;
 };
 
@@ -141,6 +141,18 @@ bool bw_fs_workload(const char *wl);
 int bw_fs_run(const char *const *paths, int n, const char *name, const char *const *wls, int nwl,
               const struct bw_result *proto, int (*addf)(void *, const struct bw_result *),
               void *ctx, char *err, size_t errlen);
+
+/* Block devices as members (bench_devices.c). bw_dev_list: DEV,DEV,... or
+ * every block device in a directory (sorted), into out[0..max). bw_dev_probe:
+ * the device's size and, in `found`, every signature it holds (md
+ * superblocks, partition tables, filesystems, ...; empty: nothing);
+ * -EBUSY when it is in use. bw_dev_check: probes each, refuses duplicates,
+ * devices in use, and (unless force) devices holding anything, naming what
+ * was found; with force it warns what it will destroy. Reads only. */
+int bw_dev_list(const char *arg, char (*out)[256], int max, int *n, char *err, size_t errlen);
+int bw_dev_probe(const char *dev, uint64_t *size, char *found, size_t foundlen, char *err,
+                 size_t errlen);
+int bw_dev_check(char (*devs)[256], int n, bool force, char *err, size_t errlen);
 
 /* Splitmix64 step. */
 uint64_t bw_rand(uint64_t *state);

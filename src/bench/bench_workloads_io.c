@@ -99,6 +99,35 @@ static int prefault(struct member *m, char *err, size_t errlen)
 	return 0;
 }
 
+static int wipe(struct bw_set *s, int i, char *err, size_t errlen);
+
+/* Devices (checked by bw_dev_check before the sweep): big enough, opened
+ * exclusively (so nothing mounted them since); not pre-faulted (a device
+ * has no pages to allocate). */
+static int dev_set_make(struct bw_set *s, int n, uint64_t bytes, char *err, size_t errlen)
+{
+	if (n > s->cfg.ndevs)
+		return errmsg(err, errlen, -EINVAL, "%d members wanted, --members-dev gave %d", n,
+		              s->cfg.ndevs);
+	for (int i = 0; i < n; i++) {
+		struct member *m = NULL;
+		snprintf(s->paths[i], sizeof(s->paths[i]), "%s", s->cfg.devs[i]);
+		int r = member_open_file(s->paths[i], MEMBER_EXCL, 0, &m, err, errlen);
+		if (r < 0)
+			return r;
+		uint64_t have = m->size;
+		member_close(m);
+		if (have < bytes)
+			return errmsg(err, errlen, -ENOSPC,
+			              "%s: %llu MiB, the sweep needs %llu MiB per member",
+			              s->paths[i], (unsigned long long)(have >> 20),
+			              (unsigned long long)(bytes >> 20));
+		s->n = i + 1;
+	}
+	s->bytes = bytes;
+	return 0;
+}
+
 int bw_set_make(struct bw_set *s, const struct bw_members_cfg *cfg, int n, uint64_t bytes,
                 char *err, size_t errlen)
 {
@@ -116,6 +145,8 @@ int bw_set_make(struct bw_set *s, const struct bw_members_cfg *cfg, int n, uint6
 		if (r < 0)
 			return r;
 	}
+	if (cfg->kind == BW_DEV)
+		return dev_set_make(s, n, bytes, err, errlen);
 	for (int i = 0; i < n; i++) {
 		struct member *m = NULL;
 		int r;
@@ -153,6 +184,11 @@ int bw_set_make(struct bw_set *s, const struct bw_members_cfg *cfg, int n, uint6
 void bw_set_free(struct bw_set *s)
 {
 	for (int i = 0; i < s->n; i++) {
+		/* Devices: leave no md superblock behind (the next run, or
+		 * anything scanning for arrays, would find one). */
+		char err[256];
+		if (s->cfg.kind == BW_DEV && wipe(s, i, err, sizeof(err)) < 0)
+			fprintf(stderr, "uraid: bench: warning: %s\n", err);
 		if (s->store[i])
 			member_close(s->store[i]);
 		s->store[i] = NULL;
@@ -169,8 +205,10 @@ int bw_member_open(struct bw_set *s, int i, struct member **out, char *err, size
 {
 	struct member *m = NULL;
 	int r;
-	if (s->cfg.kind == BW_FILES) {
-		r = member_open_file(s->paths[i], 0, 0, &m, err, errlen);
+	if (s->cfg.kind == BW_FILES || s->cfg.kind == BW_DEV) {
+		/* devices: exclusive, and past the page cache as a real array */
+		unsigned fl = s->cfg.kind == BW_DEV ? MEMBER_EXCL | MEMBER_DIRECT : 0;
+		r = member_open_file(s->paths[i], fl, 0, &m, err, errlen);
 		if (r < 0)
 			return r;
 	} else {
@@ -212,6 +250,7 @@ uint64_t bw_now(const struct bw_set *s)
  * create refuse it. */
 static int wipe(struct bw_set *s, int i, char *err, size_t errlen)
 {
+	/* (also run on devices when the set is freed) */
 	size_t len = 1u << 20;
 	struct member *m = s->store[i];
 	int r = 0;
