@@ -31,6 +31,7 @@ struct sweep {
 	uint64_t size, ops;
 	size_t req; /* sequential request size */
 	int repeat;
+	double progress; /* seconds between progress lines, 0 = none */
 	bool baseline, chart;
 	const char *csv, *json, *svg;
 	struct bw_members_cfg cfg;
@@ -195,14 +196,17 @@ static int run_once(struct sweep *o, struct target *t, const char *wl, uint64_t 
 			j[i].progress = prog;
 		}
 		r = bw_run(j, nr);
-		uint64_t first = UINT64_MAX, last = 0, bytes = 0, bad = 0;
+		uint64_t first = UINT64_MAX, last = 0, bytes = 0, bad = 0, lat = 0, ops = 0;
 		for (int i = 0; i < nr; i++) {
 			uint64_t e = atomic_load(&j[i].end_ns);
 			first = e < first ? e : first;
 			last = e > last ? e : last;
 			bytes += atomic_load(&j[i].done_bytes);
 			bad += atomic_load(&j[i].bad_stamps);
+			lat += atomic_load(&j[i].lat_sum_ns);
+			ops += atomic_load(&j[i].done_ops);
 		}
+		res->lat_us = (double)lat / 1e3 / (double)(ops ? ops : 1);
 		res->bytes = bytes;
 		res->requested = region * (uint64_t)nr;
 		res->value = (double)bytes / 1e6 / ((double)(last - t0) / 1e9);
@@ -283,7 +287,7 @@ static int run_target(struct sweep *o, struct target *t, const struct bw_result 
 		_Atomic uint64_t prog = 0;
 		char label[96];
 		snprintf(label, sizeof(label), "%s %s", proto->config, o->wl[w]);
-		struct bw_progress *p = bw_progress_start(label, &prog, t->s);
+		struct bw_progress *p = bw_progress_start(label, &prog, t->s, o->progress);
 		int r = 0;
 		for (int k = 0; k < nrep && r == 0; k++) {
 			r = run_once(o, t, o->wl[w], size, &prog, &res, err, errlen);
@@ -431,7 +435,8 @@ static int run_config(struct sweep *o, int level, int n, uint32_t chunk, const c
 		for (int i = 0; i < n; i++)
 			paths[i] = s.paths[i];
 		snprintf(name, sizeof(name), "bench%d", (int)getpid());
-		r = bw_fs_run(paths, n, name, fswl, nf, &proto, add_cb, o, err, errlen);
+		r = bw_fs_run(paths, n, name, fswl, nf, &proto, add_cb, o, o->progress, err,
+		              errlen);
 	}
 	bw_set_free(&s);
 	return r;
@@ -481,7 +486,9 @@ static void usage(FILE *f)
 	    "  N times faster than the disks, default 1; 0 = virtual time).\n"
 	    "  --members-dev: block devices (or every one in a directory); refused when one\n"
 	    "  holds a filesystem, md superblock, partition table... unless --force-destroy.\n"
-	    "  --stripe-cache: raid5/6 stripe cache sizes to sweep (0 = off).\n");
+	    "  --stripe-cache: raid5/6 stripe cache sizes to sweep (0 = off).\n"
+	    "  --progress S: a progress line (MB/s) every S seconds on stderr (default 1,\n"
+	    "  0 = none); rewritten in place on a tty.\n");
 }
 
 static void print_header(FILE *f, const struct sweep *o)
@@ -505,6 +512,7 @@ int bench_workload(int argc, char **argv)
 	o.ops = 4000;
 	o.req = 1u << 20;
 	o.repeat = 1;
+	o.progress = 1;
 	o.cfg.kind = BW_FILES;
 	o.cfg.dir = "/dev/shm";
 	char wl[MAXV][24], tmp[MAXV][24], err[512] = "";
@@ -514,15 +522,36 @@ int bench_workload(int argc, char **argv)
 	const char *model = NULL, *devarg = NULL;
 	bool scale_set = false, dir_set = false, force = false;
 	static char devs[BW_MAX_MEMBERS][256];
+	/* One option a line, so options added by different people merge. */
+	// clang-format off
 	static const struct option lo[] = {
-	    {"levels", 1, 0, 'l'},        {"members", 1, 0, 'n'},      {"chunks", 1, 0, 'c'},
-	    {"layouts", 1, 0, 'L'},       {"stripe-cache", 1, 0, 'S'}, {"workloads", 1, 0, 'w'},
-	    {"size", 1, 0, 's'},          {"ops", 1, 0, 'o'},          {"repeat", 1, 0, 'r'},
-	    {"baseline", 0, 0, 'b'},      {"csv", 1, 0, 'C'},          {"json", 1, 0, 'J'},
-	    {"svg", 1, 0, 'V'},           {"chart", 0, 0, 'A'},        {"members-dir", 1, 0, 'd'},
-	    {"mem", 0, 0, 'm'},           {"disk-model", 1, 0, 'D'},   {"bus", 1, 0, 'B'},
-	    {"time-scale", 1, 0, 'T'},    {"req", 1, 0, 'R'},          {"members-dev", 1, 0, 'M'},
-	    {"force-destroy", 0, 0, 'F'}, {"help", 0, 0, 'h'},         {0, 0, 0, 0}};
+		{"levels", 1, 0, 'l'},
+		{"members", 1, 0, 'n'},
+		{"chunks", 1, 0, 'c'},
+		{"layouts", 1, 0, 'L'},
+		{"stripe-cache", 1, 0, 'S'},
+		{"workloads", 1, 0, 'w'},
+		{"size", 1, 0, 's'},
+		{"ops", 1, 0, 'o'},
+		{"repeat", 1, 0, 'r'},
+		{"baseline", 0, 0, 'b'},
+		{"csv", 1, 0, 'C'},
+		{"json", 1, 0, 'J'},
+		{"svg", 1, 0, 'V'},
+		{"chart", 0, 0, 'A'},
+		{"members-dir", 1, 0, 'd'},
+		{"mem", 0, 0, 'm'},
+		{"disk-model", 1, 0, 'D'},
+		{"bus", 1, 0, 'B'},
+		{"time-scale", 1, 0, 'T'},
+		{"req", 1, 0, 'R'},
+		{"members-dev", 1, 0, 'M'},
+		{"force-destroy", 0, 0, 'F'},
+		{"progress", 1, 0, 'P'},
+		{"help", 0, 0, 'h'},
+		{0, 0, 0, 0},
+	};
+	// clang-format on
 	int c, iv[MAXV], niv;
 	unsigned long long v;
 	optind = 1;
@@ -621,6 +650,15 @@ int bench_workload(int argc, char **argv)
 			dir_set = true;
 			break;
 		case 'M': devarg = optarg; break;
+		case 'P': {
+			char *e;
+			o.progress = strtod(optarg, &e);
+			if (e == optarg || *e || o.progress < 0 || o.progress > 3600)
+				return cli_error("bench",
+				                 "--progress %s: seconds between lines, 0 = off",
+				                 optarg);
+			break;
+		}
 		case 'F': force = true; break;
 		case 'm': o.cfg.kind = BW_MEM; break;
 		case 'D': model = optarg; break;

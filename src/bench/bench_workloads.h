@@ -91,11 +91,14 @@ struct bw_job {
  * 0 or the first negative errno. */
 int bw_run(struct bw_job *jobs, int n);
 
-/* Live progress to stderr: one line per second with MB/s (a \r-updated
- * line on a tty). */
+/* Live progress to stderr (bench_progress.c), every interval_s seconds
+ * (<= 0: none, NULL returned), a \r-updated line on a tty, else a line each:
+ *   "LABEL  MB/s MB/s  MB MB done  S s"   rate since the last line (model
+ *                                         time for simulated members)
+ *   "LABEL  running  S s"                 bytes == NULL: steps without a count */
 struct bw_progress;
 struct bw_progress *bw_progress_start(const char *label, _Atomic uint64_t *bytes,
-                                      const struct bw_set *set);
+                                      const struct bw_set *set, double interval_s);
 void bw_progress_stop(struct bw_progress *p);
 
 /* One reported figure. */
@@ -140,7 +143,7 @@ int bw_report_svg(const char *dir, const char *title, const struct bw_result *r,
 bool bw_fs_workload(const char *wl);
 int bw_fs_run(const char *const *paths, int n, const char *name, const char *const *wls, int nwl,
               const struct bw_result *proto, int (*addf)(void *, const struct bw_result *),
-              void *ctx, char *err, size_t errlen);
+              void *ctx, double progress_s, char *err, size_t errlen);
 
 /* Block devices as members (bench_devices.c). bw_dev_list: DEV,DEV,... or
  * every block device in a directory (sorted), into out[0..max). bw_dev_probe:

@@ -174,6 +174,38 @@ for r in js:
 print("# sc256 rows:", ["n/a" if "note" in r else r["value"] for r in js if "sc256" in r["config"]])
 PY
 check_fails "refuses --stripe-cache beyond 32768" "$URAID" bench --mem --stripe-cache 40000
+# Live progress (not a tty): a line per interval for every block workload,
+# "CONFIG WORKLOAD  R MB/s  D MB done  S s", the MB done growing. A flat
+# 50 MB/s simulated disk makes each workload last a few intervals.
+printf 'name = flat50\nrate_mbs = 50\n' >"$T_TMP/flat50"
+check "progress lines on stderr for seqwrite, seqread, readers=2, randrw-qd1/16, rewrite" \
+	sh -c '"$1" bench --disk-model "$2" --levels 0 --members 2 --size 8M --ops 3000 \
+	       --workloads seqwrite,seqread,readers=2,randrw --progress 0.05 >/dev/null 2>"$3" &&
+	       printf "name = flat400\nrate_mbs = 400\n" >"$2.400" &&
+	       "$1" bench --disk-model "$2.400" --levels 0 --members 2 --size 2M \
+	       --workloads rewrite --progress 0.05 >/dev/null 2>>"$3"' \
+	sh "$URAID" "$T_TMP/flat50" "$T_TMP/progress"
+check "  ... format and growth" python3 - "$T_TMP/progress" <<'PY'
+import re, sys
+seen = {}
+for line in open(sys.argv[1]):
+    m = re.fullmatch(r"(\S+) (\S+) +([0-9]+\.[0-9]) MB/s +([0-9]+\.[0-9]) MB done +([0-9]+\.[0-9]) s\n",
+                     line)
+    assert m, repr(line)
+    assert m.group(1) == "raid0[64]x2", line
+    seen.setdefault(m.group(2), []).append((float(m.group(4)), float(m.group(5))))
+assert sorted(seen) == sorted(["seqwrite", "seqread", "readers=2", "randrw-qd1", "randrw-qd16",
+                               "rewrite"]), sorted(seen)
+for w, pts in seen.items():
+    done = [d for d, t in pts]
+    assert done == sorted(done) and done[-1] > 0, (w, pts)
+    assert [t for d, t in pts] == sorted(t for d, t in pts), (w, pts)
+print("# progress lines per workload:", {w: len(p) for w, p in seen.items()})
+PY
+check "--progress 0: no progress lines" \
+	sh -c '"$1" bench --disk-model "$2" --levels 0 --members 2 --size 8M --workloads seqread \
+	       --progress 0 2>&1 >/dev/null | grep -c "MB done" | grep -qx 0' \
+	sh "$URAID" "$T_TMP/flat50"
 check_fails "refuses an unknown workload" "$URAID" bench --mem --workloads bogus
 check_fails "refuses level 4" "$URAID" bench --mem --levels 4
 check_fails "refuses a 3K chunk" "$URAID" bench --mem --chunks 3K
