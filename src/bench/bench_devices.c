@@ -49,12 +49,15 @@ int bw_dev_list(const char *arg, char (*out)[256], int max, int *n, char *err, s
 			/* stat follows links (/dev/disk/by-id style directories) */
 			if (stat(p, &ds) < 0 || !S_ISBLK(ds.st_mode))
 				continue;
-			if (*n == max || strlen(p) >= 256) {
+			size_t pl = strlen(p);
+			if (*n == max || pl >= 256) {
 				closedir(d);
 				return errmsg(err, errlen, -EINVAL,
-				              "--members-dev %s: more than %d devices", arg, max);
+				              "--members-dev %s: more than %d devices, or a path "
+				              "over 255 bytes",
+				              arg, max);
 			}
-			snprintf(out[(*n)++], 256, "%s", p);
+			memcpy(out[(*n)++], p, pl + 1);
 		}
 		closedir(d);
 		qsort(out, (size_t)*n, sizeof(out[0]), cmp_str);

@@ -206,8 +206,12 @@ double sim_model_read(struct sim_model *s, double t, double a, double len)
 	double h = t1 > s->busy_until ? t1 : s->busy_until;
 	double reached = stream_reached(s, h);
 	/* The running read-ahead covers it when the data is read or still on
-	 * its way (the stream has not stopped short of it). */
-	if (s->streaming && a >= s->seg_start &&
+	 * its way (the stream has not stopped short of it), and not yet pushed
+	 * out of the drive's buffer: it holds the last segment's worth of what
+	 * the stream read, not all of it since seg_start. */
+	double kept_from =
+	    reached - s->g.segment > s->seg_start ? reached - s->g.segment : s->seg_start;
+	if (s->streaming && a >= kept_from &&
 	    (b <= reached || (a <= s->ra_limit && reached < s->ra_limit))) {
 		s->st.stream_hits++;
 		double avail = s->busy_until + (b > s->pos ? sim_xfer_ns(&s->g, s->pos, b) : 0);

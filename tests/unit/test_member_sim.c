@@ -194,6 +194,41 @@ static void read_ahead(void)
 	member_close(m);
 }
 
+/* The drive's buffer holds the last segment the read-ahead stream read,
+ * not the whole stream: after 16 MiB of sequential reads, data within the
+ * last segment is a stream hit, the stream's start is gone and costs a
+ * media read (positioning included). Without this bound every re-read of
+ * a long stream was "cached", and arrays reading regions a second time
+ * reached several times their disks' media rate. */
+static void stream_buffer_bounded(void)
+{
+	const struct sim_profile *p = sim_profile_find("raptor-10k-2008");
+	struct member *m = open_sim(p, 256u << 20, NULL, 0);
+	unsigned char *buf = malloc(1u << 20);
+	const uint64_t end = 16u << 20;
+	for (uint64_t off = 0; off < end; off += 1u << 20)
+		CHECK(member_read(m, buf, 1u << 20, off) == 0);
+	struct sim_stats a, b, c;
+	member_sim_stats(m, &a);
+	CHECK(a.media_reads == 1 && a.stream_hits == 15);
+	/* just behind the head: still in the buffer */
+	CHECK(member_read(m, buf, 65536, end - 256 * 1024) == 0);
+	member_sim_stats(m, &b);
+	CHECK(b.stream_hits == a.stream_hits + 1 && b.media_reads == a.media_reads);
+	/* the stream's start, 16 MiB back: long evicted */
+	double t0 = (double)member_sim_model_ns(m);
+	CHECK(member_read(m, buf, 65536, 0) == 0);
+	double took = (double)member_sim_model_ns(m) - t0;
+	member_sim_stats(m, &c);
+	CHECK(c.media_reads == b.media_reads + 1 && c.stream_hits == b.stream_hits &&
+	      c.cache_hits == b.cache_hits);
+	/* a seek back across 16 MiB plus rotation, far more than the link */
+	double link = 65536 / (p->interface_mbs * 1e6) * 1e9 + p->overhead_us * 1e3;
+	CHECKF(took > link + p->seek_track_ms * 1e6, "re-read took %.3f ms", ms(took));
+	free(buf);
+	member_close(m);
+}
+
 /* Write cache off: every sequential write waits a revolution; on: writes
  * complete at interface speed until the cache is full, then at media rate,
  * and a flush waits for the drain. */
@@ -514,5 +549,5 @@ static void time_scale_sleeps(void)
 }
 
 TEST_MAIN(T(sequential_rate), T(random_reads), T(seek_curve), T(lost_revolution), T(read_ahead),
-          T(write_cache), T(bus_limit), T(data_correctness), T(threads_share_head),
-          T(time_scale_sleeps))
+          T(stream_buffer_bounded), T(write_cache), T(bus_limit), T(data_correctness),
+          T(threads_share_head), T(time_scale_sleeps))
