@@ -82,7 +82,23 @@ static int parse_words(const char *s, char (*out)[24], int max, int *n, size_t w
 	return *n ? 0 : -EINVAL;
 }
 
-/* Expand "readers=1-5" and "randrw" into single workloads; refuse unknown. */
+#define MAX_QD 64
+
+/* "randrw-qdN" / "randread-qdN" with N in 1..MAX_QD: N, else 0. */
+static int random_qd(const char *wl)
+{
+	const char *n = !strncmp(wl, "randrw-qd", 9)      ? wl + 9
+	                : !strncmp(wl, "randread-qd", 11) ? wl + 11
+	                                                  : NULL;
+	if (!n || *n < '1' || *n > '9')
+		return 0;
+	char *e;
+	long v = strtol(n, &e, 10);
+	return *e || v > MAX_QD ? 0 : (int)v;
+}
+
+/* Expand "readers=1-5", "randrw" and "randread" into single workloads;
+ * refuse unknown. */
 static int expand_workloads(struct sweep *o, char (*in)[24], int nin)
 {
 	o->nwl = 0;
@@ -96,14 +112,15 @@ static int expand_workloads(struct sweep *o, char (*in)[24], int nin)
 					return -EINVAL;
 				snprintf(o->wl[o->nwl++], 24, "readers=%d", v[k]);
 			}
-		} else if (!strcmp(in[i], "randrw")) {
+		} else if (!strcmp(in[i], "randrw") || !strcmp(in[i], "randread")) {
 			if (o->nwl + 2 > MAXV)
 				return -EINVAL;
-			snprintf(o->wl[o->nwl++], 24, "randrw-qd1");
-			snprintf(o->wl[o->nwl++], 24, "randrw-qd16");
+			bool rw = !strcmp(in[i], "randrw");
+			snprintf(o->wl[o->nwl++], 24, "%s-qd1", rw ? "randrw" : "randread");
+			snprintf(o->wl[o->nwl++], 24, "%s-qd16", rw ? "randrw" : "randread");
 		} else if (bw_fs_workload(in[i]) || !strcmp(in[i], "seqwrite") ||
 		           !strcmp(in[i], "seqread") || !strcmp(in[i], "rewrite") ||
-		           !strcmp(in[i], "randrw-qd1") || !strcmp(in[i], "randrw-qd16")) {
+		           random_qd(in[i])) {
 			if (o->nwl >= MAXV)
 				return -EINVAL;
 			snprintf(o->wl[o->nwl++], 24, "%.23s", in[i]);
@@ -215,11 +232,14 @@ static int run_once(struct sweep *o, struct target *t, const char *wl, uint64_t 
 		if (r == 0 && bad)
 			r = errmsg(err, errlen, -EIO, "%llu blocks read back wrong",
 			           (unsigned long long)bad);
-	} else if (!strncmp(wl, "randrw-qd", 9)) {
-		int qd = atoi(wl + 9);
-		job_init(&j[0], t, qd, 4096, 0, size);
+	} else if (random_qd(wl)) {
+		/* randrw: half writes, never-written blocks are read too (no
+		 * check); randread: the primed data, every block checked. */
+		bool rd = !strncmp(wl, "randread", 8);
+		job_init(&j[0], t, random_qd(wl), 4096, 0, size);
 		j[0].random = true;
-		j[0].read_pct = 50;
+		j[0].read_pct = rd ? 100 : 50;
+		j[0].verify = rd;
 		j[0].ops = o->ops;
 		j[0].progress = prog;
 		r = bw_run(j, 1);
@@ -229,6 +249,9 @@ static int run_once(struct sweep *o, struct target *t, const char *wl, uint64_t 
 		res->value = (double)ops / ((double)(t1 - t0) / 1e9);
 		res->lat_us = (double)atomic_load(&j[0].lat_sum_ns) / 1e3 / (double)(ops ? ops : 1);
 		res->unit = "IOPS";
+		if (r == 0 && atomic_load(&j[0].bad_stamps))
+			r = errmsg(err, errlen, -EIO, "%llu blocks read back wrong",
+			           (unsigned long long)atomic_load(&j[0].bad_stamps));
 	} else { /* rewrite: cp a b; cat b > a, 31 times, on two "files" */
 		uint64_t fsz = size / 2 / MB * MB;
 		void *buf = bench_alloc(MB);
@@ -473,6 +496,7 @@ static void usage(FILE *f)
 	    "usage: uraid bench [workload] [--levels 0,1,5,6,10] [--members 3-10] [--chunks "
 	    "64K,...]\n"
 	    "         [--layouts ls,la,rs,ra] [--workloads seqwrite,seqread,readers=1-5,randrw,"
+	    "randread,"
 	    "rewrite,\n"
 	    "          smallfiles,mkfs,bonnie (root; member files)]\n"
 	    "         [--size S] [--req S] [--ops N] [--repeat R] [--baseline] [--csv F] "
@@ -683,7 +707,8 @@ int bench_workload(int argc, char **argv)
 	if (expand_workloads(&o, wl, nwl) < 0)
 		return cli_error("bench",
 		                 "--workloads: known are seqwrite, seqread, readers=N[-M] "
-		                 "(N <= %d), randrw, randrw-qd1, randrw-qd16, rewrite",
+		                 "(N <= %d), randrw, randread (= -qd1 and -qd16), randrw-qdN, "
+		                 "randread-qdN (N <= 64), rewrite, mkfs, smallfiles, bonnie",
 		                 BW_MAX_JOBS);
 	if (model) {
 		if (sim_profile_load(model, &o.cfg.prof, err, sizeof(err)) < 0)

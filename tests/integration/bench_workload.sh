@@ -10,7 +10,7 @@ json=$T_TMP/r.json
 svg=$T_TMP/svg
 check "sweep: raid0/1/5/6 x 3,4 members x 32K,64K x ls,la, all workloads, memory members" \
 	sh -c '"$1" bench --mem --levels 0,1,5,6 --members 3,4 --chunks 32K,64K --layouts ls,la \
-	       --workloads seqwrite,seqread,readers=1-3,randrw,rewrite --size 4M --ops 200 \
+	       --workloads seqwrite,seqread,readers=1-3,randrw,randread-qd4,rewrite --size 4M --ops 200 \
 	       --repeat 2 --baseline --chart --csv "$2" --json "$3" --svg "$4" >"$5" 2>"$6"' \
 	sh "$URAID" "$csv" "$json" "$svg" "$out" "$T_TMP/err"
 check "notes: raid6 on 3 members skipped, raid1 chunks and layouts do not apply" \
@@ -29,7 +29,7 @@ check "JSON: one row per config x workload, bytes moved = bytes requested, value
 import json, sys
 rows = json.load(open(sys.argv[1]))
 wl = ["seqwrite", "seqread", "readers=1", "readers=2", "readers=3", "randrw-qd1",
-      "randrw-qd16", "rewrite"]
+      "randrw-qd16", "randread-qd4", "rewrite"]
 configs = ["baseline"]
 for n in (3, 4):
     for c in (32, 64):
@@ -48,7 +48,7 @@ for r in rows:
     assert r["value"] > 0, r
     assert r["bytes"] == r["requested"] and r["bytes"] > 0, r
     assert r["repeats"] == 2 and r["spread"] >= 0, r
-    assert r["unit"] == ("IOPS" if r["workload"].startswith("randrw") else "MB/s"), r
+    assert r["unit"] == ("IOPS" if r["workload"].startswith("rand") else "MB/s"), r
     if r["config"] == "baseline":
         assert abs(r["ratio"] - 1) < 1e-9, r
     else:
@@ -102,8 +102,8 @@ for w in wls:
     assert set(lines) == set(want), (w, sorted(lines), sorted(want))
     for c, xs in want.items():
         assert len(lines[c]) == len(xs), (w, c, lines[c], xs)
-    assert texts == {"xlabel": "members", "ylabel": js[0]["unit"] if w != "randrw-qd1" and
-                     w != "randrw-qd16" else "IOPS"}, texts
+    assert texts == {"xlabel": "members",
+                     "ylabel": "IOPS" if w.startswith("rand") else "MB/s"}, texts
     ticks = sorted(t.firstChild.data for t in d.getElementsByTagName("text")
                    if t.getAttribute("class") == "xtick")
     assert ticks == ["3", "4"], ticks
@@ -212,6 +212,8 @@ check_fails "refuses a 3K chunk" "$URAID" bench --mem --chunks 3K
 check_fails "refuses an unknown layout" "$URAID" bench --mem --levels 5 --members 3 \
 	--layouts xx --size 2M
 check_fails "refuses readers=0" "$URAID" bench --mem --workloads readers=0
+check_fails "refuses randread-qd0" "$URAID" bench --mem --workloads randread-qd0
+check_fails "refuses randrw-qd65" "$URAID" bench --mem --workloads randrw-qd65
 check_fails "refuses an unknown disk model" "$URAID" bench --disk-model nosuchdisk
 check_fails "refuses --bus without --disk-model" "$URAID" bench --mem --bus 100
 check_fails "refuses a size that is not whole MiB" "$URAID" bench --mem --size 1000
