@@ -30,12 +30,13 @@ struct sweep {
 	int nwl;
 	uint64_t size, ops;
 	size_t req; /* sequential request size */
-	int repeat;
+	int repeat, warmup;
 	double progress; /* seconds between progress lines, 0 = none */
 	bool baseline, chart;
 	const char *csv, *json, *svg;
 	struct bw_members_cfg cfg;
 	char cmd[1024], title[512];
+	char load0[64]; /* /proc/loadavg when the sweep started */
 	struct bw_result *res;
 	int nres, cap;
 };
@@ -312,9 +313,11 @@ static int run_target(struct sweep *o, struct target *t, const struct bw_result 
 		snprintf(label, sizeof(label), "%s %s", proto->config, o->wl[w]);
 		struct bw_progress *p = bw_progress_start(label, &prog, t->s, o->progress);
 		int r = 0;
-		for (int k = 0; k < nrep && r == 0; k++) {
+		/* k < 0: warm-up runs, not counted */
+		for (int k = -o->warmup; k < nrep && r == 0; k++) {
 			r = run_once(o, t, o->wl[w], size, &prog, &res, err, errlen);
-			v[k] = res.value;
+			if (k >= 0)
+				v[k] = res.value;
 		}
 		bw_progress_stop(p);
 		if (r < 0)
@@ -458,6 +461,11 @@ static int run_config(struct sweep *o, int level, int n, uint32_t chunk, const c
 		for (int i = 0; i < n; i++)
 			paths[i] = s.paths[i];
 		snprintf(name, sizeof(name), "bench%d", (int)getpid());
+		if (proto.stripe_cache >= 0)
+			fprintf(stderr,
+			        "uraid: bench: note: %s: the filesystem workloads run through "
+			        "uraid attach (its own daemon), with that daemon's stripe cache\n",
+			        proto.config);
 		r = bw_fs_run(paths, n, name, fswl, nf, &proto, add_cb, o, o->progress, err,
 		              errlen);
 	}
@@ -499,7 +507,8 @@ static void usage(FILE *f)
 	    "randread,"
 	    "rewrite,\n"
 	    "          smallfiles,mkfs,bonnie (root; member files)]\n"
-	    "         [--size S] [--req S] [--ops N] [--repeat R] [--baseline] [--csv F] "
+	    "         [--size S] [--req S] [--ops N] [--repeat R] [--warmup W] [--baseline] [--csv "
+	    "F] "
 	    "[--json F]\n"
 	    "         [--svg DIR] [--chart] [--stripe-cache N,...]\n"
 	    "         [--members-dir DIR | --mem | --members-dev DEV,...|DIR [--force-destroy] |\n"
@@ -511,17 +520,35 @@ static void usage(FILE *f)
 	    "  --members-dev: block devices (or every one in a directory); refused when one\n"
 	    "  holds a filesystem, md superblock, partition table... unless --force-destroy.\n"
 	    "  --stripe-cache: raid5/6 stripe cache sizes to sweep (0 = off).\n"
+	    "  --repeat R: R timed runs, the median reported; --warmup W: W untimed runs first.\n"
 	    "  --progress S: a progress line (MB/s) every S seconds on stderr (default 1,\n"
 	    "  0 = none); rewritten in place on a tty.\n");
 }
 
+/* The 1, 5 and 15 minute load averages ("?" when unknown): the machine
+ * may be shared, and figures read differently under load. */
+static void load_avg(char *buf, size_t len)
+{
+	snprintf(buf, len, "?");
+	FILE *f = fopen("/proc/loadavg", "r");
+	if (!f)
+		return;
+	double a, b, c;
+	if (fscanf(f, "%lf %lf %lf", &a, &b, &c) == 3)
+		snprintf(buf, len, "%.2f %.2f %.2f", a, b, c);
+	fclose(f);
+}
+
 static void print_header(FILE *f, const struct sweep *o)
 {
-	char cpu[128];
+	char cpu[128], load1[64];
 	const struct uraid_parity *pp = uraid_parity_get(NULL);
 	bench_cpu_model(cpu, sizeof(cpu));
-	fprintf(f, "# %s\n# %s, %d CPUs, parity %s; %s\n", o->cmd, cpu, bench_cpus(),
-	        pp ? pp->name : "none", o->title);
+	load_avg(load1, sizeof(load1));
+	fprintf(
+	    f,
+	    "# %s\n# %s, %d CPUs, parity %s; %s\n# load average %s at the start, %s at the end\n",
+	    o->cmd, cpu, bench_cpus(), pp ? pp->name : "none", o->title, o->load0, load1);
 }
 
 int bench_workload(int argc, char **argv)
@@ -572,6 +599,7 @@ int bench_workload(int argc, char **argv)
 		{"members-dev", 1, 0, 'M'},
 		{"force-destroy", 0, 0, 'F'},
 		{"progress", 1, 0, 'P'},
+		{"warmup", 1, 0, 'W'},
 		{"help", 0, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -674,6 +702,13 @@ int bench_workload(int argc, char **argv)
 			dir_set = true;
 			break;
 		case 'M': devarg = optarg; break;
+		case 'W':
+			o.warmup = atoi(optarg);
+			if (o.warmup < 0 || o.warmup > 16 || !*optarg ||
+			    strspn(optarg, "0123456789") != strlen(optarg))
+				return cli_error("bench", "--warmup %s: 0..16 untimed runs",
+				                 optarg);
+			break;
 		case 'P': {
 			char *e;
 			o.progress = strtod(optarg, &e);
@@ -773,6 +808,11 @@ int bench_workload(int argc, char **argv)
 	         bench_size_label(o.size, sz, sizeof(sz)), o.repeat,
 	         o.cfg.kind == BW_SIM ? ", model time" : "");
 
+	if (o.warmup) {
+		size_t tl = strlen(o.title);
+		snprintf(o.title + tl, sizeof(o.title) - tl, ", %d warm-up run(s)", o.warmup);
+	}
+	load_avg(o.load0, sizeof(o.load0));
 	int r = 0;
 	if (o.baseline)
 		r = run_baseline(&o, err, sizeof(err));

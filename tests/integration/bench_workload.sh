@@ -206,6 +206,24 @@ check "--progress 0: no progress lines" \
 	sh -c '"$1" bench --disk-model "$2" --levels 0 --members 2 --size 8M --workloads seqread \
 	       --progress 0 2>&1 >/dev/null | grep -c "MB done" | grep -qx 0' \
 	sh "$URAID" "$T_TMP/flat50"
+# --warmup W: W untimed runs before the timed ones. A 50 MB/s simulated
+# disk sleeps its model time, so each 8 MiB read takes >= 0.16 s: four runs
+# (3 warm-up + 1) cannot finish in less than 0.6 s.
+check "--warmup 3: header says so, one timed repeat, at least 4 runs' time spent" \
+	python3 - "$URAID" "$T_TMP/flat50" <<'PY'
+import json, subprocess, sys, time
+t0 = time.monotonic()
+out = subprocess.run([sys.argv[1], "bench", "--disk-model", sys.argv[2], "--levels", "0",
+                      "--members", "1", "--workloads", "seqread", "--size", "8M", "--warmup",
+                      "3", "--progress", "0", "--json", "-"], check=True, capture_output=True,
+                     text=True).stdout
+el = time.monotonic() - t0
+assert "1 repeat(s)" in out and "3 warm-up run(s)" in out and "# load average " in out, out
+rows = json.loads(out[out.index("["):])
+assert len(rows) == 1 and rows[0]["repeats"] == 1, rows
+assert el > 4 * 8 * 1.048576 / 50 * 0.95, el
+PY
+check_fails "refuses --warmup 17" "$URAID" bench --mem --warmup 17
 check_fails "refuses an unknown workload" "$URAID" bench --mem --workloads bogus
 check_fails "refuses level 4" "$URAID" bench --mem --levels 4
 check_fails "refuses a 3K chunk" "$URAID" bench --mem --chunks 3K
