@@ -219,7 +219,7 @@ out = subprocess.run([sys.argv[1], "bench", "--disk-model", sys.argv[2], "--leve
                      text=True).stdout
 el = time.monotonic() - t0
 assert "1 repeat(s)" in out and "3 warm-up run(s)" in out and "# load average " in out, out
-rows = json.loads(out[out.index("["):])
+rows = json.loads(out[out.index("\n[") + 1:])
 assert len(rows) == 1 and rows[0]["repeats"] == 1, rows
 assert el > 4 * 8 * 1.048576 / 50 * 0.95, el
 PY
