@@ -73,6 +73,11 @@ static int run_once(struct sweep *o, struct target *t, const char *wl, uint64_t 
 			return errmsg(err, errlen, r, "writing the data to read back failed");
 		t->primed = true;
 	}
+	/* Start from drained write caches: a simulated disk (or a real one)
+	 * still writing back the previous workload's data would charge that
+	 * to this one. */
+	if ((r = t_flush(t)) < 0)
+		return errmsg(err, errlen, r, "flush before %s failed", wl);
 	uint64_t t0 = bw_now(t->s);
 	res->lat_us = res->finish_spread = 0;
 	if (!strcmp(wl, "seqwrite") || !strcmp(wl, "seqread")) {
