@@ -48,6 +48,44 @@ static void file_name(char *buf, size_t len, const char *dir, const char *name)
 	snprintf(buf, len, "%s/%s.svg", dir, safe);
 }
 
+/* The subtitle (the command line) wrapped at spaces to lines of at most
+ * `max` characters; returns the number of lines, and with f != NULL writes
+ * them as <text> elements from y = 38, 16 px apart. */
+static int subtitle(FILE *f, const char *title, int max)
+{
+	int lines = 0;
+	const char *p = title;
+	while (*p) {
+		size_t n = strlen(p);
+		if (n > (size_t)max) {
+			n = (size_t)max;
+			while (n > 0 && p[n] != ' ')
+				n--;
+			if (n == 0) /* one word longer than a line: cut it */
+				n = (size_t)max;
+		}
+		if (f) {
+			char line[1100];
+			snprintf(line, sizeof(line), "%.*s", (int)n, p);
+			fprintf(f, "<text class=\"subtitle\" x=\"10\" y=\"%d\" fill=\"#555\">",
+			        38 + lines * 16);
+			xml_text(f, line);
+			fprintf(f, "</text>\n");
+		}
+		lines++;
+		p += n;
+		while (*p == ' ')
+			p++;
+	}
+	return lines ? lines : 1;
+}
+
+/* Extra height the subtitle takes beyond its first line. */
+static int subtitle_extra(const char *title, int w)
+{
+	return (subtitle(NULL, title, (w - 20) / 7) - 1) * 16;
+}
+
 static void svg_head(FILE *f, int w, int h, const char *name, const char *unit, const char *title)
 {
 	fprintf(f,
@@ -60,9 +98,8 @@ static void svg_head(FILE *f, int w, int h, const char *name, const char *unit, 
 	xml_text(f, name);
 	fprintf(f, " (");
 	xml_text(f, unit);
-	fprintf(f, ")</text>\n<text x=\"10\" y=\"38\" fill=\"#555\">");
-	xml_text(f, title);
-	fprintf(f, "</text>\n");
+	fprintf(f, ")</text>\n");
+	subtitle(f, title, (w - 20) / 7);
 }
 
 static const char *level_colour(int level)
@@ -91,8 +128,9 @@ static int svg_bars(const char *path, const char *title, const char *wl, const s
 			max = r[i].value > max ? r[i].value : max;
 			unit = r[i].unit;
 		}
-	const int left = 190, barw = 480, bh = 20, gap = 6, top = 56;
-	int h = top + bars * (bh + gap) + 30, w = left + barw + 110;
+	const int left = 190, barw = 480, bh = 20, gap = 6, w = left + barw + 110;
+	const int top = 56 + subtitle_extra(title, w);
+	int h = top + bars * (bh + gap) + 30;
 	svg_head(f, w, h, wl, unit, title);
 	int k = 0;
 	for (int i = 0; i < n; i++) {
@@ -227,10 +265,7 @@ static int svg_lines(const char *path, const char *title, const char *name, stru
 	FILE *f = fopen(path, "w");
 	if (!f)
 		return -errno;
-	const int pl = 80, pt = 60, pw = 520, ph = 300, legend_x = pl + pw + 30;
-	int h = pt + ph + 70, rows = L->ns + (L->has_ref ? 1 : 0);
-	if (pt + rows * 18 + 20 > h)
-		h = pt + rows * 18 + 20;
+	const int pl = 80, pw = 520, ph = 300, legend_x = pl + pw + 30;
 	/* legend wide enough for its longest label (~7 px a character) */
 	size_t maxl = 20;
 	for (int i = 0; i < L->ns; i++) {
@@ -238,6 +273,10 @@ static int svg_lines(const char *path, const char *title, const char *name, stru
 		maxl = l > maxl ? l : maxl;
 	}
 	int w = legend_x + 40 + (int)maxl * 7;
+	const int pt = 60 + subtitle_extra(title, w);
+	int h = pt + ph + 70, rows = L->ns + (L->has_ref ? 1 : 0);
+	if (pt + rows * 18 + 20 > h)
+		h = pt + rows * 18 + 20;
 	svg_head(f, w, h, name, L->unit ? L->unit : "", title);
 	double ymax = L->has_ref ? L->ref : 0;
 	for (int i = 0; i < L->ns; i++)
