@@ -114,6 +114,9 @@ assert set(lines) == cfgs, (sorted(lines), sorted(cfgs))
 assert all(len(p) == 3 for p in lines.values()), lines
 assert texts == {"xlabel": "concurrent readers", "ylabel": "MB/s"}, texts
 PY
+if command -v xmllint >/dev/null; then
+	check "xmllint: every SVG is well-formed XML" sh -c 'xmllint --noout "$1"/*.svg' sh "$svg"
+fi
 check "SVG bar charts: one member count gives one bar per config, value labels" \
 	sh -c '"$1" bench --mem --levels 0,5 --members 3 --chunks 32K,64K --workloads seqread \
 	       --size 2M --svg "$2/bars" >/dev/null 2>&1' sh "$URAID" "$T_TMP"
