@@ -10,7 +10,7 @@
 
 #include "bench/bench_workloads.h"
 
-#define SVG_MAX_SERIES 64
+#define SVG_MAX_SERIES 1024 /* a full issue-#6 sweep has ~300 configurations */
 #define SVG_MAX_POINTS 32
 
 /* Line colours, then the same with dashes when a chart has more series. */
