@@ -229,11 +229,23 @@ double sim_model_read(struct sim_model *s, double t, double a, double len)
 		s->st.cache_hits++;
 		return link_fill(s, t1, len, s->g.iface);
 	}
+	/* The stream stopped at its limit short of b (the host was slow to
+	 * ask): what it buffered goes out from the buffer, the head takes up
+	 * at the limit again (a rotation lost) and reads only the rest. */
+	double from = a;
+	double buffered = t1;
+	if (s->streaming && a >= kept_from && a < reached && b > reached &&
+	    reached >= s->ra_limit) {
+		s->st.stream_hits++;
+		buffered = link_fill(s, t1, reached - a, s->g.iface);
+		from = reached;
+	}
 	s->st.media_reads++;
-	double start = position(s, t1, a);
-	double media = sim_xfer_ns(&s->g, a, b);
+	double start = position(s, t1, from);
+	double media = sim_xfer_ns(&s->g, from, b);
 	s->st.busy_ns += media;
-	double done = link_fill(s, start, len, rate_at(&s->g, a));
+	double done =
+	    link_fill(s, start > buffered ? start : buffered, b - from, rate_at(&s->g, from));
 	s->pos = b;
 	s->busy_until = start + media;
 	if (s->g.nsegs && b < s->g.span) {
