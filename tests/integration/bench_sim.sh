@@ -65,11 +65,11 @@ v = {(r["config"], r["workload"]): r["value"] for r in json.load(open(sys.argv[1
 print("# randread IOPS:", v)
 for small, big in (("raid0[32]x4", "raid0[1024]x4"), ("raid5[32,ls]x4", "raid5[1024,ls]x4")):
     assert v[small, "randread-qd16"] > 1.4 * v[big, "randread-qd16"], (small, v)
-    assert 0.7 < v[small, "randread-qd1"] / v[big, "randread-qd1"] < 1.4, (small, v)
+    assert 0.6 < v[small, "randread-qd1"] / v[big, "randread-qd1"] < 1.6, (small, v)
 PY
 }
 if rand_shape || { echo "# shape failed once; measuring again"; rand_shape; }; then
-	ok "random 4K reads on a hot region: 32K chunks > 1.4x 1M chunks at QD16, same at QD1 (raid0, raid5)"
+	ok "random 4K reads on a hot region: 32K chunks > 1.4x 1M chunks at QD16, within 0.6-1.6x at QD1 (raid0, raid5)"
 else
 	fail "random 4K reads on a hot region: chunk shape does not hold (measured twice)"
 fi
