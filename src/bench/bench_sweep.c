@@ -12,34 +12,11 @@
 #include "bench/bench.h"
 #include "bench/bench_geom.h"
 #include "bench/bench_util.h"
+#include "bench/bench_sweep.h"
 #include "bench/bench_workloads.h"
 #include "cli/cli.h"
 #include "layout/layout.h"
 #include "util/errmsg.h"
-
-#define MAXV 32
-
-struct sweep {
-	int levels[MAXV], nlevels;
-	int members[MAXV], nmembers;
-	uint32_t chunks[MAXV];
-	int nchunks;
-	char layouts[MAXV][8];
-	int nlayouts;
-	char wl[MAXV][24];
-	int nwl;
-	char geom[MAXV][24]; /* GEOM specs (bench_geom.h), run after the md levels */
-	int ngeom;
-	uint64_t size, ops;
-	size_t req; /* sequential request size */
-	int repeat;
-	bool baseline, chart;
-	const char *csv, *json, *svg;
-	struct bw_members_cfg cfg;
-	char cmd[1024], title[512];
-	struct bw_result *res;
-	int nres, cap;
-};
 
 /* "a,b,c" or "a-b" (integers). */
 static int parse_ints(const char *s, int *out, int *n)
@@ -83,7 +60,8 @@ static int parse_words(const char *s, char (*out)[24], int max, int *n, size_t w
 	return *n ? 0 : -EINVAL;
 }
 
-/* Expand "readers=1-5" and "randrw" into single workloads; refuse unknown. */
+/* Expand "readers=1-5", "randrw" and "randread" into single workloads;
+ * refuse unknown. */
 static int expand_workloads(struct sweep *o, char (*in)[24], int nin)
 {
 	o->nwl = 0;
@@ -97,14 +75,15 @@ static int expand_workloads(struct sweep *o, char (*in)[24], int nin)
 					return -EINVAL;
 				snprintf(o->wl[o->nwl++], 24, "readers=%d", v[k]);
 			}
-		} else if (!strcmp(in[i], "randrw")) {
+		} else if (!strcmp(in[i], "randrw") || !strcmp(in[i], "randread")) {
 			if (o->nwl + 2 > MAXV)
 				return -EINVAL;
-			snprintf(o->wl[o->nwl++], 24, "randrw-qd1");
-			snprintf(o->wl[o->nwl++], 24, "randrw-qd16");
+			bool rw = !strcmp(in[i], "randrw");
+			snprintf(o->wl[o->nwl++], 24, "%s-qd1", rw ? "randrw" : "randread");
+			snprintf(o->wl[o->nwl++], 24, "%s-qd16", rw ? "randrw" : "randread");
 		} else if (bw_fs_workload(in[i]) || !strcmp(in[i], "seqwrite") ||
 		           !strcmp(in[i], "seqread") || !strcmp(in[i], "rewrite") ||
-		           !strcmp(in[i], "randrw-qd1") || !strcmp(in[i], "randrw-qd16")) {
+		           sweep_random_qd(in[i])) {
 			if (o->nwl >= MAXV)
 				return -EINVAL;
 			snprintf(o->wl[o->nwl++], 24, "%.23s", in[i]);
@@ -115,349 +94,60 @@ static int expand_workloads(struct sweep *o, char (*in)[24], int nin)
 	return 0;
 }
 
-/* What a workload runs on: an array, or one member (baseline). */
-struct target {
-	struct uraid_array *a;
-	struct member *m;
-	struct bw_set *s;
-	bool primed; /* [0, size) holds stamped data */
-};
-
-static int t_io(struct target *t, bool wr, void *buf, size_t len, uint64_t off)
-{
-	if (t->m)
-		return wr ? member_write(t->m, buf, len, off, 0) : member_read(t->m, buf, len, off);
-	return wr ? uraid_write(t->a, buf, len, off) : uraid_read(t->a, buf, len, off);
-}
-
-static int t_flush(struct target *t)
-{
-	return t->m ? member_flush(t->m) : uraid_flush(t->a);
-}
-
-static void job_init(struct bw_job *j, struct target *t, int threads, size_t req, uint64_t base,
-                     uint64_t span)
-{
-	memset(j, 0, sizeof(*j));
-	j->a = t->a;
-	j->m = t->m;
-	j->set = t->s;
-	j->threads = threads;
-	j->req = req;
-	j->base = base;
-	j->span = span;
-	j->seed = 1;
-}
-
-/* One run of one workload: fills value, lat_us, finish_spread, bytes. */
-static int run_once(struct sweep *o, struct target *t, const char *wl, uint64_t size,
-                    _Atomic uint64_t *prog, struct bw_result *res, char *err, size_t errlen)
-{
-	const size_t MB = 1u << 20;
-	struct bw_job j[BW_MAX_JOBS];
-	int r = 0;
-	if (strcmp(wl, "seqwrite") && strncmp(wl, "randrw", 6) && !t->primed) {
-		job_init(&j[0], t, 1, MB, 0, size);
-		j[0].write = true;
-		if ((r = bw_run(j, 1)) < 0)
-			return errmsg(err, errlen, r, "writing the data to read back failed");
-		t->primed = true;
-	}
-	uint64_t t0 = bw_now(t->s);
-	res->lat_us = res->finish_spread = 0;
-	if (!strcmp(wl, "seqwrite") || !strcmp(wl, "seqread")) {
-		bool wr = wl[3] == 'w';
-		job_init(&j[0], t, 1, o->req, 0, size);
-		j[0].write = wr;
-		j[0].verify = !wr;
-		j[0].progress = prog;
-		r = bw_run(j, 1);
-		if (r == 0 && wr)
-			r = t_flush(t);
-		t->primed |= wr && r == 0;
-		uint64_t t1 = bw_now(t->s);
-		res->bytes = atomic_load(&j[0].done_bytes);
-		res->requested = size;
-		res->value = (double)res->bytes / 1e6 / ((double)(t1 - t0) / 1e9);
-		res->lat_us =
-		    (double)atomic_load(&j[0].lat_sum_ns) / 1e3 /
-		    (double)(atomic_load(&j[0].done_ops) ? atomic_load(&j[0].done_ops) : 1);
-		res->unit = "MB/s";
-		if (r == 0 && atomic_load(&j[0].bad_stamps))
-			r = errmsg(err, errlen, -EIO, "%llu blocks read back wrong",
-			           (unsigned long long)atomic_load(&j[0].bad_stamps));
-	} else if (!strncmp(wl, "readers=", 8)) {
-		int nr = atoi(wl + 8);
-		uint64_t region = size / (uint64_t)nr / o->req * o->req;
-		if (region < o->req)
-			return errmsg(err, errlen, -EINVAL, "%s: --size too small", wl);
-		for (int i = 0; i < nr; i++) {
-			job_init(&j[i], t, 1, o->req, (uint64_t)i * region, region);
-			j[i].verify = true;
-			j[i].progress = prog;
-		}
-		r = bw_run(j, nr);
-		uint64_t first = UINT64_MAX, last = 0, bytes = 0, bad = 0;
-		for (int i = 0; i < nr; i++) {
-			uint64_t e = atomic_load(&j[i].end_ns);
-			first = e < first ? e : first;
-			last = e > last ? e : last;
-			bytes += atomic_load(&j[i].done_bytes);
-			bad += atomic_load(&j[i].bad_stamps);
-		}
-		res->bytes = bytes;
-		res->requested = region * (uint64_t)nr;
-		res->value = (double)bytes / 1e6 / ((double)(last - t0) / 1e9);
-		res->finish_spread = (double)(last - first) / (double)(last - t0);
-		res->unit = "MB/s";
-		if (r == 0 && bad)
-			r = errmsg(err, errlen, -EIO, "%llu blocks read back wrong",
-			           (unsigned long long)bad);
-	} else if (!strncmp(wl, "randrw-qd", 9)) {
-		int qd = atoi(wl + 9);
-		job_init(&j[0], t, qd, 4096, 0, size);
-		j[0].random = true;
-		j[0].read_pct = 50;
-		j[0].ops = o->ops;
-		j[0].progress = prog;
-		r = bw_run(j, 1);
-		uint64_t t1 = bw_now(t->s), ops = atomic_load(&j[0].done_ops);
-		res->bytes = atomic_load(&j[0].done_bytes);
-		res->requested = o->ops * 4096;
-		res->value = (double)ops / ((double)(t1 - t0) / 1e9);
-		res->lat_us = (double)atomic_load(&j[0].lat_sum_ns) / 1e3 / (double)(ops ? ops : 1);
-		res->unit = "IOPS";
-	} else { /* rewrite: cp a b; cat b > a, 31 times, on two "files" */
-		uint64_t fsz = size / 2 / MB * MB;
-		void *buf = bench_alloc(MB);
-		uint64_t moved = 0;
-		if (!buf)
-			return -ENOMEM;
-		for (int it = 0; it < 62 && r == 0; it++) {
-			uint64_t from = it % 2 ? fsz : 0, to = it % 2 ? 0 : fsz;
-			for (uint64_t off = 0; off < fsz && r == 0; off += MB) {
-				r = t_io(t, false, buf, MB, from + off);
-				if (r == 0)
-					r = t_io(t, true, buf, MB, to + off);
-				moved += MB;
-				if (prog)
-					atomic_fetch_add(prog, MB);
-			}
-			if (r == 0)
-				r = t_flush(t);
-		}
-		free(buf);
-		uint64_t t1 = bw_now(t->s);
-		res->bytes = moved;
-		res->requested = fsz * 62;
-		res->value = (double)moved / 1e6 / ((double)(t1 - t0) / 1e9);
-		res->unit = "MB/s";
-	}
-	if (r < 0 && !err[0])
-		errmsg(err, errlen, r, "%s failed", wl);
-	return r;
-}
-
-static int add_result(struct sweep *o, const struct bw_result *r)
-{
-	if (o->nres == o->cap) {
-		int cap = o->cap ? o->cap * 2 : 64;
-		struct bw_result *n = realloc(o->res, (size_t)cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		o->res = n;
-		o->cap = cap;
-	}
-	o->res[o->nres++] = *r;
-	return 0;
-}
-
-/* All workloads with repeats on one target; rows get `proto`'s config. */
-static int run_target(struct sweep *o, struct target *t, const struct bw_result *proto,
-                      uint64_t size, char *err, size_t errlen)
-{
-	for (int w = 0; w < o->nwl; w++) {
-		if (bw_fs_workload(o->wl[w]))
-			continue; /* run_fs, on the attached array */
-		struct bw_result res = *proto;
-		double v[64] = {0};
-		int nrep = o->repeat < 64 ? o->repeat : 64;
-		_Atomic uint64_t prog = 0;
-		char label[96];
-		snprintf(label, sizeof(label), "%s %s", proto->config, o->wl[w]);
-		struct bw_progress *p = bw_progress_start(label, &prog, t->s);
-		int r = 0;
-		for (int k = 0; k < nrep && r == 0; k++) {
-			r = run_once(o, t, o->wl[w], size, &prog, &res, err, errlen);
-			v[k] = res.value;
-		}
-		bw_progress_stop(p);
-		if (r < 0)
-			return r;
-		double lo = v[0], hi = v[0];
-		for (int k = 1; k < nrep; k++) {
-			lo = v[k] < lo ? v[k] : lo;
-			hi = v[k] > hi ? v[k] : hi;
-		}
-		snprintf(res.workload, sizeof(res.workload), "%s", o->wl[w]);
-		res.value = bench_median(v, nrep);
-		res.spread = res.value > 0 ? (hi - lo) / res.value : 0;
-		res.repeats = nrep;
-		if ((r = add_result(o, &res)) < 0)
-			return errmsg(err, errlen, r, "out of memory");
-	}
-	return 0;
-}
-
-static int add_cb(void *ctx, const struct bw_result *r)
-{
-	return add_result(ctx, r);
-}
-
-static int nfs(const struct sweep *o, const char **wls)
-{
-	int k = 0;
-	for (int i = 0; i < o->nwl; i++)
-		if (bw_fs_workload(o->wl[i]))
-			wls[k++] = o->wl[i];
-	return k;
-}
-
-static int data_disks(int level, int n)
-{
-	if (level == URAID_LEVEL_GMIRROR || level == URAID_LEVEL_GRAID3)
-		return level == URAID_LEVEL_GMIRROR ? 1 : n - 1;
-	return level == 0 ? n : level == 1 ? 1 : level == 5 ? n - 1 : level == 6 ? n - 2 : n / 2;
-}
-
-static int run_config(struct sweep *o, int level, int n, uint32_t chunk, const char *lay, char *err,
-                      size_t errlen)
-{
-	struct bw_result proto;
-	memset(&proto, 0, sizeof(proto));
-	proto.level = level;
-	proto.members = n;
-	proto.chunk = level == 1 ? 0 : chunk;
-	snprintf(proto.layout, sizeof(proto.layout), "%s", lay);
-	bool geom = level == URAID_LEVEL_GMIRROR || level == URAID_LEVEL_GRAID3;
-	if (geom)
-		; /* named below, from the spec */
-	else if (level == 1)
-		snprintf(proto.config, sizeof(proto.config), "raid1x%d", n);
-	else if (level == 5 || level == 6)
-		snprintf(proto.config, sizeof(proto.config), "raid%d[%u,%s]x%d", level,
-		         chunk / 1024, lay, n);
-	else
-		snprintf(proto.config, sizeof(proto.config), "raid%d[%u]x%d", level, chunk / 1024,
-		         n);
-	uint32_t layout = 0;
-	bool layout_set = false;
-	if (geom) {
-		char label[8];
-		if (bw_geom_parse(lay, &level, &layout, label, sizeof(label)) < 0)
-			return errmsg(err, errlen, -EINVAL, "GEOM spec '%s' unknown", lay);
-		snprintf(proto.layout, sizeof(proto.layout), "%s", label);
-		proto.chunk = 0;
-		if (strcmp(label, "-"))
-			snprintf(proto.config, sizeof(proto.config), "%s[%s]x%d", level_name(level),
-			         label, n);
-		else
-			snprintf(proto.config, sizeof(proto.config), "%sx%d", level_name(level), n);
-	} else if (level == 5 || level == 6) {
-		if (layout_parse(level, lay, &layout) < 0)
-			return errmsg(err, errlen, -EINVAL, "layout '%s' unknown for raid%d", lay,
-			              level);
-		layout_set = true;
-	}
-	/* Members hold `size` of data plus room for superblocks and a stripe. */
-	uint64_t per = o->size / (uint64_t)data_disks(level, n);
-	const char *fswl[MAXV];
-	int nf = nfs(o, fswl);
-	/* mkfs.xfs wants 300 MB at least. */
-	if (nf && o->cfg.kind == BW_FILES && per < (420ull << 20) / (uint64_t)data_disks(level, n))
-		per = (420ull << 20) / (uint64_t)data_disks(level, n);
-	uint64_t mbytes = (per + 2 * (uint64_t)chunk + (6u << 20)) / (1u << 20) * (1u << 20);
-	struct bw_set s;
-	int r = bw_set_make(&s, &o->cfg, n, mbytes, err, errlen);
-	if (r < 0)
-		return r;
-	struct uraid_array *a = NULL;
-	r = bw_array_create(&s, n, level, layout, layout_set, chunk, &a, err, errlen);
-	if (r == 0) {
-		struct target t = {.a = a, .s = &s};
-		uint64_t size =
-		    o->size < uraid_size(a) ? o->size : uraid_size(a) / (1u << 20) << 20;
-		r = run_target(o, &t, &proto, size, err, errlen);
-		int rs = bw_array_stop(&s, a);
-		r = r ? r : rs;
-	}
-	if (r == 0 && nf && o->cfg.kind != BW_FILES)
-		fprintf(stderr,
-		        "uraid: bench: note: %s: filesystem workloads need member files "
-		        "(--members-dir), skipped\n",
-		        proto.config);
-	else if (r == 0 && nf) {
-		const char *paths[BW_MAX_MEMBERS];
-		char name[32];
-		for (int i = 0; i < n; i++)
-			paths[i] = s.paths[i];
-		snprintf(name, sizeof(name), "bench%d", (int)getpid());
-		r = bw_fs_run(paths, n, name, fswl, nf, &proto, add_cb, o, err, errlen);
-	}
-	bw_set_free(&s);
-	return r;
-}
-
-static int run_baseline(struct sweep *o, char *err, size_t errlen)
-{
-	struct bw_set s;
-	int r = bw_set_make(&s, &o->cfg, 1, o->size + (4u << 20), err, errlen);
-	if (r < 0)
-		return r;
-	struct member *m = NULL;
-	if ((r = bw_member_open(&s, 0, &m, err, errlen)) == 0) {
-		struct target t = {.m = m, .s = &s};
-		struct bw_result proto;
-		memset(&proto, 0, sizeof(proto));
-		proto.level = -2;
-		proto.members = 1;
-		snprintf(proto.config, sizeof(proto.config), "baseline");
-		snprintf(proto.layout, sizeof(proto.layout), "-");
-		r = run_target(o, &t, &proto, o->size, err, errlen);
-		member_close(m);
-		memset(s.open, 0, sizeof(s.open));
-	}
-	bw_set_free(&s);
-	return r;
-}
-
 static void usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: uraid bench [workload] [--levels 0,1,5,6,10] [--members 3-10] [--chunks "
-	        "64K,...]\n"
-	        "         [--layouts ls,la,rs,ra] [--workloads seqwrite,seqread,readers=1-5,randrw,"
-	        "rewrite,\n"
-	        "          smallfiles,mkfs,bonnie (root; member files)]\n"
-	        "         [--size S] [--req S] [--ops N] [--repeat R] [--baseline] [--csv F] "
-	        "[--json F]\n"
-	        "         [--svg DIR] [--chart] [--members-dir DIR | --mem |\n"
-	        "          --disk-model PROFILE|FILE [--bus MBPS] [--time-scale N]]\n"
-	        "  --levels also takes GEOM configs: gmirror, graid3 (all of their kind), or\n"
-	        "  mirror:load|prefer|round-robin|split, raid3, raid3-r.\n"
-	        "  --size: bytes each workload moves (default 32M); members are sized to hold it.\n"
-	        "  --req: sequential request size (default 1M, as dd bs=1M).\n"
-	        "  --disk-model: simulated disks; figures are in model time (--time-scale N:\n"
-	        "  N times faster than the disks, default 1; 0 = virtual time).\n");
+	fprintf(
+	    f,
+	    "usage: uraid bench [workload] [--levels 0,1,5,6,10] [--members 3-10] [--chunks "
+	    "64K,...]\n"
+	    "         [--layouts ls,la,rs,ra] [--workloads seqwrite,seqread,readers=1-5,randrw,"
+	    "randread,"
+	    "rewrite,\n"
+	    "          smallfiles,mkfs,bonnie (root; member files)]\n"
+	    "         [--size S] [--req S] [--ops N] [--repeat R] [--warmup W] [--baseline] [--csv "
+	    "F] "
+	    "[--json F]\n"
+	    "         [--svg DIR] [--chart] [--stripe-cache N,...]\n"
+	    "         [--members-dir DIR | --mem | --members-dev DEV,...|DIR [--force-destroy] |\n"
+	    "          --disk-model PROFILE|FILE [--bus MBPS] [--time-scale N]]\n"
+	    "  --levels also takes GEOM configs: gmirror, graid3 (all of their kind), or\n"
+	    "  mirror:load|prefer|round-robin|split, raid3, raid3-r.\n"
+	    "  --size: bytes each workload moves (default 32M); members are sized to hold it.\n"
+	    "  --req: sequential request size (default 1M, as dd bs=1M).\n"
+	    "  --disk-model: simulated disks; figures are in model time (--time-scale N:\n"
+	    "  N times faster than the disks, default 1; 0 = virtual time).\n"
+	    "  --members-dev: block devices (or every one in a directory); refused when one\n"
+	    "  holds a filesystem, md superblock, partition table... unless --force-destroy.\n"
+	    "  --stripe-cache: raid5/6 stripe cache sizes to sweep (0 = off).\n"
+	    "  --repeat R: R timed runs, the median reported; --warmup W: W untimed runs first.\n"
+	    "  --progress S: a progress line (MB/s) every S seconds on stderr (default 1,\n"
+	    "  0 = none); rewritten in place on a tty.\n");
+}
+
+/* The 1, 5 and 15 minute load averages ("?" when unknown): the machine
+ * may be shared, and figures read differently under load. */
+static void load_avg(char *buf, size_t len)
+{
+	snprintf(buf, len, "?");
+	FILE *f = fopen("/proc/loadavg", "r");
+	if (!f)
+		return;
+	double a, b, c;
+	if (fscanf(f, "%lf %lf %lf", &a, &b, &c) == 3)
+		snprintf(buf, len, "%.2f %.2f %.2f", a, b, c);
+	fclose(f);
 }
 
 static void print_header(FILE *f, const struct sweep *o)
 {
-	char cpu[128];
+	char cpu[128], load1[64];
 	const struct uraid_parity *pp = uraid_parity_get(NULL);
 	bench_cpu_model(cpu, sizeof(cpu));
-	fprintf(f, "# %s\n# %s, %d CPUs, parity %s; %s\n", o->cmd, cpu, bench_cpus(),
-	        pp ? pp->name : "none", o->title);
+	load_avg(load1, sizeof(load1));
+	fprintf(
+	    f,
+	    "# %s\n# %s, %d CPUs, parity %s; %s\n# load average %s at the start, %s at the end\n",
+	    o->cmd, cpu, bench_cpus(), pp ? pp->name : "none", o->title, o->load0, load1);
 }
 
 int bench_workload(int argc, char **argv)
@@ -472,25 +162,47 @@ int bench_workload(int argc, char **argv)
 	o.ops = 4000;
 	o.req = 1u << 20;
 	o.repeat = 1;
+	o.progress = 1;
 	o.cfg.kind = BW_FILES;
 	o.cfg.dir = "/dev/shm";
 	char wl[MAXV][24], tmp[MAXV][24], err[512] = "";
 	int nwl = 2, ntmp;
 	snprintf(wl[0], 24, "seqwrite");
 	snprintf(wl[1], 24, "seqread");
-	const char *model = NULL;
-	bool scale_set = false;
-	static const struct option lo[] = {{"levels", 1, 0, 'l'},       {"members", 1, 0, 'n'},
-	                                   {"chunks", 1, 0, 'c'},       {"layouts", 1, 0, 'L'},
-	                                   {"stripe-cache", 1, 0, 'S'}, {"workloads", 1, 0, 'w'},
-	                                   {"size", 1, 0, 's'},         {"ops", 1, 0, 'o'},
-	                                   {"repeat", 1, 0, 'r'},       {"baseline", 0, 0, 'b'},
-	                                   {"csv", 1, 0, 'C'},          {"json", 1, 0, 'J'},
-	                                   {"svg", 1, 0, 'V'},          {"chart", 0, 0, 'A'},
-	                                   {"members-dir", 1, 0, 'd'},  {"mem", 0, 0, 'm'},
-	                                   {"disk-model", 1, 0, 'D'},   {"bus", 1, 0, 'B'},
-	                                   {"time-scale", 1, 0, 'T'},   {"req", 1, 0, 'R'},
-	                                   {"help", 0, 0, 'h'},         {0, 0, 0, 0}};
+	const char *model = NULL, *devarg = NULL;
+	bool scale_set = false, dir_set = false, force = false;
+	static char devs[BW_MAX_MEMBERS][256];
+	/* One option a line, so options added by different people merge. */
+	// clang-format off
+	static const struct option lo[] = {
+		{"levels", 1, 0, 'l'},
+		{"members", 1, 0, 'n'},
+		{"chunks", 1, 0, 'c'},
+		{"layouts", 1, 0, 'L'},
+		{"stripe-cache", 1, 0, 'S'},
+		{"workloads", 1, 0, 'w'},
+		{"size", 1, 0, 's'},
+		{"ops", 1, 0, 'o'},
+		{"repeat", 1, 0, 'r'},
+		{"baseline", 0, 0, 'b'},
+		{"csv", 1, 0, 'C'},
+		{"json", 1, 0, 'J'},
+		{"svg", 1, 0, 'V'},
+		{"chart", 0, 0, 'A'},
+		{"members-dir", 1, 0, 'd'},
+		{"mem", 0, 0, 'm'},
+		{"disk-model", 1, 0, 'D'},
+		{"bus", 1, 0, 'B'},
+		{"time-scale", 1, 0, 'T'},
+		{"req", 1, 0, 'R'},
+		{"members-dev", 1, 0, 'M'},
+		{"force-destroy", 0, 0, 'F'},
+		{"progress", 1, 0, 'P'},
+		{"warmup", 1, 0, 'W'},
+		{"help", 0, 0, 'h'},
+		{0, 0, 0, 0},
+	};
+	// clang-format on
 	int c, iv[MAXV], niv;
 	unsigned long long v;
 	optind = 1;
@@ -579,8 +291,12 @@ int bench_workload(int argc, char **argv)
 			if (parse_ints(optarg, iv, &niv) < 0)
 				return cli_error("bench", "--stripe-cache %s: a list of numbers",
 				                 optarg);
-			fprintf(stderr, "uraid: bench: note: the engine has no stripe cache; "
-			                "--stripe-cache is ignored\n");
+			for (int i = 0; i < niv; i++)
+				if (iv[i] < 0 || (unsigned)iv[i] > URAID_STRIPE_CACHE_MAX)
+					return cli_error("bench", "--stripe-cache: %d not in 0..%u",
+					                 iv[i], URAID_STRIPE_CACHE_MAX);
+			memcpy(o.scache, iv, sizeof(iv));
+			o.nscache = niv;
 			break;
 		case 'w':
 			if (parse_words(optarg, wl, MAXV, &nwl, 24) < 0)
@@ -618,7 +334,26 @@ int bench_workload(int argc, char **argv)
 		case 'd':
 			o.cfg.kind = BW_FILES;
 			o.cfg.dir = optarg;
+			dir_set = true;
 			break;
+		case 'M': devarg = optarg; break;
+		case 'W':
+			o.warmup = atoi(optarg);
+			if (o.warmup < 0 || o.warmup > 16 || !*optarg ||
+			    strspn(optarg, "0123456789") != strlen(optarg))
+				return cli_error("bench", "--warmup %s: 0..16 untimed runs",
+				                 optarg);
+			break;
+		case 'P': {
+			char *e;
+			o.progress = strtod(optarg, &e);
+			if (e == optarg || *e || o.progress < 0 || o.progress > 3600)
+				return cli_error("bench",
+				                 "--progress %s: seconds between lines, 0 = off",
+				                 optarg);
+			break;
+		}
+		case 'F': force = true; break;
 		case 'm': o.cfg.kind = BW_MEM; break;
 		case 'D': model = optarg; break;
 		case 'B':
@@ -642,7 +377,8 @@ int bench_workload(int argc, char **argv)
 	if (expand_workloads(&o, wl, nwl) < 0)
 		return cli_error("bench",
 		                 "--workloads: known are seqwrite, seqread, readers=N[-M] "
-		                 "(N <= %d), randrw, randrw-qd1, randrw-qd16, rewrite",
+		                 "(N <= %d), randrw, randread (= -qd1 and -qd16), randrw-qdN, "
+		                 "randread-qdN (N <= 64), rewrite, mkfs, smallfiles, bonnie",
 		                 BW_MAX_JOBS);
 	if (model) {
 		if (sim_profile_load(model, &o.cfg.prof, err, sizeof(err)) < 0)
@@ -660,6 +396,29 @@ int bench_workload(int argc, char **argv)
 	} else if (o.cfg.bus_mbs > 0 || scale_set) {
 		return cli_error("bench", "--bus and --time-scale need --disk-model");
 	}
+	if (force && !devarg)
+		return cli_error("bench", "--force-destroy only goes with --members-dev");
+	if (devarg && (model || dir_set || o.cfg.kind == BW_MEM))
+		return cli_error("bench", "--members-dev cannot be combined with --members-dir, "
+		                          "--mem or --disk-model");
+	if (devarg) {
+		int nd = 0, maxm = 1;
+		if (bw_dev_list(devarg, devs, BW_MAX_MEMBERS, &nd, err, sizeof(err)) < 0)
+			return cli_error("bench", "%s", err);
+		for (int i = 0; i < o.nmembers; i++)
+			maxm = o.members[i] > maxm ? o.members[i] : maxm;
+		if (nd < maxm)
+			return cli_error("bench",
+			                 "--members-dev: %d device(s) given, --members asks for up "
+			                 "to %d",
+			                 nd, maxm);
+		/* Before anything is written: what do the devices hold? */
+		if (bw_dev_check(devs, nd, force, err, sizeof(err)) < 0)
+			return cli_error("bench", "%s", err);
+		o.cfg.kind = BW_DEV;
+		o.cfg.devs = devs;
+		o.cfg.ndevs = nd;
+	}
 	if (o.cfg.kind == BW_FILES) {
 		struct stat st;
 		if (stat(o.cfg.dir, &st) < 0 || !S_ISDIR(st.st_mode))
@@ -674,17 +433,24 @@ int bench_workload(int argc, char **argv)
 	snprintf(o.title, sizeof(o.title), "members: %s%s%s, %s per workload, %d repeat(s)%s",
 	         o.cfg.kind == BW_MEM     ? "memory"
 	         : o.cfg.kind == BW_FILES ? "files in "
+	         : o.cfg.kind == BW_DEV   ? "block devices "
 	                                  : "simulated ",
 	         o.cfg.kind == BW_FILES ? o.cfg.dir
 	         : o.cfg.kind == BW_SIM ? o.cfg.prof.name
+	         : o.cfg.kind == BW_DEV ? devarg
 	                                : "",
 	         o.cfg.kind == BW_SIM && o.cfg.bus_mbs > 0 ? " on a shared bus" : "",
 	         bench_size_label(o.size, sz, sizeof(sz)), o.repeat,
 	         o.cfg.kind == BW_SIM ? ", model time" : "");
 
+	if (o.warmup) {
+		size_t tl = strlen(o.title);
+		snprintf(o.title + tl, sizeof(o.title) - tl, ", %d warm-up run(s)", o.warmup);
+	}
+	load_avg(o.load0, sizeof(o.load0));
 	int r = 0;
 	if (o.baseline)
-		r = run_baseline(&o, err, sizeof(err));
+		r = sweep_run_baseline(&o, err, sizeof(err));
 	for (int li = 0; r == 0 && li < o.nlevels; li++) {
 		int lv = o.levels[li];
 		for (int ni = 0; r == 0 && ni < o.nmembers; ni++) {
@@ -697,22 +463,32 @@ int bench_workload(int argc, char **argv)
 				        lv, n, minm);
 				continue;
 			}
-			/* Chunks do not apply to raid1, layouts only to raid5/6. */
-			int nc = lv == 1 ? 1 : o.nchunks,
-			    nl = (lv == 5 || lv == 6) ? o.nlayouts : 1;
-			if ((lv == 1 && o.nchunks > 1) || (lv != 5 && lv != 6 && o.nlayouts > 1))
+			/* Chunks do not apply to raid1, layouts and the stripe
+			 * cache only to raid5/6. */
+			bool parity = lv == 5 || lv == 6;
+			int nc = lv == 1 ? 1 : o.nchunks, nl = parity ? o.nlayouts : 1;
+			int nsc = parity && o.nscache ? o.nscache : 1;
+			if ((lv == 1 && o.nchunks > 1) || (!parity && o.nlayouts > 1))
 				if (ni == 0)
 					fprintf(stderr,
 					        "uraid: bench: note: raid%d: %s do not apply, "
 					        "run once\n",
 					        lv, lv == 1 ? "chunks and layouts" : "layouts");
+			if (!parity && o.nscache && ni == 0)
+				fprintf(stderr,
+				        "uraid: bench: note: raid%d: no stripe cache (raid5/6 "
+				        "only), run without\n",
+				        lv);
 			for (int ci = 0; r == 0 && ci < nc; ci++)
 				for (int ki = 0; r == 0 && ki < nl; ki++)
-					r = run_config(&o, lv, n, o.chunks[ci], o.layouts[ki], err,
-					               sizeof(err));
+					for (int si = 0; r == 0 && si < nsc; si++)
+						r = sweep_run_config(
+						    &o, lv, n, o.chunks[ci], o.layouts[ki],
+						    parity && o.nscache ? o.scache[si] : -1, err,
+						    sizeof(err));
 		}
 	}
-	/* GEOM configurations (--geom, --levels gmirror,graid3) */
+	/* GEOM configurations (--levels gmirror,graid3,mirror:BALANCE,...) */
 	for (int gi = 0; r == 0 && gi < o.ngeom; gi++) {
 		int gl;
 		uint32_t gv;
@@ -727,8 +503,8 @@ int bench_workload(int argc, char **argv)
 				                                 : "out of range");
 				continue;
 			}
-			r = run_config(&o, gl, o.members[ni], o.chunks[0], o.geom[gi], err,
-			               sizeof(err));
+			r = sweep_run_config(&o, gl, o.members[ni], o.chunks[0], o.geom[gi], -1, err,
+			                     sizeof(err));
 		}
 	}
 	if (r < 0) {
@@ -738,7 +514,7 @@ int bench_workload(int argc, char **argv)
 	if (o.baseline) {
 		for (int i = 0; i < o.nres; i++)
 			for (int k = 0; k < o.nres; k++)
-				if (o.res[k].level == -2 &&
+				if (o.res[k].level == -2 && !o.res[i].note[0] &&
 				    !strcmp(o.res[k].workload, o.res[i].workload) &&
 				    o.res[k].value > 0)
 					o.res[i].ratio = o.res[i].value / o.res[k].value;

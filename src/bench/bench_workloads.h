@@ -18,8 +18,10 @@
 #define BW_MAX_MEMBERS 32
 #define BW_MAX_JOBS    16
 
-/* Where member storage comes from. */
-enum bw_kind { BW_FILES, BW_MEM, BW_SIM };
+/* Where member storage comes from: files made in a directory, memory,
+ * simulated disks (memory behind the disk model), or block devices the
+ * user named (checked by bw_dev_check first; see bench_devices.c). */
+enum bw_kind { BW_FILES, BW_MEM, BW_SIM, BW_DEV };
 
 struct bw_members_cfg {
 	enum bw_kind kind;
@@ -27,6 +29,8 @@ struct bw_members_cfg {
 	struct sim_profile prof; /* BW_SIM */
 	double bus_mbs;          /* BW_SIM: 0 = no shared bus */
 	double time_scale;       /* BW_SIM: 0 = virtual time */
+	char (*devs)[256];       /* BW_DEV: device paths (member i is devs[i]), checked */
+	int ndevs;
 };
 
 /* A set of members for one array. Files are created (and written fully so
@@ -87,11 +91,14 @@ struct bw_job {
  * 0 or the first negative errno. */
 int bw_run(struct bw_job *jobs, int n);
 
-/* Live progress to stderr: one line per second with MB/s (a \r-updated
- * line on a tty). */
+/* Live progress to stderr (bench_progress.c), every interval_s seconds
+ * (<= 0: none, NULL returned), a \r-updated line on a tty, else a line each:
+ *   "LABEL  MB/s MB/s  MB MB done  S s"   rate since the last line (model
+ *                                         time for simulated members)
+ *   "LABEL  running  S s"                 bytes == NULL: steps without a count */
 struct bw_progress;
 struct bw_progress *bw_progress_start(const char *label, _Atomic uint64_t *bytes,
-                                      const struct bw_set *set);
+                                      const struct bw_set *set, double interval_s);
 void bw_progress_stop(struct bw_progress *p);
 
 /* One reported figure. */
@@ -100,8 +107,10 @@ struct bw_result {
 	int level, members;
 	uint32_t chunk;
 	char layout[8];
+	int stripe_cache;          /* stripe cache entries set, -1 = not set */
 	char workload[24];         /* "seqwrite", "readers=3", "randrw-qd16", ... */
-	double value;              /* median over repeats */
+	char note[48];             /* non-empty: no figure, why ("n/a (...)") */
+	double value;              /* median over repeats (0 with a note) */
 	const char *unit;          /* "MB/s", "IOPS", "files/s" */
 	double spread;             /* (max - min) / median over repeats */
 	double finish_spread;      /* readers=N: (last - first finish) / last finish */
@@ -116,7 +125,14 @@ void bw_report_table(FILE *f, const struct bw_result *r, int n);
 void bw_report_chart(FILE *f, const struct bw_result *r, int n);
 int bw_report_csv(const char *path, const struct bw_result *r, int n);
 int bw_report_json(const char *path, const struct bw_result *r, int n);
-/* One SVG bar chart per workload, DIR/<workload>.svg; returns the count
+/* Workloads of the rows in first-seen order (at most max); returns how many. */
+int bw_report_workloads(const struct bw_result *r, int n, const char **out, int max);
+/* SVG charts (bench_svg.c), DIR/<name>.svg: readers=N rows with two or
+ * more N give one line chart "readers" (x: readers, a line per config);
+ * a workload whose rows have two or more member counts gives a line chart
+ * (x: members, a line per config without its member count, the baseline a
+ * dashed level); any other workload a bar chart (a bar per config). Rows
+ * with a note get a label instead of a bar or point. Returns the count
  * written or a negative errno. */
 int bw_report_svg(const char *dir, const char *title, const struct bw_result *r, int n);
 
@@ -127,7 +143,19 @@ int bw_report_svg(const char *dir, const char *title, const struct bw_result *r,
 bool bw_fs_workload(const char *wl);
 int bw_fs_run(const char *const *paths, int n, const char *name, const char *const *wls, int nwl,
               const struct bw_result *proto, int (*addf)(void *, const struct bw_result *),
-              void *ctx, char *err, size_t errlen);
+              void *ctx, double progress_s, char *err, size_t errlen);
+
+/* Block devices as members (bench_devices.c). bw_dev_list: DEV,DEV,... or
+ * every block device in a directory (sorted), into out[0..max). bw_dev_probe:
+ * the device's size and, in `found`, every signature it holds (md
+ * superblocks, partition tables, filesystems, ...; empty: nothing);
+ * -EBUSY when it is in use. bw_dev_check: probes each, refuses duplicates,
+ * devices in use, and (unless force) devices holding anything, naming what
+ * was found; with force it warns what it will destroy. Reads only. */
+int bw_dev_list(const char *arg, char (*out)[256], int max, int *n, char *err, size_t errlen);
+int bw_dev_probe(const char *dev, uint64_t *size, char *found, size_t foundlen, char *err,
+                 size_t errlen);
+int bw_dev_check(char (*devs)[256], int n, bool force, char *err, size_t errlen);
 
 /* Splitmix64 step. */
 uint64_t bw_rand(uint64_t *state);

@@ -103,6 +103,14 @@ static long count_files(const char *root)
 	return counted;
 }
 
+/* Progress of one step (no byte count: a "running" line per interval). */
+static struct bw_progress *step(const struct bw_result *proto, const char *what, double every,
+                                char *label, size_t len)
+{
+	snprintf(label, len, "%s %s", proto->config, what);
+	return bw_progress_start(label, NULL, NULL, every);
+}
+
 static double secs_since(uint64_t t0)
 {
 	return (double)(bench_now_ns() - t0) / 1e9;
@@ -152,8 +160,10 @@ static int parse_bonnie(const char *csvline, double out[4])
 
 int bw_fs_run(const char *const *paths, int n, const char *name, const char *const *wls, int nwl,
               const struct bw_result *proto, int (*addf)(void *, const struct bw_result *),
-              void *ctx, char *err, size_t errlen)
+              void *ctx, double progress_s, char *err, size_t errlen)
 {
+	char plabel[96];
+	struct bw_progress *pg;
 	if (geteuid() != 0)
 		return errmsg(err, errlen, -EPERM, "filesystem workloads need root (uraid attach)");
 	if (!have("mkfs.xfs") || !have("mkfs.ext4"))
@@ -196,7 +206,10 @@ int bw_fs_run(const char *const *paths, int n, const char *name, const char *con
 	double t;
 	if (want_mkfs) {
 		t0 = bench_now_ns();
-		if (sh(log, "mkfs.ext4 -q -F '%s'", dev) != 0) {
+		pg = step(proto, "mkfs.ext4", progress_s, plabel, sizeof(plabel));
+		int st = sh(log, "mkfs.ext4 -q -F '%s'", dev);
+		bw_progress_stop(pg);
+		if (st != 0) {
 			rc = errmsg(err, errlen, -EIO, "mkfs.ext4 failed (log %s)", log);
 			goto detach;
 		}
@@ -205,7 +218,10 @@ int bw_fs_run(const char *const *paths, int n, const char *name, const char *con
 			goto detach;
 	}
 	t0 = bench_now_ns();
-	if (sh(log, "mkfs.xfs -q -f '%s'", dev) != 0) {
+	pg = step(proto, "mkfs.xfs", progress_s, plabel, sizeof(plabel));
+	int st = sh(log, "mkfs.xfs -q -f '%s'", dev);
+	bw_progress_stop(pg);
+	if (st != 0) {
 		rc = errmsg(err, errlen, -EIO, "mkfs.xfs failed (log %s)", log);
 		goto detach;
 	}
@@ -227,15 +243,21 @@ int bw_fs_run(const char *const *paths, int n, const char *name, const char *con
 			goto umount;
 		}
 		t0 = bench_now_ns();
+		pg = step(proto, "smallfiles-untar", progress_s, plabel, sizeof(plabel));
 		int s1 = sh(log, "mkdir '%s' && tar xf '%s.tar' -C '%s' && sync", a, stage, a);
 		double tu = secs_since(t0);
+		bw_progress_stop(pg);
 		t0 = bench_now_ns();
+		pg = step(proto, "smallfiles-copy", progress_s, plabel, sizeof(plabel));
 		int s2 = sh(log, "cp -a '%s' '%s' && sync", a, b);
 		double tc = secs_since(t0);
+		bw_progress_stop(pg);
 		long na = count_files(a), nb = count_files(b);
 		t0 = bench_now_ns();
+		pg = step(proto, "smallfiles-rm", progress_s, plabel, sizeof(plabel));
 		int s3 = sh(log, "rm -rf '%s' '%s' && sync", a, b);
 		double tr = secs_since(t0);
+		bw_progress_stop(pg);
 		long left = count_files(mnt);
 		if (s1 || s2 || s3 || na != want || nb != want || left != 0) {
 			rc = errmsg(
@@ -261,12 +283,14 @@ int bw_fs_run(const char *const *paths, int n, const char *name, const char *con
 			    "bonnie++ -d '%s' -s 128 -r 64 -n 0 -u root -q -f 2>>'%s' | tail -1",
 			    mnt, log);
 			char line[2048] = "";
+			pg = step(proto, "bonnie", progress_s, plabel, sizeof(plabel));
 			p = popen(cmd, "r");
 			if (p) {
 				if (!fgets(line, sizeof(line), p))
 					line[0] = 0;
 				pclose(p);
 			}
+			bw_progress_stop(pg);
 			double v[4];
 			static const char *const names[4] = {"bonnie-write", "bonnie-rewrite",
 			                                     "bonnie-read", "bonnie-seeks"};

@@ -100,6 +100,35 @@ static int prefault(struct member *m, char *err, size_t errlen)
 	return 0;
 }
 
+static int wipe(struct bw_set *s, int i, char *err, size_t errlen);
+
+/* Devices (checked by bw_dev_check before the sweep): big enough, opened
+ * exclusively (so nothing mounted them since); not pre-faulted (a device
+ * has no pages to allocate). */
+static int dev_set_make(struct bw_set *s, int n, uint64_t bytes, char *err, size_t errlen)
+{
+	if (n > s->cfg.ndevs)
+		return errmsg(err, errlen, -EINVAL, "%d members wanted, --members-dev gave %d", n,
+		              s->cfg.ndevs);
+	for (int i = 0; i < n; i++) {
+		struct member *m = NULL;
+		snprintf(s->paths[i], sizeof(s->paths[i]), "%s", s->cfg.devs[i]);
+		int r = member_open_file(s->paths[i], MEMBER_EXCL, 0, &m, err, errlen);
+		if (r < 0)
+			return r;
+		uint64_t have = m->size;
+		member_close(m);
+		if (have < bytes)
+			return errmsg(err, errlen, -ENOSPC,
+			              "%s: %llu MiB, the sweep needs %llu MiB per member",
+			              s->paths[i], (unsigned long long)(have >> 20),
+			              (unsigned long long)(bytes >> 20));
+		s->n = i + 1;
+	}
+	s->bytes = bytes;
+	return 0;
+}
+
 int bw_set_make(struct bw_set *s, const struct bw_members_cfg *cfg, int n, uint64_t bytes,
                 char *err, size_t errlen)
 {
@@ -117,6 +146,8 @@ int bw_set_make(struct bw_set *s, const struct bw_members_cfg *cfg, int n, uint6
 		if (r < 0)
 			return r;
 	}
+	if (cfg->kind == BW_DEV)
+		return dev_set_make(s, n, bytes, err, errlen);
 	for (int i = 0; i < n; i++) {
 		struct member *m = NULL;
 		int r;
@@ -154,6 +185,11 @@ int bw_set_make(struct bw_set *s, const struct bw_members_cfg *cfg, int n, uint6
 void bw_set_free(struct bw_set *s)
 {
 	for (int i = 0; i < s->n; i++) {
+		/* Devices: leave no md superblock behind (the next run, or
+		 * anything scanning for arrays, would find one). */
+		char err[256];
+		if (s->cfg.kind == BW_DEV && wipe(s, i, err, sizeof(err)) < 0)
+			fprintf(stderr, "uraid: bench: warning: %s\n", err);
 		if (s->store[i])
 			member_close(s->store[i]);
 		s->store[i] = NULL;
@@ -170,8 +206,10 @@ int bw_member_open(struct bw_set *s, int i, struct member **out, char *err, size
 {
 	struct member *m = NULL;
 	int r;
-	if (s->cfg.kind == BW_FILES) {
-		r = member_open_file(s->paths[i], 0, 0, &m, err, errlen);
+	if (s->cfg.kind == BW_FILES || s->cfg.kind == BW_DEV) {
+		/* devices: exclusive, and past the page cache as a real array */
+		unsigned fl = s->cfg.kind == BW_DEV ? MEMBER_EXCL | MEMBER_DIRECT : 0;
+		r = member_open_file(s->paths[i], fl, 0, &m, err, errlen);
 		if (r < 0)
 			return r;
 	} else {
@@ -213,6 +251,7 @@ uint64_t bw_now(const struct bw_set *s)
  * create refuse it. */
 static int wipe(struct bw_set *s, int i, char *err, size_t errlen)
 {
+	/* (also run on devices when the set is freed) */
 	size_t len = 1u << 20;
 	struct member *m = s->store[i];
 	int r = 0;
@@ -415,74 +454,4 @@ int bw_run(struct bw_job *jobs, int n)
 		if (atomic_load(&jobs[i].err))
 			return atomic_load(&jobs[i].err);
 	return 0;
-}
-
-/* ---- progress ---- */
-
-struct bw_progress {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool stop, tty;
-	const char *label;
-	_Atomic uint64_t *bytes;
-	const struct bw_set *set;
-};
-
-static void *progress_main(void *arg)
-{
-	struct bw_progress *p = arg;
-	uint64_t last_b = atomic_load(p->bytes), last_t = bench_now_ns();
-	pthread_mutex_lock(&p->lock);
-	while (!p->stop) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 1;
-		pthread_cond_timedwait(&p->cond, &p->lock, &ts);
-		if (p->stop)
-			break;
-		uint64_t b = atomic_load(p->bytes), t = bench_now_ns();
-		double mbs = (double)(b - last_b) / 1e6 / ((double)(t - last_t) / 1e9);
-		fprintf(stderr, "%s%-28s %9.1f MB/s  %10.1f MB done%s", p->tty ? "\r" : "",
-		        p->label, mbs, (double)b / 1e6, p->tty ? "" : "\n");
-		last_b = b;
-		last_t = t;
-	}
-	pthread_mutex_unlock(&p->lock);
-	return NULL;
-}
-
-struct bw_progress *bw_progress_start(const char *label, _Atomic uint64_t *bytes,
-                                      const struct bw_set *set)
-{
-	struct bw_progress *p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->cond, NULL);
-	p->label = label;
-	p->bytes = bytes;
-	p->set = set;
-	p->tty = isatty(2);
-	if (pthread_create(&p->thread, NULL, progress_main, p)) {
-		free(p);
-		return NULL;
-	}
-	return p;
-}
-
-void bw_progress_stop(struct bw_progress *p)
-{
-	if (!p)
-		return;
-	pthread_mutex_lock(&p->lock);
-	p->stop = true;
-	pthread_cond_signal(&p->cond);
-	pthread_mutex_unlock(&p->lock);
-	pthread_join(p->thread, NULL);
-	if (p->tty)
-		fputs("\r\033[K", stderr);
-	pthread_mutex_destroy(&p->lock);
-	pthread_cond_destroy(&p->cond);
-	free(p);
 }

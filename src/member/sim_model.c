@@ -206,8 +206,12 @@ double sim_model_read(struct sim_model *s, double t, double a, double len)
 	double h = t1 > s->busy_until ? t1 : s->busy_until;
 	double reached = stream_reached(s, h);
 	/* The running read-ahead covers it when the data is read or still on
-	 * its way (the stream has not stopped short of it). */
-	if (s->streaming && a >= s->seg_start &&
+	 * its way (the stream has not stopped short of it), and not yet pushed
+	 * out of the drive's buffer: it holds the last segment's worth of what
+	 * the stream read, not all of it since seg_start. */
+	double kept_from =
+	    reached - s->g.segment > s->seg_start ? reached - s->g.segment : s->seg_start;
+	if (s->streaming && a >= kept_from &&
 	    (b <= reached || (a <= s->ra_limit && reached < s->ra_limit))) {
 		s->st.stream_hits++;
 		double avail = s->busy_until + (b > s->pos ? sim_xfer_ns(&s->g, s->pos, b) : 0);
@@ -225,11 +229,23 @@ double sim_model_read(struct sim_model *s, double t, double a, double len)
 		s->st.cache_hits++;
 		return link_fill(s, t1, len, s->g.iface);
 	}
+	/* The stream stopped at its limit short of b (the host was slow to
+	 * ask): what it buffered goes out from the buffer, the head takes up
+	 * at the limit again (a rotation lost) and reads only the rest. */
+	double from = a;
+	double buffered = t1;
+	if (s->streaming && a >= kept_from && a < reached && b > reached &&
+	    reached >= s->ra_limit) {
+		s->st.stream_hits++;
+		buffered = link_fill(s, t1, reached - a, s->g.iface);
+		from = reached;
+	}
 	s->st.media_reads++;
-	double start = position(s, t1, a);
-	double media = sim_xfer_ns(&s->g, a, b);
+	double start = position(s, t1, from);
+	double media = sim_xfer_ns(&s->g, from, b);
 	s->st.busy_ns += media;
-	double done = link_fill(s, start, len, rate_at(&s->g, a));
+	double done =
+	    link_fill(s, start > buffered ? start : buffered, b - from, rate_at(&s->g, from));
 	s->pos = b;
 	s->busy_until = start + media;
 	if (s->g.nsegs && b < s->g.span) {

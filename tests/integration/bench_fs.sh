@@ -9,7 +9,7 @@ export URAID_RUN_DIR=$T_TMP/run
 mkdir -p "$URAID_RUN_DIR" "$T_TMP/m"
 json=$T_TMP/fs.json
 cmd=("$URAID" bench --members-dir "$T_TMP/m" --levels 5 --members 3 --chunks 64K
-	--workloads mkfs,smallfiles,bonnie --size 4M --json "$json")
+	--workloads mkfs,smallfiles,bonnie --size 4M --json "$json" --progress 0.05)
 if [ "$(id -u)" != 0 ]; then
 	check "not root: refused, naming root" \
 		sh -c 'out=$("$@" 2>&1) && exit 1; echo "$out" | grep -q "need root"' sh "${cmd[@]}"
@@ -35,6 +35,20 @@ if shutil.which("bonnie++"):
     for w in ("bonnie-write", "bonnie-rewrite", "bonnie-read", "bonnie-seeks"):
         assert (w in rows and rows[w]["value"] > 0) or \
             ("%s too fast for bonnie++" % w) in err, (w, rows.keys())
+PY
+check "progress: a 'running' line per interval for the filesystem steps" \
+	python3 - "$T_TMP/run1.err" <<'PY'
+import re, shutil, sys
+steps = set()
+for line in open(sys.argv[1]):
+    m = re.fullmatch(r"raid5\[64,ls\]x3 (\S+) +running +([0-9]+\.[0-9]) s\n", line)
+    if m:
+        steps.add(m.group(1))
+    else:
+        assert line.startswith("uraid: ") or "MB done" in line, repr(line)
+# mkfs.ext4 zeroes its tables, bonnie++ writes 128 MiB: both outlast 50 ms
+assert {"mkfs.ext4", "bonnie" if shutil.which("bonnie++") else "mkfs.ext4"} <= steps, steps
+print("# steps with progress lines:", sorted(steps))
 PY
 check "nothing left: no member files, no attach records, no loop device on them" \
 	sh -c '[ -z "$(ls -A "$1/m")" ] && ! ls "$1/run"/*.attach >/dev/null 2>&1 &&

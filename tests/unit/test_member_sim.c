@@ -194,6 +194,71 @@ static void read_ahead(void)
 	member_close(m);
 }
 
+/* The drive's buffer holds the last segment the read-ahead stream read,
+ * not the whole stream: after 16 MiB of sequential reads, data within the
+ * last segment is a stream hit, the stream's start is gone and costs a
+ * media read (positioning included). Without this bound every re-read of
+ * a long stream was "cached", and arrays reading regions a second time
+ * reached several times their disks' media rate. */
+static void stream_buffer_bounded(void)
+{
+	const struct sim_profile *p = sim_profile_find("raptor-10k-2008");
+	struct member *m = open_sim(p, 256u << 20, NULL, 0);
+	unsigned char *buf = malloc(1u << 20);
+	const uint64_t end = 16u << 20;
+	for (uint64_t off = 0; off < end; off += 1u << 20)
+		CHECK(member_read(m, buf, 1u << 20, off) == 0);
+	struct sim_stats a, b, c;
+	member_sim_stats(m, &a);
+	CHECK(a.media_reads == 1 && a.stream_hits == 15);
+	/* just behind the head: still in the buffer */
+	CHECK(member_read(m, buf, 65536, end - 256 * 1024) == 0);
+	member_sim_stats(m, &b);
+	CHECK(b.stream_hits == a.stream_hits + 1 && b.media_reads == a.media_reads);
+	/* the stream's start, 16 MiB back: long evicted */
+	double t0 = (double)member_sim_model_ns(m);
+	CHECK(member_read(m, buf, 65536, 0) == 0);
+	double took = (double)member_sim_model_ns(m) - t0;
+	member_sim_stats(m, &c);
+	CHECK(c.media_reads == b.media_reads + 1 && c.stream_hits == b.stream_hits &&
+	      c.cache_hits == b.cache_hits);
+	/* a seek back across 16 MiB plus rotation, far more than the link */
+	double link = 65536 / (p->interface_mbs * 1e6) * 1e9 + p->overhead_us * 1e3;
+	CHECKF(took > link + p->seek_track_ms * 1e6, "re-read took %.3f ms", ms(took));
+	free(buf);
+	member_close(m);
+}
+
+/* A host slower than the read-ahead: the stream stops at its limit (one
+ * segment past the last read), and the next sequential read takes what
+ * was buffered from the buffer, then waits for the head to come round to
+ * the limit again and reads only the rest from the media — not the whole
+ * request again. The model alone, with explicit arrival times. */
+static void stream_stall(void)
+{
+	const struct sim_profile *p = sim_profile_find("raptor-10k-2008");
+	struct sim_model s;
+	CHECK(sim_model_init(&s, p, 256u << 20, NULL) == 0);
+	const double M = 1 << 20, seg = (double)p->segment_bytes;
+	double d1 = sim_model_read(&s, 0, 0, M);
+	double t = d1 + 50e6; /* 50 ms later: the stream stopped at 1 MiB + a segment */
+	double d2 = sim_model_read(&s, t, M, M);
+	const struct sim_geom *g = &s.g;
+	double t1 = t + g->overhead;
+	double rot = sim_rot_wait(g, t1, M + seg);
+	double want = t1 + rot + sim_xfer_ns(g, M + seg, 2 * M);
+	CHECKF(fabs((d2 - t1) / (want - t1) - 1) < 1e-3, "stalled read took %.3f ms, want %.3f",
+	       ms(d2 - t1), ms(want - t1));
+	CHECK(rot > 0 && rot < g->period);
+	CHECK(s.st.media_reads == 2 && s.st.stream_hits == 1);
+	/* reading on from there is a stream hit again */
+	double d3 = sim_model_read(&s, d2, 2 * M, M);
+	CHECK(s.st.media_reads == 2 && s.st.stream_hits == 2);
+	CHECKF(fabs((d3 - d2) / sim_xfer_ns(g, 2 * M, 3 * M) - 1) < 0.05, "next read %.3f ms",
+	       ms(d3 - d2));
+	sim_model_free(&s);
+}
+
 /* Write cache off: every sequential write waits a revolution; on: writes
  * complete at interface speed until the cache is full, then at media rate,
  * and a flush waits for the drain. */
@@ -514,5 +579,5 @@ static void time_scale_sleeps(void)
 }
 
 TEST_MAIN(T(sequential_rate), T(random_reads), T(seek_curve), T(lost_revolution), T(read_ahead),
-          T(write_cache), T(bus_limit), T(data_correctness), T(threads_share_head),
-          T(time_scale_sleeps))
+          T(stream_buffer_bounded), T(stream_stall), T(write_cache), T(bus_limit),
+          T(data_correctness), T(threads_share_head), T(time_scale_sleeps))
