@@ -180,6 +180,8 @@ static int serve_one(struct client *cl, char *line)
 		rc = uraid_remove(a, argv[1], err, sizeof(err));
 	else if (!strcmp(verb, "add") && argc == 2)
 		rc = uraid_add(a, argv[1], err, sizeof(err));
+	else if (!strcmp(verb, "re-add") && argc == 2) /* bitmap helper */
+		rc = uraid_re_add(a, argv[1], err, sizeof(err));
 	else if (!strcmp(verb, "check"))
 		rc = uraid_sync_action(a, URAID_SYNC_CHECK, err, sizeof(err));
 	else if (!strcmp(verb, "repair"))

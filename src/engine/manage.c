@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "engine/bitmap.h"
 #include "engine/engine.h"
 #include "util/errmsg.h"
 
@@ -132,6 +133,15 @@ int uraid_add_member(struct uraid_array *a, struct member *m, char *err, size_t 
 	if (rc < 0) {
 		rc = errmsg(err, errlen, rc, "%s is in use by a running array", m->name);
 		goto fail;
+	}
+	/* A former member whose slot is empty goes back there (md's re-add),
+	 * recovered only where the bitmap says it missed writes. */
+	rc = eng_readd(a, &m, false, err, errlen);
+	if (rc != 0) {
+		eng_unlock(a);
+		if (m)
+			member_close(m);
+		return rc < 0 ? rc : 0;
 	}
 	/* The device's own superblock fields as create would choose them for
 	 * this array, then the array-wide ones from the running array. */
