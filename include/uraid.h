@@ -263,6 +263,9 @@ void uraid_control_close(struct uraid_control *c);
  * recovery runs. uraid_add re-adds such a member by itself when the bitmap
  * allows the partial recovery. */
 int uraid_re_add(struct uraid_array *a, const char *path, char *err, size_t errlen);
+/* The same for an opened member; the array takes ownership (closed on
+ * failure too). */
+int uraid_re_add_member(struct uraid_array *a, struct member *m, char *err, size_t errlen);
 /* Sectors the recoveries of re-added members skipped as clean. */
 uint64_t uraid_bitmap_recovery_skipped(struct uraid_array *a);
 

@@ -133,6 +133,30 @@ static int drop_entry(struct uraid_array *a, const char *name, char *err, size_t
 	return 0;
 }
 
+int uraid_re_add_member(struct uraid_array *a, struct member *m, char *err, size_t errlen)
+{
+	if (!a || !m)
+		return -EINVAL;
+	if (a->readonly || m->readonly) {
+		member_close(m);
+		return errmsg(err, errlen, -EROFS, "%s is read-only",
+		              a->readonly ? "the array" : m->name);
+	}
+	eng_lock(a);
+	int rc = drop_entry(a, m->name, err, errlen);
+	if (rc == 0) {
+		rc = eng_member_lock(m);
+		if (rc < 0)
+			errmsg(err, errlen, rc, "%s is in use by a running array", m->name);
+	}
+	if (rc == 0)
+		rc = eng_readd(a, &m, true, err, errlen);
+	eng_unlock(a);
+	if (m)
+		member_close(m);
+	return rc < 0 ? rc : rc == 0 ? -EINVAL : 0;
+}
+
 int uraid_re_add(struct uraid_array *a, const char *path, char *err, size_t errlen)
 {
 	if (!a || !path)
@@ -148,21 +172,5 @@ int uraid_re_add(struct uraid_array *a, const char *path, char *err, size_t errl
 			return errmsg(err, errlen, rc, "%s", e);
 		return errmsg(err, errlen, rc, "%s: %s", path, e);
 	}
-	if (m->readonly) {
-		member_close(m);
-		return errmsg(err, errlen, -EROFS, "%s is read-only", path);
-	}
-	eng_lock(a);
-	rc = drop_entry(a, m->name, err, errlen);
-	if (rc == 0) {
-		rc = eng_member_lock(m);
-		if (rc < 0)
-			errmsg(err, errlen, rc, "%s is in use by a running array", m->name);
-	}
-	if (rc == 0)
-		rc = eng_readd(a, &m, true, err, errlen);
-	eng_unlock(a);
-	if (m)
-		member_close(m);
-	return rc < 0 ? rc : rc == 0 ? -EINVAL : 0;
+	return uraid_re_add_member(a, m, err, errlen);
 }
