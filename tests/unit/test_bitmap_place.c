@@ -380,4 +380,99 @@ static void raid10_offset(void)
 	raid10_bits("o2", 3);
 }
 
-TEST_MAIN(T(plan_vs_reference), T(engine_places), T(raid10_near), T(raid10_far), T(raid10_offset))
+/* For tests/integration/bitmap_ext_mdvm.sh (URAID_BM_EXPORT=DIR): arrays on
+ * files with a 64 KiB-chunk bitmap, written in a few places and dropped as
+ * in a crash, so the kernel finds dirty bits in every placement: a10 raid5
+ * 1.0, b09 raid1 0.90, c10 raid10 f2 1.0, d12 raid10 n2 1.2. Leaves
+ * DIR/TAG_i (members), DIR/TAG.exp (array contents) and DIR/TAG.dirty
+ * (dirty bits expected: 64 KiB units of member sectors, of array sectors for
+ * raid10, that the writes touched). */
+static void export_for_kernel(void)
+{
+	const char *dir = getenv("URAID_BM_EXPORT");
+	if (!dir || !*dir)
+		return;
+	static const struct {
+		const char *tag;
+		int md, level;
+		const char *layout;
+		int n;
+	} sets[] = {{"a10", 10, URAID_LEVEL_RAID5, NULL, 4},
+	            {"b09", 0, URAID_LEVEL_RAID1, NULL, 2},
+	            {"c10", 10, URAID_LEVEL_RAID10, "f2", 3},
+	            {"d12", 12, URAID_LEVEL_RAID10, "n2", 4}};
+	for (size_t k = 0; k < sizeof(sets) / sizeof(sets[0]); k++) {
+		char paths[4][512];
+		const char *pp[4];
+		for (int i = 0; i < sets[k].n; i++) {
+			snprintf(paths[i], sizeof(paths[i]), "%s/%s_%d", dir, sets[k].tag, i);
+			pp[i] = paths[i];
+		}
+		struct uraid_create_opts o;
+		memset(&o, 0, sizeof(o));
+		o.level = sets[k].level;
+		o.raid_devices = sets[k].n;
+		o.chunk_sectors = 128;
+		o.metadata = sets[k].md;
+		o.metadata_set = true;
+		o.member_bytes = 24u << 20;
+		o.assume_clean = true; /* zero files are consistent */
+		if (sets[k].layout) {
+			CHECK(layout_parse(o.level, sets[k].layout, &o.layout) == 0);
+			o.layout_set = true;
+		}
+		struct uraid_array *a = NULL;
+		char err[256];
+		CHECKF(uraid_create(&o, pp, sets[k].n, URAID_NO_SYNC_THREAD, &a, err, sizeof(err)) ==
+		           0,
+		       "%s: %s", sets[k].tag, err);
+		if (!a)
+			continue;
+		CHECKF(uraid_bitmap_add(a, 65536, err, sizeof(err)) == 0, "%s", err);
+		uint64_t size = uraid_size(a), secs = size / 512;
+		struct uraid_status st;
+		uraid_status(a, &st);
+		uint8_t *shadow = calloc(1, size);
+		uint64_t units = (sets[k].level == URAID_LEVEL_RAID10 ? secs : st.dev_sectors) / 128 + 1;
+		uint8_t *dirty = calloc(units, 1);
+		uint64_t rs = 0xe4907 + k;
+		static uint8_t buf[300 * 512];
+		for (int w = 0; w < 6; w++) {
+			uint64_t ns = 1 + t_rand(&rs) % 300;
+			uint64_t l = t_rand(&rs) % (secs - ns);
+			t_fill(&rs, buf, ns * 512);
+			CHECK(uraid_write(a, buf, ns * 512, l * 512) == 0);
+			memcpy(shadow + l * 512, buf, ns * 512);
+			if (sets[k].level == URAID_LEVEL_RAID5) { /* whole stripe rows */
+				uint64_t row = (uint64_t)(sets[k].n - 1) * 128;
+				for (uint64_t s = l / row; s <= (l + ns - 1) / row; s++)
+					dirty[s] = 1; /* one 64 KiB unit per 64 KiB chunk row */
+			} else {
+				for (uint64_t u = l / 128; u <= (l + ns - 1) / 128; u++)
+					dirty[u] = 1;
+			}
+		}
+		uraid_drop(a);
+		uint64_t nd = 0;
+		for (uint64_t u = 0; u < units; u++)
+			nd += dirty[u];
+		char f[600];
+		snprintf(f, sizeof(f), "%s/%s.exp", dir, sets[k].tag);
+		FILE *e = fopen(f, "wb");
+		CHECK(e && fwrite(shadow, 1, size, e) == size);
+		if (e)
+			fclose(e);
+		snprintf(f, sizeof(f), "%s/%s.dirty", dir, sets[k].tag);
+		e = fopen(f, "w");
+		CHECK(e != NULL);
+		if (e) {
+			fprintf(e, "%llu\n", (unsigned long long)nd);
+			fclose(e);
+		}
+		free(shadow);
+		free(dirty);
+	}
+}
+
+TEST_MAIN(T(plan_vs_reference), T(engine_places), T(raid10_near), T(raid10_far), T(raid10_offset),
+          T(export_for_kernel))
