@@ -122,6 +122,12 @@ int eng_bitmap_alloc(struct uraid_array *a, const struct md_bitmap_sb *sb, char 
 	}
 	b->sb = cov;
 	b->nbits = md_bitmap_bits(&cov);
+	b->touched = calloc(b->nbits ? b->nbits : 1, 1);
+	if (!b->touched) {
+		free(b->img);
+		free(b);
+		return errmsg(err, errlen, -ENOMEM, "out of memory for the bitmap");
+	}
 	b->chunk_sectors = cov.chunksize / 512;
 	b->img_len = (size_t)len;
 	b->hdr_events = UINT64_MAX;
@@ -202,8 +208,45 @@ void eng_bitmap_free(struct uraid_array *a)
 	if (!a->bitmap)
 		return;
 	free(a->bitmap->img);
+	free(a->bitmap->touched);
 	free(a->bitmap);
 	a->bitmap = NULL;
+}
+
+/* The bits a write of logical sectors [lsec, lsec+nsec) needs: [*i0, *i1). */
+static void bm_range(const struct uraid_array *a, uint64_t lsec, uint64_t nsec, uint64_t *i0,
+                     uint64_t *i1)
+{
+	const struct eng_bitmap *b = a->bitmap;
+	uint64_t m0 = lsec, m1 = lsec + nsec; /* raid1: member = logical; raid10: logical */
+	if (eng_is_parity(a)) {
+		/* whole stripe rows: a partial write may rewrite parity anywhere in it */
+		uint64_t chunk = a->geom.chunk_sectors;
+		uint64_t k = (uint64_t)(a->geom.raid_disks - eng_nparity(a));
+		m0 = lsec / (k * chunk) * chunk;
+		m1 = ((lsec + nsec - 1) / (k * chunk) + 1) * chunk;
+	}
+	*i0 = m0 / b->chunk_sectors;
+	*i1 = (m1 - 1) / b->chunk_sectors + 1;
+	if (*i1 > b->nbits)
+		*i1 = b->nbits;
+}
+
+bool eng_bitmap_covered(struct uraid_array *a, uint64_t lsec, uint64_t nsec)
+{
+	struct eng_bitmap *b = a->bitmap;
+	if (!b || nsec == 0)
+		return true;
+	uint64_t i0, i1;
+	bm_range(a, lsec, nsec, &i0, &i1);
+	const uint8_t *bits = b->img + MD_BITMAP_SB_BYTES;
+	for (uint64_t i = i0; i < i1; i++)
+		if (!md_bitmap_test(bits, i))
+			return false;
+	for (uint64_t i = i0; i < i1; i++)
+		if (!__atomic_load_n(&b->touched[i], __ATOMIC_RELAXED))
+			__atomic_store_n(&b->touched[i], 1, __ATOMIC_RELAXED);
+	return true;
 }
 
 int eng_bitmap_start_write(struct uraid_array *a, uint64_t lsec, uint64_t nsec)
@@ -211,17 +254,12 @@ int eng_bitmap_start_write(struct uraid_array *a, uint64_t lsec, uint64_t nsec)
 	struct eng_bitmap *b = a->bitmap;
 	if (!b || nsec == 0)
 		return 0;
-	uint64_t m0 = lsec, m1 = lsec + nsec; /* raid1: member = logical; raid10: logical */
-	if (eng_is_parity(a)) {
-		uint64_t chunk = a->geom.chunk_sectors;
-		uint64_t k = (uint64_t)(a->geom.raid_disks - eng_nparity(a));
-		m0 = lsec / (k * chunk) * chunk;
-		m1 = ((lsec + nsec - 1) / (k * chunk) + 1) * chunk;
-	}
+	uint64_t i0, i1;
+	bm_range(a, lsec, nsec, &i0, &i1);
 	uint8_t *bits = b->img + MD_BITMAP_SB_BYTES;
 	uint64_t lo = UINT64_MAX, hi = 0;
-	for (uint64_t i = m0 / b->chunk_sectors; i <= (m1 - 1) / b->chunk_sectors && i < b->nbits;
-	     i++) {
+	for (uint64_t i = i0; i < i1; i++) {
+		b->touched[i] = 1;
 		if (!md_bitmap_test(bits, i)) {
 			md_bitmap_assign(bits, i, true);
 			if (lo == UINT64_MAX)
@@ -229,8 +267,8 @@ int eng_bitmap_start_write(struct uraid_array *a, uint64_t lsec, uint64_t nsec)
 			hi = i;
 		}
 	}
-	if (lo == UINT64_MAX)
-		return 0;
+	if (lo == UINT64_MAX) /* as md: the header as fresh as the superblocks */
+		return b->hdr_events == a->events ? 0 : bm_write_range(a, 0, 512);
 	/* Only the sectors holding the new bits (and the header's events). */
 	return bm_write_range(a, MD_BITMAP_SB_BYTES + lo / 8, MD_BITMAP_SB_BYTES + hi / 8 + 1);
 }
@@ -247,13 +285,32 @@ int eng_bitmap_clear_synced(struct uraid_array *a)
 	for (int i = 0; i < a->nmem && can_clear; i++)
 		if (bm_member_used(a, i) && member_flush(a->mem[i]->m) < 0)
 			can_clear = false;
+	uint64_t lo = UINT64_MAX, hi = 0;
 	if (can_clear) {
-		memset(b->img + MD_BITMAP_SB_BYTES, 0, b->img_len - MD_BITMAP_SB_BYTES);
-		b->sb.events_cleared = a->events;
-		b->use_for_resync = false;
+		/* Marked clean (idle, stopping): nothing is being written. */
+		bool all = !a->dirty;
+		uint8_t *bits = b->img + MD_BITMAP_SB_BYTES;
+		for (uint64_t i = 0; i < b->nbits; i++) {
+			if (md_bitmap_test(bits, i) && (all || !b->touched[i])) {
+				md_bitmap_assign(bits, i, false);
+				if (lo == UINT64_MAX)
+					lo = i;
+				hi = i;
+			}
+		}
+		memset(b->touched, 0, b->nbits);
+		if (lo != UINT64_MAX) {
+			b->sb.events_cleared = a->events;
+			b->use_for_resync = false;
+		}
 		memset(b->partial, 0, sizeof(b->partial));
 	}
-	return eng_bitmap_write_all(a);
+	if (lo != UINT64_MAX)
+		return bm_write_range(a, MD_BITMAP_SB_BYTES + lo / 8,
+		                      MD_BITMAP_SB_BYTES + hi / 8 + 1);
+	/* Nothing cleared: only keep the header's events as fresh as the
+	 * superblocks' (the kernel's freshness rule). */
+	return b->hdr_events == a->events ? 0 : bm_write_range(a, 0, 512);
 }
 
 /* Is every member being recovered one re-added with a bitmap-based recovery? */

@@ -31,7 +31,13 @@ struct eng_bitmap {
 	uint64_t chunk_sectors;
 	uint8_t *img; /* header + bits, as written */
 	size_t img_len;
-	uint64_t hdr_events;     /* events in the header as last written */
+	uint64_t hdr_events; /* events in the header as last written */
+	/* One byte per bit: written since the last clearing pass (set with
+	 * relaxed atomics by the shared fast path too). md clears a bit only
+	 * after its chunk saw no writes for a while; here a flush clears the
+	 * bits not written since the previous flush, so a busy chunk is not
+	 * cleared and set again (a bitmap write on every member) per flush. */
+	uint8_t *touched;
 	bool use_for_resync;     /* loaded fresh from an unclean array */
 	uint64_t resync_skipped; /* sectors the last resync did not need to touch */
 	/* Roles being recovered from the bitmap after a re-add, by the device
@@ -52,8 +58,15 @@ int eng_bitmap_load(struct uraid_array *a, char *err, size_t errlen);
 void eng_bitmap_free(struct uraid_array *a);
 /* Before a write of logical sectors [lsec, lsec+nsec) reaches members. */
 int eng_bitmap_start_write(struct uraid_array *a, uint64_t lsec, uint64_t nsec);
-/* Flush every member, then clear all bits (when nothing is degraded) and
- * write the bitmap with the current events. */
+/* Are the bits such a write needs all set (and so on disk)? Then it may run
+ * on the shared fast path (fastread.c); bits change only under the
+ * exclusive lock, so holding iolock shared is enough to ask. Marks them
+ * touched. */
+bool eng_bitmap_covered(struct uraid_array *a, uint64_t lsec, uint64_t nsec);
+/* Flush every member, then (when nothing is degraded and no resync is due)
+ * clear the bits: all of them when the array is marked clean (idle or
+ * stopping), else those not written since the previous pass; write the
+ * bitmap when anything changed. */
 int eng_bitmap_clear_synced(struct uraid_array *a);
 /* Resync (and a recovery after a re-add): the first position >= pos (sync
  * positions: member sectors, logical for raid10) inside a dirty chunk, or

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/bitmap.h"
 #include "engine/engine.h"
 
 #define FAST_BATCH   64
@@ -182,10 +183,10 @@ int eng_fast_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uin
 		return -EAGAIN;
 	/* Marking dirty writes superblocks (locked path); a resync in progress
 	 * or parity not trusted needs the locked path's choices; a write-intent
-	 * bitmap must have its bits set (and flushed) first, which the locked
-	 * path does. */
+	 * bitmap must have its bits set (and on disk) first, which the locked
+	 * path does when they are not yet (bitmap.c). */
 	if (!a->dirty || !healthy(a) || a->resync_offset != MD_RESYNC_NONE ||
-	    a->action != URAID_SYNC_IDLE || a->bitmap) {
+	    a->action != URAID_SYNC_IDLE || !eng_bitmap_covered(a, lsec, nsec)) {
 		pthread_rwlock_unlock(&a->iolock);
 		return -EAGAIN;
 	}

@@ -423,8 +423,8 @@ static void export_for_kernel(void)
 		}
 		struct uraid_array *a = NULL;
 		char err[256];
-		CHECKF(uraid_create(&o, pp, sets[k].n, URAID_NO_SYNC_THREAD, &a, err, sizeof(err)) ==
-		           0,
+		CHECKF(uraid_create(&o, pp, sets[k].n, URAID_NO_SYNC_THREAD, &a, err,
+		                    sizeof(err)) == 0,
 		       "%s: %s", sets[k].tag, err);
 		if (!a)
 			continue;
@@ -433,7 +433,8 @@ static void export_for_kernel(void)
 		struct uraid_status st;
 		uraid_status(a, &st);
 		uint8_t *shadow = calloc(1, size);
-		uint64_t units = (sets[k].level == URAID_LEVEL_RAID10 ? secs : st.dev_sectors) / 128 + 1;
+		uint64_t units =
+		    (sets[k].level == URAID_LEVEL_RAID10 ? secs : st.dev_sectors) / 128 + 1;
 		uint8_t *dirty = calloc(units, 1);
 		uint64_t rs = 0xe4907 + k;
 		static uint8_t buf[300 * 512];
