@@ -32,12 +32,12 @@ uint64_t eng_bitmap_coverage(const struct uraid_array *a)
 	return a->geom.level == URAID_LEVEL_RAID10 ? a->array_sectors : a->geom.dev_sectors;
 }
 
-static uint64_t bm_where(const struct uraid_array *a, const struct eng_member *em)
+uint64_t eng_bitmap_where(const struct uraid_array *a, const struct eng_member *em)
 {
 	return (uint64_t)((int64_t)em->sb.super_offset + a->ref.bitmap_offset) * 512;
 }
 
-static bool bm_member_used(const struct uraid_array *a, int i)
+bool eng_bitmap_member_used(const struct uraid_array *a, int i)
 {
 	const struct eng_member *em = a->mem[i];
 	return em->m && em->role >= 0 && em->role < a->geom.raid_disks && a->slot[em->role] == i &&
@@ -61,9 +61,9 @@ static int bm_write_range(struct uraid_array *a, size_t from, size_t to)
 	struct member_io io[2 * ENG_MAX_MEMBERS];
 	int n = 0, who[2 * ENG_MAX_MEMBERS];
 	for (int i = 0; i < a->nmem; i++) {
-		if (!bm_member_used(a, i))
+		if (!eng_bitmap_member_used(a, i))
 			continue;
-		uint64_t base = bm_where(a, a->mem[i]);
+		uint64_t base = eng_bitmap_where(a, a->mem[i]);
 		if (hdr) {
 			io[n] = (struct member_io){.m = a->mem[i]->m,
 			                           .op = MEMBER_OP_WRITE,
@@ -123,11 +123,13 @@ int eng_bitmap_alloc(struct uraid_array *a, const struct md_bitmap_sb *sb, char 
 	b->sb = cov;
 	b->nbits = md_bitmap_bits(&cov);
 	b->touched = calloc(b->nbits ? b->nbits : 1, 1);
-	if (!b->touched) {
+	if (!b->touched || member_ioq_open(16, &b->q) < 0) {
+		free(b->touched);
 		free(b->img);
 		free(b);
 		return errmsg(err, errlen, -ENOMEM, "out of memory for the bitmap");
 	}
+	pthread_mutex_init(&b->mu, NULL);
 	b->chunk_sectors = cov.chunksize / 512;
 	b->img_len = (size_t)len;
 	b->hdr_events = UINT64_MAX;
@@ -147,7 +149,7 @@ int eng_bitmap_load(struct uraid_array *a, char *err, size_t errlen)
 		                            level_name(a->geom.level));
 	int src = -1;
 	for (int i = 0; i < a->nmem && src < 0; i++)
-		if (bm_member_used(a, i) && a->mem[i]->state == URAID_MEMBER_IN_SYNC)
+		if (eng_bitmap_member_used(a, i) && a->mem[i]->state == URAID_MEMBER_IN_SYNC)
 			src = i;
 	if (src < 0)
 		return errmsg(err, errlen, -EIO, "no in-sync member to read the bitmap from");
@@ -157,7 +159,7 @@ int eng_bitmap_load(struct uraid_array *a, char *err, size_t errlen)
 		return errmsg(err, errlen, -ENOMEM, "out of memory");
 	struct md_bitmap_sb sb;
 	char why[160];
-	int rc = member_read(em->m, hdr, 512, bm_where(a, em));
+	int rc = member_read(em->m, hdr, 512, eng_bitmap_where(a, em));
 	if (rc == 0)
 		rc = md_bitmap_decode(hdr, 512, &sb, why, sizeof(why));
 	else
@@ -176,7 +178,7 @@ int eng_bitmap_load(struct uraid_array *a, char *err, size_t errlen)
 		return rc;
 	/* Where the kernel would refuse to write it, uraid does not either. */
 	for (int i = 0; i < a->nmem; i++) {
-		if (!bm_member_used(a, i))
+		if (!eng_bitmap_member_used(a, i))
 			continue;
 		rc =
 		    md_bitmap_check_place(&a->mem[i]->sb, a->ref.bitmap_offset, a->geom.dev_sectors,
@@ -186,7 +188,7 @@ int eng_bitmap_load(struct uraid_array *a, char *err, size_t errlen)
 			return errmsg(err, errlen, rc, "%s: %s", a->mem[i]->m->name, why);
 		}
 	}
-	rc = member_read(em->m, a->bitmap->img, a->bitmap->img_len, bm_where(a, em));
+	rc = member_read(em->m, a->bitmap->img, a->bitmap->img_len, eng_bitmap_where(a, em));
 	if (rc < 0) {
 		eng_bitmap_free(a);
 		return errmsg(err, errlen, rc, "%s: cannot read the bitmap", em->m->name);
@@ -207,15 +209,16 @@ void eng_bitmap_free(struct uraid_array *a)
 {
 	if (!a->bitmap)
 		return;
+	pthread_mutex_destroy(&a->bitmap->mu);
+	member_ioq_close(a->bitmap->q);
 	free(a->bitmap->img);
 	free(a->bitmap->touched);
 	free(a->bitmap);
 	a->bitmap = NULL;
 }
 
-/* The bits a write of logical sectors [lsec, lsec+nsec) needs: [*i0, *i1). */
-static void bm_range(const struct uraid_array *a, uint64_t lsec, uint64_t nsec, uint64_t *i0,
-                     uint64_t *i1)
+void eng_bitmap_range(const struct uraid_array *a, uint64_t lsec, uint64_t nsec, uint64_t *i0,
+                      uint64_t *i1)
 {
 	const struct eng_bitmap *b = a->bitmap;
 	uint64_t m0 = lsec, m1 = lsec + nsec; /* raid1: member = logical; raid10: logical */
@@ -238,10 +241,11 @@ bool eng_bitmap_covered(struct uraid_array *a, uint64_t lsec, uint64_t nsec)
 	if (!b || nsec == 0)
 		return true;
 	uint64_t i0, i1;
-	bm_range(a, lsec, nsec, &i0, &i1);
+	eng_bitmap_range(a, lsec, nsec, &i0, &i1);
+	/* Preparers (bitmap_fast.c) may OR bits in meanwhile: atomic loads. */
 	const uint8_t *bits = b->img + MD_BITMAP_SB_BYTES;
 	for (uint64_t i = i0; i < i1; i++)
-		if (!md_bitmap_test(bits, i))
+		if (!((__atomic_load_n(&bits[i / 8], __ATOMIC_ACQUIRE) >> (i % 8)) & 1))
 			return false;
 	for (uint64_t i = i0; i < i1; i++)
 		if (!__atomic_load_n(&b->touched[i], __ATOMIC_RELAXED))
@@ -255,7 +259,7 @@ int eng_bitmap_start_write(struct uraid_array *a, uint64_t lsec, uint64_t nsec)
 	if (!b || nsec == 0)
 		return 0;
 	uint64_t i0, i1;
-	bm_range(a, lsec, nsec, &i0, &i1);
+	eng_bitmap_range(a, lsec, nsec, &i0, &i1);
 	uint8_t *bits = b->img + MD_BITMAP_SB_BYTES;
 	uint64_t lo = UINT64_MAX, hi = 0;
 	for (uint64_t i = i0; i < i1; i++) {
@@ -283,7 +287,7 @@ int eng_bitmap_clear_synced(struct uraid_array *a)
 	bool can_clear =
 	    a->resync_offset == MD_RESYNC_NONE && a->action != URAID_SYNC_RESYNC && !bm_degraded(a);
 	for (int i = 0; i < a->nmem && can_clear; i++)
-		if (bm_member_used(a, i) && member_flush(a->mem[i]->m) < 0)
+		if (eng_bitmap_member_used(a, i) && member_flush(a->mem[i]->m) < 0)
 			can_clear = false;
 	uint64_t lo = UINT64_MAX, hi = 0;
 	if (can_clear) {

@@ -15,6 +15,7 @@
 #ifndef URAID_ENGINE_BITMAP_H
 #define URAID_ENGINE_BITMAP_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,6 +25,8 @@
 
 struct uraid_array;
 struct member;
+struct member_ioq;
+struct eng_member;
 
 struct eng_bitmap {
 	struct md_bitmap_sb sb;
@@ -38,6 +41,11 @@ struct eng_bitmap {
 	 * bits not written since the previous flush, so a busy chunk is not
 	 * cleared and set again (a bitmap write on every member) per flush. */
 	uint8_t *touched;
+	/* Shared-path bit setting (bitmap_fast.c): one preparer at a time,
+	 * under iolock shared, with its own queue. Bits in img are only ever
+	 * the ones already on disk. */
+	pthread_mutex_t mu;
+	struct member_ioq *q;
 	bool use_for_resync;     /* loaded fresh from an unclean array */
 	uint64_t resync_skipped; /* sectors the last resync did not need to touch */
 	/* Roles being recovered from the bitmap after a re-add, by the device
@@ -63,6 +71,19 @@ int eng_bitmap_start_write(struct uraid_array *a, uint64_t lsec, uint64_t nsec);
  * exclusive lock, so holding iolock shared is enough to ask. Marks them
  * touched. */
 bool eng_bitmap_covered(struct uraid_array *a, uint64_t lsec, uint64_t nsec);
+/* bitmap_fast.c: for a shared-path writer whose bits are missing (called
+ * holding no lock): set them on disk and then in memory under iolock
+ * shared, so other writers keep going meanwhile (the exclusive lock would
+ * send them all down the serialised path). 0, or <0 when the caller should
+ * take the locked path (which also handles member failures). */
+int eng_bitmap_prepare(struct uraid_array *a, uint64_t lsec, uint64_t nsec);
+/* Internals shared by bitmap*.c: the bits [*i0, *i1) a write of logical
+ * sectors [lsec, lsec+nsec) needs; the byte offset of the bitmap on a
+ * member; whether member i holds a bitmap copy. */
+void eng_bitmap_range(const struct uraid_array *a, uint64_t lsec, uint64_t nsec, uint64_t *i0,
+                      uint64_t *i1);
+uint64_t eng_bitmap_where(const struct uraid_array *a, const struct eng_member *em);
+bool eng_bitmap_member_used(const struct uraid_array *a, int i);
 /* Flush every member, then (when nothing is degraded and no resync is due)
  * clear the bits: all of them when the array is marked clean (idle or
  * stopping), else those not written since the previous pass; write the

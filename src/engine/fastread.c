@@ -179,15 +179,22 @@ int eng_fast_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uin
                    bool *redo)
 {
 	*redo = false;
+	bool bits_missing = false, bits_set = false;
+again:
 	if (pthread_rwlock_tryrdlock(&a->iolock) != 0)
 		return -EAGAIN;
 	/* Marking dirty writes superblocks (locked path); a resync in progress
 	 * or parity not trusted needs the locked path's choices; a write-intent
-	 * bitmap must have its bits set (and on disk) first, which the locked
-	 * path does when they are not yet (bitmap.c). */
+	 * bitmap must have its bits set (and on disk) first. */
 	if (!a->dirty || !healthy(a) || a->resync_offset != MD_RESYNC_NONE ||
-	    a->action != URAID_SYNC_IDLE || !eng_bitmap_covered(a, lsec, nsec)) {
+	    a->action != URAID_SYNC_IDLE || (bits_missing = !eng_bitmap_covered(a, lsec, nsec))) {
 		pthread_rwlock_unlock(&a->iolock);
+		/* Only bits missing: set them, briefly locked (bitmap.c), and
+		 * write shared, rather than the whole write locked. */
+		if (bits_missing && !bits_set && eng_bitmap_prepare(a, lsec, nsec) == 0) {
+			bits_set = true;
+			goto again;
+		}
 		return -EAGAIN;
 	}
 	struct eng_ioq_node *node = NULL;
