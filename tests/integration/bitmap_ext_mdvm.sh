@@ -44,7 +44,7 @@ done
 for t in ka:4 kb:2 kc:3; do
 	tag=${t%%:*} n=${t##*:}
 	for ((i = 0; i < n; i++)); do
-		truncate -s 24M "$d/${tag}_$i"
+		truncate -s 12M "$d/${tag}_$i"
 		disks+=(--disk "${tag}_$i=$d/${tag}_$i")
 	done
 done

@@ -415,7 +415,7 @@ static void export_for_kernel(void)
 		o.chunk_sectors = 128;
 		o.metadata = sets[k].md;
 		o.metadata_set = true;
-		o.member_bytes = 24u << 20;
+		o.member_bytes = 12u << 20;
 		o.assume_clean = true; /* zero files are consistent */
 		if (sets[k].layout) {
 			CHECK(layout_parse(o.level, sets[k].layout, &o.layout) == 0);
