@@ -22,7 +22,7 @@ static const struct {
     {"fail", cmd_fail, "mark a member faulty"},
     {"remove", cmd_remove, "remove a failed or spare member"},
     {"add", cmd_add, "add a spare (rebuilds onto it when degraded)"},
-    {"re-add", cmd_re_add, "put a member that was briefly missing back (bitmap: dirty chunks only)"},
+    {"re-add", cmd_re_add, "put a briefly missing member back (bitmap: dirty chunks only)"},
     {"replace", cmd_replace, "rebuild a member onto a new one, then drop it"},
     {"check", cmd_check, "read all, count parity/mirror mismatches"},
     {"repair", cmd_repair, "like check, and fix what is found"},
