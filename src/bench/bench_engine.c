@@ -299,10 +299,10 @@ static int rand_job(struct bw_set *s, struct uraid_array *a, const struct eng_op
 
 /* The bitmap's cost (--bitmap): the same array made again and again on
  * the same members, alternately without and with an internal bitmap
- * (BM_PAIRS times each). The machine is shared, so the ratio is the median
- * of the ratios of neighbouring passes (each pair saw about the same
- * background load); the values shown are each side's best. Rows: value
- * with the bitmap, ratio = with / without. */
+ * (BM_PAIRS times each, ABBA). On a shared machine other load only slows a
+ * pass down, so each side's best is its least disturbed figure: ratio =
+ * best with / best without; the median of neighbouring passes' ratios is
+ * shown too (each pair saw about the same background load). */
 #define BM_PAIRS 7
 
 static int cmp_double(const void *x, const void *y)
@@ -312,7 +312,7 @@ static int cmp_double(const void *x, const void *y)
 }
 
 static int bitmap_run(struct bw_set *s, const struct eng_opts *o, int level, struct row *rows,
-                      int *nrows, double *without, char *err, size_t errlen)
+                      int *nrows, double *without, double *median, char *err, size_t errlen)
 {
 	double v[2][2][BM_PAIRS]; /* [bitmap][seq, rand][pair] */
 	for (int pass = 0; pass < 2 * BM_PAIRS; pass++) {
@@ -351,9 +351,10 @@ static int bitmap_run(struct bw_set *s, const struct eng_opts *o, int level, str
 					best[bm] = v[bm][w][p];
 		}
 		qsort(ratio, BM_PAIRS, sizeof(ratio[0]), cmp_double);
-		rows[*nrows] =
-		    (struct row){level, names[w], best[1], units[w], ratio[BM_PAIRS / 2]};
-		without[(*nrows)++] = best[0];
+		rows[*nrows] = (struct row){level, names[w], best[1], units[w],
+		                            best[0] > 0 ? best[1] / best[0] : 0};
+		without[*nrows] = best[0];
+		median[(*nrows)++] = ratio[BM_PAIRS / 2];
 	}
 	return 0;
 }
@@ -484,14 +485,14 @@ int bench_engine(int argc, char **argv)
 		return cli_error("bench", "engine: %s", err);
 	struct raw rw;
 	struct row rows[64];
-	double without[64] = {0};
+	double without[64] = {0}, median[64] = {0};
 	int nrows = 0;
 	r = o.bitmap ? 0 : raw_all(&s, &o, &rw, err, sizeof(err));
 	for (int i = 0; r == 0 && i < o.nlevels; i++)
 		if (!o.bitmap)
 			r = level_run(&s, &o, o.levels[i], &rw, rows, &nrows, err, sizeof(err));
 		else if (o.levels[i] != 0)
-			r = bitmap_run(&s, &o, o.levels[i], rows, &nrows, without, err,
+			r = bitmap_run(&s, &o, o.levels[i], rows, &nrows, without, median, err,
 			               sizeof(err));
 	bw_set_free(&s);
 	if (r < 0)
@@ -520,17 +521,17 @@ int bench_engine(int argc, char **argv)
 	       bench_size_label(o.chunk, cb, sizeof(cb)), o.qd);
 	if (o.bitmap) {
 		char bc[32];
-		printf("internal write-intent bitmap, chunk %s; %d passes each (ABBA); values: "
-		       "best pass, ratio: median of neighbouring passes' with/without\n",
+		printf("internal write-intent bitmap, chunk %s; %d passes each (ABBA); values and "
+		       "ratio: best pass; median: of neighbouring passes' with/without\n",
 		       o.bitmap_chunk ? bench_size_label(o.bitmap_chunk, bc, sizeof(bc))
 		                      : "mdadm's default",
 		       BM_PAIRS);
-		printf("%-7s %-15s %12s %12s %-5s %7s\n", "level", "workload", "without", "with",
-		       "unit", "ratio");
+		printf("%-7s %-15s %12s %12s %-5s %7s %7s\n", "level", "workload", "without",
+		       "with", "unit", "ratio", "median");
 		for (int i = 0; i < nrows; i++)
-			printf("raid%-3d %-15s %12.1f %12.1f %-5s %7.3f\n", rows[i].level,
+			printf("raid%-3d %-15s %12.1f %12.1f %-5s %7.3f %7.3f\n", rows[i].level,
 			       rows[i].workload, without[i], rows[i].value, rows[i].unit,
-			       rows[i].ratio);
+			       rows[i].ratio, median[i]);
 		return 0;
 	}
 	printf("raw members (member_ioq): seq write %.0f MB/s, seq read %.0f MB/s (all %d), one "

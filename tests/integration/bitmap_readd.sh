@@ -79,7 +79,7 @@ check "stop" "$URAID" stop dd
 out=$("$URAID" bench engine --bitmap --quick --levels 1 --members-dir "$T_TMP" 2>&1)
 echo "$out" | sed 's/^/# /'
 check "bench --bitmap: seqwrite row with a ratio" \
-	grep -Eq '^raid1 +seqwrite\+bm +[0-9.]+ +[0-9.]+ MB/s +[0-9.]+$' <<<"$out"
+	grep -Eq '^raid1 +seqwrite\+bm +[0-9.]+ +[0-9.]+ MB/s +[0-9.]+ +[0-9.]+$' <<<"$out"
 check "bench --bitmap: randwrite4k row" grep -Eq '^raid1 +randwrite4k\+bm ' <<<"$out"
 check_fails "bench --bitmap-chunk without --bitmap refused" \
 	"$URAID" bench engine --bitmap-chunk 64K --quick --levels 1 --members-dir "$T_TMP"
