@@ -7,6 +7,8 @@
 #include "util/endian.h"
 #include "util/errmsg.h"
 
+#define SECTORS_MAX (1ull << 62)
+
 int md_bitmap_decode(const void *buf, size_t len, struct md_bitmap_sb *out, char *err,
                      size_t errlen)
 {
@@ -208,6 +210,11 @@ int md_bitmap_plan_add(const struct md_sb *sb, uint64_t bits_sectors, uint32_t r
 	if (sb->version == MD_SB_0_90)
 		return md_bitmap_plan_090(bits_sectors, requested_chunk, out);
 	memset(out, 0, sizeof(*out));
+	/* No device has 2^62 sectors: refusing such fields keeps the signed
+	 * arithmetic below from overflowing on a corrupt superblock. */
+	if (sb->super_offset > SECTORS_MAX || sb->data_offset > SECTORS_MAX ||
+	    sb->data_size > SECTORS_MAX || bits_sectors > SECTORS_MAX)
+		return -ENOSPC;
 	int64_t room, bbl;
 	int32_t fixed_offset = 0; /* 0: below the superblock, sized to the bits */
 	if (sb->version == MD_SB_1_0) {
@@ -242,9 +249,11 @@ int md_bitmap_plan_add(const struct md_sb *sb, uint64_t bits_sectors, uint32_t r
 	int32_t offset = fixed_offset;
 	if (!fixed_offset) {
 		uint64_t below = below_sb_sectors(bits_sectors, chunk);
-		if (below > (uint64_t)INT32_MAX / 2)
-			return -ENOSPC;
-		offset = -(int32_t)below - (int32_t)bbl;
+		int64_t off =
+		    -(int64_t)(below > (uint64_t)INT32_MAX ? (uint64_t)INT32_MAX : below) - bbl;
+		if (off < INT32_MIN)
+			return -ENOSPC; /* the superblock's field is 32 bits */
+		offset = (int32_t)off;
 	}
 	plan_fill(out, bits_sectors, chunk, (uint64_t)room, offset);
 	return 0;
@@ -263,6 +272,9 @@ void md_bitmap_uuid(const struct md_sb *sb, uint8_t out[16])
 int md_bitmap_check_place(const struct md_sb *sb, int32_t offset, uint64_t used_sectors,
                           uint64_t bytes, char *err, size_t errlen)
 {
+	if (sb->super_offset > SECTORS_MAX || sb->data_offset > SECTORS_MAX ||
+	    used_sectors > SECTORS_MAX || bytes > SECTORS_MAX)
+		return errmsg(err, errlen, -ENOSPC, "superblock offsets or sizes out of range");
 	int64_t so = (int64_t)sb->super_offset;
 	int64_t start = so + offset;
 	int64_t end = start + (int64_t)((bytes + 511) / 512);

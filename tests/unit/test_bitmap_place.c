@@ -175,6 +175,20 @@ static void plan_vs_reference(void)
 	printf("# plans compared: 0.90 %d, 1.0 %d, 1.1 %d, 1.2 %d; placements checked %d\n",
 	       tried[0], tried[1], tried[2], tried[3], placed);
 	CHECK(tried[0] > 1000 && tried[1] > 1000 && tried[2] > 1000 && tried[3] > 1000);
+	/* Corrupt fields (found by fuzz_bitmap): refused, no signed overflow
+	 * (this binary runs under UBSan). */
+	struct md_sb bad;
+	memset(&bad, 0, sizeof(bad));
+	bad.version = MD_SB_1_0;
+	bad.super_offset = 7593633021220093146ull;
+	bad.data_offset = (uint64_t)-4480799053933641729ll;
+	struct md_bitmap_plan bp;
+	CHECK(md_bitmap_plan_add(&bad, 1000, 0, &bp) == -ENOSPC);
+	bad.super_offset = 1u << 20;
+	bad.data_offset = 0;
+	bad.data_size = 1000;
+	bad.bblog_offset = 0x80000006u; /* a log 2^31 sectors below: offset past 32 bits */
+	CHECK(md_bitmap_plan_add(&bad, 1000, 0, &bp) == -ENOSPC);
 	/* 0.90: 61184 * 8 bits at most */
 	char e[200];
 	struct md_sb s0;
