@@ -3,7 +3,13 @@
  * reached); what decodes must re-encode to the same bytes up to the
  * cluster-name terminator and the zero padding, decode again to the same
  * struct, and its bit area must stay within what bits/bytes promise. The
- * rest of the input is a bit area for test/assign/count. */
+ * rest of the input is a bit area for test/assign/count. The header bytes
+ * also drive the placement rules (md_bitmap_plan_add / _090 and the
+ * kernel's placement check) over arbitrary superblock fields: no crash, a
+ * plan's chunk is a power of two of at least 4 KiB (the one asked for, if
+ * any), and below a 1.0 superblock there is room for at least a 4 KiB block
+ * and the 8-sector bad-block log. */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +28,40 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		put_le32(b, MD_BITMAP_MAGIC);
 	struct md_bitmap_sb sb, sb2;
 	char err[128];
+	{
+		static const enum md_sb_version vs[] = {MD_SB_0_90, MD_SB_1_0, MD_SB_1_1,
+		                                        MD_SB_1_2};
+		struct md_sb msb;
+		memset(&msb, 0, sizeof(msb));
+		msb.version = vs[data[0] >> 6];
+		msb.super_offset = get_le64(b + 8) >> (b[16] % 48);
+		msb.data_offset = get_le64(b + 24) >> (b[17] % 48);
+		msb.data_size = get_le64(b + 32) >> (b[18] % 48);
+		msb.bblog_size = (uint16_t)get_le32(b + 40);
+		msb.bblog_offset = get_le32(b + 44);
+		msb.max_dev = get_le32(b + 48) % 4096;
+		uint64_t secs = get_le64(b + 56) >> (b[19] % 64);
+		uint32_t req = b[20] % 3 ? 0 : 1u << (b[21] % 32);
+		struct md_bitmap_plan plan;
+		int prc = md_bitmap_plan_add(&msb, secs, req, &plan);
+		if (prc == 0) {
+			if (plan.chunksize < 4096 || (plan.chunksize & (plan.chunksize - 1)))
+				abort();
+			if (req && plan.chunksize != req)
+				abort();
+			/* at least one 4 KiB block and an 8-sector log below a 1.0 sb */
+			if (msb.version == MD_SB_1_0 && plan.bitmap_offset < 0 &&
+			    plan.bitmap_offset > -16)
+				abort();
+			(void)md_bitmap_check_place(&msb, plan.bitmap_offset, secs,
+			                            512 * (uint64_t)b[22], err, sizeof(err));
+		} else if (prc != -ENOSPC && prc != -EINVAL) {
+			abort();
+		}
+		if (md_bitmap_plan_090(secs, req, &plan) == 0 &&
+		    plan.bitmap_offset != MD_BITMAP_090_OFFSET)
+			abort();
+	}
 	if (md_bitmap_decode(b, sizeof(b), &sb, err, sizeof(err)) != 0) {
 		if (!memchr(err, 0, sizeof(err)) || !err[0])
 			abort(); /* a refusal always says why */

@@ -234,10 +234,11 @@ int uraid_replace(struct uraid_array *a, const char *old, const char *path, char
 int uraid_replace_member(struct uraid_array *a, const char *old, struct member *m, char *err,
                          size_t errlen);
 
-/* Add an internal write-intent bitmap to a running array (raid1/4/5/6,
- * metadata 1.1/1.2), as mdadm --grow --bitmap=internal: chunk_bytes 0 =
- * mdadm's default. After an unclean stop only the chunks the bitmap marks
- * are resynced. */
+/* Add an internal write-intent bitmap to a running array (raid1/4/5/6/10,
+ * any metadata version), placed as mdadm --grow --bitmap=internal places
+ * it: chunk_bytes 0 = mdadm's default. After an unclean stop only the
+ * chunks the bitmap marks are resynced; a re-added member (uraid_re_add)
+ * only gets the chunks written while it was away. */
 int uraid_bitmap_add(struct uraid_array *a, uint32_t chunk_bytes, char *err, size_t errlen);
 /* Sectors (per member) the last bitmap-guided resync skipped as clean. */
 uint64_t uraid_bitmap_resync_skipped(struct uraid_array *a);
@@ -393,6 +394,30 @@ int uraid_ctl_unescape(const char *s, size_t len, char *out, size_t outlen);
  * destroy). After destroy the metadata is gone and the handle only accepts
  * uraid_stop/uraid_drop (which then write nothing). */
 int uraid_geom_ctl(struct uraid_array *a, const char *request, char *err, size_t errlen);
+
+/* ---- write-intent bitmap: re-add, forced assembly (bitmap helper) ---- */
+
+/* Assemble flag: start a raid4/5/6 that is both dirty (not cleanly stopped)
+ * and degraded. md refuses that ("cannot start dirty degraded array"): a
+ * stripe written at the crash may hold parity that does not match its data,
+ * and the missing member's blocks would be rebuilt from it wrong. Read-only
+ * assemblies are not refused (they get a warning). */
+#define URAID_FORCE 8u
+
+/* Re-add a member that was briefly missing (failed and removed, or absent
+ * at assembly) into the slot its superblock names (md's --re-add). With a
+ * bitmap whose events_cleared the member has not fallen behind, only the
+ * chunks marked dirty are recovered; else (or without a bitmap) all of it.
+ * A faulty entry of the same member is dropped first. -EINVAL when it is not
+ * a former member of an empty slot (use uraid_add), -EBUSY while another
+ * recovery runs. uraid_add re-adds such a member by itself when the bitmap
+ * allows the partial recovery. */
+int uraid_re_add(struct uraid_array *a, const char *path, char *err, size_t errlen);
+/* The same for an opened member; the array takes ownership (closed on
+ * failure too). */
+int uraid_re_add_member(struct uraid_array *a, struct member *m, char *err, size_t errlen);
+/* Sectors the recoveries of re-added members skipped as clean. */
+uint64_t uraid_bitmap_recovery_skipped(struct uraid_array *a);
 
 #ifdef __cplusplus
 }

@@ -34,6 +34,8 @@ struct eng_opts {
 	bool rand_ops_set;
 	const char *sim;   /* --sim PROFILE: modelled members (journal stays a file) */
 	double time_scale; /* --time-scale N: N times faster than the model */
+	bool bitmap;           /* --bitmap: with vs without an internal bitmap */
+	uint32_t bitmap_chunk; /* --bitmap-chunk, 0 = mdadm's default */
 };
 
 struct raw {
@@ -395,12 +397,97 @@ static int journal_compare(struct bw_set *s, const struct eng_opts *o, const cha
 	return 0;
 }
 
+/* 4 KiB random writes over the array; IOPS. */
+static int rand_job(struct bw_set *s, struct uraid_array *a, const struct eng_opts *o,
+                    uint64_t span, double *iops, char *err, size_t errlen)
+{
+	struct bw_job j;
+	memset(&j, 0, sizeof(j));
+	j.a = a;
+	j.set = s;
+	j.threads = o->qd;
+	j.req = 4096;
+	j.span = span;
+	j.write = j.random = true;
+	j.ops = o->rand_ops;
+	j.seed = 7;
+	int r = bw_run(&j, 1);
+	if (r == 0)
+		r = uraid_flush(a);
+	if (r < 0)
+		return errmsg(err, errlen, r, "4 KiB random writes failed");
+	*iops = (double)atomic_load(&j.done_ops) / ((double)(bench_now_ns() - j.start_ns) / 1e9);
+	return 0;
+}
+
+/* The bitmap's cost (--bitmap): the same array made again and again on
+ * the same members, alternately without and with an internal bitmap
+ * (BM_PAIRS times each, ABBA). On a shared machine other load only slows a
+ * pass down, so each side's best is its least disturbed figure: ratio =
+ * best with / best without; the median of neighbouring passes' ratios is
+ * shown too (each pair saw about the same background load). */
+#define BM_PAIRS 7
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return a < b ? -1 : a > b;
+}
+
+static int bitmap_run(struct bw_set *s, const struct eng_opts *o, int level, struct row *rows,
+                      int *nrows, double *without, double *median, char *err, size_t errlen)
+{
+	double v[2][2][BM_PAIRS]; /* [bitmap][seq, rand][pair] */
+	for (int pass = 0; pass < 2 * BM_PAIRS; pass++) {
+		/* ABBA order, so neither side always runs first */
+		int pair = pass / 2, bm = (pass % 2) ^ (pair % 2);
+		struct uraid_array *a = NULL;
+		int r = bw_array_create(s, o->members, level, 0, false, o->chunk, &a, err, errlen);
+		if (r < 0)
+			return r;
+		if (bm && (r = uraid_bitmap_add(a, o->bitmap_chunk, err, errlen)) < 0) {
+			bw_array_stop(s, a);
+			return r;
+		}
+		uint64_t span = uraid_size(a) / (1u << 20) * (1u << 20);
+		double seq = 0, rnd = 0, warm;
+		r = seq_job(s, a, o, true, span / 16 > (1u << 20) ? span / 16 : (1u << 20), &warm,
+		            err, errlen);
+		if (r == 0)
+			r = seq_job(s, a, o, true, span, &seq, err, errlen);
+		if (r == 0)
+			r = rand_job(s, a, o, span, &rnd, err, errlen);
+		int rs = bw_array_stop(s, a);
+		if (r < 0 || rs < 0)
+			return r < 0 ? r : errmsg(err, errlen, rs, "stopping the array failed");
+		v[bm][0][pair] = seq;
+		v[bm][1][pair] = rnd;
+	}
+	static const char *const names[2] = {"seqwrite+bm", "randwrite4k+bm"};
+	static const char *const units[2] = {"MB/s", "IOPS"};
+	for (int w = 0; w < 2; w++) {
+		double ratio[BM_PAIRS], best[2] = {0, 0};
+		for (int p = 0; p < BM_PAIRS; p++) {
+			ratio[p] = v[0][w][p] > 0 ? v[1][w][p] / v[0][w][p] : 0;
+			for (int bm = 0; bm < 2; bm++)
+				if (v[bm][w][p] > best[bm])
+					best[bm] = v[bm][w][p];
+		}
+		qsort(ratio, BM_PAIRS, sizeof(ratio[0]), cmp_double);
+		rows[*nrows] = (struct row){level, names[w], best[1], units[w],
+		                            best[0] > 0 ? best[1] / best[0] : 0};
+		without[*nrows] = best[0];
+		median[(*nrows)++] = ratio[BM_PAIRS / 2];
+	}
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: uraid bench engine [--members-dir DIR] [--members N] [--size S]\n"
 	        "                          [--chunk S] [--qd N] [--rand-ops N] [--levels L,..]\n"
-	        "                          [--quick] [--json]\n"
+	        "                          [--quick] [--json] [--bitmap [--bitmap-chunk S]]\n"
 	        "                          [--journal DEV [--journal-mode wt|wb|all]\n"
 	        "                           [--journal-size S]]\n"
 	        "  members: N files of S bytes each (default 5 x 64M) in DIR (default /dev/shm),\n"
@@ -412,7 +499,10 @@ static void usage(FILE *f)
 	        "  the last write is acknowledged, and until the flush after it completed.\n"
 	        "  --sim PROFILE [--time-scale N]: with --journal, modelled member disks\n"
 	        "  (uraid bench sweep's profiles) running N times faster than the model\n"
-	        "  (default 20, 2000 writes); the journal stays a file.\n");
+	        "  (default 20, 2000 writes); the journal stays a file. --bitmap: instead,\n"
+	        "  seqwrite and randwrite4k of levels 1/5/6/10 without and with an internal\n"
+	        "  write-intent bitmap (chunk --bitmap-chunk, default mdadm's), ratio = with /\n"
+	        "  without.\n");
 }
 
 static int parse_levels(const char *s, struct eng_opts *o)
@@ -442,14 +532,24 @@ int bench_engine(int argc, char **argv)
 	                     .rand_ops = 40000,
 	                     .levels = {0, 1, 5, 6, 10},
 	                     .nlevels = 5};
-	static const struct option lo[] = {{"members-dir", 1, 0, 'd'},  {"members", 1, 0, 'n'},
-	                                   {"size", 1, 0, 's'},         {"chunk", 1, 0, 'c'},
-	                                   {"qd", 1, 0, 'q'},           {"rand-ops", 1, 0, 'r'},
-	                                   {"levels", 1, 0, 'l'},       {"quick", 0, 0, 'Q'},
-	                                   {"json", 0, 0, 'j'},         {"journal", 1, 0, 'J'},
-	                                   {"journal-mode", 1, 0, 'M'}, {"journal-size", 1, 0, 'S'},
-	                                   {"sim", 1, 0, 'm'},          {"time-scale", 1, 0, 't'},
-	                                   {"help", 0, 0, 'h'},         {0, 0, 0, 0}};
+	static const struct option lo[] = {{"members-dir", 1, 0, 'd'},
+	                                   {"members", 1, 0, 'n'},
+	                                   {"size", 1, 0, 's'},
+	                                   {"chunk", 1, 0, 'c'},
+	                                   {"qd", 1, 0, 'q'},
+	                                   {"rand-ops", 1, 0, 'r'},
+	                                   {"levels", 1, 0, 'l'},
+	                                   {"quick", 0, 0, 'Q'},
+	                                   {"json", 0, 0, 'j'},
+	                                   {"journal", 1, 0, 'J'},
+	                                   {"journal-mode", 1, 0, 'M'},
+	                                   {"journal-size", 1, 0, 'S'},
+	                                   {"sim", 1, 0, 'm'},
+	                                   {"time-scale", 1, 0, 't'},
+	                                   {"bitmap", 0, 0, 'b'},
+	                                   {"bitmap-chunk", 1, 0, 'B'},
+	                                   {"help", 0, 0, 'h'},
+	                                   {0, 0, 0, 0}};
 	int c;
 	unsigned long long v;
 	optind = 1;
@@ -517,6 +617,15 @@ int bench_engine(int argc, char **argv)
 			if (!(o.time_scale > 0))
 				return cli_error("bench", "--time-scale %s: must be > 0", optarg);
 			break;
+		case 'b': o.bitmap = true; break;
+		case 'B':
+			if (cli_parse_size(optarg, 1, &v) < 0 || v < 4096 || (v & (v - 1)) ||
+			    v > (1ull << 31))
+				return cli_error("bench",
+				                 "--bitmap-chunk %s: a power of two from 4K to 2G",
+				                 optarg);
+			o.bitmap_chunk = (uint32_t)v;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -527,6 +636,11 @@ int bench_engine(int argc, char **argv)
 		return cli_error("bench", "--chunk: must be a power of two, at least 4K");
 	if (o.member_bytes < 4 * (uint64_t)o.chunk + (4u << 20))
 		return cli_error("bench", "--size: members too small for the chunk size");
+	if (o.bitmap_chunk && !o.bitmap)
+		return cli_error("bench", "--bitmap-chunk needs --bitmap");
+	if (o.bitmap && o.journal)
+		return cli_error("bench", "--bitmap and --journal are separate runs (md allows a "
+		                          "journal or a bitmap, not both)");
 
 	char err[512] = "", cpu[128], cmd[1024] = "";
 	struct bw_members_cfg cfg = {.kind = BW_FILES, .dir = o.dir};
@@ -567,10 +681,15 @@ int bench_engine(int argc, char **argv)
 	}
 	struct raw rw;
 	struct row rows[64];
+	double without[64] = {0}, median[64] = {0};
 	int nrows = 0;
-	r = raw_all(&s, &o, &rw, err, sizeof(err));
+	r = o.bitmap ? 0 : raw_all(&s, &o, &rw, err, sizeof(err));
 	for (int i = 0; r == 0 && i < o.nlevels; i++)
-		r = level_run(&s, &o, o.levels[i], &rw, rows, &nrows, err, sizeof(err));
+		if (!o.bitmap)
+			r = level_run(&s, &o, o.levels[i], &rw, rows, &nrows, err, sizeof(err));
+		else if (o.levels[i] != 0)
+			r = bitmap_run(&s, &o, o.levels[i], rows, &nrows, without, median, err,
+			               sizeof(err));
 	bw_set_free(&s);
 	if (r < 0)
 		return cli_error("bench", "engine: %s", err);
@@ -596,6 +715,21 @@ int bench_engine(int argc, char **argv)
 	       cmd, cpu, bench_cpus(), pp ? pp->name : "none", o.members,
 	       bench_size_label(o.member_bytes, lb, sizeof(lb)), o.dir,
 	       bench_size_label(o.chunk, cb, sizeof(cb)), o.qd);
+	if (o.bitmap) {
+		char bc[32];
+		printf("internal write-intent bitmap, chunk %s; %d passes each (ABBA); values and "
+		       "ratio: best pass; median: of neighbouring passes' with/without\n",
+		       o.bitmap_chunk ? bench_size_label(o.bitmap_chunk, bc, sizeof(bc))
+		                      : "mdadm's default",
+		       BM_PAIRS);
+		printf("%-7s %-15s %12s %12s %-5s %7s %7s\n", "level", "workload", "without",
+		       "with", "unit", "ratio", "median");
+		for (int i = 0; i < nrows; i++)
+			printf("raid%-3d %-15s %12.1f %12.1f %-5s %7.3f %7.3f\n", rows[i].level,
+			       rows[i].workload, without[i], rows[i].value, rows[i].unit,
+			       rows[i].ratio, median[i]);
+		return 0;
+	}
 	printf("raw members (member_ioq): seq write %.0f MB/s, seq read %.0f MB/s (all %d), one "
 	       "member write %.0f MB/s,\n  4K random %.0f IOPS (50%% reads), %.0f IOPS (writes)\n",
 	       rw.seq_write, rw.seq_read, o.members, rw.one_write, rw.rand_mixed, rw.rand_write);

@@ -40,8 +40,12 @@ int cmd_daemon(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	char err[512], warn[2048];
 	struct uraid_array *a;
-	int rc = uraid_assemble((const char *const *)argv + 2, argc - 2, 0, &a, err, sizeof(err),
-	                        warn, sizeof(warn));
+	/* `uraid assemble --force` hands its flag over in the environment. */
+	const char *fv = getenv("URAID_DAEMON_FORCE");
+	unsigned flags = fv && !strcmp(fv, "1") ? URAID_FORCE : 0;
+	unsetenv("URAID_DAEMON_FORCE");
+	int rc = uraid_assemble((const char *const *)argv + 2, argc - 2, flags, &a, err,
+	                        sizeof(err), warn, sizeof(warn));
 	if (warn[0])
 		fprintf(stderr, "uraid: daemon %s: warning: %s", name, warn);
 	if (rc < 0)
@@ -88,19 +92,25 @@ int cmd_daemon(int argc, char **argv)
 int cmd_assemble(int argc, char **argv)
 {
 	static const struct option opts[] = {{"name", required_argument, NULL, 'N'},
+	                                     {"force", no_argument, NULL, 'f'},
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {NULL, 0, NULL, 0}};
 	const char *name = NULL;
+	bool force = false;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "N:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "N:fh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'N': name = optarg; break;
+		case 'f': force = true; break;
 		case 'h':
-			printf("usage: uraid assemble [--name NAME] MEMBER...\n"
+			printf("usage: uraid assemble [--name NAME] [--force] MEMBER...\n"
 			       "  Checks the members, then starts a daemon that runs the array\n"
 			       "  (resync/recovery in the background) and serves its control "
-			       "socket.\n");
+			       "socket.\n"
+			       "  --force starts a raid4/5/6 that is dirty (not stopped cleanly)\n"
+			       "  and degraded, which md refuses: parity written at the crash may\n"
+			       "  not match its data.\n");
 			return 0;
 		default: return 2;
 		}
@@ -117,6 +127,14 @@ int cmd_assemble(int argc, char **argv)
 		fprintf(stderr, "uraid: assemble: warning: %s", warn);
 	if (rc < 0)
 		return cli_error("assemble", "%s", err);
+	/* The read-only check only warns about a dirty degraded array; the
+	 * daemon's read-write assembly would refuse it. */
+	if (!force && strstr(warn, "dirty degraded array")) {
+		uraid_stop(a);
+		return cli_error("assemble",
+		                 "cannot start dirty degraded array (see the warning above); "
+		                 "--force starts it anyway");
+	}
 	struct uraid_status st;
 	uraid_status(a, &st);
 	uraid_stop(a);
@@ -129,7 +147,11 @@ int cmd_assemble(int argc, char **argv)
 		if (!nm[0] || strchr(nm, '/'))
 			cli_default_name(argv[optind], nm, sizeof(nm));
 	}
-	return cli_start_daemon("assemble", nm, argc - optind, argv + optind);
+	if (force)
+		setenv("URAID_DAEMON_FORCE", "1", 1);
+	rc = cli_start_daemon("assemble", nm, argc - optind, argv + optind);
+	unsetenv("URAID_DAEMON_FORCE");
+	return rc;
 }
 
 /* Members are known to the daemon by absolute path. */
@@ -170,6 +192,13 @@ int cmd_remove(int argc, char **argv)
 int cmd_add(int argc, char **argv)
 {
 	return simple("add", argc, argv, "add", true);
+}
+
+/* md's --re-add: back into its old slot; with a bitmap only the chunks
+ * written while it was away are recovered. */
+int cmd_re_add(int argc, char **argv)
+{
+	return simple("re-add", argc, argv, "re-add", true);
 }
 
 int cmd_add_journal(int argc, char **argv)

@@ -28,7 +28,7 @@ static void create_usage(FILE *f)
 	           "  holds it open and runs the initial resync in the background. --size creates\n"
 	           "  missing member files of that size. --no-daemon runs the initial resync in\n"
 	           "  this process and leaves the array stopped. --bitmap=internal adds md's\n"
-	           "  write-intent bitmap (raid1/4/5/6, metadata 1.1/1.2); without --bitmap,\n"
+	           "  write-intent bitmap (raid1/4/5/6/10, any metadata); without --bitmap,\n"
 	           "  as mdadm 4.2, one is added when members are over 100 GiB.\n");
 }
 
@@ -53,12 +53,14 @@ static int parse_metadata(const char *s, int *v)
 
 enum bitmap_choice { BITMAP_DEFAULT, BITMAP_NONE, BITMAP_INTERNAL };
 
-/* The engine keeps md's internal bitmap only for these (engine/bitmap.c). */
+/* The engine keeps md's internal bitmap for these (engine/bitmap.c), with
+ * every metadata version. */
 static bool bitmap_supported(int metadata, int level)
 {
-	bool lvl_ok = level == URAID_LEVEL_RAID1 || level == URAID_LEVEL_RAID4 ||
-	              level == URAID_LEVEL_RAID5 || level == URAID_LEVEL_RAID6;
-	return lvl_ok && (metadata == 11 || metadata == 12);
+	(void)metadata;
+	return level == URAID_LEVEL_RAID1 || level == URAID_LEVEL_RAID4 ||
+	       level == URAID_LEVEL_RAID5 || level == URAID_LEVEL_RAID6 ||
+	       level == URAID_LEVEL_RAID10;
 }
 
 static const char *metadata_name(int v)
@@ -85,25 +87,43 @@ static uint64_t member_bytes(const char *path, uint64_t create_size)
 	return bytes;
 }
 
+/* Where mdadm would put the bitmap on a member of `bytes`: the sectors its
+ * bits stand for are the member's data area (raid10: times raid_devices /
+ * copies, the array size). */
+static int plan_for(int md, const struct uraid_create_opts *o, uint64_t bytes, uint32_t chunk,
+                    struct md_bitmap_plan *plan)
+{
+	enum md_sb_version v = (enum md_sb_version)md;
+	uint32_t c = o->chunk_sectors ? o->chunk_sectors : 1024;
+	uint64_t dev = bytes / 512;
+	uint64_t use = md_sb_usable_sectors(v, dev, md_sb_default_data_offset(v, dev, c));
+	if (o->level == URAID_LEVEL_RAID10) {
+		uint32_t l = o->layout_set ? o->layout : layout_default(o->level);
+		uint64_t copies = (l & 0xff) * ((l >> 8) & 0xff);
+		use = copies ? use * (uint64_t)o->raid_devices / copies : use;
+	}
+	if (md == 0)
+		return md_bitmap_plan_090(use, chunk, plan);
+	return md_bitmap_plan_1x(md % 10, use, chunk, plan);
+}
+
 /* A requested bitmap chunk too small for the room mdadm's rule leaves on
- * the smallest member is refused here, before anything is written (the
- * member size bounds the data size from above, so this only catches what
- * must fail; uraid_bitmap_add checks the exact room afterwards). */
-static int check_bitmap_chunk(int md, uint32_t chunk, char **members, int n, uint64_t size)
+ * the smallest member is refused here, before anything is written;
+ * uraid_bitmap_add checks the exact room afterwards. */
+static int check_bitmap_chunk(int md, const struct uraid_create_opts *o, uint32_t chunk,
+                              char **members, int n)
 {
 	uint64_t min = UINT64_MAX;
 	for (int i = 0; i < n; i++) {
-		uint64_t b = member_bytes(members[i], size);
+		uint64_t b = member_bytes(members[i], o->member_bytes);
 		if (b && b < min)
 			min = b;
 	}
 	struct md_bitmap_plan plan;
-	if (!chunk || min == UINT64_MAX ||
-	    md_bitmap_plan_1x(md % 10, min / 512, chunk, &plan) != -EINVAL)
+	if (!chunk || min == UINT64_MAX || plan_for(md, o, min, chunk, &plan) != -EINVAL)
 		return 0;
 	uint64_t need = 4096;
-	while (need < (1ull << 31) &&
-	       md_bitmap_plan_1x(md % 10, min / 512, (uint32_t)need, &plan) == -EINVAL)
+	while (need < (1ull << 31) && plan_for(md, o, min, (uint32_t)need, &plan) == -EINVAL)
 		need *= 2;
 	return cli_error("create",
 	                 "--bitmap-chunk=%uK is too small for members of %llu MiB: at least "
@@ -230,8 +250,8 @@ int cmd_create(int argc, char **argv)
 	if (bitmap == BITMAP_INTERNAL && !bitmap_supported(md, o.level))
 		return cli_error("create",
 		                 "--bitmap=internal is not supported for %s with metadata %s "
-		                 "(only raid1/4/5/6 with metadata 1.1 or 1.2)",
-		                 level_name(o.level), metadata_name(md));
+		                 "(only raid1/4/5/6/10: %s has no redundancy to resync)",
+		                 level_name(o.level), metadata_name(md), level_name(o.level));
 	if (journal) {
 		if (o.level != URAID_LEVEL_RAID4 && o.level != URAID_LEVEL_RAID5 &&
 		    o.level != URAID_LEVEL_RAID6)
@@ -252,8 +272,7 @@ int cmd_create(int argc, char **argv)
 		    "create",
 		    "%d member(s) given, but --raid-devices=%d --spare-devices=%d need %d", n,
 		    o.raid_devices, o.spare_devices, o.raid_devices + o.spare_devices);
-	if (bitmap == BITMAP_INTERNAL &&
-	    check_bitmap_chunk(md, bitmap_chunk, argv + optind, n, o.member_bytes))
+	if (bitmap == BITMAP_INTERNAL && check_bitmap_chunk(md, &o, bitmap_chunk, argv + optind, n))
 		return 1;
 	if (!o.name[0])
 		cli_default_name(argv[optind], o.name, sizeof(o.name));

@@ -22,6 +22,7 @@ static const struct {
     {"fail", cmd_fail, "mark a member faulty"},
     {"remove", cmd_remove, "remove a failed or spare member"},
     {"add", cmd_add, "add a spare (rebuilds onto it when degraded)"},
+    {"re-add", cmd_re_add, "put a briefly missing member back (bitmap: dirty chunks only)"},
     {"add-journal", cmd_add_journal, "add a write journal (raid4/5/6; md --add-journal)"},
     {"journal-mode", cmd_journal_mode, "write journal mode: write-through|write-back"},
     {"replace", cmd_replace, "rebuild a member onto a new one, then drop it"},

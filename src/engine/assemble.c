@@ -59,6 +59,70 @@ static const char *named(const char *msg, const char *name)
 	return msg;
 }
 
+/* The kernel's only_parity(): a slot that holds nothing but parity under
+ * this layout (raid4's last slot, the parity slots of the PARITY_0/N
+ * layouts, raid6's Q slot in the "_6" layouts), so a rebuild of it after a
+ * crash cannot lose data. */
+static bool only_parity(const struct uraid_array *a, int role)
+{
+	int n = a->geom.raid_disks, maxdeg = a->geom.level == URAID_LEVEL_RAID6 ? 2 : 1;
+	uint32_t algo = a->geom.level == URAID_LEVEL_RAID4 ? 5 : a->geom.layout;
+	switch (algo) {
+	case 4: return role < maxdeg;               /* PARITY_0 */
+	case 5: return role >= n - maxdeg;          /* PARITY_N (and raid4) */
+	case 20: return role == 0 || role == n - 1; /* PARITY_0_6 */
+	case 16:
+	case 17:
+	case 18:
+	case 19: return role == n - 1; /* the *_6 layouts: Q alone on the last */
+	default: return false;
+	}
+}
+
+/* md's raid5_run: a raid4/5/6 that was not stopped cleanly and misses more
+ * members than parity-only slots being rebuilt does not start ("cannot start
+ * dirty degraded array"): parity written at the crash may not match its
+ * data, and the missing blocks would be rebuilt from it wrong. URAID_FORCE
+ * starts it anyway (md's start_dirty_degraded); read-only only warns. */
+static int dirty_degraded(struct uraid_array *a, unsigned flags, char *err, size_t errlen,
+                          char *warn, size_t warnlen)
+{
+	int lvl = a->geom.level;
+	if ((lvl != URAID_LEVEL_RAID4 && lvl != URAID_LEVEL_RAID5 && lvl != URAID_LEVEL_RAID6) ||
+	    md_sb_clean(&a->ref))
+		return 0;
+	int degraded = 0, parity_only = 0;
+	for (int r = 0; r < a->geom.raid_disks; r++) {
+		if (a->slot[r] >= 0 && a->mem[a->slot[r]]->state == URAID_MEMBER_IN_SYNC)
+			continue;
+		degraded++;
+		if (a->slot[r] >= 0 && only_parity(a, r))
+			parity_only++;
+	}
+	if (degraded <= parity_only)
+		return 0;
+	if (flags & (URAID_FORCE | URAID_RDONLY)) {
+		char msg[256];
+		snprintf(
+		    msg, sizeof(msg),
+		    "%s: dirty degraded array (not stopped cleanly, %d slot(s) not in sync)%s: "
+		    "blocks of the missing member(s) written at the crash may read back "
+		    "wrong\n",
+		    level_name(lvl), degraded,
+		    (flags & URAID_RDONLY) ? "" : ", started because of --force");
+		size_t used = warn && warnlen ? strlen(warn) : 0;
+		if (warn && used + 1 < warnlen)
+			snprintf(warn + used, warnlen - used, "%s", msg);
+		return 0;
+	}
+	return errmsg(err, errlen, -EUCLEAN,
+	              "cannot start dirty degraded array: %s not stopped cleanly with %d of %d "
+	              "slot(s) not in sync; its parity may not match its data (the missing "
+	              "blocks would be rebuilt wrong). Assemble with --force (URAID_FORCE) to "
+	              "start it anyway, or add back the missing member",
+	              level_name(lvl), degraded, a->geom.raid_disks);
+}
+
 static void close_all(struct member **mm, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -123,9 +187,9 @@ int uraid_assemble_members(struct member **mm, int n, unsigned flags, struct ura
 		if (bitmap && !(flags & URAID_RDONLY) &&
 		    !eng_bitmap_supported(sbs[i].version, (int)sbs[i].level)) {
 			rc = errmsg(err, errlen, -EOPNOTSUPP,
-			            "%s: uraid keeps write-intent bitmaps only for raid1/4/5/6 "
-			            "with 1.1/1.2 metadata: read-only use only (or remove the "
-			            "bitmap with mdadm --grow --bitmap=none)",
+			            "%s: uraid keeps write-intent bitmaps only for raid1/4/5/6/10: "
+			            "read-only use only (or remove the bitmap with mdadm --grow "
+			            "--bitmap=none)",
 			            mm[i]->name);
 			goto fail;
 		}
@@ -257,6 +321,9 @@ int uraid_assemble_members(struct member **mm, int n, unsigned flags, struct ura
 		rc = errmsg(err, errlen, -EINVAL, "two replacements claim the same slot");
 		goto fail_a;
 	}
+	rc = dirty_degraded(a, flags, err, errlen, warn, warnlen);
+	if (rc < 0)
+		goto fail_a;
 	rc = eng_array_setup(a, err, errlen);
 	if (rc < 0) {
 		eng_array_free(a);

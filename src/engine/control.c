@@ -274,6 +274,8 @@ static int serve_one(struct client *cl, char *line, size_t linelen)
 		rc = uraid_remove(a, argv[1], err, sizeof(err));
 	} else if (!strcmp(verb, "add") && argc == 2) {
 		rc = uraid_add(a, argv[1], err, sizeof(err));
+	} else if (!strcmp(verb, "re-add") && argc == 2) { /* bitmap: dirty chunks only */
+		rc = uraid_re_add(a, argv[1], err, sizeof(err));
 	} else if (!strcmp(verb, "replace") && argc == 3) {
 		rc = uraid_replace(a, argv[1], argv[2], err, sizeof(err));
 	} else if (!strcmp(verb, "add-journal") && argc == 2) { /* write journal */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/bitmap.h"
 #include "engine/engine.h"
 #include "engine/stripe_cache.h"
 
@@ -183,15 +184,22 @@ int eng_fast_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uin
                    bool *redo)
 {
 	*redo = false;
+	bool bits_missing = false, bits_set = false;
+again:
 	if (pthread_rwlock_tryrdlock(&a->iolock) != 0)
 		return -EAGAIN;
 	/* Marking dirty writes superblocks (locked path); a resync in progress
 	 * or parity not trusted needs the locked path's choices; a write-intent
-	 * bitmap must have its bits set (and flushed) first, which the locked
-	 * path does. */
+	 * bitmap must have its bits set (and on disk) first. */
 	if (!a->dirty || !healthy(a) || a->resync_offset != MD_RESYNC_NONE ||
-	    a->action != URAID_SYNC_IDLE || a->bitmap) {
+	    a->action != URAID_SYNC_IDLE || (bits_missing = !eng_bitmap_covered(a, lsec, nsec))) {
 		pthread_rwlock_unlock(&a->iolock);
+		/* Only bits missing: set them, briefly locked (bitmap.c), and
+		 * write shared, rather than the whole write locked. */
+		if (bits_missing && !bits_set && eng_bitmap_prepare(a, lsec, nsec) == 0) {
+			bits_set = true;
+			goto again;
+		}
 		return -EAGAIN;
 	}
 	/* With a stripe cache only whole stripes it holds nothing of bypass

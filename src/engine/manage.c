@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "engine/bitmap.h"
 #include "engine/engine.h"
 #include "util/errmsg.h"
 
@@ -179,6 +180,19 @@ int uraid_add_member(struct uraid_array *a, struct member *m, char *err, size_t 
 	eng_lock(a);
 	struct eng_member *em = NULL;
 	int rc = new_member(a, m, &em, err, errlen);
+	if (rc == 0) {
+		/* A former member whose slot is empty goes back there (md's
+		 * re-add), recovered only where the bitmap says it missed
+		 * writes; eng_readd takes m then (m set NULL). */
+		rc = eng_readd(a, &m, false, err, errlen);
+		if (rc != 0 || !m) {
+			eng_unlock(a);
+			free(em);
+			if (m)
+				member_close(m);
+			return rc < 0 ? rc : 0;
+		}
+	}
 	if (rc < 0) {
 		eng_unlock(a);
 		member_close(m);

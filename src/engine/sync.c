@@ -100,6 +100,7 @@ void eng_sync_schedule(struct uraid_array *a)
 			em->state = URAID_MEMBER_REBUILDING;
 			em->recovery_offset = 0;
 			a->slot[r] = spare;
+			eng_bitmap_full_recovery(a, r); /* a spare: nothing on it to trust */
 			if (a->geom.level == 0 || a->geom.level == URAID_LEVEL_LINEAR)
 				break;
 			a->geom.member_sectors[r] = em->sb.data_size;
@@ -216,7 +217,8 @@ static int step_locked(struct uraid_array *a, uint64_t max)
 		return 0;
 	}
 	uint64_t pos = a->sync_pos, dirty_len = UINT64_MAX;
-	if (a->action == URAID_SYNC_RESYNC && a->bitmap)
+	/* The bitmap narrows a resync, and the recovery of a re-added member. */
+	if ((a->action == URAID_SYNC_RESYNC || a->action == URAID_SYNC_RECOVER) && a->bitmap)
 		pos = a->sync_pos = eng_bitmap_next_dirty(a, pos, a->sync_end, &dirty_len);
 	if (pos >= a->sync_end) {
 		finish(a);

@@ -7,6 +7,8 @@
 #include "util/endian.h"
 #include "util/errmsg.h"
 
+#define SECTORS_MAX (1ull << 62)
+
 int md_bitmap_decode(const void *buf, size_t len, struct md_bitmap_sb *out, char *err,
                      size_t errlen)
 {
@@ -166,6 +168,145 @@ int md_bitmap_plan_1x(int minor, uint64_t size_sectors, uint32_t requested_chunk
 		out->bitmap_offset = -(int32_t)(blocks * 8) - 8;
 	} else {
 		out->bitmap_offset = 8;
+	}
+	return 0;
+}
+
+/* 4 KiB blocks mdadm reserves for header + bits below a 1.0 superblock; it
+ * estimates one bit more than whole chunks. */
+static uint64_t below_sb_sectors(uint64_t bits_sectors, uint32_t chunk)
+{
+	uint64_t est = bits_sectors * 512 / chunk + 1;
+	return ((est + 7) / 8 + MD_BITMAP_SB_BYTES + 4095) / 4096 * 8;
+}
+
+static void plan_fill(struct md_bitmap_plan *out, uint64_t bits_sectors, uint32_t chunk,
+                      uint64_t room, int32_t offset)
+{
+	uint64_t per = chunk / 512;
+	out->chunksize = chunk;
+	out->room = room;
+	out->bits = bits_sectors / per + (bits_sectors % per != 0);
+	out->bitmap_offset = offset;
+}
+
+int md_bitmap_plan_090(uint64_t bits_sectors, uint32_t requested_chunk, struct md_bitmap_plan *out)
+{
+	if (!out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	uint32_t chunk = md_bitmap_choose_chunk(bits_sectors, MD_BITMAP_090_ROOM, requested_chunk);
+	if (!chunk)
+		return requested_chunk ? -EINVAL : -ENOSPC;
+	plan_fill(out, bits_sectors, chunk, MD_BITMAP_090_ROOM, MD_BITMAP_090_OFFSET);
+	return 0;
+}
+
+int md_bitmap_plan_add(const struct md_sb *sb, uint64_t bits_sectors, uint32_t requested_chunk,
+                       struct md_bitmap_plan *out)
+{
+	if (!sb || !out)
+		return -EINVAL;
+	if (sb->version == MD_SB_0_90)
+		return md_bitmap_plan_090(bits_sectors, requested_chunk, out);
+	memset(out, 0, sizeof(*out));
+	/* No device has 2^62 sectors: refusing such fields keeps the signed
+	 * arithmetic below from overflowing on a corrupt superblock. */
+	if (sb->super_offset > SECTORS_MAX || sb->data_offset > SECTORS_MAX ||
+	    sb->data_size > SECTORS_MAX || bits_sectors > SECTORS_MAX)
+		return -ENOSPC;
+	int64_t room, bbl;
+	int32_t fixed_offset = 0; /* 0: below the superblock, sized to the bits */
+	if (sb->version == MD_SB_1_0) {
+		room =
+		    (int64_t)sb->super_offset - (int64_t)sb->data_offset - (int64_t)sb->data_size;
+		bbl = sb->bblog_size < 8 ? 8 : sb->bblog_size;
+		int64_t bbl_off = (int32_t)sb->bblog_offset;
+		if (bbl < -bbl_off)
+			bbl = -bbl_off;
+		if (room < 6 && sb->max_dev <= 384) {
+			/* no room below: 3 KiB right after a 1 KiB superblock */
+			room = 6;
+			fixed_offset = 2;
+			bbl = 0;
+		}
+	} else {
+		room = (int64_t)sb->data_offset - (int64_t)sb->super_offset;
+		bbl = sb->bblog_size;
+		if (bbl)
+			room = (int64_t)(int32_t)sb->bblog_offset + bbl;
+		else
+			bbl = 8;
+		room -= 8; /* the superblock's 4 KiB */
+		fixed_offset = 8;
+	}
+	room -= bbl;
+	if (room <= 1)
+		return -ENOSPC;
+	uint32_t chunk = md_bitmap_choose_chunk(bits_sectors, (uint64_t)room, requested_chunk);
+	if (!chunk)
+		return requested_chunk ? -EINVAL : -ENOSPC;
+	int32_t offset = fixed_offset;
+	if (!fixed_offset) {
+		uint64_t below = below_sb_sectors(bits_sectors, chunk);
+		int64_t off =
+		    -(int64_t)(below > (uint64_t)INT32_MAX ? (uint64_t)INT32_MAX : below) - bbl;
+		if (off < INT32_MIN)
+			return -ENOSPC; /* the superblock's field is 32 bits */
+		offset = (int32_t)off;
+	}
+	plan_fill(out, bits_sectors, chunk, (uint64_t)room, offset);
+	return 0;
+}
+
+void md_bitmap_uuid(const struct md_sb *sb, uint8_t out[16])
+{
+	memcpy(out, sb->set_uuid, 16);
+	if (sb->version != MD_SB_0_90)
+		return;
+	for (int w = 0; w < 4; w++)
+		for (int i = 0; i < 4; i++)
+			out[4 * w + i] = sb->set_uuid[4 * w + 3 - i];
+}
+
+int md_bitmap_check_place(const struct md_sb *sb, int32_t offset, uint64_t used_sectors,
+                          uint64_t bytes, char *err, size_t errlen)
+{
+	if (sb->super_offset > SECTORS_MAX || sb->data_offset > SECTORS_MAX ||
+	    used_sectors > SECTORS_MAX || bytes > SECTORS_MAX)
+		return errmsg(err, errlen, -ENOSPC, "superblock offsets or sizes out of range");
+	int64_t so = (int64_t)sb->super_offset;
+	int64_t start = so + offset;
+	int64_t end = start + (int64_t)((bytes + 511) / 512);
+	int64_t data_end = (int64_t)(sb->data_offset + used_sectors);
+	if (sb->version == MD_SB_0_90) {
+		if (offset != MD_BITMAP_090_OFFSET || bytes > (uint64_t)MD_BITMAP_090_ROOM * 512)
+			return errmsg(err, errlen, -ENOSPC,
+			              "bitmap of %llu bytes does not fit the 60 KiB after a 0.90 "
+			              "superblock",
+			              (unsigned long long)bytes);
+		return 0;
+	}
+	if (start < 0)
+		return errmsg(err, errlen, -ENOSPC, "bitmap at %d sectors starts before the member",
+		              offset);
+	if (offset < 0) {
+		/* DATA BITMAP SUPERBLOCK */
+		if (end > so)
+			return errmsg(err, errlen, -ENOSPC,
+			              "bitmap at %d sectors (%llu bytes) runs into the superblock",
+			              offset, (unsigned long long)bytes);
+		if (data_end > start)
+			return errmsg(err, errlen, -ENOSPC,
+			              "bitmap at %d sectors overlaps the data, which ends %lld "
+			              "sectors below the superblock",
+			              offset, (long long)(so - data_end));
+	} else if (so < (int64_t)sb->data_offset && end > (int64_t)sb->data_offset) {
+		/* SUPERBLOCK BITMAP DATA */
+		return errmsg(err, errlen, -ENOSPC,
+		              "bitmap at %d sectors (%llu bytes) runs into the data at sector %llu",
+		              offset, (unsigned long long)bytes,
+		              (unsigned long long)sb->data_offset);
 	}
 	return 0;
 }

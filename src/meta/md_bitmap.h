@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "meta/md_super.h"
+
 #define MD_BITMAP_MAGIC     0x6d746962u
 #define MD_BITMAP_SB_BYTES  256
 #define MD_BITMAP_V_HOSTEND 3 /* bits in host order (little-endian here) */
@@ -25,6 +27,9 @@
 #define MD_BITMAP_WRITE_ERROR      (1u << 2)
 #define MD_BITMAP_DEFAULT_DELAY    5     /* seconds: mdadm's daemon_sleep */
 #define MD_BITMAP_MAX_WRITE_BEHIND 16383 /* the kernel's COUNTER_MAX */
+/* 0.90: the bitmap follows the 4 KiB superblock inside its 64 KiB area. */
+#define MD_BITMAP_090_OFFSET 8
+#define MD_BITMAP_090_ROOM   120
 
 struct md_bitmap_sb {
 	uint32_t magic, version;
@@ -90,5 +95,37 @@ struct md_bitmap_plan {
 unsigned long md_bitmap_bm_space(uint64_t dev_sectors);
 int md_bitmap_plan_1x(int minor, uint64_t size_sectors, uint32_t requested_chunk,
                       struct md_bitmap_plan *out);
+
+/* Where mdadm 4.2 puts an internal bitmap it adds to an existing array
+ * (mdadm --grow --bitmap=internal, bitmap location free to choose), from
+ * one member's superblock:
+ *   0.90: always 8 sectors after the superblock, at most 60 KiB;
+ *   1.0: room = super_offset - data_offset - data_size, less the bad-block
+ *     log (at least 8 sectors); the bitmap sits right below the log,
+ *     4 KiB-aligned: offset -(bitmap 4 KiB blocks * 8) - log sectors. With
+ *     under 6 sectors of room and max_dev <= 384 mdadm falls back to 1 KiB
+ *     after the superblock (offset 2, 3 KiB of room);
+ *   1.1/1.2: 8 sectors after the superblock, up to the bad-block log (or
+ *     8 sectors below the data when there is none).
+ * bits_sectors: the sectors the bits stand for (mdadm: per-member size, or
+ * for raid10 size * raid_disks / copies). Returns 0, -ENOSPC (no room),
+ * -EINVAL (requested chunk too small for the room). */
+int md_bitmap_plan_add(const struct md_sb *sb, uint64_t bits_sectors, uint32_t requested_chunk,
+                       struct md_bitmap_plan *out);
+/* 0.90 (create or add, the same rule). */
+int md_bitmap_plan_090(uint64_t bits_sectors, uint32_t requested_chunk, struct md_bitmap_plan *out);
+
+/* The 16 uuid bytes a bitmap header of this array carries: the kernel
+ * copies mddev->uuid, which is the superblock's raw uuid bytes (for 0.90
+ * four little-endian words; md_sb keeps them big-endian for printing). */
+void md_bitmap_uuid(const struct md_sb *sb, uint8_t out[16]);
+
+/* The kernel's placement rule (md-bitmap.c write_sb_page): a bitmap of
+ * `bytes` (header included) at `offset` sectors from this member's
+ * superblock must not run into the data (data_offset + used_sectors) nor,
+ * below the superblock, into the superblock; 0.90 keeps it inside the
+ * 64 KiB reserved area. -ENOSPC with the reason in err otherwise. */
+int md_bitmap_check_place(const struct md_sb *sb, int32_t offset, uint64_t used_sectors,
+                          uint64_t bytes, char *err, size_t errlen);
 
 #endif

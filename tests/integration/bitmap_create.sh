@@ -55,10 +55,6 @@ printf 'keep' >k1
 printf 'keep' >k2
 truncate -s 16M k1 k2
 sum=$(md5sum k1 k2)
-check_fails "raid10 --bitmap=internal refused" \
-	"$URAID" create --level=10 --raid-devices=2 --bitmap=internal --no-daemon k1 k2
-check_fails "metadata 1.0 --bitmap=internal refused" \
-	"$URAID" create --level=1 --raid-devices=2 --metadata=1.0 --bitmap=internal --no-daemon k1 k2
 check_fails "raid0 --bitmap=internal refused" \
 	"$URAID" create --level=0 --raid-devices=2 --bitmap=internal --no-daemon k1 k2
 check_fails "--bitmap=/some/file refused" \
@@ -69,9 +65,68 @@ check_fails "--bitmap-chunk without --bitmap=internal refused" \
 	"$URAID" create --level=1 --raid-devices=2 --bitmap-chunk=64K k1 k2
 check "refused creates left the members untouched" [ "$(md5sum k1 k2)" = "$sum" ]
 check_fails "refused create made no new files" test -e n1
-"$URAID" create --level=10 --raid-devices=2 --bitmap=internal --size=8M n1 n2 2>"$d/err"
-check "refusal names level and metadata" grep -q 'raid10 with metadata 1.2' "$d/err"
+"$URAID" create --level=0 --raid-devices=2 --bitmap=internal --size=8M n1 n2 2>"$d/err"
+check "refusal names level and metadata" grep -q 'raid0 with metadata 1.2' "$d/err"
 check_fails "refused create with --size made no new files" test -e n1
+
+# Metadata 1.0 (bitmap below the superblock), 0.90 (after it) and raid10
+# (bits stand for array sectors): the host's mdadm reads each bitmap where
+# mdadm would have put it, computed here independently from mdadm's rules.
+# 1.0 on 9 GiB sparse members, 64K chunk: mdadm reserves 128 sectors; the
+# bitmap takes whole 4 KiB blocks for header + bits (one bit more than the
+# chunks, mdadm's estimate) right below the 8-sector bad-block log.
+examine_bm() { # NAME FILE: sets ex, bx (mdadm --examine / -X of FILE)
+	if loop_of "$2"; then
+		ex=$(mdadm --examine "$l" 2>&1)
+		bx=$(mdadm --examine-bitmap "$l" 2>&1)
+	else
+		ex="" bx=""
+	fi
+	echo "$ex" | grep -E 'Version|Internal Bitmap|Used Dev|Array Size' | sed "s/^/# $1: /"
+	echo "$bx" | grep -E 'Chunksize|Bitmap :|Sync Size' | sed "s/^/# $1: /"
+}
+truncate -s 9G e1 e2
+check "create raid1 --metadata=1.0 --bitmap-chunk=64K (9 GiB)" \
+	"$URAID" create --level=1 --raid-devices=2 --metadata=1.0 --assume-clean \
+	--bitmap=internal --bitmap-chunk=64K --no-daemon e1 e2
+examine_bm "1.0" e2
+used=$(echo "$ex" | sed -n 's/^ *Used Dev Size : \([0-9]*\) sectors.*/\1/p')
+est=$((used * 512 / 65536 + 1))
+blocks=$(((est + 7) / 8 + 256 + 4095))
+blocks=$((blocks / 4096))
+want=$((-(blocks * 8) - 8))
+check "1.0: bitmap $want sectors from the superblock (used $used sectors)" \
+	grep -q "Internal Bitmap : $want sectors from superblock" <<<"$ex"
+check "1.0: mdadm -X reads it: $(((used + 127) / 128)) bits, 0 dirty" \
+	grep -q "Bitmap : $(((used + 127) / 128)) bits (chunks), 0 dirty" <<<"$bx"
+check "1.0: uuid matches the array" \
+	[ -n "$bx" -a "$(echo "$bx" | field UUID)" = "$(echo "$ex" | field 'Array UUID')" ]
+rm -f e1 e2
+# 0.90, default chunk: at least 64 MiB, and what fits 60 KiB of bits
+truncate -s 40M z1 z2 z3
+check "create raid5 --metadata=0.90 --bitmap=internal" \
+	"$URAID" create --level=5 --raid-devices=3 --metadata=0.90 --bitmap=internal \
+	--chunk=64K --no-daemon z1 z2 z3
+examine_bm "0.90" z3
+check "0.90: superblock says a bitmap is present" grep -Eq 'State : clean' <<<"$ex"
+used=$(echo "$ex" | sed -n 's/^ *Used Dev Size : \([0-9]*\) (.*/\1/p')
+check "0.90: mdadm -X: chunk 64 MB" grep -q 'Chunksize : 64 MB' <<<"$bx"
+check "0.90: mdadm -X: sync size $used KiB" grep -q "Sync Size : $used " <<<"$bx"
+check "0.90: mdadm -X: 1 bit, 0 dirty" grep -q 'Bitmap : 1 bits (chunks), 0 dirty' <<<"$bx"
+u=$(echo "$ex" | field UUID | cut -d' ' -f1)
+check "0.90: uuid matches the array ($u)" [ -n "$bx" -a "$(echo "$bx" | field UUID)" = "$u" ]
+rm -f z1 z2 z3
+# raid10 far 2 on 3 members: bits cover the array size
+truncate -s 24M t1 t2 t3
+check "create raid10 f2 --bitmap=internal --bitmap-chunk=64K" \
+	"$URAID" create --level=10 --layout=f2 --raid-devices=3 --chunk=64K --bitmap=internal \
+	--bitmap-chunk=64K --no-daemon t1 t2 t3
+examine_bm "raid10" t2
+as=$(echo "$ex" | sed -n 's/^ *Array Size : \([0-9]*\) KiB.*/\1/p')
+check "raid10: mdadm -X sync size = array size ($as KiB)" grep -q "Sync Size : $as " <<<"$bx"
+check "raid10: $(((as + 63) / 64)) bits of 64 KiB, 0 dirty" \
+	grep -q "Bitmap : $(((as + 63) / 64)) bits (chunks), 0 dirty" <<<"$bx"
+rm -f t1 t2 t3
 
 # A requested chunk too small for the room: refused before writing. 9 GiB
 # members get mdadm's 128-sector room (8..200 GiB): bits = bytes/chunk + 1

@@ -21,6 +21,10 @@ static const struct cw_cfg cfgs[] = {
     {"raid5_ls_6", URAID_LEVEL_RAID5, "left-symmetric", 6, 8, 12},
     {"raid6_ls_5", URAID_LEVEL_RAID6, "left-symmetric", 5, 16, 12},
     {"raid6_ra_4", URAID_LEVEL_RAID6, "right-asymmetric", 4, 8, 11},
+    /* bitmap placements beyond 1.1/1.2 (with_bitmap only) */
+    {"raid5_ls_4_v10", URAID_LEVEL_RAID5, "left-symmetric", 4, 16, 10},
+    {"raid6_ls_5_v090", URAID_LEVEL_RAID6, "left-symmetric", 5, 16, 0},
+    {"raid10_o2_3_v10", URAID_LEVEL_RAID10, "o2", 3, 16, 10},
 };
 
 static void run_cfg(int i)
@@ -47,11 +51,12 @@ static void run_cfg(int i)
 }
 
 /* With an internal bitmap: same guarantees, and the resync after a crash
- * skips the chunks the bitmap says are clean. Configs with 1.1/1.2 metadata
- * on raid1/4/5/6. */
+ * skips the chunks the bitmap says are clean. raid1/4/5/6/10 with every
+ * metadata version (0.90: bitmap after the superblock at the end, 1.0:
+ * below it, 1.1/1.2: after it at the start); raid10 near, far and offset. */
 static void with_bitmap(void)
 {
-	static const int which[] = {2, 6, 7, 9, 10, 11};
+	static const int which[] = {2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14};
 	for (size_t i = 0; i < sizeof(which) / sizeof(which[0]); i++) {
 		const struct cw_cfg *c = &cfgs[which[i]];
 		const char *only = getenv("CRASH_CONFIG");

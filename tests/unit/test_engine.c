@@ -299,7 +299,8 @@ static void run(const struct cfg *c)
 			for (int i = 0; i < ndisk; i++)
 				member_fault_clear(disks[i].fault);
 			char warn[1024];
-			rc = te_assemble(disks, cur, ncur, &a, warn, sizeof(warn));
+			/* possibly degraded: md needs --force for that (URAID_FORCE) */
+			rc = te_assemble_force(disks, cur, ncur, &a, warn, sizeof(warn));
 			CHECKF(rc == 0, "%s: reassembly after crash %d", c->name, crashes);
 			if (rc < 0) {
 				a = NULL;

@@ -114,6 +114,22 @@ static inline int te_assemble(struct te_disk *disks, const int *idx, int n, stru
 	return rc;
 }
 
+/* The same, starting a dirty degraded raid4/5/6 too (URAID_FORCE), as tests
+ * that crash a degraded array and carry on mean to. */
+static inline int te_assemble_force(struct te_disk *disks, const int *idx, int n,
+                                    struct uraid_array **a, char *warn, size_t warnlen)
+{
+	struct member *mm[TE_MAX];
+	char err[512];
+	for (int i = 0; i < n; i++)
+		mm[i] = te_borrow(&disks[idx[i]]);
+	int rc = uraid_assemble_members(mm, n, URAID_NO_SYNC_THREAD | URAID_FORCE, a, err,
+	                                sizeof(err), warn, warnlen);
+	if (rc < 0)
+		fprintf(stderr, "assemble: %s\n", err);
+	return rc;
+}
+
 static inline int te_create(const struct uraid_create_opts *o, struct te_disk *disks, int n,
                             struct uraid_array **a)
 {

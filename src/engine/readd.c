@@ -1,0 +1,176 @@
+/* Re-adding a member that was briefly missing (md's --re-add): it goes back
+ * into the slot its own superblock names, and when the array keeps a bitmap
+ * that still covers everything it missed (md's rule: its events >= the
+ * bitmap's events_cleared; bits are never cleared while the array is
+ * degraded) only the chunks marked dirty are recovered; the rest of it is
+ * trusted. Otherwise it is recovered completely. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/bitmap.h"
+#include "engine/engine.h"
+#include "util/errmsg.h"
+
+/* Errors only in strict mode (re-add asked for); `add` falls back to a spare. */
+#define REFUSE(...) (strict ? errmsg(err, errlen, __VA_ARGS__) : 0)
+
+static bool dev_number_used(const struct uraid_array *a, uint32_t d)
+{
+	for (int i = 0; i < a->nmem; i++)
+		if (a->mem[i]->sb.dev_number == d)
+			return true;
+	return false;
+}
+
+static bool any_rebuilding(const struct uraid_array *a)
+{
+	for (int r = 0; r < a->geom.raid_disks; r++)
+		if (a->slot[r] >= 0 && a->mem[a->slot[r]]->state == URAID_MEMBER_REBUILDING)
+			return true;
+	return false;
+}
+
+int eng_readd(struct uraid_array *a, struct member **mp, bool strict, char *err, size_t errlen)
+{
+	struct member *m = *mp;
+	struct md_sb sb;
+	char e[256];
+	int rc = md_sb_load(m, &sb, e, sizeof(e));
+	if (rc < 0)
+		return REFUSE(rc == -ENOENT ? -EINVAL : rc, "%s: %s", m->name,
+		              rc == -ENOENT ? "no md superblock: not a former member (use add)"
+		                            : e);
+	if (memcmp(sb.set_uuid, a->ref.set_uuid, 16))
+		return REFUSE(-EINVAL, "%s belongs to another array (uuid)", m->name);
+	int role = md_sb_role(&sb);
+	if (role < 0 || role >= a->geom.raid_disks)
+		return REFUSE(-EINVAL, "%s held no slot of this array (a spare): use add", m->name);
+	if (a->slot[role] >= 0)
+		return REFUSE(-EBUSY, "%s: its slot %d is held by %s", m->name, role,
+		              a->mem[a->slot[role]]->m ? a->mem[a->slot[role]]->m->name : "?");
+	if (sb.level != a->geom.level || sb.layout != a->ref.layout ||
+	    sb.chunk_sectors != a->geom.chunk_sectors ||
+	    sb.raid_disks != (uint32_t)a->geom.raid_disks || sb.size != a->geom.dev_sectors)
+		return REFUSE(-EINVAL, "%s: its superblock describes another geometry", m->name);
+	rc = md_sb_check_device(&sb, m->size / 512, e, sizeof(e));
+	if (rc < 0)
+		return REFUSE(rc, "%s: %s", m->name, e);
+	if (sb.events > a->events)
+		return REFUSE(-EINVAL,
+		              "%s is newer than the array (events %" PRIu64 " > %" PRIu64
+		              "): refusing to overwrite it",
+		              m->name, sb.events, a->events);
+	if (any_rebuilding(a) || a->action == URAID_SYNC_RECOVER)
+		return REFUSE(-EBUSY, "a recovery is running: re-add %s when it is done", m->name);
+	struct eng_bitmap *b = a->bitmap;
+	bool partial = b && !(b->sb.state & MD_BITMAP_STALE) && sb.events >= b->sb.events_cleared;
+	if (!partial && !strict)
+		return 0; /* add: a spare, rebuilt completely */
+	if (a->nmem >= ENG_MAX_MEMBERS)
+		return errmsg(err, errlen, -ENOSPC, "too many members");
+	struct eng_member *em = calloc(1, sizeof(*em));
+	if (!em)
+		return errmsg(err, errlen, -ENOMEM, "out of memory");
+	em->m = m;
+	*mp = NULL; /* the array owns it from here on */
+	em->sb = sb;
+	if (sb.version != MD_SB_0_90 && dev_number_used(a, sb.dev_number)) {
+		uint32_t d = 0;
+		while (dev_number_used(a, d))
+			d++;
+		em->sb.dev_number = d;
+	}
+	em->role = role;
+	em->state = URAID_MEMBER_REBUILDING;
+	em->recovery_offset = 0;
+	a->mem[a->nmem] = em;
+	a->slot[role] = a->nmem++;
+	a->geom.member_sectors[role] = sb.data_size;
+	if (b) {
+		b->partial[role] = partial;
+		b->partial_em[role] = em;
+		memcpy(b->partial_uuid[role], em->sb.device_uuid, 16);
+	}
+	fprintf(stderr,
+	        "uraid: %s re-added in slot %d (events %" PRIu64 ", array %" PRIu64 "): %s\n",
+	        m->name, role, sb.events, a->events,
+	        partial ? "recovering the chunks the bitmap marks"
+	        : b     ? "behind the bitmap's events_cleared, full recovery"
+	                : "no bitmap, full recovery");
+	rc = eng_sb_write_all(a);
+	if (rc < 0 || em->state == URAID_MEMBER_FAULTY)
+		return errmsg(err, errlen, rc < 0 ? rc : -EIO, "%s: writing superblocks failed",
+		              m->name);
+	eng_sync_schedule(a);
+	pthread_cond_broadcast(&a->cond);
+	return 1;
+}
+
+/* Forget a faulty/spare entry of the same member before it comes back. */
+static int drop_entry(struct uraid_array *a, const char *name, char *err, size_t errlen)
+{
+	for (int i = 0; i < a->nmem; i++) {
+		struct eng_member *em = a->mem[i];
+		if (!em->m || strcmp(em->m->name, name))
+			continue;
+		if (em->state != URAID_MEMBER_FAULTY)
+			return errmsg(err, errlen, -EBUSY, "%s is %s in this array", name,
+			              em->state == URAID_MEMBER_SPARE ? "already a spare"
+			                                              : "active");
+		member_close(em->m);
+		free(em);
+		for (int j = i; j + 1 < a->nmem; j++)
+			a->mem[j] = a->mem[j + 1];
+		a->nmem--;
+		for (int r = 0; r < a->geom.raid_disks; r++)
+			if (a->slot[r] > i)
+				a->slot[r]--;
+		return 0;
+	}
+	return 0;
+}
+
+int uraid_re_add_member(struct uraid_array *a, struct member *m, char *err, size_t errlen)
+{
+	if (!a || !m)
+		return -EINVAL;
+	if (a->readonly || m->readonly) {
+		member_close(m);
+		return errmsg(err, errlen, -EROFS, "%s is read-only",
+		              a->readonly ? "the array" : m->name);
+	}
+	eng_lock(a);
+	int rc = drop_entry(a, m->name, err, errlen);
+	if (rc == 0) {
+		rc = eng_member_lock(m);
+		if (rc < 0)
+			errmsg(err, errlen, rc, "%s is in use by a running array", m->name);
+	}
+	if (rc == 0)
+		rc = eng_readd(a, &m, true, err, errlen);
+	eng_unlock(a);
+	if (m)
+		member_close(m);
+	return rc < 0 ? rc : rc == 0 ? -EINVAL : 0;
+}
+
+int uraid_re_add(struct uraid_array *a, const char *path, char *err, size_t errlen)
+{
+	if (!a || !path)
+		return -EINVAL;
+	if (a->readonly)
+		return errmsg(err, errlen, -EROFS, "array is read-only");
+	struct member *m;
+	char e[256];
+	unsigned mf = (a->flags & URAID_DIRECT) ? MEMBER_DIRECT : 0;
+	int rc = member_open_file(path, mf, 0, &m, e, sizeof(e));
+	if (rc < 0) {
+		if (strstr(e, path))
+			return errmsg(err, errlen, rc, "%s", e);
+		return errmsg(err, errlen, rc, "%s: %s", path, e);
+	}
+	return uraid_re_add_member(a, m, err, errlen);
+}
