@@ -503,8 +503,8 @@ int bench_workload(int argc, char **argv)
 				                                 : "out of range");
 				continue;
 			}
-			r = sweep_run_config(&o, gl, o.members[ni], o.chunks[0], o.geom[gi], -1, err,
-			                     sizeof(err));
+			r = sweep_run_config(&o, gl, o.members[ni], o.chunks[0], o.geom[gi], -1,
+			                     err, sizeof(err));
 		}
 	}
 	if (r < 0) {

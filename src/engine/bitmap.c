@@ -340,6 +340,52 @@ void eng_bitmap_full_recovery(struct uraid_array *a, int role)
 		a->bitmap->partial[role] = false;
 }
 
+/* raid10 recovery walks the rebuilding member's own sectors (sync_mirror.c)
+ * while its bits cover array sectors: is any array sector held in member
+ * sectors [p, p+n) (within one layout chunk) of a rebuilding role dirty? */
+static bool r10_range_dirty(const struct uraid_array *a, uint64_t p, uint64_t n)
+{
+	const struct eng_bitmap *b = a->bitmap;
+	const uint8_t *bits = b->img + MD_BITMAP_SB_BYTES;
+	for (int r = 0; r < a->geom.raid_disks; r++) {
+		if (a->slot[r] < 0 || a->mem[a->slot[r]]->state != URAID_MEMBER_REBUILDING)
+			continue;
+		uint64_t l;
+		if (a->ops->unmap(&a->geom, r, p, &l) < 0)
+			continue; /* not holding array data there */
+		for (uint64_t i = l / b->chunk_sectors; i <= (l + n - 1) / b->chunk_sectors; i++)
+			if (i < b->nbits && md_bitmap_test(bits, i))
+				return true;
+	}
+	return false;
+}
+
+static uint64_t r10_next_dirty(struct uraid_array *a, uint64_t pos, uint64_t end, uint64_t *len,
+                               uint64_t *skipped)
+{
+	/* Units that lie in one layout chunk and one bitmap chunk (both
+	 * powers of two), so the recovery writes exactly the dirty ones. */
+	uint64_t cs = a->geom.chunk_sectors < a->bitmap->chunk_sectors ? a->geom.chunk_sectors
+	                                                               : a->bitmap->chunk_sectors;
+	uint64_t p = pos;
+	while (p < end) {
+		uint64_t ce = (p / cs + 1) * cs < end ? (p / cs + 1) * cs : end;
+		if (r10_range_dirty(a, p, ce - p))
+			break;
+		p = ce;
+	}
+	*skipped += p - pos;
+	uint64_t q = p;
+	while (q < end) {
+		uint64_t ce = (q / cs + 1) * cs < end ? (q / cs + 1) * cs : end;
+		if (!r10_range_dirty(a, q, ce - q))
+			break;
+		q = ce;
+	}
+	*len = q - p;
+	return p;
+}
+
 uint64_t eng_bitmap_next_dirty(struct uraid_array *a, uint64_t pos, uint64_t end, uint64_t *len)
 {
 	struct eng_bitmap *b = a->bitmap;
@@ -353,6 +399,8 @@ uint64_t eng_bitmap_next_dirty(struct uraid_array *a, uint64_t pos, uint64_t end
 		skipped = &b->recovery_skipped;
 	else
 		return pos;
+	if (a->action == URAID_SYNC_RECOVER && a->geom.level == URAID_LEVEL_RAID10)
+		return r10_next_dirty(a, pos, end, len, skipped);
 	const uint8_t *bits = b->img + MD_BITMAP_SB_BYTES;
 	uint64_t i = pos / b->chunk_sectors;
 	while (i < b->nbits && !md_bitmap_test(bits, i))

@@ -96,8 +96,9 @@ int uraid_bitmap_add(struct uraid_array *a, uint32_t chunk_bytes, char *err, siz
 		goto out;
 	}
 	if (a->journal || (a->ref.feature_map & MD_FEATURE_JOURNAL)) {
-		rc = errmsg(err, errlen, -EINVAL,
-		            "the array has a write journal: md allows a journal or a bitmap, not both");
+		rc = errmsg(
+		    err, errlen, -EINVAL,
+		    "the array has a write journal: md allows a journal or a bitmap, not both");
 		goto out;
 	}
 	struct md_bitmap_plan plan = {0};

@@ -80,6 +80,22 @@ static void speed_mark(struct uraid_array *a)
 	a->speed_pos0 = a->sync_pos;
 }
 
+/* No redundancy left among the in-sync members (raid4/5/6 missing as many
+ * slots as they have parity, raid1 down to one copy): a resync cannot
+ * compare or fix anything. */
+static bool resync_pointless(const struct uraid_array *a)
+{
+	int insync = 0;
+	for (int r = 0; r < a->geom.raid_disks; r++)
+		if (a->slot[r] >= 0 && a->mem[a->slot[r]]->state == URAID_MEMBER_IN_SYNC)
+			insync++;
+	if (eng_is_parity(a))
+		return a->geom.raid_disks - insync >= eng_nparity(a);
+	if (a->geom.level == URAID_LEVEL_RAID1)
+		return insync <= 1;
+	return false;
+}
+
 void eng_sync_schedule(struct uraid_array *a)
 {
 	if (a->action != URAID_SYNC_IDLE || a->readonly || !has_redundancy(a))
@@ -110,6 +126,13 @@ void eng_sync_schedule(struct uraid_array *a)
 	if (any_rebuilding(a) || sync_replace_any(a)) {
 		a->action = URAID_SYNC_RECOVER;
 		a->sync_pos = recovery_from(a);
+	} else if (a->resync_offset != MD_RESYNC_NONE && resync_pointless(a)) {
+		/* As md's raid5/raid1 sync_request: with no redundancy left
+		 * there is nothing to make consistent, so the resync "skips"
+		 * the whole array and the array is clean again. */
+		a->resync_offset = MD_RESYNC_NONE;
+		eng_sb_write_all(a);
+		return;
 	} else if (a->resync_offset != MD_RESYNC_NONE) {
 		a->action = URAID_SYNC_RESYNC;
 		a->sync_pos = a->resync_offset;

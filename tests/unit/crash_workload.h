@@ -89,10 +89,10 @@ static inline bool cw_redundant(int level)
 	return level != URAID_LEVEL_RAID0 && level != URAID_LEVEL_LINEAR;
 }
 
-#define CW_LYING      1u /* the disks ignore flushes: the checks must find losses */
-#define CW_BITMAP     2u /* internal write-intent bitmap (4 KiB chunks) */
-#define CW_JOURNAL    4u /* raid4/5/6 write journal on one more member (write-through) */
-#define CW_JOURNAL_WB 8u /* ... in write-back mode (implies CW_JOURNAL) */
+#define CW_LYING      1u  /* the disks ignore flushes: the checks must find losses */
+#define CW_BITMAP     2u  /* internal write-intent bitmap (4 KiB chunks) */
+#define CW_JOURNAL    4u  /* raid4/5/6 write journal on one more member (write-through) */
+#define CW_JOURNAL_WB 8u  /* ... in write-back mode (implies CW_JOURNAL) */
 #define CW_CACHE      16u /* a small stripe cache (parity levels): evictions mid-run */
 
 /* One trial. crash_point: member request (counted after create) at which
