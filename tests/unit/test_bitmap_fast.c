@@ -168,7 +168,14 @@ static void run(int level, const char *layout, int n)
 	CHECK(te_assemble(d, idx, n, &a, warn, sizeof(warn)) == 0);
 	if (a) {
 		CHECK(te_sync_all(a) == 0);
-		CHECK(uraid_bitmap_resync_skipped(a) > 0);
+		/* The resync skips what the bitmap says is clean: some chunks are
+		 * unless the writers dirtied every one since the last clearing
+		 * (timing; raw holds the last member's bits). */
+		uint64_t clean = 0;
+		for (uint64_t u = 0; u < nbits; u++)
+			clean += !((raw[u / 8] >> (u % 8)) & 1);
+		CHECKF(clean == 0 || uraid_bitmap_resync_skipped(a) > 0,
+		       "%llu clean bits, nothing skipped", (unsigned long long)clean);
 		CHECK(te_verify(a, c->shadow, size) == 0);
 		CHECK(uraid_sync_action(a, URAID_SYNC_CHECK, err, sizeof(err)) == 0);
 		CHECK(te_sync_all(a) == 0);
