@@ -175,6 +175,11 @@ void eng_set_io(struct uraid_array *a, struct member_io *io, int role, bool writ
                 uint64_t msec, uint64_t nsec);
 int eng_member_io(struct uraid_array *a, int role, bool write, void *buf, uint64_t msec,
                   uint64_t nsec);
+/* Open a member file named by a caller (add, replace, re-add, journal) the
+ * way the array's members are opened (O_DIRECT when assembled so); the
+ * message names the path. */
+int eng_open_path(struct uraid_array *a, const char *path, struct member **m, char *err,
+                  size_t errlen);
 bool eng_is_parity(const struct uraid_array *a);
 bool eng_is_mirror(const struct uraid_array *a);
 int eng_nparity(const struct uraid_array *a);

@@ -544,14 +544,9 @@ fail:
 int uraid_journal_add(struct uraid_array *a, const char *path, char *err, size_t errlen)
 {
 	struct member *m;
-	char e[256];
-	unsigned mf = (a->flags & URAID_DIRECT) ? MEMBER_DIRECT : 0;
-	int rc = member_open_file(path, mf, 0, &m, e, sizeof(e));
-	if (rc < 0) {
-		if (strstr(e, path))
-			return errmsg(err, errlen, rc, "%s", e);
-		return errmsg(err, errlen, rc, "%s: %s", path, e);
-	}
+	int rc = eng_open_path(a, path, &m, err, errlen);
+	if (rc < 0)
+		return rc;
 	return uraid_journal_add_member(a, m, err, errlen);
 }
 

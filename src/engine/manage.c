@@ -262,14 +262,9 @@ int uraid_replace_member(struct uraid_array *a, const char *old, struct member *
 int uraid_add(struct uraid_array *a, const char *path, char *err, size_t errlen)
 {
 	struct member *m;
-	char e[256];
-	unsigned mf = (a->flags & URAID_DIRECT) ? MEMBER_DIRECT : 0;
-	int rc = member_open_file(path, mf, 0, &m, e, sizeof(e));
-	if (rc < 0) {
-		if (strstr(e, path))
-			return errmsg(err, errlen, rc, "%s", e);
-		return errmsg(err, errlen, rc, "%s: %s", path, e);
-	}
+	int rc = eng_open_path(a, path, &m, err, errlen);
+	if (rc < 0)
+		return rc;
 	return uraid_add_member(a, m, err, errlen);
 }
 
@@ -277,13 +272,8 @@ int uraid_replace(struct uraid_array *a, const char *old, const char *path, char
                   size_t errlen)
 {
 	struct member *m;
-	char e[256];
-	unsigned mf = (a->flags & URAID_DIRECT) ? MEMBER_DIRECT : 0;
-	int rc = member_open_file(path, mf, 0, &m, e, sizeof(e));
-	if (rc < 0) {
-		if (strstr(e, path))
-			return errmsg(err, errlen, rc, "%s", e);
-		return errmsg(err, errlen, rc, "%s: %s", path, e);
-	}
+	int rc = eng_open_path(a, path, &m, err, errlen);
+	if (rc < 0)
+		return rc;
 	return uraid_replace_member(a, old, m, err, errlen);
 }

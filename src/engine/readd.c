@@ -164,13 +164,8 @@ int uraid_re_add(struct uraid_array *a, const char *path, char *err, size_t errl
 	if (a->readonly)
 		return errmsg(err, errlen, -EROFS, "array is read-only");
 	struct member *m;
-	char e[256];
-	unsigned mf = (a->flags & URAID_DIRECT) ? MEMBER_DIRECT : 0;
-	int rc = member_open_file(path, mf, 0, &m, e, sizeof(e));
-	if (rc < 0) {
-		if (strstr(e, path))
-			return errmsg(err, errlen, rc, "%s", e);
-		return errmsg(err, errlen, rc, "%s: %s", path, e);
-	}
+	int rc = eng_open_path(a, path, &m, err, errlen);
+	if (rc < 0)
+		return rc;
 	return uraid_re_add_member(a, m, err, errlen);
 }

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "engine/engine.h"
+#include "util/errmsg.h"
 
 void *eng_alloc(size_t len)
 {
@@ -144,4 +145,16 @@ void eng_set_io(struct uraid_array *a, struct member_io *io, int role, bool writ
 	io->buf = buf;
 	io->len = nsec * 512;
 	io->off = (em->sb.data_offset + msec) * 512;
+}
+
+int eng_open_path(struct uraid_array *a, const char *path, struct member **m, char *err,
+                  size_t errlen)
+{
+	char e[256];
+	unsigned mf = (a->flags & URAID_DIRECT) ? MEMBER_DIRECT : 0;
+	int rc = member_open_file(path, mf, 0, m, e, sizeof(e));
+	if (rc < 0)
+		return strstr(e, path) ? errmsg(err, errlen, rc, "%s", e)
+		                       : errmsg(err, errlen, rc, "%s: %s", path, e);
+	return 0;
 }
