@@ -186,6 +186,9 @@ int eng_nparity(const struct uraid_array *a);
 
 /* super.c: superblock bookkeeping (caller holds the lock). */
 int eng_sb_write_all(struct uraid_array *a);
+/* md_sb_init parameters for a new member of this array (spare, replacement,
+ * journal): the array-wide fields of the running array. */
+void eng_member_params(const struct uraid_array *a, struct md_create_params *p);
 /* The superblock to write on member em: array-wide fields from a->ref. */
 void eng_sb_merge(const struct uraid_array *a, const struct eng_member *em, struct md_sb *s);
 int eng_mark_dirty(struct uraid_array *a);

@@ -445,15 +445,7 @@ int uraid_journal_add_member(struct uraid_array *a, struct member *m, char *err,
 		              j->em.m->name);
 	}
 	struct md_create_params p;
-	memset(&p, 0, sizeof(p));
-	p.version = a->ref.version;
-	p.level = a->geom.level;
-	p.layout = a->geom.layout;
-	p.chunk_sectors = a->geom.chunk_sectors;
-	p.raid_disks = (uint32_t)a->geom.raid_disks;
-	p.size = a->geom.dev_sectors;
-	p.data_offset = a->mem[0]->sb.data_offset;
-	memcpy(p.set_uuid, a->ref.set_uuid, 16);
+	eng_member_params(a, &p);
 	uint8_t devuuid[16];
 	struct md_sb sb;
 	if (getrandom(devuuid, sizeof(devuuid), 0) != sizeof(devuuid)) {

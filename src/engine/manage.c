@@ -132,15 +132,7 @@ static int new_member(struct uraid_array *a, struct member *m, struct eng_member
 	if (rc < 0)
 		return errmsg(err, errlen, rc, "%s is in use by a running array", m->name);
 	struct md_create_params p;
-	memset(&p, 0, sizeof(p));
-	p.version = a->ref.version;
-	p.level = a->geom.level;
-	p.layout = a->geom.layout;
-	p.chunk_sectors = a->geom.chunk_sectors;
-	p.raid_disks = (uint32_t)a->geom.raid_disks;
-	p.size = a->geom.dev_sectors;
-	p.data_offset = a->mem[0]->sb.data_offset;
-	memcpy(p.set_uuid, a->ref.set_uuid, 16);
+	eng_member_params(a, &p);
 	uint8_t devuuid[16];
 	if (getrandom(devuuid, sizeof(devuuid), 0) != sizeof(devuuid))
 		return errmsg(err, errlen, -EIO, "no random numbers for a device UUID");

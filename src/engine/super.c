@@ -228,3 +228,16 @@ void eng_member_failed(struct uraid_array *a, int role, const char *why)
 	if (a->action == URAID_SYNC_RECOVER || a->action == URAID_SYNC_RESYNC)
 		pthread_cond_broadcast(&a->cond);
 }
+
+void eng_member_params(const struct uraid_array *a, struct md_create_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->version = a->ref.version;
+	p->level = a->geom.level;
+	p->layout = a->geom.layout;
+	p->chunk_sectors = a->geom.chunk_sectors;
+	p->raid_disks = (uint32_t)a->geom.raid_disks;
+	p->size = a->geom.dev_sectors;
+	p->data_offset = a->mem[0]->sb.data_offset;
+	memcpy(p->set_uuid, a->ref.set_uuid, 16);
+}
