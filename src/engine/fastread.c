@@ -12,7 +12,13 @@
 #include "engine/engine.h"
 #include "engine/stripe_cache.h"
 
-#define FAST_BATCH   64
+/* Pieces per member_ioq batch. Each batch waits for its slowest member, so
+ * a big read cut into small batches leaves disks idle between them (and a
+ * disk whose read-ahead stopped loses a revolution): 256 pieces hold a
+ * 16 MiB request over 64 KiB chunks. Measured on simulated 10k rpm disks,
+ * RAID5 of 8 on a 680 MB/s bus, 16 MiB requests: 64 pieces 375 MB/s, 256
+ * pieces 530. */
+#define FAST_BATCH   256
 #define FAST_MAX_SEC 2048 /* largest piece per member request */
 #define REGION_SEC   2048 /* lock unit of mirror/plain writes */
 

@@ -1,7 +1,11 @@
 /* The shared bus of simulated members: model time cut into slots, each with
  * room for rate * SLOT_NS bytes. Transfers fill slots first come first served
  * at no more than their own rate, so the sum over members never exceeds the
- * bus rate while a lone member below it keeps its own. The slot ring covers a
+ * bus rate while a lone member below it keeps its own. A transfer may be paced
+ * by its source (a disk reading its media into its buffer): it never moves a
+ * byte before the source has it, but what piled up in the buffer while the
+ * bus was full goes out at link speed when room frees, as a drive with a
+ * track buffer does. The slot ring covers a
  * window of model time; it slides forward as transfers reach past it, and a
  * transfer starting before the window waits for its start. */
 #include "member/sim_int.h"
@@ -130,13 +134,17 @@ static void slide_to(struct sim_bus *b, uint64_t i)
 	b->base = nbase;
 }
 
-double sim_bus_fill(struct sim_bus *b, double start, double bytes, double rate)
+double sim_bus_fill(struct sim_bus *b, double start, double bytes, double rate, double src_start,
+                    double src_rate)
 {
 	if (bytes <= 0)
 		return start;
 	pthread_mutex_lock(&b->lock);
 	b->bytes += bytes;
-	double t = start < 0 ? 0 : start, left = bytes, done;
+	bool paced = src_rate > 0;
+	double t = start < 0 ? 0 : start, left = bytes, moved = 0, done;
+	if (paced && t < src_start)
+		t = src_start; /* nothing to move before the first byte exists */
 	for (;;) {
 		uint64_t i = (uint64_t)(t / SLOT_NS);
 		if (i < b->base) {
@@ -146,15 +154,25 @@ double sim_bus_fill(struct sim_bus *b, double start, double bytes, double rate)
 		slide_to(b, i);
 		double *used = &b->used[i % NSLOTS];
 		double slot_start = (double)i * SLOT_NS, slot_end = slot_start + SLOT_NS;
-		double room = b->per_slot - *used;
-		double mine = rate * (slot_end - t);
-		double take = room < mine ? room : mine;
+		double take = b->per_slot - *used;
+		double link = rate * (slot_end - t);
+		take = link < take ? link : take;
+		if (paced) {
+			/* Bytes the source has produced by the slot's end and the
+			 * link has not moved yet: what waited for the bus goes
+			 * out at link speed once there is room. */
+			double have = src_rate * (slot_end - src_start) - moved;
+			take = have < take ? have : take;
+		}
 		if (take >= left) {
-			/* Ends here: at our own pace, or after everything in the
-			 * slot ahead of us when the slot is the limit. */
-			double own = t + left / rate;
+			/* Ends here: at our own pace, when the source has the
+			 * last byte, or after everything in the slot ahead of us
+			 * when the slot is the limit. */
+			done = t + left / rate;
 			double shared = slot_start + (*used + left) / b->rate;
-			done = own > shared ? own : shared;
+			done = shared > done ? shared : done;
+			double last = paced ? src_start + bytes / src_rate : 0;
+			done = last > done ? last : done;
 			if (done > slot_end)
 				done = slot_end;
 			*used += left;
@@ -163,6 +181,7 @@ double sim_bus_fill(struct sim_bus *b, double start, double bytes, double rate)
 		if (take > 0) {
 			*used += take;
 			left -= take;
+			moved += take;
 		}
 		t = slot_end;
 	}

@@ -9,9 +9,14 @@
 #include <pthread.h>
 
 /* Fill `bytes` into the bus's slots from model time `start`, at most
- * `rate` bytes/ns for this transfer. Returns the model time the last byte
- * crossed. Thread safe. */
-double sim_bus_fill(struct sim_bus *bus, double start, double bytes, double rate);
+ * `rate` bytes/ns (the link) for this transfer. With src_rate > 0 the bytes
+ * only exist from `src_start` on, at src_rate (a media read filling the
+ * drive's buffer): none moves before it exists, the backlog moves at link
+ * rate. src_rate <= 0: all bytes are buffered already. Returns the model time
+ * the last byte crossed. Thread safe. The drive's buffer is taken to hold
+ * one command's backlog (commands here are at most a few MiB). */
+double sim_bus_fill(struct sim_bus *bus, double start, double bytes, double rate, double src_start,
+                    double src_rate);
 /* Attach a member (its time_scale must match the bus's first member's);
  * returns the bus epoch (CLOCK_MONOTONIC ns) or -EINVAL. */
 int sim_bus_attach(struct sim_bus *bus, double time_scale, uint64_t *epoch_ns);

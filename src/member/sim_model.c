@@ -110,18 +110,26 @@ void sim_model_free(struct sim_model *s)
 	s->dirty = NULL;
 }
 
-/* Bytes the link moves from `start` at no more than `rate`, after what it
+/* Bytes the link moves from `start` at its interface rate, after what it
  * already carries (queued commands, other threads), over the shared bus
- * when there is one. Returns when the last byte is across. */
-static double link_fill(struct sim_model *s, double start, double bytes, double rate)
+ * when there is one. With src_rate > 0 the bytes come off the media from
+ * src_start at src_rate and none can leave before it is read; without, they
+ * are in the drive's buffer already. Returns when the last byte is across. */
+static double link_fill(struct sim_model *s, double start, double bytes, double src_start,
+                        double src_rate)
 {
 	if (bytes <= 0)
 		return start;
-	if (rate > s->g.iface)
-		rate = s->g.iface;
 	if (start < s->link_free)
 		start = s->link_free;
-	double done = s->bus ? sim_bus_fill(s->bus, start, bytes, rate) : start + bytes / rate;
+	double done;
+	if (s->bus) {
+		done = sim_bus_fill(s->bus, start, bytes, s->g.iface, src_start, src_rate);
+	} else {
+		done = start + bytes / s->g.iface;
+		double read = src_rate > 0 ? src_start + bytes / src_rate : 0;
+		done = read > done ? read : done;
+	}
 	s->link_free = done;
 	return done;
 }
@@ -216,9 +224,12 @@ double sim_model_read(struct sim_model *s, double t, double a, double len)
 		s->st.stream_hits++;
 		double avail = s->busy_until + (b > s->pos ? sim_xfer_ns(&s->g, s->pos, b) : 0);
 		double ready = reached > b ? b : reached < a ? a : reached;
-		double done = link_fill(s, t1, ready - a, s->g.iface);
+		double done = link_fill(s, t1, ready - a, 0, 0);
+		/* The rest comes under the head from when it reaches `ready`. */
 		if (b > ready)
-			done = link_fill(s, done, b - ready, rate_at(&s->g, ready));
+			done = link_fill(s, done, b - ready,
+			                 s->busy_until + sim_xfer_ns(&s->g, s->pos, ready),
+			                 rate_at(&s->g, ready));
 		if (b + s->g.segment > s->ra_limit)
 			s->ra_limit = b + s->g.segment;
 		if (s->ra_limit > s->g.span)
@@ -227,7 +238,7 @@ double sim_model_read(struct sim_model *s, double t, double a, double len)
 	}
 	if (in_kept_segment(s, a, b)) {
 		s->st.cache_hits++;
-		return link_fill(s, t1, len, s->g.iface);
+		return link_fill(s, t1, len, 0, 0);
 	}
 	/* The stream stopped at its limit short of b (the host was slow to
 	 * ask): what it buffered goes out from the buffer, the head takes up
@@ -237,15 +248,14 @@ double sim_model_read(struct sim_model *s, double t, double a, double len)
 	if (s->streaming && a >= kept_from && a < reached && b > reached &&
 	    reached >= s->ra_limit) {
 		s->st.stream_hits++;
-		buffered = link_fill(s, t1, reached - a, s->g.iface);
+		buffered = link_fill(s, t1, reached - a, 0, 0);
 		from = reached;
 	}
 	s->st.media_reads++;
 	double start = position(s, t1, from);
 	double media = sim_xfer_ns(&s->g, from, b);
 	s->st.busy_ns += media;
-	double done =
-	    link_fill(s, start > buffered ? start : buffered, b - from, rate_at(&s->g, from));
+	double done = link_fill(s, buffered, b - from, start, rate_at(&s->g, from));
 	s->pos = b;
 	s->busy_until = start + media;
 	if (s->g.nsegs && b < s->g.span) {
@@ -303,7 +313,7 @@ double sim_model_write(struct sim_model *s, double t, double a, double len, bool
 	double t1 = t + s->g.overhead;
 	if (len <= 0)
 		return t1;
-	double in = link_fill(s, t1, len, s->g.iface);
+	double in = link_fill(s, t1, len, 0, 0);
 	if (s->g.wcache <= 0 || fua || len > s->g.wcache) {
 		/* Write through: the transfer overlaps the positioning. */
 		double done = media_write(s, t1, a, len);

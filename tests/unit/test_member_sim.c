@@ -420,6 +420,47 @@ static void bus_limit(void)
 	}
 }
 
+/* A disk whose transfer waits for the bus keeps reading its media into its
+ * buffer meanwhile, and the backlog then leaves at link speed: two 120 MB/s
+ * disks with 300 MB/s links on a 200 MB/s bus, both reading 8 MiB from the
+ * start of the disk at time 0. A came first and takes its full 120 MB/s;
+ * B gets the other 80 MB/s while A streams, then the rest of its (by then
+ * fully read) data at the bus's 200 MB/s, not at its media rate. */
+static void bus_backlog(void)
+{
+	struct sim_profile p = flat("raptor-10k-2008", 120);
+	p.interface_mbs = 300;
+	struct sim_bus *bus = NULL;
+	char err[128];
+	CHECK(sim_bus_create(200, &bus, err, sizeof(err)) == 0);
+	struct sim_model a, b;
+	CHECK(sim_model_init(&a, &p, 64u << 20, bus) == 0);
+	CHECK(sim_model_init(&b, &p, 64u << 20, bus) == 0);
+	const double len = 8 * MiB, start = p.overhead_us * 1e3;
+	double ta = sim_model_read(&a, 0, 0, len);
+	double tb = sim_model_read(&b, 0, 0, len);
+	/* reference: the head sits at offset 0 (no seek); offset 0 passes
+	 * under it once per revolution, at model time 0, so the first byte
+	 * comes a revolution after 0; A streams from there at its media rate,
+	 * B moves 80 MB/s meanwhile */
+	double first = 60e9 / p.rpm;
+	CHECK(start < first);
+	double ref_a = first + len / 120e6 * 1e9;
+	double moved = 80e6 * (ref_a - first) / 1e9;
+	double ref_b = ref_a + (len - moved) / 200e6 * 1e9;
+	CHECKF(fabs(ta - ref_a) < 0.01 * ref_a, "first disk: %.2f ms, reference %.2f ms", ms(ta),
+	       ms(ref_a));
+	CHECKF(fabs(tb - ref_b) < 0.02 * ref_b,
+	       "second disk: %.2f ms, reference %.2f ms (backlog at the bus rate; at its media "
+	       "rate it would be %.2f ms)",
+	       ms(tb), ms(ref_b), ms(ref_a + (len - moved) / 120e6 * 1e9));
+	/* B's head was done long before its link: media time only */
+	CHECK(fabs(b.busy_until - ref_a) < 0.01 * ref_a);
+	sim_model_free(&a);
+	sim_model_free(&b);
+	sim_bus_destroy(bus);
+}
+
 /* Random reads and writes (odd offsets and lengths, some crossing the end)
  * against a shadow copy: the wrapper stores exactly what the inner member
  * would, single requests and ioq batches alike. */
@@ -579,5 +620,5 @@ static void time_scale_sleeps(void)
 }
 
 TEST_MAIN(T(sequential_rate), T(random_reads), T(seek_curve), T(lost_revolution), T(read_ahead),
-          T(stream_buffer_bounded), T(stream_stall), T(write_cache), T(bus_limit),
+          T(stream_buffer_bounded), T(stream_stall), T(write_cache), T(bus_limit), T(bus_backlog),
           T(data_correctness), T(threads_share_head), T(time_scale_sleeps))
