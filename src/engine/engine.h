@@ -195,6 +195,9 @@ int eng_mark_dirty(struct uraid_array *a);
 int eng_mark_clean(struct uraid_array *a);
 /* A member failed (I/O error or by request): mark it faulty everywhere. */
 void eng_member_failed(struct uraid_array *a, int role, const char *why);
+/* manage.c: close and forget member i (a->mem shifts down, slots follow);
+ * the caller holds the lock and writes the superblocks. */
+void eng_member_drop(struct uraid_array *a, int i);
 bool eng_array_readable(const struct uraid_array *a);
 
 /* How a write runs. Locked (shared false): the caller holds eng_lock, q is
@@ -251,6 +254,13 @@ int eng_stripe_write(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t 
                      const bool *dirty);
 /* Regenerate P (and Q) from the data positions. */
 int eng_stripe_gen(struct uraid_array *a, struct eng_stripe_buf *sb);
+/* Read-modify-write of P (and Q) over the touched data blocks of `sb`, whose
+ * old data and old parity are in it: fill(ctx, di, block) puts the new bytes
+ * of data index di over a copy of its old block; parity is updated from old
+ * and new, then the new blocks replace the old. 0, -ENOMEM or -EIO. */
+typedef void (*eng_rmw_fill_fn)(void *ctx, int di, uint8_t *block);
+int eng_stripe_rmw(struct uraid_array *a, struct eng_stripe_buf *sb, const bool *touched,
+                   int ntouched, uint64_t nrows, eng_rmw_fill_fn fill, void *ctx);
 static inline int eng_stripe_npos(const struct eng_stripe_buf *sb)
 {
 	return sb->nsyn + (sb->has_q ? 2 : 1);

@@ -69,6 +69,20 @@ out:
 	return rc;
 }
 
+void eng_member_drop(struct uraid_array *a, int i)
+{
+	struct eng_member *em = a->mem[i];
+	if (em->m)
+		member_close(em->m);
+	free(em);
+	for (int j = i; j + 1 < a->nmem; j++)
+		a->mem[j] = a->mem[j + 1];
+	a->nmem--;
+	for (int r = 0; r < a->geom.raid_disks; r++)
+		if (a->slot[r] > i)
+			a->slot[r]--;
+}
+
 int uraid_remove(struct uraid_array *a, const char *name, char *err, size_t errlen)
 {
 	if (a->cls) /* GEOM arrays (engine/geom_uraid.c) */
@@ -87,15 +101,7 @@ int uraid_remove(struct uraid_array *a, const char *name, char *err, size_t errl
 		rc = errmsg(err, errlen, -EBUSY, "%s is active: fail it first", name);
 		goto out;
 	}
-	if (em->m)
-		member_close(em->m);
-	free(em);
-	for (int j = i; j + 1 < a->nmem; j++)
-		a->mem[j] = a->mem[j + 1];
-	a->nmem--;
-	for (int r = 0; r < a->geom.raid_disks; r++)
-		if (a->slot[r] > i)
-			a->slot[r]--;
+	eng_member_drop(a, i);
 	eng_sb_write_all(a);
 out:
 	eng_unlock(a);

@@ -120,14 +120,7 @@ static int drop_entry(struct uraid_array *a, const char *name, char *err, size_t
 			return errmsg(err, errlen, -EBUSY, "%s is %s in this array", name,
 			              em->state == URAID_MEMBER_SPARE ? "already a spare"
 			                                              : "active");
-		member_close(em->m);
-		free(em);
-		for (int j = i; j + 1 < a->nmem; j++)
-			a->mem[j] = a->mem[j + 1];
-		a->nmem--;
-		for (int r = 0; r < a->geom.raid_disks; r++)
-			if (a->slot[r] > i)
-				a->slot[r]--;
+		eng_member_drop(a, i);
 		return 0;
 	}
 	return 0;

@@ -272,6 +272,49 @@ int eng_stripe_gen(struct uraid_array *a, struct eng_stripe_buf *sb)
 	return a->pp->xor_gen(sb->nsyn, sb->nsec * 512, sb->blk);
 }
 
+int eng_stripe_rmw(struct uraid_array *a, struct eng_stripe_buf *sb, const bool *touched,
+                   int ntouched, uint64_t nrows, eng_rmw_fill_fn fill, void *ctx)
+{
+	size_t len = nrows * 512;
+	uint8_t *newb = eng_buf_get(a, (size_t)ntouched * len);
+	const void *oldp[LAYOUT_MAX_MEMBERS], *newp[LAYOUT_MAX_MEMBERS];
+	int idx[LAYOUT_MAX_MEMBERS], n = 0;
+	if (!newb)
+		return -ENOMEM;
+	for (int di = 0; di < sb->k; di++) {
+		int p = data_pos(sb, di);
+		if (!touched[p])
+			continue;
+		uint8_t *nb = newb + (size_t)n * len;
+		memcpy(nb, sb->blk[p], len);
+		fill(ctx, di, nb);
+		oldp[n] = sb->blk[p];
+		newp[n] = nb;
+		idx[n++] = p;
+	}
+	int rc = a->pp->pq_update(sb->nsyn, len, sb->blk[sb->nsyn],
+	                          sb->has_q ? sb->blk[sb->nsyn + 1] : NULL, n, idx, oldp, newp);
+	for (int i = 0; i < n; i++)
+		memcpy(sb->blk[idx[i]], newp[i], len);
+	eng_buf_put(a, newb);
+	return rc < 0 ? -EIO : 0;
+}
+
+/* The caller's bytes over the touched rows of data block `di`. */
+struct rmw_src {
+	const uint8_t *src;
+	const uint64_t *ta, *tb;
+	uint64_t lo, r0, chunk;
+};
+
+static void rmw_fill(void *ctx, int di, uint8_t *nb)
+{
+	const struct rmw_src *c = ctx;
+	memcpy(nb + (c->ta[di] - c->lo) * 512,
+	       c->src + ((uint64_t)di * c->chunk + c->ta[di] - c->r0) * 512,
+	       (c->tb[di] - c->ta[di]) * 512);
+}
+
 /* Write logical sectors [r0, r1) of stripe `s` (relative to the stripe's
  * first logical sector) from src. */
 static int write_stripe(struct uraid_array *a, const struct eng_req *rq, uint64_t s, uint64_t r0,
@@ -336,36 +379,11 @@ static int write_stripe(struct uraid_array *a, const struct eng_req *rq, uint64_
 			want[p] = true;
 		rc = eng_stripe_read(a, &sb, lo, want, NULL);
 		if (rc == 0) {
-			size_t len = nrows * 512;
-			uint8_t *newb = eng_buf_get(a, (size_t)ntouched * len);
-			const void *oldp[LAYOUT_MAX_MEMBERS], *newp[LAYOUT_MAX_MEMBERS];
-			int idx[LAYOUT_MAX_MEMBERS], n = 0;
-			if (!newb) {
-				eng_stripe_buf_free(a, &sb);
-				return -ENOMEM;
-			}
-			for (int di = 0; di < sb.k; di++) {
-				int p = data_pos(&sb, di);
-				if (!touched[p])
-					continue;
-				uint8_t *nb = newb + (size_t)n * len;
-				memcpy(nb, sb.blk[p], len);
-				memcpy(nb + (ta[di] - lo) * 512,
-				       src + ((uint64_t)di * chunk + ta[di] - r0) * 512,
-				       (tb[di] - ta[di]) * 512);
-				oldp[n] = sb.blk[p];
-				newp[n] = nb;
-				idx[n++] = p;
-			}
-			rc = a->pp->pq_update(sb.nsyn, len, sb.blk[sb.nsyn],
-			                      sb.has_q ? sb.blk[sb.nsyn + 1] : NULL, n, idx, oldp,
-			                      newp);
-			for (int i = 0; i < n; i++)
-				memcpy(sb.blk[idx[i]], newp[i], len);
-			eng_buf_put(a, newb);
+			struct rmw_src ctx = {src, ta, tb, lo, r0, chunk};
+			rc = eng_stripe_rmw(a, &sb, touched, ntouched, nrows, rmw_fill, &ctx);
 			if (rc < 0) {
 				eng_stripe_buf_free(a, &sb);
-				return -EIO;
+				return rc;
 			}
 			goto write;
 		}

@@ -35,6 +35,17 @@ static void overlay_block(const struct eng_scache *sc, uint64_t s, uint64_t t0, 
 	}
 }
 
+struct overlay_src {
+	const struct eng_scache *sc;
+	uint64_t s, t0, nh;
+};
+
+static void overlay_fill(void *ctx, int di, uint8_t *block)
+{
+	const struct overlay_src *c = ctx;
+	overlay_block(c->sc, c->s, c->t0, c->nh, di, block);
+}
+
 /* Write heads [t0, t0+nh) of stripe s; `complete`: all of them are. */
 static int writeout_run(struct uraid_array *a, struct eng_scache *sc, uint64_t s, uint64_t t0,
                         uint64_t nh, bool complete)
@@ -92,32 +103,10 @@ static int writeout_run(struct uraid_array *a, struct eng_scache *sc, uint64_t s
 			want[p] = p >= sb.nsyn || touched[p];
 		rc = eng_stripe_read(a, &sb, co, want, NULL);
 		if (rc == 0) {
-			size_t len = nrows * 512;
-			uint8_t *newb = eng_buf_get(a, (size_t)ntouched * len);
-			const void *oldp[LAYOUT_MAX_MEMBERS], *newp[LAYOUT_MAX_MEMBERS];
-			int idx[LAYOUT_MAX_MEMBERS], n = 0;
-			if (!newb) {
-				rc = -ENOMEM;
+			struct overlay_src ctx = {sc, s, t0, nh};
+			rc = eng_stripe_rmw(a, &sb, touched, ntouched, nrows, overlay_fill, &ctx);
+			if (rc == -ENOMEM)
 				goto out;
-			}
-			for (int di = 0; di < sb.k; di++) {
-				int p = eng_stripe_data_pos(&sb, di);
-				if (!touched[p])
-					continue;
-				uint8_t *nb = newb + (size_t)n * len;
-				memcpy(nb, sb.blk[p], len);
-				overlay_block(sc, s, t0, nh, di, nb);
-				oldp[n] = sb.blk[p];
-				newp[n] = nb;
-				idx[n++] = p;
-			}
-			rc = a->pp->pq_update(sb.nsyn, len, sb.blk[sb.nsyn],
-			                      sb.has_q ? sb.blk[sb.nsyn + 1] : NULL, n, idx, oldp,
-			                      newp);
-			for (int i = 0; i < n; i++)
-				memcpy(sb.blk[idx[i]], newp[i], len);
-			eng_buf_put(a, newb);
-			rc = rc < 0 ? -EIO : 0;
 			sc->rmw_runs++;
 			goto write;
 		}
