@@ -217,6 +217,64 @@ int sync_mirror_role_data(struct uraid_array *a, int role, uint8_t *buf, uint64_
 	return 0;
 }
 
+/* The copy to rebuild `role`'s piece at logical lsec from: a readable one,
+ * the previous source member when it holds one (long runs). -EIO when no
+ * copy is left. */
+static int pick_source(struct uraid_array *a, int role, uint64_t lsec, int copy, uint64_t len,
+                       int prev, struct layout_loc *pick)
+{
+	struct layout_loc loc;
+	pick->role = -1;
+	for (int c = 0; c < a->ncopies; c++) {
+		uint64_t l;
+		if (c == copy || a->ops->map(&a->geom, lsec, c, &loc, &l) < 0 || loc.role == role ||
+		    !eng_role_readable(a, loc.role, loc.sector, len))
+			continue;
+		if (pick->role < 0 || loc.role == prev)
+			*pick = loc;
+	}
+	return pick->role < 0 ? -EIO : 0;
+}
+
+/* Rebuild [pos, end) of `role` with one write per piece straight from a
+ * mapping of the source copy (member_map): no read copy, no buffer.
+ * Returns 1, having written nothing wrong, when a source cannot be mapped
+ * (the caller then does the range the usual way). */
+static int recover_role_mapped(struct uraid_array *a, int role, uint64_t pos, uint64_t end)
+{
+	const struct eng_member *tem = a->mem[a->slot[role]];
+	struct member *tm = eng_data_member(tem);
+	int src = -1;
+	for (uint64_t msec = pos; msec < end;) {
+		uint64_t lsec, len;
+		int copy;
+		int rc = role_piece(a, role, msec, end - msec, &lsec, &copy, &len);
+		if (rc == -ERANGE) { /* unused by md: nothing to rebuild */
+			msec += len;
+			continue;
+		}
+		if (rc < 0)
+			return rc;
+		struct layout_loc pick;
+		if ((rc = pick_source(a, role, lsec, copy, len, src, &pick)) < 0)
+			return rc;
+		src = pick.role;
+		const struct eng_member *sem = a->mem[a->slot[src]];
+		const void *v;
+		if (member_map(eng_data_member(sem), (sem->sb.data_offset + pick.sector) * 512,
+		               len * 512, &v) < 0)
+			return 1;
+		eng_count_io(a, false, len * 512);
+		eng_count_io(a, true, len * 512);
+		if (member_write(tm, v, len * 512, (tem->sb.data_offset + msec) * 512, 0) < 0) {
+			eng_member_failed(a, role, "write error during recovery");
+			return eng_array_readable(a) ? 0 : -EIO;
+		}
+		msec += len;
+	}
+	return 0;
+}
+
 /* Rebuild [pos, end) of one rebuilding role from the other copies. */
 static int recover_role(struct uraid_array *a, int role, uint64_t pos, uint64_t end)
 {
@@ -243,19 +301,9 @@ static int recover_role(struct uraid_array *a, int role, uint64_t pos, uint64_t 
 			break;
 		/* Keep the previous source member when it holds a copy, so
 		 * the reads merge into long requests. */
-		struct layout_loc pick = {.role = -1}, loc;
-		for (int c = 0; c < a->ncopies; c++) {
-			uint64_t l;
-			if (c == copy || a->ops->map(&a->geom, lsec, c, &loc, &l) < 0 ||
-			    loc.role == role || !eng_role_readable(a, loc.role, loc.sector, len))
-				continue;
-			if (pick.role < 0 || loc.role == src)
-				pick = loc;
-		}
-		if (pick.role < 0) {
-			rc = -EIO; /* no copy left to rebuild from */
-			break;
-		}
+		struct layout_loc pick;
+		if ((rc = pick_source(a, role, lsec, copy, len, src, &pick)) < 0)
+			break; /* no copy left to rebuild from */
 		src = pick.role;
 		rc = sync_iol_add(a, &rd, pick.role, false, buf + (msec - pos) * 512, pick.sector,
 		                  len);
@@ -286,7 +334,9 @@ int sync_mirror_recover(struct uraid_array *a, uint64_t pos, uint64_t n)
 			end = used;
 		if (pos >= end)
 			continue;
-		int rc = recover_role(a, r, pos, end);
+		int rc = recover_role_mapped(a, r, pos, end);
+		if (rc == 1)
+			rc = recover_role(a, r, pos, end);
 		if (rc < 0)
 			return rc;
 	}
