@@ -217,6 +217,8 @@ static void rebuild_every_level(void)
 	rebuild_case(URAID_LEVEL_RAID6, 0, false, 6, 2, 105); /* two at once: P+Q recovery */
 	CHECK(layout_parse(URAID_LEVEL_RAID6, "right-asymmetric", &l10) == 0);
 	rebuild_case(URAID_LEVEL_RAID6, l10, true, 5, 1, 106);
+	CHECK(layout_parse(URAID_LEVEL_RAID6, "left-symmetric-6", &l10) == 0);
+	rebuild_case(URAID_LEVEL_RAID6, l10, true, 5, 1, 110); /* Q on the last member */
 	CHECK(layout_parse(URAID_LEVEL_RAID10, "n2", &l10) == 0);
 	rebuild_case(URAID_LEVEL_RAID10, l10, true, 4, 1, 107);
 	CHECK(layout_parse(URAID_LEVEL_RAID10, "f2", &l10) == 0);
