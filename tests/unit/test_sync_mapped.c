@@ -171,8 +171,10 @@ static void rebuild_case(int level, uint32_t layout, bool layout_set, int nd, in
 	if (!fx_make(&f, nd + nlost, 6 * MB))
 		return;
 	struct uraid_array *a = mk(&f, level, layout, layout_set, nd, NULL);
-	if (!a)
+	if (!a) {
+		fx_free(&f);
 		return;
+	}
 	uint8_t *shadow = fill(a, seed);
 	struct uraid_status st;
 	uraid_status(a, &st);
@@ -238,8 +240,10 @@ static void writes_during_rebuild(void)
 		if (!fx_make(&f, nd + 1, 6 * MB))
 			return;
 		struct uraid_array *a = mk(&f, levels[li], 0, false, nd, NULL);
-		if (!a)
+		if (!a) {
+			fx_free(&f);
 			return;
+		}
 		uint8_t *shadow = fill(a, 200 + (uint64_t)li);
 		uint64_t size = uraid_size(a), rs = 300 + (uint64_t)li;
 		char err[256];
@@ -277,8 +281,10 @@ static void interrupted_rebuild_resumes(void)
 	if (!fx_make(&f, 6, 6 * MB))
 		return;
 	struct uraid_array *a = mk(&f, URAID_LEVEL_RAID6, 0, false, 5, NULL);
-	if (!a)
+	if (!a) {
+		fx_free(&f);
 		return;
+	}
 	uint8_t *shadow = fill(a, 400);
 	struct uraid_status st;
 	uraid_status(a, &st);
@@ -293,8 +299,10 @@ static void interrupted_rebuild_resumes(void)
 	CHECKF(uraid_assemble(paths, 5, URAID_NO_SYNC_THREAD, &a, err, sizeof(err), warn,
 	                      sizeof(warn)) == 0,
 	       "%s", err);
-	if (!a)
+	if (!a) {
+		fx_free(&f);
 		return;
+	}
 	uraid_status(a, &st);
 	CHECK(st.members[2].state == URAID_MEMBER_REBUILDING);
 	CHECKF(st.members[2].recovery_offset >= 2048, "resumes at %llu",
@@ -337,8 +345,10 @@ static void read_error_case(int level, bool all_wrapped, uint64_t seed)
 	char err[256];
 	CHECKF(uraid_create_members(&o, ms, nd, URAID_NO_SYNC_THREAD, &a, err, sizeof(err)) == 0,
 	       "%s", err);
-	if (!a)
+	if (!a) {
+		fx_free(&f);
 		return;
+	}
 	uint8_t *shadow = fill(a, seed);
 	struct uraid_status st;
 	uraid_status(a, &st);
@@ -383,8 +393,10 @@ static void write_error_on_target(void)
 	if (!fx_make(&f, 6, 6 * MB))
 		return;
 	struct uraid_array *a = mk(&f, URAID_LEVEL_RAID5, 0, false, 5, NULL);
-	if (!a)
+	if (!a) {
+		fx_free(&f);
 		return;
+	}
 	uint8_t *shadow = fill(a, 600);
 	char err[256];
 	fail_remove(a, 0);
@@ -414,8 +426,10 @@ static void truncated_source_member(void)
 	if (!fx_make(&f, 6, 6 * MB))
 		return;
 	struct uraid_array *a = mk(&f, URAID_LEVEL_RAID6, 0, false, 5, NULL);
-	if (!a)
+	if (!a) {
+		fx_free(&f);
 		return;
+	}
 	uint8_t *shadow = fill(a, 700);
 	char err[256];
 	fail_remove(a, 0);
