@@ -69,8 +69,11 @@ static void map_reads_what_pread_reads(void)
 	snprintf(path, sizeof(path), "%s/m", dir);
 	make_file(path, 3 * MB, 3 * MB, 11);
 	struct member *m = open_path(path, 0);
-	if (!m)
+	if (!m) {
+		unlink(path);
+		rmdir(dir);
 		return;
+	}
 	uint64_t rs = 12;
 	for (int i = 0; i < 50; i++) {
 		uint64_t off = t_rand(&rs) % (3 * MB);
@@ -109,8 +112,11 @@ static void map_across_windows(void)
 	close(fd);
 	free(b);
 	struct member *m = open_path(path, 0);
-	if (!m)
+	if (!m) {
+		unlink(path);
+		rmdir(dir);
 		return;
+	}
 	CHECK(view_matches(m, 63 * MB + 512, MB));        /* inside the first window */
 	CHECK(view_matches(m, 64 * MB - 4096, 2 * 4096)); /* straddles two windows */
 	CHECK(view_matches(m, 0, MB));                    /* back to the first */
@@ -127,8 +133,11 @@ static void map_refuses_short_file(void)
 	snprintf(path, sizeof(path), "%s/m", dir);
 	make_file(path, 8 * MB, 8 * MB, 31);
 	struct member *m = open_path(path, 0);
-	if (!m)
+	if (!m) {
+		unlink(path);
+		rmdir(dir);
 		return;
+	}
 	CHECK(view_matches(m, 0, 8 * MB));
 	/* Truncated behind the member's back: m->size still says 8 MiB. */
 	CHECK(truncate(path, 4 * MB + 100) == 0);
