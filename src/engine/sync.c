@@ -147,8 +147,19 @@ void eng_sync_schedule(struct uraid_array *a)
 	a->persist_ns = a->speed_t0_ns;
 }
 
+/* Drop the read-only views recovery took of the members (member_map): the
+ * address space is given back once the job is over or stopped, and a later
+ * job maps afresh (members may have been failed, removed or replaced). */
+static void unmap_members(struct uraid_array *a)
+{
+	for (int i = 0; i < a->nmem; i++)
+		if (a->mem[i]->m)
+			member_unmap(a->mem[i]->m);
+}
+
 static void finish(struct uraid_array *a)
 {
+	unmap_members(a);
 	switch (a->action) {
 	case URAID_SYNC_RESYNC:
 		a->resync_offset = MD_RESYNC_NONE;
@@ -235,6 +246,7 @@ static int step_locked(struct uraid_array *a, uint64_t max)
 		return 0;
 	if (a->action == URAID_SYNC_RECOVER && !any_rebuilding(a) && !sync_replace_any(a)) {
 		/* The member being rebuilt failed meanwhile. */
+		unmap_members(a);
 		a->action = URAID_SYNC_IDLE;
 		pthread_cond_broadcast(&a->cond);
 		return 0;
@@ -273,6 +285,7 @@ static int step_locked(struct uraid_array *a, uint64_t max)
 		fprintf(stderr, "uraid: %s stopped at sector %llu: error %d\n",
 		        a->action == URAID_SYNC_RECOVER ? "recovery" : "sync",
 		        (unsigned long long)pos, rc);
+		unmap_members(a);
 		a->action = URAID_SYNC_IDLE;
 		pthread_cond_broadcast(&a->cond);
 		return rc;

@@ -31,6 +31,8 @@ struct sync_iolist {
 };
 int sync_iol_add(struct uraid_array *a, struct sync_iolist *l, int role, bool write, uint8_t *buf,
                  uint64_t msec, uint64_t nsec);
+/* Append from's requests to l as they are (no merging). */
+int sync_iol_append(struct sync_iolist *l, const struct sync_iolist *from);
 /* Runs the list on a->ioq; true when every request succeeded. */
 bool sync_iol_run(struct uraid_array *a, struct sync_iolist *l);
 void sync_iol_free(struct sync_iolist *l);

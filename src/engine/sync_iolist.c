@@ -34,6 +34,26 @@ int sync_iol_add(struct uraid_array *a, struct sync_iolist *l, int role, bool wr
 	return 0;
 }
 
+int sync_iol_append(struct sync_iolist *l, const struct sync_iolist *from)
+{
+	for (int i = 0; i < from->n; i++) {
+		if (l->n == l->cap) {
+			int cap = l->cap ? 2 * l->cap : 16;
+			struct member_io *io = realloc(l->io, (size_t)cap * sizeof(*io));
+			if (io)
+				l->io = io;
+			int *r = io ? realloc(l->role, (size_t)cap * sizeof(*r)) : NULL;
+			if (!io || !r)
+				return -ENOMEM;
+			l->role = r;
+			l->cap = cap;
+		}
+		l->io[l->n] = from->io[i];
+		l->role[l->n++] = from->role[i];
+	}
+	return 0;
+}
+
 void sync_iol_free(struct sync_iolist *l)
 {
 	free(l->io);

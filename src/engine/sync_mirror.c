@@ -217,62 +217,155 @@ int sync_mirror_role_data(struct uraid_array *a, int role, uint8_t *buf, uint64_
 	return 0;
 }
 
-/* Rebuild [pos, end) of one rebuilding role from the other copies. */
-static int recover_role(struct uraid_array *a, int role, uint64_t pos, uint64_t end)
+/* The copy to rebuild `role`'s piece at logical lsec from: a readable one,
+ * the previous source member when it holds one (long runs). -EIO when no
+ * copy is left. */
+static int pick_source(struct uraid_array *a, int role, uint64_t lsec, int copy, uint64_t len,
+                       int prev, struct layout_loc *pick)
 {
-	uint8_t *buf = eng_buf_get(a, (end - pos) * 512);
-	struct sync_iolist rd = {0}, wr = {0};
-	int rc = buf ? 0 : -ENOMEM, src = -1;
-	uint64_t run = pos; /* start of the current run of used sectors */
-	for (uint64_t msec = pos; msec < end && rc == 0;) {
+	struct layout_loc loc;
+	pick->role = -1;
+	for (int c = 0; c < a->ncopies; c++) {
+		uint64_t l;
+		if (c == copy || a->ops->map(&a->geom, lsec, c, &loc, &l) < 0 || loc.role == role ||
+		    !eng_role_readable(a, loc.role, loc.sector, len))
+			continue;
+		if (pick->role < 0 || loc.role == prev)
+			*pick = loc;
+	}
+	return pick->role < 0 ? -EIO : 0;
+}
+
+/* Rebuild [pos, end) of `role` with one write per piece straight from a
+ * mapping of the source copy (member_map): no read copy, no buffer.
+ * Returns 1, having written nothing wrong, when a source cannot be mapped
+ * (the caller then does the range the usual way). */
+static int recover_role_mapped(struct uraid_array *a, int role, uint64_t pos, uint64_t end)
+{
+	const struct eng_member *tem = a->mem[a->slot[role]];
+	struct member *tm = eng_data_member(tem);
+	int src = -1;
+	for (uint64_t msec = pos; msec < end;) {
 		uint64_t lsec, len;
 		int copy;
-		rc = role_piece(a, role, msec, end - msec, &lsec, &copy, &len);
+		int rc = role_piece(a, role, msec, end - msec, &lsec, &copy, &len);
+		if (rc == -ERANGE) { /* unused by md: nothing to rebuild */
+			msec += len;
+			continue;
+		}
+		if (rc < 0)
+			return rc;
+		struct layout_loc pick;
+		if ((rc = pick_source(a, role, lsec, copy, len, src, &pick)) < 0)
+			return rc;
+		src = pick.role;
+		const struct eng_member *sem = a->mem[a->slot[src]];
+		const void *v;
+		if (member_map(eng_data_member(sem), (sem->sb.data_offset + pick.sector) * 512,
+		               len * 512, &v) < 0)
+			return 1;
+		eng_count_io(a, false, len * 512);
+		eng_count_io(a, true, len * 512);
+		if (member_write(tm, v, len * 512, (tem->sb.data_offset + msec) * 512, 0) < 0) {
+			eng_member_failed(a, role, "write error during recovery");
+			return eng_array_readable(a) ? 0 : -EIO;
+		}
+		msec += len;
+	}
+	return 0;
+}
+
+/* Requests that rebuild [from, to) of `role` through buf (which holds
+ * [pos, ...)): reads from other copies into rd, writes into wr; sectors md
+ * leaves unused are neither read nor written. *src: the last source member
+ * (kept when it holds a copy, so reads merge into long requests). */
+static int group_lists(struct uraid_array *a, int role, uint64_t from, uint64_t to, uint8_t *buf,
+                       uint64_t pos, int *src, struct sync_iolist *rd, struct sync_iolist *wr)
+{
+	int rc = 0;
+	uint64_t run = from; /* start of the current run of used sectors */
+	for (uint64_t msec = from; msec < to && rc == 0;) {
+		uint64_t lsec, len;
+		int copy;
+		rc = role_piece(a, role, msec, to - msec, &lsec, &copy, &len);
 		if (rc == -ERANGE) {
 			/* unused by md: nothing to rebuild; close the write run */
-			if (msec > run)
-				rc = sync_iol_add(a, &wr, role, true, buf + (run - pos) * 512, run,
-				                  msec - run);
-			else
-				rc = 0;
+			rc = msec > run ? sync_iol_add(a, wr, role, true, buf + (run - pos) * 512,
+			                               run, msec - run)
+			                : 0;
 			msec += len;
 			run = msec;
 			continue;
 		}
 		if (rc < 0)
 			break;
-		/* Keep the previous source member when it holds a copy, so
-		 * the reads merge into long requests. */
-		struct layout_loc pick = {.role = -1}, loc;
-		for (int c = 0; c < a->ncopies; c++) {
-			uint64_t l;
-			if (c == copy || a->ops->map(&a->geom, lsec, c, &loc, &l) < 0 ||
-			    loc.role == role || !eng_role_readable(a, loc.role, loc.sector, len))
-				continue;
-			if (pick.role < 0 || loc.role == src)
-				pick = loc;
-		}
-		if (pick.role < 0) {
-			rc = -EIO; /* no copy left to rebuild from */
-			break;
-		}
-		src = pick.role;
-		rc = sync_iol_add(a, &rd, pick.role, false, buf + (msec - pos) * 512, pick.sector,
+		struct layout_loc pick;
+		if ((rc = pick_source(a, role, lsec, copy, len, *src, &pick)) < 0)
+			break; /* no copy left to rebuild from */
+		*src = pick.role;
+		rc = sync_iol_add(a, rd, pick.role, false, buf + (msec - pos) * 512, pick.sector,
 		                  len);
 		msec += len;
 	}
-	if (rc == 0 && end > run)
-		rc = sync_iol_add(a, &wr, role, true, buf + (run - pos) * 512, run, end - run);
+	if (rc == 0 && to > run)
+		rc = sync_iol_add(a, wr, role, true, buf + (run - pos) * 512, run, to - run);
+	return rc;
+}
+
+/* Sectors per pipeline group of a mirror recovery. */
+#define GROUP_SECTORS 512u
+
+/* Rebuild [pos, end) of one rebuilding role from the other copies, in
+ * groups: the writes of group g go out in the same member batch as the
+ * reads of group g+1, so on disks the source is read while the target is
+ * written (as md overlaps them) rather than one after the other. A group
+ * whose reads fail is read again piece by piece with repairs
+ * (sync_mirror_role_data); every write has completed when this returns. */
+static int recover_role(struct uraid_array *a, int role, uint64_t pos, uint64_t end)
+{
+	uint8_t *buf = eng_buf_get(a, (end - pos) * 512);
+	struct sync_iolist rd = {0}, wr = {0}, nrd = {0}, nwr = {0};
+	int rc = buf ? 0 : -ENOMEM, src = -1;
+	uint64_t g0 = pos, g1 = pos + GROUP_SECTORS < end ? pos + GROUP_SECTORS : end;
+	if (rc == 0)
+		rc = group_lists(a, role, g0, g1, buf, pos, &src, &rd, &wr);
 	if (rc == 0 && !sync_iol_run(a, &rd))
-		rc = sync_mirror_role_data(a, role, buf, pos, end - pos); /* repairs as it reads */
-	if (rc == 0 && !sync_iol_run(a, &wr)) {
-		eng_member_failed(a, role, "write error during recovery");
-		if (!eng_array_readable(a))
-			rc = -EIO;
+		rc = sync_mirror_role_data(a, role, buf + (g0 - pos) * 512, g0, g1 - g0);
+	while (rc == 0 && g0 < end) {
+		uint64_t n0 = g1, n1 = g1 + GROUP_SECTORS < end ? g1 + GROUP_SECTORS : end;
+		sync_iol_free(&nrd);
+		sync_iol_free(&nwr);
+		if (n0 < end)
+			rc = group_lists(a, role, n0, n1, buf, pos, &src, &nrd, &nwr);
+		int nw = wr.n;
+		if (rc == 0)
+			rc = sync_iol_append(&wr, &nrd); /* this group's writes, the next reads */
+		if (rc < 0)
+			break;
+		sync_iol_run(a, &wr);
+		bool write_ok = true, read_ok = true;
+		for (int i = 0; i < wr.n; i++)
+			if (wr.io[i].result < 0 || (size_t)wr.io[i].result != wr.io[i].len)
+				*(i < nw ? &write_ok : &read_ok) = false;
+		if (!write_ok) {
+			eng_member_failed(a, role, "write error during recovery");
+			if (!eng_array_readable(a))
+				rc = -EIO;
+			break;
+		}
+		if (!read_ok) /* repairs as it reads */
+			rc = sync_mirror_role_data(a, role, buf + (n0 - pos) * 512, n0, n1 - n0);
+		sync_iol_free(&wr);
+		wr = nwr;
+		nwr = (struct sync_iolist){0};
+		g0 = n0;
+		g1 = n1;
 	}
 	eng_buf_put(a, buf);
 	sync_iol_free(&rd);
 	sync_iol_free(&wr);
+	sync_iol_free(&nrd);
+	sync_iol_free(&nwr);
 	return rc;
 }
 
@@ -286,7 +379,9 @@ int sync_mirror_recover(struct uraid_array *a, uint64_t pos, uint64_t n)
 			end = used;
 		if (pos >= end)
 			continue;
-		int rc = recover_role(a, r, pos, end);
+		int rc = recover_role_mapped(a, r, pos, end);
+		if (rc == 1)
+			rc = recover_role(a, r, pos, end);
 		if (rc < 0)
 			return rc;
 	}

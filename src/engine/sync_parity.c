@@ -8,9 +8,11 @@
  * read error, a member missing during a resync, a mismatch to repair) goes
  * to the per-chunk path, which retries, reconstructs and repairs. */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "engine/sync_int.h"
+#include "engine/sync_par.h"
 
 /* Syndrome position of data index di (md's Q order for raid6). */
 static int data_pos(const struct layout_stripe *ls, bool has_q, int di)
@@ -126,7 +128,15 @@ struct pbatch {
 	bool readable[LAYOUT_MAX_MEMBERS];
 	bool target[LAYOUT_MAX_MEMBERS]; /* recovery writes this role */
 	bool single;                     /* recovery of one lost member: the minimal reads */
+	/* Mapped recovery: the current piece of a target role is built in
+	 * piece[role] (offset 0) instead of role_buf[role] + offset. */
+	uint8_t *piece[LAYOUT_MAX_MEMBERS];
 };
+
+static uint8_t *role_ptr(const struct pbatch *b, int role, size_t off)
+{
+	return b->piece[role] ? b->piece[role] : b->role_buf[role] + off;
+}
 
 /* Blocks of the stripe piece at member sector msec (len sectors) in
  * syndrome order; positions whose role is not readable go into fail[]. */
@@ -149,15 +159,15 @@ static int piece_blocks(struct uraid_array *a, struct pbatch *b, const struct la
 		blk[p] = b->zero;
 	for (int di = 0; di < k; di++) {
 		int p = data_pos(ls, has_q, di), role = ls->data_role[di];
-		blk[p] = b->role_buf[role] + off;
+		blk[p] = role_ptr(b, role, off);
 		if (!b->readable[role] && nf < 3)
 			fail[nf++] = p;
 	}
-	blk[nsyn] = b->role_buf[ls->p_role] + off;
+	blk[nsyn] = role_ptr(b, ls->p_role, off);
 	if (!b->readable[ls->p_role] && nf < 3)
 		fail[nf++] = nsyn;
 	if (has_q) {
-		blk[nsyn + 1] = b->role_buf[ls->q_role] + off;
+		blk[nsyn + 1] = role_ptr(b, ls->q_role, off);
 		if (!b->readable[ls->q_role] && nf < 3)
 			fail[nf++] = nsyn + 1;
 	}
@@ -215,6 +225,237 @@ static int rebuild_one(struct uraid_array *a, struct pbatch *b, void **blk, int 
 	return a->pp->xor_gen(nx, len * 512, x) < 0 ? -EIO : 0;
 }
 
+/* Reads of member rows [from, to) of the batch into its buffers: every
+ * readable role, except that recovering one lost RAID6 member needs only
+ * k blocks per stripe (Q is skipped, or P when Q is the one lost). */
+static int add_reads(struct uraid_array *a, const struct pbatch *b, int lost_role, uint64_t from,
+                     uint64_t to, struct sync_iolist *l)
+{
+	uint64_t chunk = a->geom.chunk_sectors;
+	int rc = 0;
+	for (int r = 0; r < a->geom.raid_disks && rc == 0; r++) {
+		if (!b->readable[r])
+			continue;
+		for (uint64_t msec = from, len; msec < to && rc == 0; msec += len) {
+			len = chunk - msec % chunk;
+			if (len > to - msec)
+				len = to - msec;
+			if (b->single && a->geom.level == URAID_LEVEL_RAID6) {
+				struct layout_stripe ls;
+				a->ops->stripe(&a->geom, msec / chunk, &ls);
+				if (r == (lost_role == ls.q_role ? ls.p_role : ls.q_role))
+					continue;
+			}
+			rc = sync_iol_add(a, l, r, false, b->role_buf[r] + (msec - b->pos) * 512,
+			                  msec, len);
+		}
+	}
+	return rc;
+}
+
+/* Rebuild the targets' blocks of rows [from, to) in the batch buffers. */
+static int recover_rows(struct uraid_array *a, struct pbatch *b, uint64_t from, uint64_t to)
+{
+	uint64_t chunk = a->geom.chunk_sectors;
+	for (uint64_t msec = from; msec < to;) {
+		uint64_t len = chunk - msec % chunk;
+		if (len > to - msec)
+			len = to - msec;
+		struct layout_stripe ls;
+		a->ops->stripe(&a->geom, msec / chunk, &ls);
+		void *blk[LAYOUT_MAX_MEMBERS + 2];
+		int fail[3], nsyn;
+		int nf = piece_blocks(a, b, &ls, msec, len, blk, &nsyn, fail);
+		if (nf == 1 && b->single) {
+			if (rebuild_one(a, b, blk, nsyn, fail[0], len) < 0)
+				return -EIO;
+		} else if (nf && a->pp->recover(nsyn, len * 512, blk,
+		                                a->geom.level == URAID_LEVEL_RAID6, nf, fail) < 0) {
+			return -EIO;
+		}
+		msec += len;
+	}
+	return 0;
+}
+
+/* Member rows per pipeline group: whole chunk rows, about this much per
+ * member, so a batch has several groups to overlap. */
+#define GROUP_BYTES (256u << 10)
+
+/* Recovery by the generic (read) path, pipelined over groups of rows: the
+ * reads of group g+1 go out in the same member batch as the writes of
+ * group g, so on disks the sources are read while the target is written
+ * (md overlaps them likewise) instead of one after the other. Every write
+ * has completed when this returns. A read error sends the rest of the
+ * batch to the careful path; a failed write fails its member, and the
+ * rest goes the careful way too (for any other target still rebuilding). */
+static int recover_pipelined(struct uraid_array *a, struct pbatch *b, int lost_role)
+{
+	uint64_t chunk = a->geom.chunk_sectors, pos = b->pos, end = b->pos + b->n;
+	uint64_t grp = GROUP_BYTES / 512 / chunk * chunk;
+	if (grp < chunk)
+		grp = chunk;
+	int nd = a->geom.raid_disks;
+	struct sync_iolist l = {0};
+	/* The group boundary after msec: chunk rows, the batch's end. */
+#define NEXT_END(msec) ((msec) / chunk * chunk + grp < end ? (msec) / chunk * chunk + grp : end)
+	uint64_t g0 = pos, g1 = NEXT_END(pos);
+	int rc = add_reads(a, b, lost_role, g0, g1, &l);
+	if (rc == 0 && !sync_iol_run(a, &l)) {
+		sync_iol_free(&l);
+		return by_pieces(a, pos, b->n);
+	}
+	while (rc == 0 && g0 < end) {
+		if ((rc = recover_rows(a, b, g0, g1)) < 0)
+			break;
+		uint64_t n0 = g1, n1 = g1 < end ? NEXT_END(g1) : end;
+		sync_iol_free(&l);
+		int nread = 0;
+		if (n0 < end) {
+			rc = add_reads(a, b, lost_role, n0, n1, &l);
+			nread = l.n;
+		}
+		for (int r = 0; r < nd && rc == 0; r++)
+			if (b->target[r])
+				rc = sync_iol_add(a, &l, r, true, b->role_buf[r] + (g0 - pos) * 512,
+				                  g0, g1 - g0);
+		if (rc < 0)
+			break;
+		eng_ioq_run(a, a->ioq, l.io, l.n);
+		bool read_ok = true, write_ok = true;
+		for (int i = 0; i < l.n; i++) {
+			bool ok = l.io[i].result >= 0 && (size_t)l.io[i].result == l.io[i].len;
+			if (ok)
+				continue;
+			if (i < nread) {
+				read_ok = false;
+			} else {
+				write_ok = false;
+				eng_member_failed(a, l.role[i], "write error during recovery");
+			}
+		}
+		if (!eng_array_readable(a)) {
+			rc = -EIO;
+			break;
+		}
+		if (!read_ok || !write_ok) {
+			/* The rest the careful way, as the array now stands (a
+			 * failed target is no longer rebuilt). */
+			sync_iol_free(&l);
+			return n0 < end ? by_pieces(a, n0, end - n0) : 0;
+		}
+		g0 = n0;
+		g1 = n1;
+	}
+#undef NEXT_END
+	sync_iol_free(&l);
+	return rc;
+}
+
+/* Recovery straight from the page cache (member_map): every readable role
+ * is mapped, and the stripe pieces of the batch are rebuilt by two workers
+ * (sync_par.h), each into a small buffer of its own that it then writes.
+ * No read copies, no batch-sized buffers. */
+struct mapped {
+	struct uraid_array *a;
+	const struct pbatch *b;
+	int nt;                          /* target roles */
+	uint8_t *wmem[SYNC_PAR_WORKERS]; /* per worker: nt pieces, scratch P and Q */
+	bool failed[LAYOUT_MAX_MEMBERS]; /* target writes that failed (atomic) */
+};
+
+static int mapped_piece(void *ctx, int worker, int i)
+{
+	struct mapped *mp = ctx;
+	struct uraid_array *a = mp->a;
+	struct pbatch wb = *mp->b; /* this worker's view: its own piece buffers */
+	uint64_t chunk = a->geom.chunk_sectors;
+	/* Piece i: the i-th chunk piece of the batch. */
+	uint64_t msec = wb.pos;
+	if (i > 0)
+		msec = (wb.pos / chunk + (uint64_t)i) * chunk;
+	uint64_t len = chunk - msec % chunk;
+	if (len > wb.pos + wb.n - msec)
+		len = wb.pos + wb.n - msec;
+	int nd = a->geom.raid_disks, t = 0;
+	for (int r = 0; r < nd; r++)
+		if (wb.target[r])
+			wb.piece[r] = mp->wmem[worker] + (size_t)t++ * wb.plen;
+	wb.scratch_p = mp->wmem[worker] + (size_t)mp->nt * wb.plen;
+	wb.scratch_q = wb.scratch_p + wb.plen;
+	struct layout_stripe ls;
+	a->ops->stripe(&a->geom, msec / chunk, &ls);
+	void *blk[LAYOUT_MAX_MEMBERS + 2];
+	int fail[3], nsyn;
+	int nf = piece_blocks(a, &wb, &ls, msec, len, blk, &nsyn, fail);
+	int rc = 0;
+	if (nf == 1)
+		rc = rebuild_one(a, &wb, blk, nsyn, fail[0], len);
+	else if (nf && a->pp->recover(nsyn, len * 512, blk, a->geom.level == URAID_LEVEL_RAID6, nf,
+	                              fail) < 0)
+		rc = -EIO;
+	for (int r = 0; r < nd && rc == 0; r++) {
+		if (!wb.target[r])
+			continue;
+		struct member_io io;
+		eng_set_io(a, &io, r, true, wb.piece[r], msec, len);
+		eng_count_io(a, true, io.len);
+		if (member_write(io.m, io.buf, io.len, io.off, 0) < 0)
+			__atomic_store_n(&mp->failed[r], true, __ATOMIC_RELAXED);
+	}
+	return rc;
+}
+
+/* Returns 1 when mapping is not possible here (the caller reads as
+ * usual); nothing has been written then. Only when every lost role is a
+ * target: the others would need a buffer of their own. */
+static int recover_mapped(struct uraid_array *a, struct pbatch *b)
+{
+	int nd = a->geom.raid_disks, nt = 0;
+	uint64_t chunk = a->geom.chunk_sectors, pos = b->pos, n = b->n;
+	for (int r = 0; r < nd; r++) {
+		if (!b->readable[r] && !b->target[r])
+			return 1;
+		nt += b->target[r];
+	}
+	for (int r = 0; r < nd; r++) {
+		if (!b->readable[r])
+			continue;
+		const struct eng_member *em = a->mem[a->slot[r]];
+		const void *v;
+		if (member_map(eng_data_member(em), (em->sb.data_offset + pos) * 512, n * 512, &v) <
+		    0)
+			return 1;
+		/* The parity kernels take void *: sources are only read (the
+		 * mapping is PROT_READ, a write through it would fault). */
+		b->role_buf[r] = (uint8_t *)(uintptr_t)v;
+	}
+	for (int r = 0; r < nd; r++)
+		if (b->readable[r])
+			eng_count_io(a, false, n * 512);
+	size_t plen = b->plen, per = ((size_t)nt + 2) * plen;
+	uint8_t *mem = eng_buf_get(a, SYNC_PAR_WORKERS * per + plen);
+	if (!mem)
+		return -ENOMEM;
+	struct mapped mp = {.a = a, .b = b, .nt = nt};
+	for (int w = 0; w < SYNC_PAR_WORKERS; w++)
+		mp.wmem[w] = mem + (size_t)w * per;
+	/* Shared and read-only while the workers run (DDF layouts' empty
+	 * syndrome slots). */
+	b->zero = mem + SYNC_PAR_WORKERS * per;
+	memset(b->zero, 0, plen);
+	b->zeroed = true;
+	int pieces = (int)((pos + n + chunk - 1) / chunk - pos / chunk);
+	int rc = sync_par_run(pieces, mapped_piece, &mp);
+	for (int r = 0; r < nd; r++)
+		if (mp.failed[r])
+			eng_member_failed(a, r, "write error during recovery");
+	if (rc == 0 && !eng_array_readable(a))
+		rc = -EIO;
+	eng_buf_put(a, mem);
+	return rc;
+}
+
 int sync_parity_batch(struct uraid_array *a, uint64_t pos, uint64_t n)
 {
 	int nd = a->geom.raid_disks;
@@ -236,6 +477,11 @@ int sync_parity_batch(struct uraid_array *a, uint64_t pos, uint64_t n)
 		return by_pieces(a, pos, n);
 	size_t blen = n * 512, plen = (n < chunk ? n : chunk) * 512;
 	b.plen = plen;
+	if (recover) {
+		int rm = recover_mapped(a, &b);
+		if (rm <= 0)
+			return rm;
+	}
 	b.mem = eng_buf_get(a, (size_t)nd * blen + 3 * plen);
 	if (!b.mem)
 		return -ENOMEM;
@@ -252,25 +498,13 @@ int sync_parity_batch(struct uraid_array *a, uint64_t pos, uint64_t n)
 		if (!b.readable[r])
 			lost_role = r;
 	b.single = recover && nlost == 1;
-	struct sync_iolist rd = {0};
-	int rc = 0;
-	for (int r = 0; r < nd && rc == 0; r++) {
-		if (!b.readable[r])
-			continue;
-		for (uint64_t msec = pos, len; msec < pos + n && rc == 0; msec += len) {
-			len = chunk - msec % chunk;
-			if (len > pos + n - msec)
-				len = pos + n - msec;
-			if (b.single && a->geom.level == URAID_LEVEL_RAID6) {
-				struct layout_stripe ls;
-				a->ops->stripe(&a->geom, msec / chunk, &ls);
-				if (r == (lost_role == ls.q_role ? ls.p_role : ls.q_role))
-					continue;
-			}
-			rc = sync_iol_add(a, &rd, r, false, b.role_buf[r] + (msec - pos) * 512,
-			                  msec, len);
-		}
+	if (recover) {
+		int rp = recover_pipelined(a, &b, lost_role);
+		eng_buf_put(a, b.mem);
+		return rp;
 	}
+	struct sync_iolist rd = {0};
+	int rc = add_reads(a, &b, lost_role, pos, pos + n, &rd);
 	bool read_ok = rc == 0 && sync_iol_run(a, &rd);
 	sync_iol_free(&rd);
 	if (!read_ok) {
@@ -278,6 +512,7 @@ int sync_parity_batch(struct uraid_array *a, uint64_t pos, uint64_t n)
 		return rc < 0 ? rc : by_pieces(a, pos, n);
 	}
 
+	/* Resync, check, repair: compare stripe by stripe. */
 	for (uint64_t msec = pos; msec < pos + n && rc == 0;) {
 		uint64_t len = chunk - msec % chunk;
 		if (len > pos + n - msec)
@@ -286,32 +521,9 @@ int sync_parity_batch(struct uraid_array *a, uint64_t pos, uint64_t n)
 		a->ops->stripe(&a->geom, msec / chunk, &ls);
 		void *blk[LAYOUT_MAX_MEMBERS + 2];
 		int fail[3], nsyn;
-		int nf = piece_blocks(a, &b, &ls, msec, len, blk, &nsyn, fail);
-		if (recover && nf == 1 && b.single) {
-			rc = rebuild_one(a, &b, blk, nsyn, fail[0], len);
-		} else if (recover) {
-			if (nf && a->pp->recover(nsyn, len * 512, blk,
-			                         a->geom.level == URAID_LEVEL_RAID6, nf, fail) < 0)
-				rc = -EIO;
-		} else {
-			rc = piece_compare(a, &b, blk, nsyn, msec, len);
-		}
+		piece_blocks(a, &b, &ls, msec, len, blk, &nsyn, fail);
+		rc = piece_compare(a, &b, blk, nsyn, msec, len);
 		msec += len;
-	}
-	if (rc == 0 && recover) {
-		struct member_io io[LAYOUT_MAX_MEMBERS];
-		int io_role[LAYOUT_MAX_MEMBERS], nio = 0;
-		for (int r = 0; r < nd; r++)
-			if (b.target[r]) {
-				eng_set_io(a, &io[nio], r, true, b.role_buf[r], pos, n);
-				io_role[nio++] = r;
-			}
-		eng_ioq_run(a, a->ioq, io, nio);
-		for (int i = 0; i < nio; i++)
-			if (io[i].result < 0 || (size_t)io[i].result != io[i].len)
-				eng_member_failed(a, io_role[i], "write error during recovery");
-		if (!eng_array_readable(a))
-			rc = -EIO;
 	}
 	eng_buf_put(a, b.mem);
 	return rc;

@@ -35,6 +35,28 @@ check "text report names machine, members and reference" \
 	       grep -q "parity " "$3" && grep -q "raw members" "$3" &&
 	       grep -q "^raid5 *rebuild" "$3"' sh "$URAID" "$dir" "$T_TMP/out"
 
+# --sim alone: the rebuild onto modelled disks, against one modelled member
+# written alone (ssd-sata at 20x: fast enough for a test).
+check "bench engine --sim (rebuild only) --json: rebuild rows of raid1 and raid5" \
+	sh -c '"$1" bench engine --sim ssd-sata --time-scale 20 --levels 1,5 --members 4 \
+	       --size 8M --chunk 64K --json >"$2" 2>/dev/null' sh "$URAID" "$T_TMP/sim.json"
+check "sim rows: rebuild only, positive figures, ratio = value / the same reference" \
+	python3 - "$T_TMP/sim.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+assert sorted(r["level"] for r in rows) == [1, 5], rows
+refs = set()
+for r in rows:
+    assert r["workload"] == "rebuild" and r["unit"] == "MB/s", r
+    assert r["value"] > 0 and r["ratio"] > 0, r
+    refs.add(r["value"] / r["ratio"])
+# One reference (one member written alone); ratios are printed to 3 places.
+assert max(refs) / min(refs) < 1.02, refs
+PY
+check_fails "refuses an unknown disk profile" "$URAID" bench engine --sim nope --size 8M
+check_fails "refuses --sim with --bitmap" "$URAID" bench engine --sim ssd-sata --bitmap \
+	--size 8M
+
 check_fails "refuses 3 members" "$URAID" bench engine --members 3 --members-dir "$dir"
 check_fails "refuses a 3K chunk" "$URAID" bench engine --chunk 3K --members-dir "$dir"
 check_fails "refuses level 4" "$URAID" bench engine --levels 4 --members-dir "$dir"
