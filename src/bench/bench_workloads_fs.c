@@ -158,9 +158,58 @@ static int parse_bonnie(const char *csvline, double out[4])
 	return 0;
 }
 
-int bw_fs_run(const char *const *paths, int n, const char *name, const char *const *wls, int nwl,
-              const struct bw_result *proto, int (*addf)(void *, const struct bw_result *),
-              void *ctx, double progress_s, char *err, size_t errlen)
+/* Does the output of the shell command hold `needle`? 1 yes, 0 no, -1
+ * the command failed. */
+static int output_has(const char *cmd, const char *needle)
+{
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	char line[512];
+	int found = 0;
+	while (fgets(line, sizeof(line), p))
+		found |= strstr(line, needle) != NULL;
+	return pclose(p) == 0 ? found : -1;
+}
+
+/* The attached array (its own daemon, which assembled the members) gets
+ * the policy `cs`: md starts every assembly in write-through, so
+ * write-back is switched on here; then checked from outside, as a user
+ * would: `uraid detail NAME` for the journal, `uraid examine` of a member
+ * for the bitmap (status does not show it). */
+static int fs_policy(const char *self, const char *name, const char *member, enum bw_consistency cs,
+                     const char *log, char *err, size_t errlen)
+{
+	char cmd[4400];
+	if (cs == BW_CS_JWB && sh(log, "'%s' journal-mode '%s' write-back", self, name) != 0)
+		return errmsg(err, errlen, -EIO, "uraid journal-mode %s write-back failed (log %s)",
+		              name, log);
+	snprintf(cmd, sizeof(cmd), "'%s' detail '%s' 2>&1", self, name);
+	int wt = output_has(cmd, "Consistency Policy : journal (write-through");
+	int wb = output_has(cmd, "Consistency Policy : journal (write-back");
+	snprintf(cmd, sizeof(cmd), "'%s' examine '%s' 2>&1", self, member);
+	int bm = output_has(cmd, "Internal Bitmap");
+	if (wt < 0 || wb < 0 || bm < 0)
+		return errmsg(err, errlen, -EIO, "uraid detail %s / examine %s failed", name,
+		              member);
+	bool ok = cs == BW_CS_NONE     ? !wt && !wb && !bm
+	          : cs == BW_CS_BITMAP ? !wt && !wb && bm
+	          : cs == BW_CS_JWT    ? wt && !wb && !bm
+	                               : !wt && wb && !bm;
+	if (!ok)
+		return errmsg(err, errlen, -EIO, "the attached array %s has %s%s%s, %s was asked",
+		              name, bm ? "a bitmap " : "", wt ? "a write-through journal" : "",
+		              wb           ? "a write-back journal"
+		              : !bm && !wt ? "neither bitmap nor journal"
+		                           : "",
+		              bw_consistency_name(cs));
+	return 0;
+}
+
+int bw_fs_run(const char *const *paths, int n, const char *name, enum bw_consistency cs,
+              const char *const *wls, int nwl, const struct bw_result *proto,
+              int (*addf)(void *, const struct bw_result *), void *ctx, double progress_s,
+              char *err, size_t errlen)
 {
 	char plabel[96];
 	struct bw_progress *pg;
@@ -196,6 +245,8 @@ int bw_fs_run(const char *const *paths, int n, const char *name, const char *con
 		errmsg(err, errlen, rc, "uraid attach gave '%s'", dev);
 		goto out;
 	}
+	if ((rc = fs_policy(self, name, paths[0], cs, log, err, errlen)) < 0)
+		goto detach;
 	bool want_mkfs = false, want_small = false, want_bonnie = false;
 	for (int i = 0; i < nwl; i++) {
 		want_mkfs |= !strcmp(wls[i], "mkfs");
