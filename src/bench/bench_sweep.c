@@ -75,12 +75,12 @@ static int expand_workloads(struct sweep *o, char (*in)[24], int nin)
 					return -EINVAL;
 				snprintf(o->wl[o->nwl++], 24, "readers=%d", v[k]);
 			}
-		} else if (!strcmp(in[i], "randrw") || !strcmp(in[i], "randread")) {
+		} else if (!strcmp(in[i], "randrw") || !strcmp(in[i], "randread") ||
+		           !strcmp(in[i], "randwrite")) {
 			if (o->nwl + 2 > MAXV)
 				return -EINVAL;
-			bool rw = !strcmp(in[i], "randrw");
-			snprintf(o->wl[o->nwl++], 24, "%s-qd1", rw ? "randrw" : "randread");
-			snprintf(o->wl[o->nwl++], 24, "%s-qd16", rw ? "randrw" : "randread");
+			snprintf(o->wl[o->nwl++], 24, "%.9s-qd1", in[i]);
+			snprintf(o->wl[o->nwl++], 24, "%.9s-qd16", in[i]);
 		} else if (bw_fs_workload(in[i]) || !strcmp(in[i], "seqwrite") ||
 		           !strcmp(in[i], "seqread") || !strcmp(in[i], "rewrite") ||
 		           sweep_random_qd(in[i])) {
@@ -102,7 +102,7 @@ static void usage(FILE *f)
 	    "64K,...]\n"
 	    "         [--layouts ls,la,rs,ra] [--workloads seqwrite,seqread,readers=1-5,randrw,"
 	    "randread,"
-	    "rewrite,\n"
+	    "randwrite,rewrite,\n"
 	    "          smallfiles,mkfs,bonnie (root; member files)]\n"
 	    "         [--size S] [--req S] [--ops N] [--repeat R] [--warmup W] [--baseline] [--csv "
 	    "F] "
@@ -407,11 +407,13 @@ int bench_workload(int argc, char **argv)
 	if (optind < argc)
 		return cli_error("bench", "unexpected argument '%s'", argv[optind]);
 	if (expand_workloads(&o, wl, nwl) < 0)
-		return cli_error("bench",
-		                 "--workloads: known are seqwrite, seqread, readers=N[-M] "
-		                 "(N <= %d), randrw, randread (= -qd1 and -qd16), randrw-qdN, "
-		                 "randread-qdN (N <= 64), rewrite, mkfs, smallfiles, bonnie",
-		                 BW_MAX_JOBS);
+		return cli_error(
+		    "bench",
+		    "--workloads: known are seqwrite, seqread, readers=N[-M] "
+		    "(N <= %d), randrw, randread, randwrite (= -qd1 and -qd16), "
+		    "randrw-qdN, randread-qdN, randwrite-qdN (N <= 64), rewrite, mkfs, "
+		    "smallfiles, bonnie",
+		    BW_MAX_JOBS);
 	if (model) {
 		if (sim_profile_load(model, &o.cfg.prof, err, sizeof(err)) < 0)
 			return cli_error("bench", "--disk-model: %s", err);

@@ -13,12 +13,14 @@
 #include "layout/layout.h"
 #include "util/errmsg.h"
 
-/* "randrw-qdN" / "randread-qdN" with N in 1..MAX_QD: N, else 0. */
+/* "randrw-qdN" / "randread-qdN" / "randwrite-qdN" with N in 1..MAX_QD: N,
+ * else 0. */
 int sweep_random_qd(const char *wl)
 {
-	const char *n = !strncmp(wl, "randrw-qd", 9)      ? wl + 9
-	                : !strncmp(wl, "randread-qd", 11) ? wl + 11
-	                                                  : NULL;
+	const char *n = !strncmp(wl, "randrw-qd", 9)       ? wl + 9
+	                : !strncmp(wl, "randread-qd", 11)  ? wl + 11
+	                : !strncmp(wl, "randwrite-qd", 12) ? wl + 12
+	                                                   : NULL;
 	if (!n || *n < '1' || *n > '9')
 		return 0;
 	char *e;
@@ -67,7 +69,8 @@ static int run_once(struct sweep *o, struct target *t, const char *wl, uint64_t 
 	const size_t MB = 1u << 20;
 	struct bw_job j[BW_MAX_JOBS];
 	int r = 0;
-	if (strcmp(wl, "seqwrite") && strncmp(wl, "randrw", 6) && !t->primed) {
+	if (strcmp(wl, "seqwrite") && strncmp(wl, "randrw", 6) && strncmp(wl, "randwrite", 9) &&
+	    !t->primed) {
 		job_init(&j[0], t, 1, MB, 0, size);
 		j[0].write = true;
 		if ((r = bw_run(j, 1)) < 0)
@@ -134,11 +137,13 @@ static int run_once(struct sweep *o, struct target *t, const char *wl, uint64_t 
 			           (unsigned long long)bad);
 	} else if (sweep_random_qd(wl)) {
 		/* randrw: half writes, never-written blocks are read too (no
-		 * check); randread: the primed data, every block checked. */
-		bool rd = !strncmp(wl, "randread", 8);
+		 * check); randread: the primed data, every block checked;
+		 * randwrite: writes only (what a journal or bitmap costs). */
+		bool rd = !strncmp(wl, "randread", 8), wo = !strncmp(wl, "randwrite", 9);
 		job_init(&j[0], t, sweep_random_qd(wl), 4096, 0, size);
 		j[0].random = true;
-		j[0].read_pct = rd ? 100 : 50;
+		j[0].write = wo;
+		j[0].read_pct = rd ? 100 : wo ? 0 : 50;
 		j[0].verify = rd;
 		j[0].ops = o->ops;
 		j[0].progress = prog;

@@ -50,7 +50,7 @@ check "refused runs wrote nothing: the file is unchanged, no journal file made" 
 # none / jwt / jwb on raid5 and raid6, raid0 run once without (a note).
 truncate -s 16M "$T_TMP/jfile"
 check "journal sweep: raid0,5,6 x none/wt/wb on memory members" \
-	sh -c '"$1" bench --mem --levels 0,5,6 --members 4 --workloads seqwrite,randrw-qd16 \
+	sh -c '"$1" bench --mem --levels 0,5,6 --members 4 --workloads seqwrite,randwrite-qd16 \
 	       --size 4M --ops 300 --progress 0 --journal "$2" --force-destroy \
 	       --json "$3" --csv "$3.csv" >"$3.out" 2>"$3.err"' \
 	sh "$URAID" "$T_TMP/jfile" "$T_TMP/j.json"
@@ -63,9 +63,11 @@ for lv in (5, 6):
     want |= {("raid%d[64,ls]x4" % lv, "none"), ("raid%d[64,ls,jwt]x4" % lv, "journal-wt"),
              ("raid%d[64,ls,jwb]x4" % lv, "journal-wb")}
 got = sorted((r["config"], r["consistency"], r["workload"]) for r in rows)
-assert got == sorted((c, p, w) for c, p in want for w in ("seqwrite", "randrw-qd16")), got
+assert got == sorted((c, p, w) for c, p in want for w in ("seqwrite", "randwrite-qd16")), got
 for r in rows:
     assert r["value"] > 0 and r["bytes"] == r["requested"], r
+    if r["workload"] == "randwrite-qd16":  # --ops 300 writes of 4 KiB
+        assert r["bytes"] == 300 * 4096 and r["unit"] == "IOPS", r
 cs = {(r["config"], r["workload"]): r["consistency"] for r in csv.DictReader(open(sys.argv[2]))}
 assert cs == {(r["config"], r["workload"]): r["consistency"] for r in rows}, cs
 table = open(sys.argv[3]).read()
