@@ -430,8 +430,8 @@ int sweep_run_config(struct sweep *o, int level, int n, uint32_t chunk, const ch
 			        "uraid: bench: note: %s: the filesystem workloads run through "
 			        "uraid attach (its own daemon), with that daemon's stripe cache\n",
 			        proto.config);
-		r = bw_fs_run(paths, np, name, ao.cs, fswl, nf, &proto, add_cb, o, o->progress, err,
-		              errlen);
+		r = bw_fs_run(paths, np, name, ao.cs, fswl, nf, &proto, add_cb, o, o->progress,
+		              o->repeat, err, errlen);
 	}
 	bw_set_free(&s);
 	return r;

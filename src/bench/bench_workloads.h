@@ -163,14 +163,15 @@ int bw_report_svg(const char *dir, const char *title, const struct bw_result *r,
  * "bonnie". bw_fs_run attaches the array made of member files `paths` (as
  * `uraid attach --name NAME`; a journal member among them), sets the
  * journal mode `cs` asks for and checks that the attached array has the
- * consistency policy `cs` (uraid status, uraid examine), runs the requested
- * workloads and hands each row (config fields from `proto`) to addf. Root
+ * consistency policy `cs` (uraid detail, uraid examine), runs the requested
+ * workloads (smallfiles `repeat` times: median and spread; mkfs and bonnie
+ * once) and hands each row (config fields from `proto`) to addf. Root
  * only. */
 bool bw_fs_workload(const char *wl);
 int bw_fs_run(const char *const *paths, int n, const char *name, enum bw_consistency cs,
               const char *const *wls, int nwl, const struct bw_result *proto,
               int (*addf)(void *, const struct bw_result *), void *ctx, double progress_s,
-              char *err, size_t errlen);
+              int repeat, char *err, size_t errlen);
 
 /* Block devices as members (bench_devices.c). bw_dev_list: DEV,DEV,... or
  * every block device in a directory (sorted), into out[0..max). bw_dev_probe:

@@ -118,7 +118,7 @@ static double secs_since(uint64_t t0)
 
 static int add(int (*addf)(void *, const struct bw_result *), void *ctx,
                const struct bw_result *proto, const char *wl, double v, const char *unit,
-               uint64_t bytes, uint64_t requested)
+               uint64_t bytes, uint64_t requested, int repeats, double spread)
 {
 	struct bw_result r = *proto;
 	snprintf(r.workload, sizeof(r.workload), "%s", wl);
@@ -126,8 +126,48 @@ static int add(int (*addf)(void *, const struct bw_result *), void *ctx,
 	r.unit = unit;
 	r.bytes = bytes;
 	r.requested = requested;
-	r.repeats = 1;
+	r.repeats = repeats;
+	r.spread = spread;
 	return addf(ctx, &r);
+}
+
+/* One smallfiles run on the mounted XFS `mnt`: untar STAGE.tar (`bytes`
+ * of files) + sync, cp -a it + sync, rm -rf both + sync; the file counts
+ * are checked after each step. Out: MB/s, MB/s, files/s. */
+static int smallfiles_once(const struct bw_result *proto, const char *mnt, const char *stage,
+                           const char *log, double progress_s, uint64_t bytes, double *untar,
+                           double *copy, double *rm, char *err, size_t errlen)
+{
+	long want = (long)FS_DIRS * FS_FILES_PER_DIR;
+	char a[400], b[400], plabel[96];
+	snprintf(a, sizeof(a), "%s/a", mnt);
+	snprintf(b, sizeof(b), "%s/b", mnt);
+	uint64_t t0 = bench_now_ns();
+	struct bw_progress *pg =
+	    step(proto, "smallfiles-untar", progress_s, plabel, sizeof(plabel));
+	int s1 = sh(log, "mkdir '%s' && tar xf '%s.tar' -C '%s' && sync", a, stage, a);
+	double tu = secs_since(t0);
+	bw_progress_stop(pg);
+	t0 = bench_now_ns();
+	pg = step(proto, "smallfiles-copy", progress_s, plabel, sizeof(plabel));
+	int s2 = sh(log, "cp -a '%s' '%s' && sync", a, b);
+	double tc = secs_since(t0);
+	bw_progress_stop(pg);
+	long na = count_files(a), nb = count_files(b);
+	t0 = bench_now_ns();
+	pg = step(proto, "smallfiles-rm", progress_s, plabel, sizeof(plabel));
+	int s3 = sh(log, "rm -rf '%s' '%s' && sync", a, b);
+	double tr = secs_since(t0);
+	bw_progress_stop(pg);
+	long left = count_files(mnt);
+	if (s1 || s2 || s3 || na != want || nb != want || left != 0)
+		return errmsg(err, errlen, -EIO,
+		              "smallfiles: %ld and %ld files of %ld, %ld left after rm (log %s)",
+		              na, nb, want, left, log);
+	*untar = (double)bytes / 1e6 / tu;
+	*copy = (double)bytes / 1e6 / tc;
+	*rm = (double)(2 * want) / tr;
+	return 0;
 }
 
 /* bonnie++ -q CSV: fields 11 (block write), 13 (rewrite), 17 (block read)
@@ -209,7 +249,7 @@ static int fs_policy(const char *self, const char *name, const char *member, enu
 int bw_fs_run(const char *const *paths, int n, const char *name, enum bw_consistency cs,
               const char *const *wls, int nwl, const struct bw_result *proto,
               int (*addf)(void *, const struct bw_result *), void *ctx, double progress_s,
-              char *err, size_t errlen)
+              int repeat, char *err, size_t errlen)
 {
 	char plabel[96];
 	struct bw_progress *pg;
@@ -265,7 +305,7 @@ int bw_fs_run(const char *const *paths, int n, const char *name, enum bw_consist
 			goto detach;
 		}
 		t = secs_since(t0);
-		if ((rc = add(addf, ctx, proto, "mkfs.ext4", t, "s", 0, 0)) < 0)
+		if ((rc = add(addf, ctx, proto, "mkfs.ext4", t, "s", 0, 0, 1, 0)) < 0)
 			goto detach;
 	}
 	t0 = bench_now_ns();
@@ -277,52 +317,42 @@ int bw_fs_run(const char *const *paths, int n, const char *name, enum bw_consist
 		goto detach;
 	}
 	t = secs_since(t0);
-	if (want_mkfs && (rc = add(addf, ctx, proto, "mkfs.xfs", t, "s", 0, 0)) < 0)
+	if (want_mkfs && (rc = add(addf, ctx, proto, "mkfs.xfs", t, "s", 0, 0, 1, 0)) < 0)
 		goto detach;
 	if (mkdir(mnt, 0755) < 0 || sh(log, "mount '%s' '%s'", dev, mnt) != 0) {
 		rc = errmsg(err, errlen, -EIO, "cannot mount the XFS (log %s)", log);
 		goto detach;
 	}
 	if (want_small) {
-		long want = (long)FS_DIRS * FS_FILES_PER_DIR;
 		int64_t bytes = make_tree(stage);
-		char a[400], b[400];
-		snprintf(a, sizeof(a), "%s/a", mnt);
-		snprintf(b, sizeof(b), "%s/b", mnt);
 		if (bytes < 0 || sh(log, "tar cf '%s.tar' -C '%s' .", stage, stage) != 0) {
 			rc = errmsg(err, errlen, -EIO, "cannot make the tree (log %s)", log);
 			goto umount;
 		}
-		t0 = bench_now_ns();
-		pg = step(proto, "smallfiles-untar", progress_s, plabel, sizeof(plabel));
-		int s1 = sh(log, "mkdir '%s' && tar xf '%s.tar' -C '%s' && sync", a, stage, a);
-		double tu = secs_since(t0);
-		bw_progress_stop(pg);
-		t0 = bench_now_ns();
-		pg = step(proto, "smallfiles-copy", progress_s, plabel, sizeof(plabel));
-		int s2 = sh(log, "cp -a '%s' '%s' && sync", a, b);
-		double tc = secs_since(t0);
-		bw_progress_stop(pg);
-		long na = count_files(a), nb = count_files(b);
-		t0 = bench_now_ns();
-		pg = step(proto, "smallfiles-rm", progress_s, plabel, sizeof(plabel));
-		int s3 = sh(log, "rm -rf '%s' '%s' && sync", a, b);
-		double tr = secs_since(t0);
-		bw_progress_stop(pg);
-		long left = count_files(mnt);
-		if (s1 || s2 || s3 || na != want || nb != want || left != 0) {
-			rc = errmsg(
-			    err, errlen, -EIO,
-			    "smallfiles: %ld and %ld files of %ld, %ld left after rm (log %s)", na,
-			    nb, want, left, log);
+		/* Each repeat leaves the filesystem empty again (checked), so
+		 * the runs are alike; rows: the median and spread per step. */
+		double v[3][64];
+		int nrep = repeat < 1 ? 1 : repeat > 64 ? 64 : repeat;
+		for (int k = 0; k < nrep && rc == 0; k++)
+			rc = smallfiles_once(proto, mnt, stage, log, progress_s, (uint64_t)bytes,
+			                     &v[0][k], &v[1][k], &v[2][k], err, errlen);
+		if (rc < 0)
 			goto umount;
+		static const char *const names[3] = {"smallfiles-untar", "smallfiles-copy",
+		                                     "smallfiles-rm"};
+		uint64_t files = 2ull * FS_DIRS * FS_FILES_PER_DIR;
+		for (int sp = 0; sp < 3 && rc == 0; sp++) {
+			double lo = v[sp][0], hi = v[sp][0];
+			for (int k = 1; k < nrep; k++) {
+				lo = v[sp][k] < lo ? v[sp][k] : lo;
+				hi = v[sp][k] > hi ? v[sp][k] : hi;
+			}
+			double med = bench_median(v[sp], nrep);
+			uint64_t amount = sp < 2 ? (uint64_t)bytes : files;
+			rc = add(addf, ctx, proto, names[sp], med, sp < 2 ? "MB/s" : "files/s",
+			         amount, amount, nrep, med > 0 ? (hi - lo) / med : 0);
 		}
-		if ((rc = add(addf, ctx, proto, "smallfiles-untar", (double)bytes / 1e6 / tu,
-		              "MB/s", (uint64_t)bytes, (uint64_t)bytes)) < 0 ||
-		    (rc = add(addf, ctx, proto, "smallfiles-copy", (double)bytes / 1e6 / tc, "MB/s",
-		              (uint64_t)bytes, (uint64_t)bytes)) < 0 ||
-		    (rc = add(addf, ctx, proto, "smallfiles-rm", (double)(2 * want) / tr, "files/s",
-		              (uint64_t)(2 * want), (uint64_t)(2 * want))) < 0)
+		if (rc < 0)
 			goto umount;
 	}
 	if (want_bonnie) {
@@ -360,7 +390,7 @@ int bw_fs_run(const char *const *paths, int n, const char *name, enum bw_consist
 				}
 				rc = add(addf, ctx, proto, names[i],
 				         i < 3 ? v[i] * 1024 / 1e6 : v[i], i < 3 ? "MB/s" : "ops/s",
-				         0, 0);
+				         0, 0, 1, 0);
 			}
 		}
 	}

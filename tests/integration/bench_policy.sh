@@ -147,7 +147,7 @@ PY
 # With --bitmap --bitmap-chunk 1M: member 0 read while the sweep runs
 # (library workloads, then the attached array).
 "$URAID" bench --members-dir "$M" --levels 5 --members 3 --workloads randrw-qd1,smallfiles \
-	--size 4M --ops 300 --progress 0 --bitmap --bitmap-chunk 1M \
+	--size 4M --ops 300 --repeat 2 --progress 0 --bitmap --bitmap-chunk 1M \
 	--json "$T_TMP/fb.json" >"$T_TMP/fb.out" 2>"$T_TMP/fb.err" &
 BENCH_PID=$!
 poll "$BENCH_PID" "$T_TMP/fb.x" python3 "$T_TMP/bm.py" "$M/uraid-bench-$BENCH_PID-0"
@@ -166,6 +166,10 @@ got = sorted((r["config"], r["consistency"], r["workload"]) for r in rows)
 want = [(c, p, w) for c, p in (("raid5[64,ls]x3", "none"), ("raid5[64,ls,bitmap]x3", "bitmap"))
         for w in ("randrw-qd1", "smallfiles-copy", "smallfiles-rm", "smallfiles-untar")]
 assert got == sorted(want), got
+for r in rows:  # --repeat 2: smallfiles ran twice on the same XFS, 4000 files each
+    assert r["repeats"] == 2 and r["value"] > 0 and r["spread"] >= 0, r
+    if r["workload"] == "smallfiles-rm":
+        assert r["bytes"] == r["requested"] == 4000, r
 PY
 check "nothing left: member files, attach records, loop devices" \
 	sh -c '[ -z "$(ls -A "$2")" ] && ! ls "$1/run"/*.attach >/dev/null 2>&1 &&
