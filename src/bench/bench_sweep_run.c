@@ -376,7 +376,9 @@ int sweep_run_config(struct sweep *o, int level, int n, uint32_t chunk, const ch
 	const char *fswl[MAXV];
 	int nf = nfs(o, fswl);
 	/* mkfs.xfs wants 300 MB at least. */
-	if (nf && o->cfg.kind == BW_FILES && per < (420ull << 20) / (uint64_t)data_disks(level, n))
+	bool sim_fs = nf && o->cfg.kind == BW_SIM && o->cfg.time_scale == 1;
+	if (nf && (o->cfg.kind == BW_FILES || sim_fs) &&
+	    per < (420ull << 20) / (uint64_t)data_disks(level, n))
 		per = (420ull << 20) / (uint64_t)data_disks(level, n);
 	uint64_t mbytes = (per + 2 * (uint64_t)chunk + (6u << 20)) / (1u << 20) * (1u << 20);
 	struct bw_set s;
@@ -405,17 +407,30 @@ int sweep_run_config(struct sweep *o, int level, int n, uint32_t chunk, const ch
 		 * (array read-only) must not leave rows labelled with it. */
 		if (r == 0 && cs >= 0)
 			r = check_policy(a, ao.cs, proto.config, err, errlen);
+		/* Simulated disks exist only in this process: the filesystem
+		 * workloads go through bench_nbd.c instead of uraid attach,
+		 * timed by the wall clock (so only in real time). */
+		if (r == 0 && sim_fs)
+			r = bw_fs_run_array(a, fswl, nf, &proto, add_cb, o, o->progress, o->repeat,
+			                    err, errlen);
 		r = r == 1 ? 0 : r;
 		int rs = bw_array_stop(&s, a);
 		r = r ? r : rs;
 	}
 	if (r == 0 && na)
 		; /* n/a rows already added for every workload */
-	else if (r == 0 && nf && o->cfg.kind != BW_FILES && o->cfg.kind != BW_DEV)
+	else if (r == 0 && nf && o->cfg.kind == BW_SIM && !sim_fs)
+		fprintf(stderr,
+		        "uraid: bench: note: %s: filesystem workloads on simulated disks are "
+		        "timed by the wall clock: they need --time-scale 1, skipped\n",
+		        proto.config);
+	else if (r == 0 && nf && o->cfg.kind == BW_MEM)
 		fprintf(stderr,
 		        "uraid: bench: note: %s: filesystem workloads need member files "
 		        "(--members-dir), skipped\n",
 		        proto.config);
+	else if (sim_fs)
+		; /* ran above, on the open array */
 	else if (r == 0 && nf) {
 		const char *paths[BW_MAX_MEMBERS + 1];
 		char name[32];

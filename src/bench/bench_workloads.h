@@ -173,6 +173,20 @@ int bw_fs_run(const char *const *paths, int n, const char *name, enum bw_consist
               int (*addf)(void *, const struct bw_result *), void *ctx, double progress_s,
               int repeat, char *err, size_t errlen);
 
+/* The same workloads on an array open in this process (members that exist
+ * only here: simulated disks), served by bench_nbd.c to nbdfuse with a
+ * loop device on top, as uraid attach does. The array stays open. */
+int bw_fs_run_array(struct uraid_array *a, const char *const *wls, int nwl,
+                    const struct bw_result *proto, int (*addf)(void *, const struct bw_result *),
+                    void *ctx, double progress_s, int repeat, char *err, size_t errlen);
+
+/* In-process NBD server for one array (bench_nbd.c): unix socket `sock`,
+ * one client at a time; stop disconnects a client still there. */
+struct bw_nbd;
+int bw_nbd_start(struct uraid_array *a, const char *sock, struct bw_nbd **out, char *err,
+                 size_t errlen);
+void bw_nbd_stop(struct bw_nbd *n);
+
 /* Block devices as members (bench_devices.c). bw_dev_list: DEV,DEV,... or
  * every block device in a directory (sorted), into out[0..max). bw_dev_probe:
  * the device's size and, in `found`, every signature it holds (md

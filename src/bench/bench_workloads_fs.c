@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,47 +247,19 @@ static int fs_policy(const char *self, const char *name, const char *member, enu
 	return 0;
 }
 
-int bw_fs_run(const char *const *paths, int n, const char *name, enum bw_consistency cs,
-              const char *const *wls, int nwl, const struct bw_result *proto,
-              int (*addf)(void *, const struct bw_result *), void *ctx, double progress_s,
-              int repeat, char *err, size_t errlen)
+/* mkfs, smallfiles, bonnie on the block device `dev`; scratch files in
+ * `tmp` (log, mount point, the tree). */
+static int fs_on_dev(const char *dev, const char *tmp, const char *const *wls, int nwl,
+                     const struct bw_result *proto, int (*addf)(void *, const struct bw_result *),
+                     void *ctx, double progress_s, int repeat, char *err, size_t errlen)
 {
-	char plabel[96];
+	char plabel[96], log[300], cmd[8192], mnt[300], stage[300];
 	struct bw_progress *pg;
-	if (geteuid() != 0)
-		return errmsg(err, errlen, -EPERM, "filesystem workloads need root (uraid attach)");
-	if (!have("mkfs.xfs") || !have("mkfs.ext4"))
-		return errmsg(err, errlen, -ENOENT, "mkfs.xfs and mkfs.ext4 are needed");
-	char tmp[] = "/tmp/uraid-benchfs.XXXXXX";
-	if (!mkdtemp(tmp))
-		return errmsg(err, errlen, -errno, "mkdtemp: %s", strerror(errno));
-	char log[256], dev[256] = "", self[4096], cmd[8192], mnt[300], stage[300];
+	FILE *p;
+	int rc = 0;
 	snprintf(log, sizeof(log), "%s/log", tmp);
 	snprintf(mnt, sizeof(mnt), "%s/mnt", tmp);
 	snprintf(stage, sizeof(stage), "%s/tree", tmp);
-	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (sl <= 0)
-		return errmsg(err, errlen, -errno, "cannot find the uraid executable");
-	self[sl] = 0;
-	int l = snprintf(cmd, sizeof(cmd), "'%s' attach --name %s", self, name);
-	for (int i = 0; i < n; i++)
-		l += snprintf(cmd + l, sizeof(cmd) - (size_t)l, " '%s'", paths[i]);
-	FILE *p = popen(cmd, "r");
-	if (!p || !fgets(dev, sizeof(dev), p)) {
-		if (p)
-			pclose(p);
-		return errmsg(err, errlen, -EIO, "uraid attach failed");
-	}
-	int rc = pclose(p) == 0 ? 0 : -EIO;
-	dev[strcspn(dev, "\n")] = 0;
-	if (rc == 0 && strncmp(dev, "/dev/", 5))
-		rc = -EIO;
-	if (rc < 0) {
-		errmsg(err, errlen, rc, "uraid attach gave '%s'", dev);
-		goto out;
-	}
-	if ((rc = fs_policy(self, name, paths[0], cs, log, err, errlen)) < 0)
-		goto detach;
 	bool want_mkfs = false, want_small = false, want_bonnie = false;
 	for (int i = 0; i < nwl; i++) {
 		want_mkfs |= !strcmp(wls[i], "mkfs");
@@ -302,11 +275,11 @@ int bw_fs_run(const char *const *paths, int n, const char *name, enum bw_consist
 		bw_progress_stop(pg);
 		if (st != 0) {
 			rc = errmsg(err, errlen, -EIO, "mkfs.ext4 failed (log %s)", log);
-			goto detach;
+			return rc;
 		}
 		t = secs_since(t0);
 		if ((rc = add(addf, ctx, proto, "mkfs.ext4", t, "s", 0, 0, 1, 0)) < 0)
-			goto detach;
+			return rc;
 	}
 	t0 = bench_now_ns();
 	pg = step(proto, "mkfs.xfs", progress_s, plabel, sizeof(plabel));
@@ -314,14 +287,14 @@ int bw_fs_run(const char *const *paths, int n, const char *name, enum bw_consist
 	bw_progress_stop(pg);
 	if (st != 0) {
 		rc = errmsg(err, errlen, -EIO, "mkfs.xfs failed (log %s)", log);
-		goto detach;
+		return rc;
 	}
 	t = secs_since(t0);
 	if (want_mkfs && (rc = add(addf, ctx, proto, "mkfs.xfs", t, "s", 0, 0, 1, 0)) < 0)
-		goto detach;
+		return rc;
 	if (mkdir(mnt, 0755) < 0 || sh(log, "mount '%s' '%s'", dev, mnt) != 0) {
 		rc = errmsg(err, errlen, -EIO, "cannot mount the XFS (log %s)", log);
-		goto detach;
+		return rc;
 	}
 	if (want_small) {
 		int64_t bytes = make_tree(stage);
@@ -396,10 +369,133 @@ int bw_fs_run(const char *const *paths, int n, const char *name, enum bw_consist
 	}
 umount:
 	sh(log, "umount '%s'", mnt);
-detach:
+	return rc;
+}
+
+int bw_fs_run(const char *const *paths, int n, const char *name, enum bw_consistency cs,
+              const char *const *wls, int nwl, const struct bw_result *proto,
+              int (*addf)(void *, const struct bw_result *), void *ctx, double progress_s,
+              int repeat, char *err, size_t errlen)
+{
+	if (geteuid() != 0)
+		return errmsg(err, errlen, -EPERM, "filesystem workloads need root (uraid attach)");
+	if (!have("mkfs.xfs") || !have("mkfs.ext4"))
+		return errmsg(err, errlen, -ENOENT, "mkfs.xfs and mkfs.ext4 are needed");
+	char tmp[] = "/tmp/uraid-benchfs.XXXXXX";
+	if (!mkdtemp(tmp))
+		return errmsg(err, errlen, -errno, "mkdtemp: %s", strerror(errno));
+	char log[256], dev[256] = "", self[4096], cmd[8192];
+	snprintf(log, sizeof(log), "%s/log", tmp);
+	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (sl <= 0)
+		return errmsg(err, errlen, -errno, "cannot find the uraid executable");
+	self[sl] = 0;
+	int l = snprintf(cmd, sizeof(cmd), "'%s' attach --name %s", self, name);
+	for (int i = 0; i < n; i++)
+		l += snprintf(cmd + l, sizeof(cmd) - (size_t)l, " '%s'", paths[i]);
+	FILE *p = popen(cmd, "r");
+	if (!p || !fgets(dev, sizeof(dev), p)) {
+		if (p)
+			pclose(p);
+		return errmsg(err, errlen, -EIO, "uraid attach failed");
+	}
+	int rc = pclose(p) == 0 ? 0 : -EIO;
+	dev[strcspn(dev, "\n")] = 0;
+	if (rc == 0 && strncmp(dev, "/dev/", 5))
+		rc = -EIO;
+	if (rc < 0) {
+		errmsg(err, errlen, rc, "uraid attach gave '%s'", dev);
+		goto out;
+	}
+	if ((rc = fs_policy(self, name, paths[0], cs, log, err, errlen)) == 0)
+		rc = fs_on_dev(dev, tmp, wls, nwl, proto, addf, ctx, progress_s, repeat, err,
+		               errlen);
 	if (sh(log, "'%s' detach '%s'", self, dev) != 0 && rc == 0)
 		rc = errmsg(err, errlen, -EIO, "uraid detach %s failed (log %s)", dev, log);
 out:
+	if (rc == 0)
+		sh("/dev/null", "rm -rf '%s'", tmp);
+	return rc;
+}
+
+/* nbdfuse on `dir` for the export at `sock`, in the background; its pid
+ * once it serves (the pid file appears), else < 0. */
+static pid_t start_nbdfuse(const char *dir, const char *sock, const char *log)
+{
+	char pidfile[512];
+	snprintf(pidfile, sizeof(pidfile), "%s.pid", dir);
+	if (sh(log, "nbdfuse -P '%s' '%s' 'nbd+unix:///?socket=%s' </dev/null &", pidfile, dir,
+	       sock) != 0)
+		return -1;
+	for (int i = 0; i < 400; i++) {
+		FILE *f = fopen(pidfile, "r");
+		long pid = 0;
+		if (f) {
+			if (fscanf(f, "%ld", &pid) != 1)
+				pid = 0;
+			fclose(f);
+		}
+		if (pid > 0)
+			return (pid_t)pid;
+		usleep(50000);
+	}
+	return -1;
+}
+
+int bw_fs_run_array(struct uraid_array *a, const char *const *wls, int nwl,
+                    const struct bw_result *proto, int (*addf)(void *, const struct bw_result *),
+                    void *ctx, double progress_s, int repeat, char *err, size_t errlen)
+{
+	if (geteuid() != 0)
+		return errmsg(err, errlen, -EPERM, "filesystem workloads need root (loop devices)");
+	if (!have("mkfs.xfs") || !have("mkfs.ext4") || !have("nbdfuse"))
+		return errmsg(err, errlen, -ENOENT, "mkfs.xfs, mkfs.ext4 and nbdfuse are needed");
+	char tmp[] = "/tmp/uraid-benchfs.XXXXXX";
+	if (!mkdtemp(tmp))
+		return errmsg(err, errlen, -errno, "mkdtemp: %s", strerror(errno));
+	char log[300], sock[300], fuse[300], dev[256] = "";
+	snprintf(log, sizeof(log), "%s/log", tmp);
+	snprintf(sock, sizeof(sock), "%s/nbd.sock", tmp);
+	snprintf(fuse, sizeof(fuse), "%s/fuse", tmp);
+	struct bw_nbd *n = NULL;
+	int rc = bw_nbd_start(a, sock, &n, err, errlen);
+	if (rc < 0)
+		return rc;
+	pid_t fpid = -1;
+	if (mkdir(fuse, 0700) < 0 || (fpid = start_nbdfuse(fuse, sock, log)) < 0) {
+		rc = errmsg(err, errlen, -EIO, "nbdfuse did not start (log %s)", log);
+		goto stop;
+	}
+	/* direct I/O: the page cache stays out of the way, as with attach */
+	char cmd[700];
+	snprintf(cmd, sizeof(cmd), "losetup --direct-io=on --find --show '%s/nbd' 2>>'%s'", fuse,
+	         log);
+	FILE *p = popen(cmd, "r");
+	if (!p || !fgets(dev, sizeof(dev), p))
+		dev[0] = 0;
+	if (p)
+		pclose(p);
+	dev[strcspn(dev, "\n")] = 0;
+	if (strncmp(dev, "/dev/loop", 9)) {
+		rc = errmsg(err, errlen, -EIO, "losetup on %s/nbd failed (log %s)", fuse, log);
+		goto unmount;
+	}
+	rc = fs_on_dev(dev, tmp, wls, nwl, proto, addf, ctx, progress_s, repeat, err, errlen);
+	if (sh(log, "losetup -d '%s'", dev) != 0 && rc == 0)
+		rc = errmsg(err, errlen, -EIO, "losetup -d %s failed (log %s)", dev, log);
+	/* the kernel lets go of the file when its last opener is gone */
+	char bf[300];
+	snprintf(bf, sizeof(bf), "/sys/block/%s/loop/backing_file", dev + 5);
+	for (int i = 0; i < 200 && access(bf, F_OK) == 0; i++)
+		usleep(50000);
+unmount:
+	/* nbdfuse exits once unmounted, disconnecting from the server */
+	for (int i = 0; i < 100 && sh(log, "umount '%s'", fuse) != 0; i++)
+		usleep(50000);
+	for (int i = 0; i < 200 && kill(fpid, 0) == 0; i++)
+		usleep(50000);
+stop:
+	bw_nbd_stop(n);
 	if (rc == 0)
 		sh("/dev/null", "rm -rf '%s'", tmp);
 	return rc;
