@@ -171,7 +171,33 @@ for r in rows:  # --repeat 2: smallfiles ran twice on the same XFS, 4000 files e
     if r["workload"] == "smallfiles-rm":
         assert r["bytes"] == r["requested"] == 4000, r
 PY
+# Simulated disks live only in the bench process: smallfiles through its own
+# NBD server (nbdfuse + loop); a kept journal file shows it was the journal.
+truncate -s 16M "$T_TMP/jsim"
+check "smallfiles on simulated nvme disks, none and write-back journal" \
+	sh -c '"$1" bench --disk-model nvme --levels 5 --members 3 --workloads smallfiles \
+	       --size 4M --progress 0 --journal "$2" --journal-mode wb --force-destroy \
+	       --json "$3" >/dev/null 2>"$3.err"' sh "$URAID" "$T_TMP/jsim" "$T_TMP/fs.json"
+check "simulated disks: smallfiles rows for none and jwb, 4000 files removed" \
+	python3 - "$T_TMP/fs.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+got = sorted((r["config"], r["consistency"], r["workload"]) for r in rows)
+want = [(c, p, w) for c, p in (("raid5[64,ls]x3", "none"), ("raid5[64,ls,jwb]x3", "journal-wb"))
+        for w in ("smallfiles-copy", "smallfiles-rm", "smallfiles-untar")]
+assert got == sorted(want), got
+for r in rows:
+    assert r["value"] > 0, r
+    if r["workload"] == "smallfiles-rm":
+        assert r["bytes"] == 4000, r
+PY
+check "simulated disks: the kept journal file was the array's journal" \
+	sh -c '"$1" examine "$2" | grep -q "Device Role : Journal"' sh "$URAID" "$T_TMP/jsim"
+check "simulated disks, --time-scale 10: filesystem workloads skipped with a note" \
+	sh -c '"$1" bench --disk-model nvme --time-scale 10 --levels 5 --members 3 \
+	       --workloads seqwrite,smallfiles --size 4M --progress 0 2>&1 >/dev/null |
+	       grep -q "they need --time-scale 1, skipped"' sh "$URAID"
 check "nothing left: member files, attach records, loop devices" \
 	sh -c '[ -z "$(ls -A "$2")" ] && ! ls "$1/run"/*.attach >/dev/null 2>&1 &&
-	       ! losetup -a | grep -q "$2"' sh "$T_TMP" "$M"
+	       ! losetup -a | grep -q -e "$2" -e uraid-benchfs' sh "$T_TMP" "$M"
 t_done
