@@ -115,11 +115,15 @@ int sweep_policies(struct sweep *o, bool bitmap, const char *jmode, bool *journa
 		                 bitmap ? "a bitmap needs redundancy: raid1, 4, 5, 6, 10"
 		                        : "a write journal only on raid4, 5, 6");
 	if (o->journal) {
+		/* the same device under another name (a by-id link) counts too */
+		struct stat js, ms;
+		bool jblk = stat(o->journal, &js) == 0 && S_ISBLK(js.st_mode);
 		for (int i = 0; o->cfg.kind == BW_DEV && i < o->cfg.ndevs; i++)
-			if (!strcmp(o->cfg.devs[i], o->journal))
+			if (!strcmp(o->cfg.devs[i], o->journal) ||
+			    (jblk && stat(o->cfg.devs[i], &ms) == 0 && ms.st_rdev == js.st_rdev))
 				return cli_error("bench",
-				                 "--journal %s is also a --members-dev device",
-				                 o->journal);
+				                 "--journal %s is also a --members-dev device (%s)",
+				                 o->journal, o->cfg.devs[i]);
 		int r = journal_target(o, journal_made, force);
 		if (r)
 			return r;

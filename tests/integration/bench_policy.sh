@@ -12,7 +12,9 @@ export URAID_RUN_DIR=$T_TMP/run
 M=$(mktemp -d /dev/shm/uraid-test.XXXXXX)
 mkdir -p "$URAID_RUN_DIR"
 BENCH_PID=
-trap '[ -n "$BENCH_PID" ] && kill "$BENCH_PID" 2>/dev/null; rm -rf "$T_TMP" "$M"' EXIT
+LOOPS=
+trap '[ -n "$BENCH_PID" ] && kill "$BENCH_PID" 2>/dev/null
+      for l in $LOOPS; do losetup -d "$l"; done; rm -rf "$T_TMP" "$M"' EXIT
 
 # refused NAME PATTERN ARGS...: exit non-zero, stderr names the problem
 refused() {
@@ -171,6 +173,21 @@ for r in rows:  # --repeat 2: smallfiles ran twice on the same XFS, 4000 files e
     if r["workload"] == "smallfiles-rm":
         assert r["bytes"] == r["requested"] == 4000, r
 PY
+# A journal that is one of the member devices under another name: refused,
+# before anything is written (the devices hold nothing).
+for i in 0 1 2; do
+	truncate -s 16M "$M/dev$i"
+	LOOPS="$LOOPS $(losetup -f --show "$M/dev$i")"
+done
+set -- $LOOPS
+ln -s "$2" "$T_TMP/jlink"
+refused "--journal: a member device under another name" "also a --members-dev device ($2)" \
+	"$URAID" bench --members-dev "$1,$2,$3" --levels 5 --members 3 --workloads seqwrite \
+	--size 4M --progress 0 --journal "$T_TMP/jlink"
+for l in $LOOPS; do losetup -d "$l"; done
+LOOPS=
+rm -f "$M"/dev*
+
 # Simulated disks live only in the bench process: smallfiles through its own
 # NBD server (nbdfuse + loop); a kept journal file shows it was the journal.
 truncate -s 16M "$T_TMP/jsim"
