@@ -78,7 +78,7 @@ int bw_report_csv(const char *path, const struct bw_result *r, int n)
 	if (!f)
 		return -errno;
 	fprintf(f, "config,level,members,chunk_kib,layout,stripe_cache,workload,value,unit,spread,"
-	           "finish_spread,latency_us,ratio,bytes,requested,repeats,note\n");
+	           "finish_spread,latency_us,ratio,bytes,requested,repeats,note,consistency\n");
 	for (int i = 0; i < n; i++) {
 		char sc[16] = "", val[32] = "";
 		if (r[i].stripe_cache >= 0)
@@ -87,12 +87,13 @@ int bw_report_csv(const char *path, const struct bw_result *r, int n)
 			snprintf(val, sizeof(val), "%.3f", r[i].value);
 		/* Configs like raid5[64,ls]x4 hold a comma: quoted (RFC 4180);
 		 * a row without a figure has an empty value and says why. */
-		fprintf(f,
-		        "\"%s\",%d,%d,%u,%s,%s,%s,%s,%s,%.4f,%.4f,%.2f,%.4f,%llu,%llu,%d,\"%s\"\n",
-		        r[i].config, r[i].level, r[i].members, r[i].chunk / 1024, r[i].layout, sc,
-		        r[i].workload, val, r[i].unit, r[i].spread, r[i].finish_spread, r[i].lat_us,
-		        r[i].ratio, (unsigned long long)r[i].bytes,
-		        (unsigned long long)r[i].requested, r[i].repeats, r[i].note);
+		fprintf(
+		    f,
+		    "\"%s\",%d,%d,%u,%s,%s,%s,%s,%s,%.4f,%.4f,%.2f,%.4f,%llu,%llu,%d,\"%s\",%s\n",
+		    r[i].config, r[i].level, r[i].members, r[i].chunk / 1024, r[i].layout, sc,
+		    r[i].workload, val, r[i].unit, r[i].spread, r[i].finish_spread, r[i].lat_us,
+		    r[i].ratio, (unsigned long long)r[i].bytes, (unsigned long long)r[i].requested,
+		    r[i].repeats, r[i].note, r[i].consistency);
 	}
 	if (f == stdout)
 		return fflush(f) ? -errno : 0;
@@ -123,6 +124,9 @@ int bw_report_json(const char *path, const struct bw_result *r, int n)
 		        (unsigned long long)r[i].requested, r[i].repeats);
 		if (r[i].note[0])
 			fprintf(f, ", \"note\": \"%s\"", r[i].note);
+		/* --bitmap / --journal sweeps: none, bitmap, journal-wt, journal-wb */
+		if (r[i].consistency[0])
+			fprintf(f, ", \"consistency\": \"%s\"", r[i].consistency);
 		fprintf(f, "}");
 	}
 	fprintf(f, "\n]\n");

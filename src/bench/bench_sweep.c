@@ -75,12 +75,12 @@ static int expand_workloads(struct sweep *o, char (*in)[24], int nin)
 					return -EINVAL;
 				snprintf(o->wl[o->nwl++], 24, "readers=%d", v[k]);
 			}
-		} else if (!strcmp(in[i], "randrw") || !strcmp(in[i], "randread")) {
+		} else if (!strcmp(in[i], "randrw") || !strcmp(in[i], "randread") ||
+		           !strcmp(in[i], "randwrite")) {
 			if (o->nwl + 2 > MAXV)
 				return -EINVAL;
-			bool rw = !strcmp(in[i], "randrw");
-			snprintf(o->wl[o->nwl++], 24, "%s-qd1", rw ? "randrw" : "randread");
-			snprintf(o->wl[o->nwl++], 24, "%s-qd16", rw ? "randrw" : "randread");
+			snprintf(o->wl[o->nwl++], 24, "%.9s-qd1", in[i]);
+			snprintf(o->wl[o->nwl++], 24, "%.9s-qd16", in[i]);
 		} else if (bw_fs_workload(in[i]) || !strcmp(in[i], "seqwrite") ||
 		           !strcmp(in[i], "seqread") || !strcmp(in[i], "rewrite") ||
 		           sweep_random_qd(in[i])) {
@@ -102,12 +102,15 @@ static void usage(FILE *f)
 	    "64K,...]\n"
 	    "         [--layouts ls,la,rs,ra] [--workloads seqwrite,seqread,readers=1-5,randrw,"
 	    "randread,"
-	    "rewrite,\n"
-	    "          smallfiles,mkfs,bonnie (root; member files)]\n"
+	    "randwrite,rewrite,\n"
+	    "          smallfiles,mkfs,bonnie (root; member files or\n"
+	    "          --disk-model in real time)]\n"
 	    "         [--size S] [--req S] [--ops N] [--repeat R] [--warmup W] [--baseline] [--csv "
 	    "F] "
 	    "[--json F]\n"
 	    "         [--svg DIR] [--chart] [--stripe-cache N,...]\n"
+	    "         [--bitmap [--bitmap-chunk S] | --journal DEV [--journal-mode wt|wb|all]\n"
+	    "          [--journal-size S]]\n"
 	    "         [--members-dir DIR | --mem | --members-dev DEV,...|DIR [--force-destroy] |\n"
 	    "          --disk-model PROFILE|FILE [--bus MBPS] [--time-scale N]]\n"
 	    "  --levels also takes GEOM configs: gmirror, graid3 (all of their kind), or\n"
@@ -119,6 +122,13 @@ static void usage(FILE *f)
 	    "  --members-dev: block devices (or every one in a directory); refused when one\n"
 	    "  holds a filesystem, md superblock, partition table... unless --force-destroy.\n"
 	    "  --stripe-cache: raid5/6 stripe cache sizes to sweep (0 = off).\n"
+	    "  --bitmap: each array without and with md's internal write-intent bitmap\n"
+	    "  (raid1/5/6/10; chunk --bitmap-chunk, default mdadm's). --journal DEV: without\n"
+	    "  a journal, and with md's write journal on DEV in write-through and\n"
+	    "  write-back (--journal-mode: only one of them; raid5/6 only). DEV: a new file\n"
+	    "  (--journal-size, default 256M; removed at the end), or with --force-destroy\n"
+	    "  an existing file or unused block device. Rows: config ...,bitmap / ,jwt /\n"
+	    "  ,jwb and field consistency; filesystem workloads attach the journal too.\n"
 	    "  --repeat R: R timed runs, the median reported; --warmup W: W untimed runs first.\n"
 	    "  --progress S: a progress line (MB/s) every S seconds on stderr (default 1,\n"
 	    "  0 = none); rewritten in place on a tty.\n");
@@ -169,8 +179,8 @@ int bench_workload(int argc, char **argv)
 	int nwl = 2, ntmp;
 	snprintf(wl[0], 24, "seqwrite");
 	snprintf(wl[1], 24, "seqread");
-	const char *model = NULL, *devarg = NULL;
-	bool scale_set = false, dir_set = false, force = false;
+	const char *model = NULL, *devarg = NULL, *jmode = NULL;
+	bool scale_set = false, dir_set = false, force = false, bitmap = false;
 	static char devs[BW_MAX_MEMBERS][256];
 	/* One option a line, so options added by different people merge. */
 	// clang-format off
@@ -199,6 +209,11 @@ int bench_workload(int argc, char **argv)
 		{"force-destroy", 0, 0, 'F'},
 		{"progress", 1, 0, 'P'},
 		{"warmup", 1, 0, 'W'},
+		{"bitmap", 0, 0, 'i'},
+		{"bitmap-chunk", 1, 0, 'k'},
+		{"journal", 1, 0, 'j'},
+		{"journal-mode", 1, 0, 'e'},
+		{"journal-size", 1, 0, 'z'},
 		{"help", 0, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -354,6 +369,24 @@ int bench_workload(int argc, char **argv)
 			break;
 		}
 		case 'F': force = true; break;
+		case 'i': bitmap = true; break;
+		case 'k':
+			if (cli_parse_size(optarg, 1, &v) < 0 || v < 4096 || v > (1ull << 31) ||
+			    (v & (v - 1)))
+				return cli_error("bench",
+				                 "--bitmap-chunk %s: a power of two from 4K to 2G",
+				                 optarg);
+			o.bitmap_chunk = (uint32_t)v;
+			break;
+		case 'j': o.journal = optarg; break;
+		case 'e': jmode = optarg; break;
+		case 'z':
+			if (cli_parse_size(optarg, 1, &v) < 0 || v < (4u << 20) || v % 4096)
+				return cli_error("bench",
+				                 "--journal-size %s: at least 4M, a 4K multiple",
+				                 optarg);
+			o.journal_bytes = v;
+			break;
 		case 'm': o.cfg.kind = BW_MEM; break;
 		case 'D': model = optarg; break;
 		case 'B':
@@ -375,11 +408,13 @@ int bench_workload(int argc, char **argv)
 	if (optind < argc)
 		return cli_error("bench", "unexpected argument '%s'", argv[optind]);
 	if (expand_workloads(&o, wl, nwl) < 0)
-		return cli_error("bench",
-		                 "--workloads: known are seqwrite, seqread, readers=N[-M] "
-		                 "(N <= %d), randrw, randread (= -qd1 and -qd16), randrw-qdN, "
-		                 "randread-qdN (N <= 64), rewrite, mkfs, smallfiles, bonnie",
-		                 BW_MAX_JOBS);
+		return cli_error(
+		    "bench",
+		    "--workloads: known are seqwrite, seqread, readers=N[-M] "
+		    "(N <= %d), randrw, randread, randwrite (= -qd1 and -qd16), "
+		    "randrw-qdN, randread-qdN, randwrite-qdN (N <= 64), rewrite, mkfs, "
+		    "smallfiles, bonnie",
+		    BW_MAX_JOBS);
 	if (model) {
 		if (sim_profile_load(model, &o.cfg.prof, err, sizeof(err)) < 0)
 			return cli_error("bench", "--disk-model: %s", err);
@@ -396,8 +431,9 @@ int bench_workload(int argc, char **argv)
 	} else if (o.cfg.bus_mbs > 0 || scale_set) {
 		return cli_error("bench", "--bus and --time-scale need --disk-model");
 	}
-	if (force && !devarg)
-		return cli_error("bench", "--force-destroy only goes with --members-dev");
+	if (force && !devarg && !o.journal)
+		return cli_error("bench",
+		                 "--force-destroy only goes with --members-dev or --journal");
 	if (devarg && (model || dir_set || o.cfg.kind == BW_MEM))
 		return cli_error("bench", "--members-dev cannot be combined with --members-dir, "
 		                          "--mem or --disk-model");
@@ -419,6 +455,10 @@ int bench_workload(int argc, char **argv)
 		o.cfg.devs = devs;
 		o.cfg.ndevs = nd;
 	}
+	bool journal_made = false;
+	int pr = sweep_policies(&o, bitmap, jmode, &journal_made, force);
+	if (pr)
+		return pr;
 	if (o.cfg.kind == BW_FILES) {
 		struct stat st;
 		if (stat(o.cfg.dir, &st) < 0 || !S_ISDIR(st.st_mode))
@@ -482,12 +522,15 @@ int bench_workload(int argc, char **argv)
 			for (int ci = 0; r == 0 && ci < nc; ci++)
 				for (int ki = 0; r == 0 && ki < nl; ki++)
 					for (int si = 0; r == 0 && si < nsc; si++)
-						r = sweep_run_config(
+						r = sweep_run_policies(
 						    &o, lv, n, o.chunks[ci], o.layouts[ki],
 						    parity && o.nscache ? o.scache[si] : -1, err,
 						    sizeof(err));
 		}
 	}
+	if (o.ngeom && o.ncs)
+		fprintf(stderr, "uraid: bench: note: GEOM configurations have no md bitmap or "
+		                "journal, run without\n");
 	/* GEOM configurations (--levels gmirror,graid3,mirror:BALANCE,...) */
 	for (int gi = 0; r == 0 && gi < o.ngeom; gi++) {
 		int gl;
@@ -503,10 +546,12 @@ int bench_workload(int argc, char **argv)
 				                                 : "out of range");
 				continue;
 			}
-			r = sweep_run_config(&o, gl, o.members[ni], o.chunks[0], o.geom[gi], -1,
+			r = sweep_run_config(&o, gl, o.members[ni], o.chunks[0], o.geom[gi], -1, -1,
 			                     err, sizeof(err));
 		}
 	}
+	if (journal_made)
+		unlink(o.journal);
 	if (r < 0) {
 		free(o.res);
 		return cli_error("bench", "%s", err);

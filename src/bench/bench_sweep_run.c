@@ -13,12 +13,14 @@
 #include "layout/layout.h"
 #include "util/errmsg.h"
 
-/* "randrw-qdN" / "randread-qdN" with N in 1..MAX_QD: N, else 0. */
+/* "randrw-qdN" / "randread-qdN" / "randwrite-qdN" with N in 1..MAX_QD: N,
+ * else 0. */
 int sweep_random_qd(const char *wl)
 {
-	const char *n = !strncmp(wl, "randrw-qd", 9)      ? wl + 9
-	                : !strncmp(wl, "randread-qd", 11) ? wl + 11
-	                                                  : NULL;
+	const char *n = !strncmp(wl, "randrw-qd", 9)       ? wl + 9
+	                : !strncmp(wl, "randread-qd", 11)  ? wl + 11
+	                : !strncmp(wl, "randwrite-qd", 12) ? wl + 12
+	                                                   : NULL;
 	if (!n || *n < '1' || *n > '9')
 		return 0;
 	char *e;
@@ -67,7 +69,8 @@ static int run_once(struct sweep *o, struct target *t, const char *wl, uint64_t 
 	const size_t MB = 1u << 20;
 	struct bw_job j[BW_MAX_JOBS];
 	int r = 0;
-	if (strcmp(wl, "seqwrite") && strncmp(wl, "randrw", 6) && !t->primed) {
+	if (strcmp(wl, "seqwrite") && strncmp(wl, "randrw", 6) && strncmp(wl, "randwrite", 9) &&
+	    !t->primed) {
 		job_init(&j[0], t, 1, MB, 0, size);
 		j[0].write = true;
 		if ((r = bw_run(j, 1)) < 0)
@@ -134,11 +137,13 @@ static int run_once(struct sweep *o, struct target *t, const char *wl, uint64_t 
 			           (unsigned long long)bad);
 	} else if (sweep_random_qd(wl)) {
 		/* randrw: half writes, never-written blocks are read too (no
-		 * check); randread: the primed data, every block checked. */
-		bool rd = !strncmp(wl, "randread", 8);
+		 * check); randread: the primed data, every block checked;
+		 * randwrite: writes only (what a journal or bitmap costs). */
+		bool rd = !strncmp(wl, "randread", 8), wo = !strncmp(wl, "randwrite", 9);
 		job_init(&j[0], t, sweep_random_qd(wl), 4096, 0, size);
 		j[0].random = true;
-		j[0].read_pct = rd ? 100 : 50;
+		j[0].write = wo;
+		j[0].read_pct = rd ? 100 : wo ? 0 : 50;
 		j[0].verify = rd;
 		j[0].ops = o->ops;
 		j[0].progress = prog;
@@ -293,8 +298,29 @@ static int set_stripe_cache(struct sweep *o, struct uraid_array *a, const struct
 	return 0;
 }
 
+/* The journal state of a running array is what `cs` asks for: the
+ * rows then say which policy they measured, from the array itself. */
+static int check_policy(struct uraid_array *a, int cs, const char *config, char *err, size_t errlen)
+{
+	struct uraid_status st;
+	int r = uraid_status(a, &st);
+	if (r < 0)
+		return errmsg(err, errlen, r, "%s: no status", config);
+	bool jr = cs == BW_CS_JWT || cs == BW_CS_JWB;
+	int mode = cs == BW_CS_JWB ? URAID_JOURNAL_WB : URAID_JOURNAL_WT;
+	if ((jr && (st.journal != 1 || st.journal_mode != mode)) || (!jr && st.journal))
+		return errmsg(err, errlen, -EIO,
+		              "%s: the array runs with journal %s (mode %s), %s was asked", config,
+		              st.journal == 1 ? "working"
+		              : st.journal    ? "failed"
+		                              : "none",
+		              st.journal_mode == URAID_JOURNAL_WB ? "write-back" : "write-through",
+		              bw_consistency_name(cs));
+	return 0;
+}
+
 int sweep_run_config(struct sweep *o, int level, int n, uint32_t chunk, const char *lay, int sc,
-                     char *err, size_t errlen)
+                     int cs, char *err, size_t errlen)
 {
 	struct bw_result proto;
 	memset(&proto, 0, sizeof(proto));
@@ -303,20 +329,29 @@ int sweep_run_config(struct sweep *o, int level, int n, uint32_t chunk, const ch
 	proto.chunk = level == 1 ? 0 : chunk;
 	proto.stripe_cache = sc;
 	snprintf(proto.layout, sizeof(proto.layout), "%s", lay);
+	if (cs >= 0)
+		snprintf(proto.consistency, sizeof(proto.consistency), "%s",
+		         bw_consistency_name(cs));
+	/* The policy in the label (",bitmap", ",jwt", ",jwb"; none: nothing),
+	 * so the variants stand side by side in the table and charts. */
+	static const char *const csl[BW_CS_COUNT] = {"", ",bitmap", ",jwt", ",jwb"};
+	const char *cl = cs > 0 && cs < BW_CS_COUNT ? csl[cs] : "";
 	bool geom = level == URAID_LEVEL_GMIRROR || level == URAID_LEVEL_GRAID3;
 	if (geom)
 		; /* named below, from the spec */
+	else if (level == 1 && cs > 0)
+		snprintf(proto.config, sizeof(proto.config), "raid1[%s]x%d", cl + 1, n);
 	else if (level == 1)
 		snprintf(proto.config, sizeof(proto.config), "raid1x%d", n);
 	else if ((level == 5 || level == 6) && sc >= 0)
-		snprintf(proto.config, sizeof(proto.config), "raid%d[%u,%s,sc%d]x%d", level,
-		         chunk / 1024, lay, sc, n);
+		snprintf(proto.config, sizeof(proto.config), "raid%d[%u,%s,sc%d%s]x%d", level,
+		         chunk / 1024, lay, sc, cl, n);
 	else if (level == 5 || level == 6)
-		snprintf(proto.config, sizeof(proto.config), "raid%d[%u,%s]x%d", level,
-		         chunk / 1024, lay, n);
+		snprintf(proto.config, sizeof(proto.config), "raid%d[%u,%s%s]x%d", level,
+		         chunk / 1024, lay, cl, n);
 	else
-		snprintf(proto.config, sizeof(proto.config), "raid%d[%u]x%d", level, chunk / 1024,
-		         n);
+		snprintf(proto.config, sizeof(proto.config), "raid%d[%u%s]x%d", level, chunk / 1024,
+		         cl, n);
 	uint32_t layout = 0;
 	bool layout_set = false;
 	if (geom) {
@@ -341,7 +376,9 @@ int sweep_run_config(struct sweep *o, int level, int n, uint32_t chunk, const ch
 	const char *fswl[MAXV];
 	int nf = nfs(o, fswl);
 	/* mkfs.xfs wants 300 MB at least. */
-	if (nf && o->cfg.kind == BW_FILES && per < (420ull << 20) / (uint64_t)data_disks(level, n))
+	bool sim_fs = nf && o->cfg.kind == BW_SIM && o->cfg.time_scale == 1;
+	if (nf && (o->cfg.kind == BW_FILES || sim_fs) &&
+	    per < (420ull << 20) / (uint64_t)data_disks(level, n))
 		per = (420ull << 20) / (uint64_t)data_disks(level, n);
 	uint64_t mbytes = (per + 2 * (uint64_t)chunk + (6u << 20)) / (1u << 20) * (1u << 20);
 	struct bw_set s;
@@ -349,7 +386,14 @@ int sweep_run_config(struct sweep *o, int level, int n, uint32_t chunk, const ch
 	if (r < 0)
 		return r;
 	struct uraid_array *a = NULL;
-	r = bw_array_create(&s, n, level, layout, layout_set, chunk, &a, err, errlen);
+	struct bw_array_opts ao = {.layout = layout,
+	                           .layout_set = layout_set,
+	                           .chunk_bytes = chunk,
+	                           .cs = cs > 0 ? (enum bw_consistency)cs : BW_CS_NONE,
+	                           .bitmap_chunk = o->bitmap_chunk,
+	                           .journal = o->journal,
+	                           .journal_bytes = o->journal_bytes};
+	r = bw_array_create_opts(&s, n, level, &ao, &a, err, errlen);
 	bool na = false;
 	if (r == 0) {
 		struct target t = {.a = a, .s = &s};
@@ -359,30 +403,50 @@ int sweep_run_config(struct sweep *o, int level, int n, uint32_t chunk, const ch
 		na = r == 1;
 		if (r == 0)
 			r = run_target(o, &t, &proto, size, err, errlen);
+		/* After the workloads: a journal that failed during them
+		 * (array read-only) must not leave rows labelled with it. */
+		if (r == 0 && cs >= 0)
+			r = check_policy(a, ao.cs, proto.config, err, errlen);
+		/* Simulated disks exist only in this process: the filesystem
+		 * workloads go through bench_nbd.c instead of uraid attach,
+		 * timed by the wall clock (so only in real time). */
+		if (r == 0 && sim_fs)
+			r = bw_fs_run_array(a, fswl, nf, &proto, add_cb, o, o->progress, o->repeat,
+			                    err, errlen);
 		r = r == 1 ? 0 : r;
 		int rs = bw_array_stop(&s, a);
 		r = r ? r : rs;
 	}
 	if (r == 0 && na)
 		; /* n/a rows already added for every workload */
-	else if (r == 0 && nf && o->cfg.kind != BW_FILES && o->cfg.kind != BW_DEV)
+	else if (r == 0 && nf && o->cfg.kind == BW_SIM && !sim_fs)
+		fprintf(stderr,
+		        "uraid: bench: note: %s: filesystem workloads on simulated disks are "
+		        "timed by the wall clock: they need --time-scale 1, skipped\n",
+		        proto.config);
+	else if (r == 0 && nf && o->cfg.kind == BW_MEM)
 		fprintf(stderr,
 		        "uraid: bench: note: %s: filesystem workloads need member files "
 		        "(--members-dir), skipped\n",
 		        proto.config);
+	else if (sim_fs)
+		; /* ran above, on the open array */
 	else if (r == 0 && nf) {
-		const char *paths[BW_MAX_MEMBERS];
+		const char *paths[BW_MAX_MEMBERS + 1];
 		char name[32];
 		for (int i = 0; i < n; i++)
 			paths[i] = s.paths[i];
+		int np = n;
+		if (ao.cs == BW_CS_JWT || ao.cs == BW_CS_JWB)
+			paths[np++] = o->journal; /* assembled with the members */
 		snprintf(name, sizeof(name), "bench%d", (int)getpid());
 		if (proto.stripe_cache >= 0)
 			fprintf(stderr,
 			        "uraid: bench: note: %s: the filesystem workloads run through "
 			        "uraid attach (its own daemon), with that daemon's stripe cache\n",
 			        proto.config);
-		r = bw_fs_run(paths, n, name, fswl, nf, &proto, add_cb, o, o->progress, err,
-		              errlen);
+		r = bw_fs_run(paths, np, name, ao.cs, fswl, nf, &proto, add_cb, o, o->progress,
+		              o->repeat, err, errlen);
 	}
 	bw_set_free(&s);
 	return r;

@@ -59,6 +59,28 @@ uint64_t bw_now(const struct bw_set *s);
  * 0..n-1 of s. */
 int bw_array_create(struct bw_set *s, int n, int level, uint32_t layout, bool layout_set,
                     uint32_t chunk_bytes, struct uraid_array **out, char *err, size_t errlen);
+
+/* md's consistency policies a sweep compares: none, an internal
+ * write-intent bitmap, a write journal in write-through or write-back. */
+enum bw_consistency { BW_CS_NONE, BW_CS_BITMAP, BW_CS_JWT, BW_CS_JWB, BW_CS_COUNT };
+/* "none", "bitmap", "journal-wt", "journal-wb" (result rows, JSON, CSV). */
+const char *bw_consistency_name(enum bw_consistency cs);
+struct bw_array_opts {
+	uint32_t layout;
+	bool layout_set;
+	uint32_t chunk_bytes;
+	enum bw_consistency cs;
+	uint32_t bitmap_chunk;  /* BW_CS_BITMAP: 0 = mdadm's default */
+	const char *journal;    /* BW_CS_JWT/JWB: the journal member (a file or device) */
+	uint64_t journal_bytes; /* a missing journal file is created with this size */
+};
+/* bw_array_create with a consistency policy: the bitmap is added to the
+ * new array (persistent: an assembly finds it); the journal is an extra
+ * member (zeroed first, also so no timing pays for tmpfs page allocation)
+ * and write-back is switched on after the create (md does not store the
+ * mode: every assembly starts in write-through). */
+int bw_array_create_opts(struct bw_set *s, int n, int level, const struct bw_array_opts *o,
+                         struct uraid_array **out, char *err, size_t errlen);
 /* Stop it (and forget its members in s->open). */
 int bw_array_stop(struct bw_set *s, struct uraid_array *a);
 
@@ -108,6 +130,7 @@ struct bw_result {
 	uint32_t chunk;
 	char layout[8];
 	int stripe_cache;          /* stripe cache entries set, -1 = not set */
+	char consistency[12];      /* bw_consistency_name, "" = not a sweep dimension */
 	char workload[24];         /* "seqwrite", "readers=3", "randrw-qd16", ... */
 	char note[48];             /* non-empty: no figure, why ("n/a (...)") */
 	double value;              /* median over repeats (0 with a note) */
@@ -138,12 +161,31 @@ int bw_report_svg(const char *dir, const char *title, const struct bw_result *r,
 
 /* Filesystem workloads (bench_workloads_fs.c): "mkfs", "smallfiles",
  * "bonnie". bw_fs_run attaches the array made of member files `paths` (as
- * `uraid attach --name NAME`), runs the requested ones and hands each row
- * (config fields from `proto`) to addf. Root only. */
+ * `uraid attach --name NAME`; a journal member among them), sets the
+ * journal mode `cs` asks for and checks that the attached array has the
+ * consistency policy `cs` (uraid detail, uraid examine), runs the requested
+ * workloads (smallfiles `repeat` times: median and spread; mkfs and bonnie
+ * once) and hands each row (config fields from `proto`) to addf. Root
+ * only. */
 bool bw_fs_workload(const char *wl);
-int bw_fs_run(const char *const *paths, int n, const char *name, const char *const *wls, int nwl,
-              const struct bw_result *proto, int (*addf)(void *, const struct bw_result *),
-              void *ctx, double progress_s, char *err, size_t errlen);
+int bw_fs_run(const char *const *paths, int n, const char *name, enum bw_consistency cs,
+              const char *const *wls, int nwl, const struct bw_result *proto,
+              int (*addf)(void *, const struct bw_result *), void *ctx, double progress_s,
+              int repeat, char *err, size_t errlen);
+
+/* The same workloads on an array open in this process (members that exist
+ * only here: simulated disks), served by bench_nbd.c to nbdfuse with a
+ * loop device on top, as uraid attach does. The array stays open. */
+int bw_fs_run_array(struct uraid_array *a, const char *const *wls, int nwl,
+                    const struct bw_result *proto, int (*addf)(void *, const struct bw_result *),
+                    void *ctx, double progress_s, int repeat, char *err, size_t errlen);
+
+/* In-process NBD server for one array (bench_nbd.c): unix socket `sock`,
+ * one client at a time; stop disconnects a client still there. */
+struct bw_nbd;
+int bw_nbd_start(struct uraid_array *a, const char *sock, struct bw_nbd **out, char *err,
+                 size_t errlen);
+void bw_nbd_stop(struct bw_nbd *n);
 
 /* Block devices as members (bench_devices.c). bw_dev_list: DEV,DEV,... or
  * every block device in a directory (sorted), into out[0..max). bw_dev_probe:

@@ -272,21 +272,71 @@ static int wipe(struct bw_set *s, int i, char *err, size_t errlen)
 	return 0;
 }
 
+const char *bw_consistency_name(enum bw_consistency cs)
+{
+	static const char *const names[BW_CS_COUNT] = {"none", "bitmap", "journal-wt",
+	                                               "journal-wb"};
+	return (unsigned)cs < BW_CS_COUNT ? names[cs] : "?";
+}
+
 int bw_array_create(struct bw_set *s, int n, int level, uint32_t layout, bool layout_set,
                     uint32_t chunk_bytes, struct uraid_array **out, char *err, size_t errlen)
 {
-	struct member *ms[BW_MAX_MEMBERS];
+	struct bw_array_opts o = {
+	    .layout = layout, .layout_set = layout_set, .chunk_bytes = chunk_bytes};
+	return bw_array_create_opts(s, n, level, &o, out, err, errlen);
+}
+
+/* The journal member: created when missing, zeroed so the previous
+ * array's journal is gone (a regular file wholly: tmpfs then has its pages,
+ * as bw_set_make's members do; a device at both ends, where superblocks
+ * and the log start are). */
+static int journal_open(const struct bw_array_opts *o, struct member **out, char *err,
+                        size_t errlen)
+{
+	int r = member_open_file(o->journal, MEMBER_CREATE, o->journal_bytes, out, err, errlen);
+	if (r < 0)
+		return r;
+	struct member *m = *out;
+	const uint64_t blk = 4u << 20;
+	uint8_t *z = calloc(1, blk);
+	if (!z) {
+		member_close(m);
+		return errmsg(err, errlen, -ENOMEM, "out of memory");
+	}
+	bool whole = !strcmp(m->ops->kind, "file");
+	for (uint64_t off = 0; r == 0 && off < m->size; off += blk) {
+		if (!whole && off >= blk && off + 2 * blk < m->size)
+			off = m->size - 2 * blk;
+		uint64_t len = m->size - off < blk ? m->size - off : blk;
+		r = member_write(m, z, len, off, 0);
+	}
+	free(z);
+	if (r < 0) {
+		member_close(m);
+		return errmsg(err, errlen, r, "journal %s: cannot clear it", o->journal);
+	}
+	return 0;
+}
+
+int bw_array_create_opts(struct bw_set *s, int n, int level, const struct bw_array_opts *ao,
+                         struct uraid_array **out, char *err, size_t errlen)
+{
+	struct member *ms[BW_MAX_MEMBERS + 1];
 	struct uraid_create_opts o;
 	memset(&o, 0, sizeof(o));
 	o.level = level;
-	o.layout_set = layout_set;
-	o.layout = layout;
-	o.chunk_sectors = chunk_bytes / 512;
+	o.layout_set = ao->layout_set;
+	o.layout = ao->layout;
+	o.chunk_sectors = ao->chunk_bytes / 512;
 	o.raid_devices = n;
 	o.assume_clean = true;
 	snprintf(o.name, sizeof(o.name), "bench");
+	bool journal = ao->cs == BW_CS_JWT || ao->cs == BW_CS_JWB;
 	if (n > s->n)
 		return errmsg(err, errlen, -EINVAL, "%d members wanted, %d made", n, s->n);
+	if (journal && !ao->journal)
+		return errmsg(err, errlen, -EINVAL, "a journal policy without a journal member");
 	for (int i = 0; i < s->n; i++) {
 		int r = wipe(s, i, err, errlen);
 		if (r < 0)
@@ -300,11 +350,32 @@ int bw_array_create(struct bw_set *s, int n, int level, uint32_t layout, bool la
 			return r;
 		}
 	}
+	int nm = n;
+	if (journal) {
+		int r = journal_open(ao, &ms[nm], err, errlen);
+		if (r < 0) {
+			for (int j = 0; j < n; j++)
+				member_close(ms[j]), s->open[j] = NULL;
+			return r;
+		}
+		nm++;
+		o.write_journal = true;
+	}
 	int r = level == URAID_LEVEL_GMIRROR || level == URAID_LEVEL_GRAID3
-	            ? bw_geom_create_members(ms, n, level, layout, out, err, errlen) /* GEOM */
-	            : uraid_create_members(&o, ms, n, URAID_NO_SYNC_THREAD, out, err, errlen);
-	if (r < 0)
+	            ? bw_geom_create_members(ms, n, level, ao->layout, out, err, errlen) /* GEOM */
+	            : uraid_create_members(&o, ms, nm, URAID_NO_SYNC_THREAD, out, err, errlen);
+	if (r < 0) {
 		memset(s->open, 0, sizeof(s->open)); /* closed by the failed create */
+		return r;
+	}
+	if (ao->cs == BW_CS_BITMAP)
+		r = uraid_bitmap_add(*out, ao->bitmap_chunk, err, errlen);
+	else if (ao->cs == BW_CS_JWB)
+		r = uraid_journal_mode(*out, URAID_JOURNAL_WB, err, errlen);
+	if (r < 0) {
+		bw_array_stop(s, *out);
+		*out = NULL;
+	}
 	return r;
 }
 

@@ -66,7 +66,7 @@ rd = list(csv.reader(open(sys.argv[1])))
 hdr = rd[0]
 assert hdr == ["config", "level", "members", "chunk_kib", "layout", "stripe_cache", "workload",
                "value", "unit", "spread", "finish_spread", "latency_us", "ratio", "bytes",
-               "requested", "repeats", "note"], hdr
+               "requested", "repeats", "note", "consistency"], hdr
 js = json.load(open(sys.argv[2]))
 assert len(rd) - 1 == len(js)
 for row, j in zip(rd[1:], js):

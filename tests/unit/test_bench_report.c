@@ -67,6 +67,32 @@ static void tmpdir(char *buf, size_t len)
 	CHECK(mkdtemp(buf) != NULL);
 }
 
+/* --bitmap / --journal sweeps: the policy is the last CSV column and a
+ * JSON field; rows of sweeps without the dimension have neither. */
+static void consistency_field(void)
+{
+	struct bw_result r[2] = {row("raid5[64,ls,jwb]x4", 5, 4, "randrw-qd16", 900),
+	                         row("raid5[64,ls]x4", 5, 4, "randrw-qd16", 300)};
+	snprintf(r[0].consistency, sizeof(r[0].consistency), "journal-wb");
+	char dir[64], path[128];
+	tmpdir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/r.csv", dir);
+	CHECK(bw_report_csv(path, r, 2) == 0);
+	char *s = slurp(path);
+	CHECK(s && strstr(s, "\"raid5[64,ls,jwb]x4\",5,4,64,"));
+	CHECK(s && strstr(s, ",\"\",journal-wb\n\"raid5[64,ls]x4\","));
+	CHECK(s && count(s, "journal-wb") == 1);
+	CHECK(s && strlen(s) > 2 && !strcmp(s + strlen(s) - 5, ",\"\",\n"));
+	snprintf(path, sizeof(path), "%s/r.json", dir);
+	CHECK(bw_report_json(path, r, 2) == 0);
+	s = slurp(path);
+	CHECK(s && count(s, "\"consistency\": \"journal-wb\"}") == 1);
+	CHECK(s && count(s, "\"consistency\"") == 1);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
+}
+
 /* n/a rows: the note where the value goes, in every format. */
 static void na_rows(void)
 {
@@ -93,9 +119,9 @@ static void na_rows(void)
 	s = slurp(path);
 	CHECK(s && strstr(s, "config,level,members,chunk_kib,layout,stripe_cache,workload,value,"
 	                     "unit,spread,finish_spread,latency_us,ratio,bytes,requested,"
-	                     "repeats,note\n"));
+	                     "repeats,note,consistency\n"));
 	CHECK(s && strstr(s, "\"raid5[64,ls,sc256]x4\",5,4,64,ls,256,seqread,,-,"));
-	CHECK(s && strstr(s, ",1,\"n/a (stripe cache not supported)\"\n"));
+	CHECK(s && strstr(s, ",1,\"n/a (stripe cache not supported)\",\n"));
 	CHECK(s && strstr(s, "\"raid5[64,ls,sc0]x4\",5,4,64,ls,0,seqread,123.400,MB/s,"));
 	CHECK(s && strstr(s, "\"raid0[64]x4\",0,4,64,ls,,seqread,200.000,")); /* no cache: empty */
 	CHECK(s && count(s, "\n") == 4);
@@ -258,4 +284,4 @@ static void ticks(void)
 	}
 }
 
-TEST_MAIN(T(na_rows), T(member_lines), T(reader_lines), T(ticks))
+TEST_MAIN(T(na_rows), T(consistency_field), T(member_lines), T(reader_lines), T(ticks))
