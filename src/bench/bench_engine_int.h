@@ -1,0 +1,54 @@
+/* uraid bench engine: what bench_engine.c (levels against the raw members)
+ * and bench_engine_policy.c (the cost of a write journal or a bitmap) share. */
+#ifndef URAID_BENCH_ENGINE_INT_H
+#define URAID_BENCH_ENGINE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bench/bench_workloads.h"
+
+struct eng_opts {
+	const char *dir;
+	int members;
+	uint64_t member_bytes;
+	uint32_t chunk;
+	int qd;
+	uint64_t rand_ops;
+	bool json;
+	int levels[8], nlevels;
+	const char *journal; /* --journal DEV: compare no journal / write-through / write-back */
+	int journal_modes;   /* bit 0 none, 1 write-through, 2 write-back */
+	uint64_t journal_bytes;
+	bool rand_ops_set;
+	const char *sim;       /* --sim PROFILE: modelled members (journal stays a file) */
+	double time_scale;     /* --time-scale N: N times faster than the model */
+	bool bitmap;           /* --bitmap: with vs without an internal bitmap */
+	uint32_t bitmap_chunk; /* --bitmap-chunk, 0 = mdadm's default */
+};
+
+/* One result line: the figure and its ratio to the reference it is set against. */
+struct row {
+	int level;
+	const char *workload;
+	double value;
+	const char *unit;
+	double ratio;
+};
+
+/* 1 MiB requests, o->qd in flight, over `span` bytes (writes end with a
+ * flush); MB/s into *mbs, reads checked. */
+int beng_seq_job(struct bw_set *s, struct uraid_array *a, const struct eng_opts *o, bool write,
+                 uint64_t span, double *mbs, char *err, size_t errlen);
+/* --journal: 4 KiB random writes without / with md's write journal; prints
+ * its own table. Returns the exit code. */
+int beng_journal_compare(struct bw_set *s, const struct eng_opts *o, const char *cmd);
+/* --bitmap: passes with and without the bitmap each (ABBA order). */
+#define BM_PAIRS 7
+/* --bitmap: the same array without and with an internal bitmap, seqwrite
+ * and 4 KiB random writes, rows appended to rows[*nrows]. */
+int beng_bitmap_run(struct bw_set *s, const struct eng_opts *o, int level, struct row *rows,
+                    int *nrows, double *without, double *median, char *err, size_t errlen);
+
+#endif

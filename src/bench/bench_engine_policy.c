@@ -1,0 +1,210 @@
+/* uraid bench engine --journal / --bitmap: what md's write journal (in
+ * write-through and write-back) and an internal write-intent bitmap cost or
+ * gain, each array measured against the same array without it. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench.h"
+#include "bench/bench_engine_int.h"
+#include "bench/bench_util.h"
+#include "cli/cli.h"
+#include "util/errmsg.h"
+
+static int journal_array(struct bw_set *s, const struct eng_opts *o, int level, int mode,
+                         struct uraid_array **out, char *err, size_t errlen)
+{
+	struct member *ms[BW_MAX_MEMBERS + 1];
+	int n = o->members;
+	for (int i = 0; i < n; i++) {
+		int r = bw_member_open(s, i, &ms[i], err, errlen);
+		if (r < 0) {
+			for (int j = 0; j < i; j++)
+				member_close(ms[j]);
+			return r;
+		}
+	}
+	struct uraid_create_opts co;
+	memset(&co, 0, sizeof(co));
+	co.level = level;
+	co.chunk_sectors = o->chunk / 512;
+	co.raid_devices = n;
+	co.assume_clean = true;
+	snprintf(co.name, sizeof(co.name), "bench");
+	int m = n;
+	if (mode > 0) {
+		int r = member_open_file(o->journal, MEMBER_CREATE, o->journal_bytes, &ms[m], err,
+		                         errlen);
+		if (r < 0) {
+			for (int j = 0; j < n; j++)
+				member_close(ms[j]);
+			return r;
+		}
+		/* Pre-faulted like the members (tmpfs allocates pages on first
+		 * write), and a journal left from an earlier run is wiped. */
+		uint8_t *z = bench_alloc(4u << 20);
+		if (z) {
+			memset(z, 0, 4u << 20);
+			for (uint64_t off = 0; off < ms[m]->size; off += 4u << 20)
+				member_write(ms[m], z,
+				             ms[m]->size - off < (4u << 20) ? ms[m]->size - off
+				                                            : (4u << 20),
+				             off, 0);
+			free(z);
+		}
+		m++;
+		co.write_journal = true;
+	}
+	int r = uraid_create_members(&co, ms, m, URAID_NO_SYNC_THREAD, out, err, errlen);
+	memset(s->open, 0, sizeof(s->open));
+	if (r == 0 && mode == 2)
+		r = uraid_journal_mode(*out, URAID_JOURNAL_WB, err, errlen);
+	return r;
+}
+
+int beng_journal_compare(struct bw_set *s, const struct eng_opts *o, const char *cmd)
+{
+	static const char *const names[] = {"no journal", "write-through", "write-back"};
+	char err[512] = "";
+	double ack[3] = {0}, all[3] = {0};
+	int levels[8], nl = 0;
+	for (int i = 0; i < o->nlevels; i++)
+		if (o->levels[i] == 5 || o->levels[i] == 6)
+			levels[nl++] = o->levels[i];
+	if (!nl)
+		levels[nl++] = 5;
+	char lb[32], cb[32], jb[32];
+	printf("# %s\n# %d members x %s in %s, chunk %s, journal %s (%s), %d in flight, %llu "
+	       "random 4 KiB writes over the array\n",
+	       cmd, o->members, bench_size_label(o->member_bytes, lb, sizeof(lb)),
+	       o->sim ? o->sim : o->dir, bench_size_label(o->chunk, cb, sizeof(cb)), o->journal,
+	       bench_size_label(o->journal_bytes, jb, sizeof(jb)), o->qd,
+	       (unsigned long long)o->rand_ops);
+	printf("%-7s %-14s %12s %12s %9s %9s\n", "level", "journal", "acked IOPS", "+flush IOPS",
+	       "acked x", "+flush x");
+	for (int li = 0; li < nl; li++) {
+		for (int mode = 0; mode < 3; mode++) {
+			if (!(o->journal_modes & (1 << mode)))
+				continue;
+			struct uraid_array *a = NULL;
+			int r = journal_array(s, o, levels[li], mode, &a, err, sizeof(err));
+			if (r < 0)
+				return cli_error("bench", "engine --journal: %s", err);
+			struct bw_job j;
+			memset(&j, 0, sizeof(j));
+			j.a = a;
+			j.set = s;
+			j.threads = o->qd;
+			j.req = 4096;
+			j.span = uraid_size(a) / (1u << 20) * (1u << 20);
+			j.write = j.random = true;
+			j.ops = o->rand_ops;
+			j.seed = 7;
+			/* Wall clock (modelled members sleep in real time, the
+			 * journal file is not modelled). */
+			uint64_t t0 = bench_now_ns();
+			r = bw_run(&j, 1);
+			uint64_t acked = bench_now_ns();
+			if (r == 0)
+				r = uraid_flush(a); /* write-back: the cache goes to the array */
+			uint64_t flushed = bench_now_ns();
+			int rs = uraid_stop(a);
+			if (r < 0 || rs < 0)
+				return cli_error("bench", "engine --journal: %s failed: %s",
+				                 names[mode], strerror(-(r ? r : rs)));
+			double ops = (double)atomic_load(&j.done_ops);
+			ack[mode] = ops / ((double)(acked - t0) / 1e9);
+			all[mode] = ops / ((double)(flushed - t0) / 1e9);
+			printf("raid%-3d %-14s %12.0f %12.0f %9.2f %9.2f\n", levels[li],
+			       names[mode], ack[mode], all[mode],
+			       ack[0] > 0 ? ack[mode] / ack[0] : 0,
+			       all[0] > 0 ? all[mode] / all[0] : 0);
+			fflush(stdout);
+		}
+	}
+	return 0;
+}
+
+/* 4 KiB random writes over the array; IOPS. */
+static int rand_job(struct bw_set *s, struct uraid_array *a, const struct eng_opts *o,
+                    uint64_t span, double *iops, char *err, size_t errlen)
+{
+	struct bw_job j;
+	memset(&j, 0, sizeof(j));
+	j.a = a;
+	j.set = s;
+	j.threads = o->qd;
+	j.req = 4096;
+	j.span = span;
+	j.write = j.random = true;
+	j.ops = o->rand_ops;
+	j.seed = 7;
+	int r = bw_run(&j, 1);
+	if (r == 0)
+		r = uraid_flush(a);
+	if (r < 0)
+		return errmsg(err, errlen, r, "4 KiB random writes failed");
+	*iops = (double)atomic_load(&j.done_ops) / ((double)(bench_now_ns() - j.start_ns) / 1e9);
+	return 0;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return a < b ? -1 : a > b;
+}
+
+/* The bitmap's cost (--bitmap): the same array made again and again on
+ * the same members, alternately without and with an internal bitmap
+ * (BM_PAIRS times each, ABBA). On a shared machine other load only slows a
+ * pass down, so each side's best is its least disturbed figure: ratio =
+ * best with / best without; the median of neighbouring passes' ratios is
+ * shown too (each pair saw about the same background load). */
+int beng_bitmap_run(struct bw_set *s, const struct eng_opts *o, int level, struct row *rows,
+                    int *nrows, double *without, double *median, char *err, size_t errlen)
+{
+	double v[2][2][BM_PAIRS]; /* [bitmap][seq, rand][pair] */
+	for (int pass = 0; pass < 2 * BM_PAIRS; pass++) {
+		/* ABBA order, so neither side always runs first */
+		int pair = pass / 2, bm = (pass % 2) ^ (pair % 2);
+		struct uraid_array *a = NULL;
+		int r = bw_array_create(s, o->members, level, 0, false, o->chunk, &a, err, errlen);
+		if (r < 0)
+			return r;
+		if (bm && (r = uraid_bitmap_add(a, o->bitmap_chunk, err, errlen)) < 0) {
+			bw_array_stop(s, a);
+			return r;
+		}
+		uint64_t span = uraid_size(a) / (1u << 20) * (1u << 20);
+		double seq = 0, rnd = 0, warm;
+		r = beng_seq_job(s, a, o, true, span / 16 > (1u << 20) ? span / 16 : (1u << 20),
+		                 &warm, err, errlen);
+		if (r == 0)
+			r = beng_seq_job(s, a, o, true, span, &seq, err, errlen);
+		if (r == 0)
+			r = rand_job(s, a, o, span, &rnd, err, errlen);
+		int rs = bw_array_stop(s, a);
+		if (r < 0 || rs < 0)
+			return r < 0 ? r : errmsg(err, errlen, rs, "stopping the array failed");
+		v[bm][0][pair] = seq;
+		v[bm][1][pair] = rnd;
+	}
+	static const char *const names[2] = {"seqwrite+bm", "randwrite4k+bm"};
+	static const char *const units[2] = {"MB/s", "IOPS"};
+	for (int w = 0; w < 2; w++) {
+		double ratio[BM_PAIRS], best[2] = {0, 0};
+		for (int p = 0; p < BM_PAIRS; p++) {
+			ratio[p] = v[0][w][p] > 0 ? v[1][w][p] / v[0][w][p] : 0;
+			for (int bm = 0; bm < 2; bm++)
+				if (v[bm][w][p] > best[bm])
+					best[bm] = v[bm][w][p];
+		}
+		qsort(ratio, BM_PAIRS, sizeof(ratio[0]), cmp_double);
+		rows[*nrows] = (struct row){level, names[w], best[1], units[w],
+		                            best[0] > 0 ? best[1] / best[0] : 0};
+		without[*nrows] = best[0];
+		median[(*nrows)++] = ratio[BM_PAIRS / 2];
+	}
+	return 0;
+}
