@@ -5,6 +5,21 @@
 
 #include "engine/sync_int.h"
 
+/* Double the room of both arrays (16 at first). */
+static int grow(struct sync_iolist *l)
+{
+	int cap = l->cap ? 2 * l->cap : 16;
+	struct member_io *io = realloc(l->io, (size_t)cap * sizeof(*io));
+	if (io)
+		l->io = io;
+	int *r = io ? realloc(l->role, (size_t)cap * sizeof(*r)) : NULL;
+	if (!io || !r)
+		return -ENOMEM;
+	l->role = r;
+	l->cap = cap;
+	return 0;
+}
+
 int sync_iol_add(struct uraid_array *a, struct sync_iolist *l, int role, bool write, uint8_t *buf,
                  uint64_t msec, uint64_t nsec)
 {
@@ -18,17 +33,8 @@ int sync_iol_add(struct uraid_array *a, struct sync_iolist *l, int role, bool wr
 			return 0;
 		}
 	}
-	if (l->n == l->cap) {
-		int cap = l->cap ? 2 * l->cap : 16;
-		struct member_io *io = realloc(l->io, (size_t)cap * sizeof(*io));
-		if (io)
-			l->io = io;
-		int *r = io ? realloc(l->role, (size_t)cap * sizeof(*r)) : NULL;
-		if (!io || !r)
-			return -ENOMEM;
-		l->role = r;
-		l->cap = cap;
-	}
+	if (l->n == l->cap && grow(l) < 0)
+		return -ENOMEM;
 	eng_set_io(a, &l->io[l->n], role, write, buf, msec, nsec);
 	l->role[l->n++] = role;
 	return 0;
@@ -37,17 +43,8 @@ int sync_iol_add(struct uraid_array *a, struct sync_iolist *l, int role, bool wr
 int sync_iol_append(struct sync_iolist *l, const struct sync_iolist *from)
 {
 	for (int i = 0; i < from->n; i++) {
-		if (l->n == l->cap) {
-			int cap = l->cap ? 2 * l->cap : 16;
-			struct member_io *io = realloc(l->io, (size_t)cap * sizeof(*io));
-			if (io)
-				l->io = io;
-			int *r = io ? realloc(l->role, (size_t)cap * sizeof(*r)) : NULL;
-			if (!io || !r)
-				return -ENOMEM;
-			l->role = r;
-			l->cap = cap;
-		}
+		if (l->n == l->cap && grow(l) < 0)
+			return -ENOMEM;
 		l->io[l->n] = from->io[i];
 		l->role[l->n++] = from->role[i];
 	}
