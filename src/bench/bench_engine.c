@@ -179,6 +179,29 @@ int beng_seq_job(struct bw_set *s, struct uraid_array *a, const struct eng_opts 
 	return 0;
 }
 
+int beng_rand_job(struct bw_set *s, struct uraid_array *a, const struct eng_opts *o, uint64_t span,
+                  bool flush, double *iops, char *err, size_t errlen)
+{
+	struct bw_job j;
+	memset(&j, 0, sizeof(j));
+	j.a = a;
+	j.set = s;
+	j.threads = o->qd;
+	j.req = 4096;
+	j.span = span;
+	j.write = j.random = true;
+	j.ops = o->rand_ops;
+	j.seed = 7;
+	int r = bw_run(&j, 1);
+	if (r == 0 && flush)
+		r = uraid_flush(a);
+	uint64_t end = flush ? bench_now_ns() : atomic_load(&j.end_ns);
+	if (r < 0)
+		return errmsg(err, errlen, r, "4 KiB random writes failed");
+	*iops = (double)atomic_load(&j.done_ops) / ((double)(end - j.start_ns) / 1e9);
+	return 0;
+}
+
 /* Rebuild: fail slot 0, replace it with the spare (member n), array idle;
  * rate = member data bytes / time, divided by `scale` (modelled disks run
  * that many times faster than the model), ratio against `one_write`
@@ -289,23 +312,10 @@ static int level_run(struct bw_set *s, const struct eng_opts *o, int level, cons
 		put_row(rows, nrows, level, "seqwrite", wmbs, "MB/s",
 		        rw->seq_write / write_factor(level, n));
 		put_row(rows, nrows, level, "seqread", rmbs, "MB/s", rw->seq_read);
-		struct bw_job j;
-		memset(&j, 0, sizeof(j));
-		j.a = a;
-		j.set = s;
-		j.threads = o->qd;
-		j.req = 4096;
-		j.span = span;
-		j.write = j.random = true;
-		j.ops = o->rand_ops;
-		j.seed = 7;
-		r = bw_run(&j, 1);
-		double secs = (double)(atomic_load(&j.end_ns) - j.start_ns) / 1e9;
-		if (r < 0)
-			errmsg(err, errlen, r, "4 KiB random writes failed");
-		else
-			put_row(rows, nrows, level, "randwrite4k",
-			        (double)atomic_load(&j.done_ops) / secs, "IOPS",
+		double iops;
+		r = beng_rand_job(s, a, o, span, false, &iops, err, errlen);
+		if (r == 0)
+			put_row(rows, nrows, level, "randwrite4k", iops, "IOPS",
 			        rand_ref(level, n, rw));
 	}
 	if (r == 0 && level != 0)

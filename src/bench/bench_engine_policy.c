@@ -126,29 +126,6 @@ int beng_journal_compare(struct bw_set *s, const struct eng_opts *o, const char 
 	return 0;
 }
 
-/* 4 KiB random writes over the array; IOPS. */
-static int rand_job(struct bw_set *s, struct uraid_array *a, const struct eng_opts *o,
-                    uint64_t span, double *iops, char *err, size_t errlen)
-{
-	struct bw_job j;
-	memset(&j, 0, sizeof(j));
-	j.a = a;
-	j.set = s;
-	j.threads = o->qd;
-	j.req = 4096;
-	j.span = span;
-	j.write = j.random = true;
-	j.ops = o->rand_ops;
-	j.seed = 7;
-	int r = bw_run(&j, 1);
-	if (r == 0)
-		r = uraid_flush(a);
-	if (r < 0)
-		return errmsg(err, errlen, r, "4 KiB random writes failed");
-	*iops = (double)atomic_load(&j.done_ops) / ((double)(bench_now_ns() - j.start_ns) / 1e9);
-	return 0;
-}
-
 static int cmp_double(const void *x, const void *y)
 {
 	double a = *(const double *)x, b = *(const double *)y;
@@ -183,7 +160,7 @@ int beng_bitmap_run(struct bw_set *s, const struct eng_opts *o, int level, struc
 		if (r == 0)
 			r = beng_seq_job(s, a, o, true, span, &seq, err, errlen);
 		if (r == 0)
-			r = rand_job(s, a, o, span, &rnd, err, errlen);
+			r = beng_rand_job(s, a, o, span, true, &rnd, err, errlen);
 		int rs = bw_array_stop(s, a);
 		if (r < 0 || rs < 0)
 			return r < 0 ? r : errmsg(err, errlen, rs, "stopping the array failed");
