@@ -196,6 +196,12 @@ struct uraid_status {
 	uint64_t sync_speed_kibs;       /* recent speed */
 	uint64_t mismatch_cnt;          /* sectors, from the last check/repair */
 	unsigned stripe_cache_size;     /* stripe cache entries (raid4/5/6), 0 = none */
+	/* Internal write-intent bitmap (0 chunk: none), as /proc/mdstat's
+	 * "bitmap: U/P pages [KB], C KB chunk": P pages of md's in-memory
+	 * counters (2048 chunks each), U of them with a bit set. */
+	uint32_t bitmap_chunk_kib;
+	uint64_t bitmap_chunks, bitmap_dirty; /* bits, and bits set */
+	uint32_t bitmap_pages, bitmap_pages_used;
 	/* I/O unit in bytes: offsets and lengths must be multiples of it (512
 	 * for md; graid3: its provider sector). */
 	uint32_t block_bytes;

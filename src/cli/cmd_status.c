@@ -89,6 +89,9 @@ static void print_mdstat(const char *name, const struct uraid_status *st)
 		printf("]");
 	}
 	printf("\n");
+	if (st->bitmap_chunk_kib) /* as /proc/mdstat: pages of 4 KiB */
+		printf("      bitmap: %u/%u pages [%uKB], %uKB chunk\n", st->bitmap_pages_used,
+		       st->bitmap_pages, st->bitmap_pages_used * 4, st->bitmap_chunk_kib);
 	if (st->stripe_cache_size)
 		printf("      stripe_cache_size %u\n", st->stripe_cache_size);
 	if (st->sync_action != URAID_SYNC_IDLE && st->sync_total) {
@@ -146,6 +149,10 @@ static void print_json(const char *name, const struct uraid_status *st)
 	       action_name(st->sync_action), (unsigned long long)st->sync_done,
 	       (unsigned long long)st->sync_total, (unsigned long long)st->sync_speed_kibs,
 	       (unsigned long long)st->mismatch_cnt, st->stripe_cache_size);
+	if (st->bitmap_chunk_kib)
+		printf(",\"bitmap\":{\"chunk_kib\":%u,\"chunks\":%llu,\"dirty\":%llu}",
+		       st->bitmap_chunk_kib, (unsigned long long)st->bitmap_chunks,
+		       (unsigned long long)st->bitmap_dirty);
 	if (cli_is_geom(st->level))
 		cli_geom_json(st);
 	printf("}");
@@ -221,6 +228,8 @@ int cmd_detail(int argc, char **argv)
 		printf("     Used Dev Size : %llu (%.2f MiB)\n",
 		       (unsigned long long)st.dev_sectors / 2, (double)st.dev_sectors / 2048);
 	printf("      Raid Devices : %d\n", st.raid_disks);
+	if (st.bitmap_chunk_kib)
+		printf("     Intent Bitmap : Internal\n");
 	printf("             State : %s%s%s%s\n", st.clean ? "clean" : "active",
 	       st.degraded ? ", degraded" : "",
 	       st.sync_action == URAID_SYNC_RECOVER  ? ", recovering"

@@ -343,6 +343,7 @@ int uraid_status(struct uraid_array *a, struct uraid_status *st)
 	st->sync_total = a->sync_end;
 	st->sync_speed_kibs = a->speed_kibs;
 	st->stripe_cache_size = eng_scache_size(a);
+	eng_bitmap_status(a, st);
 	st->mismatch_cnt = a->action == URAID_SYNC_CHECK || a->action == URAID_SYNC_REPAIR
 	                       ? a->mismatches
 	                       : a->last_mismatch_cnt;

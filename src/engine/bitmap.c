@@ -420,6 +420,30 @@ uint64_t eng_bitmap_next_dirty(struct uraid_array *a, uint64_t pos, uint64_t end
 	return p;
 }
 
+/* md keeps a 16-bit counter per chunk in pages of 4 KiB. */
+#define COUNTERS_PER_PAGE 2048
+
+void eng_bitmap_status(const struct uraid_array *a, struct uraid_status *st)
+{
+	const struct eng_bitmap *b = a->bitmap;
+	if (!b)
+		return;
+	st->bitmap_chunk_kib = (uint32_t)(b->chunk_sectors / 2);
+	st->bitmap_chunks = b->nbits;
+	st->bitmap_pages = (uint32_t)((b->nbits + COUNTERS_PER_PAGE - 1) / COUNTERS_PER_PAGE);
+	const uint8_t *bits = b->img + MD_BITMAP_SB_BYTES;
+	uint64_t page_seen = UINT64_MAX;
+	for (uint64_t i = 0; i < b->nbits; i++) {
+		if (!((__atomic_load_n(&bits[i / 8], __ATOMIC_RELAXED) >> (i % 8)) & 1))
+			continue;
+		st->bitmap_dirty++;
+		if (i / COUNTERS_PER_PAGE != page_seen) {
+			page_seen = i / COUNTERS_PER_PAGE;
+			st->bitmap_pages_used++;
+		}
+	}
+}
+
 uint64_t uraid_bitmap_resync_skipped(struct uraid_array *a)
 {
 	eng_lock(a);

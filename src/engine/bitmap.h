@@ -61,6 +61,9 @@ struct eng_bitmap {
 bool eng_bitmap_supported(int md_version, int level);
 /* Sectors one bit per chunk stands for, in total: the resync's range. */
 uint64_t eng_bitmap_coverage(const struct uraid_array *a);
+/* Fill the status's bitmap_* fields (none without a bitmap). */
+struct uraid_status;
+void eng_bitmap_status(const struct uraid_array *a, struct uraid_status *st);
 /* At assembly: load the bitmap when the superblock says there is one. */
 int eng_bitmap_load(struct uraid_array *a, char *err, size_t errlen);
 void eng_bitmap_free(struct uraid_array *a);

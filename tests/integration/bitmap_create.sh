@@ -10,6 +10,7 @@ cd "$d" || exit 1
 loops=()
 cleanup() {
 	for l in "${loops[@]}"; do losetup -d "$l" 2>/dev/null; done
+	for s in "$T_TMP"/run/*.sock; do [ -e "$s" ] && "$URAID" stop "$(basename "$s" .sock)"; done
 	rm -rf "$T_TMP" # lib.sh's own EXIT trap, replaced here
 }
 trap cleanup EXIT
@@ -158,4 +159,30 @@ check "101 GiB members: bitmap by default ($(fmap big1))" [ $(($(fmap big1) & 1)
 check "99 GiB members: no bitmap by default ($(fmap sm1))" [ $(($(fmap sm1) & 1)) -eq 0 ]
 check "101 GiB members with --bitmap=none: no bitmap ($(fmap nb1))" [ $(($(fmap nb1) & 1)) -eq 0 ]
 rm -f big1 big2 sm1 sm2 nb1 nb2
+
+# A running array shows its bitmap as mdadm --detail and /proc/mdstat do:
+# bits = per-member KiB / chunk KiB rounded up, in pages of 2048 counters.
+export URAID_RUN_DIR=$T_TMP/run
+"$URAID" create --level=5 --raid-devices=3 --size=40M --bitmap=internal --bitmap-chunk=64K \
+	--name bmd r1 r2 r3 >/dev/null 2>&1
+"$URAID" create --level=5 --raid-devices=3 --size=40M --bitmap=none --name nbm \
+	n1 n2 n3 >/dev/null 2>&1
+det=$("$URAID" detail bmd 2>&1)
+used=$(echo "$det" | sed -n 's/^ *Used Dev Size : \([0-9]*\).*/\1/p')
+bits=$(((used + 63) / 64))
+pages=$(((bits + 2047) / 2048))
+check "detail: Intent Bitmap : Internal" grep -q "Intent Bitmap : Internal" <<<"$det"
+st=$("$URAID" status bmd 2>&1)
+echo "$st" | sed 's/^/# /'
+check "status: bitmap: U/$pages pages, 64KB chunk ($bits bits)" \
+	grep -Eq "^ +bitmap: [0-9]+/$pages pages \[[0-9]+KB\], 64KB chunk$" <<<"$st"
+js=$("$URAID" status --json bmd 2>&1)
+check "status --json: bitmap chunk 64 KiB, $bits chunks" \
+	grep -q "\"bitmap\":{\"chunk_kib\":64,\"chunks\":$bits," <<<"$js"
+check_fails "no bitmap: no Intent Bitmap line" grep -q "Intent Bitmap" <<<"$("$URAID" detail nbm)"
+check_fails "no bitmap: no bitmap line in status" grep -q "bitmap:" <<<"$("$URAID" status nbm)"
+check_fails "no bitmap: no bitmap in status --json" grep -q '"bitmap"' \
+	<<<"$("$URAID" status --json nbm)"
+"$URAID" stop bmd >/dev/null 2>&1
+"$URAID" stop nbm >/dev/null 2>&1
 t_done

@@ -90,6 +90,13 @@ static void engine_bitmap_vs_mdadm(void)
 	CHECK(uraid_write(a, buf, sizeof(buf), 0) == 0);
 	CHECK(uraid_write(a, buf, sizeof(buf), 10 * stripe) == 0);
 	CHECK(uraid_write(a, buf, sizeof(buf), 20 * stripe) == 0);
+	/* The status shows the bitmap as /proc/mdstat does (checked against
+	 * mdadm -X's count of bits below). */
+	struct uraid_status bst;
+	CHECK(uraid_status(a, &bst) == 0);
+	CHECK(bst.bitmap_chunk_kib == 64);
+	CHECK_EQ_U64(bst.bitmap_dirty, 3);
+	CHECK(bst.bitmap_pages_used == 1);
 	uraid_drop(a); /* crash: bits stay set */
 	a = NULL;
 	/* tests/integration/bitmap_mdvm.sh takes the members in this state
@@ -133,6 +140,8 @@ static void engine_bitmap_vs_mdadm(void)
 	char *d = strstr(line, "), ");
 	long long dirty = d ? strtoll(d + 3, NULL, 10) : -1;
 	CHECK_EQ_U64(nbits, (sync_kib + 63) / 64);
+	CHECK_EQ_U64(bst.bitmap_chunks, nbits);
+	CHECK(bst.bitmap_pages == (nbits + 2047) / 2048);
 	CHECKF(dirty == 3, "dirty bits after the crash: %lld (%s)", dirty, line);
 
 	/* Restart: the resync touches only the 3 dirty chunks. */
@@ -154,6 +163,10 @@ static void engine_bitmap_vs_mdadm(void)
 	struct uraid_status st;
 	uraid_status(a, &st);
 	CHECK_EQ_U64(st.mismatch_cnt, 0);
+	/* resynced and flushed: no bit left */
+	CHECK(uraid_flush(a) == 0);
+	uraid_status(a, &st);
+	CHECK(st.bitmap_chunk_kib == 64 && st.bitmap_dirty == 0 && st.bitmap_pages_used == 0);
 	CHECK(uraid_stop(a) == 0);
 	extract_bitmap(paths[0], sboff, bmoff, bm[0], sizeof(bm[0]));
 	mdadm_field("-X", bm[0], "Bitmap", line);
