@@ -141,6 +141,8 @@ $(FUZZ)/obj/%.o: %.c
 	clang $(filter-out -Werror,$(BASEFLAGS)) $(FUZZFLAGS) $(DEFS) $(call simd_flags,$<) -c $< -o $@
 $(FUZZ)/%: $(FUZZ)/obj/fuzz/%.o $(patsubst %.c,$(FUZZ)/obj/%.o,$(LIB_SRCS))
 	clang -fsanitize=fuzzer,address,undefined -o $@ $^ $(LIBS)
+# The bench's NBD server lives with the CLI, not in the library.
+$(FUZZ)/fuzz_nbd: $(FUZZ)/obj/src/bench/bench_nbd.o
 fuzz-build: $(FUZZ_BINS)
 fuzz: deps fuzz-build
 	@for f in $(FUZZ_BINS); do echo "== $$f"; mkdir -p build/corpus/$$(basename $$f); \

@@ -47,11 +47,10 @@
 #define NBD_CMD_FLUSH 3u
 #define NBD_CMD_FUA   1u /* request flag */
 
-#define NBD_MAX_REQ (32u << 20)
+#define NBD_MAX_REQ BW_NBD_MAX_REQ
 
 struct bw_nbd {
 	struct uraid_array *a;
-	uint64_t size;
 	int lfd;
 	pthread_t thr;
 	atomic_bool stop;
@@ -95,7 +94,7 @@ static int opt_reply(int fd, uint32_t opt, uint32_t type, const void *data, uint
 }
 
 /* Handshake up to the transmission phase: 0, or < 0 (client gone, aborted). */
-static int handshake(struct bw_nbd *n, int fd)
+static int handshake(uint64_t export_size, int fd)
 {
 	uint8_t hello[18];
 	uint64_t m1 = htobe64(NBD_MAGIC_INIT), m2 = htobe64(NBD_MAGIC_OPT);
@@ -109,7 +108,7 @@ static int handshake(struct bw_nbd *n, int fd)
 		r = full_read(fd, &cflags, 4);
 	bool zeroes = r == 0 && !(be32toh(cflags) & NBD_FLAG_NO_ZEROES);
 	uint16_t tflags = htobe16(NBD_TFLAG_HAS_FLAGS | NBD_TFLAG_SEND_FLUSH | NBD_TFLAG_SEND_FUA);
-	uint64_t size = htobe64(n->size);
+	uint64_t size = htobe64(export_size);
 	while (r == 0) {
 		uint8_t oh[16];
 		if ((r = full_read(fd, oh, sizeof(oh))) < 0)
@@ -172,9 +171,10 @@ static uint32_t nbd_errno(int r)
 	return r == -EINVAL ? EINVAL : r == -ENOSPC ? ENOSPC : r == -EROFS ? EPERM : EIO;
 }
 
-static void serve(struct bw_nbd *n, int fd)
+void bw_nbd_serve(struct uraid_array *a, uint8_t *buf, int fd)
 {
-	if (handshake(n, fd) < 0)
+	uint64_t size = uraid_size(a);
+	if (handshake(size, fd) < 0)
 		return;
 	for (;;) {
 		uint8_t q[28];
@@ -197,24 +197,24 @@ static void serve(struct bw_nbd *n, int fd)
 			return;
 		if (type == NBD_CMD_DISC)
 			return;
-		bool inside = len <= NBD_MAX_REQ && off <= n->size && len <= n->size - off;
+		bool inside = len <= NBD_MAX_REQ && off <= size && len <= size - off;
 		int r = 0;
 		if (type == NBD_CMD_WRITE) {
 			if (len > NBD_MAX_REQ)
 				return; /* cannot even skip its payload sanely */
-			if (full_read(fd, n->buf, len) < 0)
+			if (full_read(fd, buf, len) < 0)
 				return;
-			r = !inside ? -EINVAL : uraid_write(n->a, n->buf, len, off);
+			r = !inside ? -EINVAL : uraid_write(a, buf, len, off);
 			if (r == 0 && (flags & NBD_CMD_FUA))
-				r = uraid_flush(n->a);
+				r = uraid_flush(a);
 			if (simple_reply(fd, r ? nbd_errno(r) : 0, cookie, NULL, 0) < 0)
 				return;
 		} else if (type == NBD_CMD_READ) {
-			r = !inside ? -EINVAL : uraid_read(n->a, n->buf, len, off);
-			if (simple_reply(fd, r ? nbd_errno(r) : 0, cookie, n->buf, r ? 0 : len) < 0)
+			r = !inside ? -EINVAL : uraid_read(a, buf, len, off);
+			if (simple_reply(fd, r ? nbd_errno(r) : 0, cookie, buf, r ? 0 : len) < 0)
 				return;
 		} else if (type == NBD_CMD_FLUSH) {
-			r = uraid_flush(n->a);
+			r = uraid_flush(a);
 			if (simple_reply(fd, r ? nbd_errno(r) : 0, cookie, NULL, 0) < 0)
 				return;
 		} else if (simple_reply(fd, EINVAL, cookie, NULL, 0) < 0) {
@@ -234,7 +234,7 @@ static void *accept_loop(void *arg)
 		if (fd < 0)
 			continue;
 		atomic_store(&n->cfd, fd);
-		serve(n, fd);
+		bw_nbd_serve(n->a, n->buf, fd);
 		atomic_store(&n->cfd, -1);
 		close(fd);
 	}
@@ -254,7 +254,6 @@ int bw_nbd_start(struct uraid_array *a, const char *sock, struct bw_nbd **out, c
 		return errmsg(err, errlen, -ENOMEM, "out of memory");
 	}
 	n->a = a;
-	n->size = uraid_size(a);
 	atomic_store(&n->cfd, -1);
 	n->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	unlink(sock);

@@ -186,6 +186,11 @@ struct bw_nbd;
 int bw_nbd_start(struct uraid_array *a, const char *sock, struct bw_nbd **out, char *err,
                  size_t errlen);
 void bw_nbd_stop(struct bw_nbd *n);
+/* One client on a connected socket, handshake to disconnect (also what the
+ * fuzz target drives): requests larger than BW_NBD_MAX_REQ, or outside the
+ * array, get EINVAL or end the connection; buf holds BW_NBD_MAX_REQ bytes. */
+#define BW_NBD_MAX_REQ (32u << 20)
+void bw_nbd_serve(struct uraid_array *a, uint8_t *buf, int fd);
 
 /* Block devices as members (bench_devices.c). bw_dev_list: DEV,DEV,... or
  * every block device in a directory (sorted), into out[0..max). bw_dev_probe:
