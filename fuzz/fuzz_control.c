@@ -18,7 +18,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "member/member.h"
+#include "fuzz_array.h"
 #include "uraid.h"
 
 static struct uraid_array *arr;
@@ -37,24 +37,8 @@ static int setup(void)
 {
 	if (ctl)
 		return 0;
-	struct member *m[3];
-	for (int i = 0; i < 3; i++) {
-		char nm[16];
-		snprintf(nm, sizeof(nm), "fz%d", i);
-		if (member_open_mem(nm, 4u << 20, &m[i]) < 0)
-			abort();
-	}
-	struct uraid_create_opts o;
-	memset(&o, 0, sizeof(o));
-	o.level = 5;
-	o.raid_devices = 3;
-	o.chunk_sectors = 16;
-	o.assume_clean = true;
+	arr = fuzz_mem_raid5("fuzz_control");
 	char err[256];
-	if (uraid_create_members(&o, m, 3, URAID_NO_SYNC_THREAD, &arr, err, sizeof(err)) < 0) {
-		fprintf(stderr, "fuzz_control: create: %s\n", err);
-		abort();
-	}
 	snprintf(sock_path, sizeof(sock_path), "/tmp/uraid-fuzz-control.%d.sock", (int)getpid());
 	if (uraid_control_start(arr, sock_path, &ctl, err, sizeof(err)) < 0) {
 		fprintf(stderr, "fuzz_control: %s\n", err);

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "bench/bench_workloads.h"
-#include "member/member.h"
+#include "fuzz_array.h"
 #include "uraid.h"
 
 static struct uraid_array *arr;
@@ -32,24 +32,7 @@ static void setup(void)
 {
 	if (arr)
 		return;
-	struct member *m[3];
-	for (int i = 0; i < 3; i++) {
-		char nm[16];
-		snprintf(nm, sizeof(nm), "fzn%d", i);
-		if (member_open_mem(nm, 4u << 20, &m[i]) < 0)
-			abort();
-	}
-	struct uraid_create_opts o;
-	memset(&o, 0, sizeof(o));
-	o.level = 5;
-	o.raid_devices = 3;
-	o.chunk_sectors = 16;
-	o.assume_clean = true;
-	char err[256];
-	if (uraid_create_members(&o, m, 3, URAID_NO_SYNC_THREAD, &arr, err, sizeof(err)) < 0) {
-		fprintf(stderr, "fuzz_nbd: create: %s\n", err);
-		abort();
-	}
+	arr = fuzz_mem_raid5("fuzz_nbd");
 	srv_buf = malloc(BW_NBD_MAX_REQ);
 	if (!srv_buf)
 		abort();

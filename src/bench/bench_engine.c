@@ -180,7 +180,7 @@ int beng_seq_job(struct bw_set *s, struct uraid_array *a, const struct eng_opts 
 }
 
 int beng_rand_job(struct bw_set *s, struct uraid_array *a, const struct eng_opts *o, uint64_t span,
-                  bool flush, double *iops, char *err, size_t errlen)
+                  double *acked, double *flushed, char *err, size_t errlen)
 {
 	struct bw_job j;
 	memset(&j, 0, sizeof(j));
@@ -193,12 +193,18 @@ int beng_rand_job(struct bw_set *s, struct uraid_array *a, const struct eng_opts
 	j.ops = o->rand_ops;
 	j.seed = 7;
 	int r = bw_run(&j, 1);
-	if (r == 0 && flush)
-		r = uraid_flush(a);
-	uint64_t end = flush ? bench_now_ns() : atomic_load(&j.end_ns);
 	if (r < 0)
 		return errmsg(err, errlen, r, "4 KiB random writes failed");
-	*iops = (double)atomic_load(&j.done_ops) / ((double)(end - j.start_ns) / 1e9);
+	double ops = (double)atomic_load(&j.done_ops);
+	if (acked)
+		*acked = ops / ((double)(atomic_load(&j.end_ns) - j.start_ns) / 1e9);
+	if (flushed) {
+		/* write-back journal, stripe cache: what was acknowledged
+		 * reaches the members here */
+		if ((r = uraid_flush(a)) < 0)
+			return errmsg(err, errlen, r, "flush after 4 KiB random writes failed");
+		*flushed = ops / ((double)(bench_now_ns() - j.start_ns) / 1e9);
+	}
 	return 0;
 }
 
@@ -313,7 +319,7 @@ static int level_run(struct bw_set *s, const struct eng_opts *o, int level, cons
 		        rw->seq_write / write_factor(level, n));
 		put_row(rows, nrows, level, "seqread", rmbs, "MB/s", rw->seq_read);
 		double iops;
-		r = beng_rand_job(s, a, o, span, false, &iops, err, errlen);
+		r = beng_rand_job(s, a, o, span, &iops, NULL, err, errlen);
 		if (r == 0)
 			put_row(rows, nrows, level, "randwrite4k", iops, "IOPS",
 			        rand_ref(level, n, rw));

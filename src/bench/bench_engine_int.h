@@ -41,10 +41,11 @@ struct row {
  * flush); MB/s into *mbs, reads checked. */
 int beng_seq_job(struct bw_set *s, struct uraid_array *a, const struct eng_opts *o, bool write,
                  uint64_t span, double *mbs, char *err, size_t errlen);
-/* 4 KiB random writes, o->qd in flight, o->rand_ops of them; IOPS until
- * the last completed, or (flush) until a flush after them completed. */
+/* 4 KiB random writes, o->qd in flight, o->rand_ops of them: IOPS until
+ * the last was acknowledged (acked), and until a flush after them completed
+ * (flushed, which also runs the flush); either may be NULL. */
 int beng_rand_job(struct bw_set *s, struct uraid_array *a, const struct eng_opts *o, uint64_t span,
-                  bool flush, double *iops, char *err, size_t errlen);
+                  double *acked, double *flushed, char *err, size_t errlen);
 /* --journal: 4 KiB random writes without / with md's write journal; prints
  * its own table. Returns the exit code. */
 int beng_journal_compare(struct bw_set *s, const struct eng_opts *o, const char *cmd);

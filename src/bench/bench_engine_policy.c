@@ -91,31 +91,15 @@ int beng_journal_compare(struct bw_set *s, const struct eng_opts *o, const char 
 			int r = journal_array(s, o, levels[li], mode, &a, err, sizeof(err));
 			if (r < 0)
 				return cli_error("bench", "engine --journal: %s", err);
-			struct bw_job j;
-			memset(&j, 0, sizeof(j));
-			j.a = a;
-			j.set = s;
-			j.threads = o->qd;
-			j.req = 4096;
-			j.span = uraid_size(a) / (1u << 20) * (1u << 20);
-			j.write = j.random = true;
-			j.ops = o->rand_ops;
-			j.seed = 7;
 			/* Wall clock (modelled members sleep in real time, the
-			 * journal file is not modelled). */
-			uint64_t t0 = bench_now_ns();
-			r = bw_run(&j, 1);
-			uint64_t acked = bench_now_ns();
-			if (r == 0)
-				r = uraid_flush(a); /* write-back: the cache goes to the array */
-			uint64_t flushed = bench_now_ns();
+			 * journal file is not modelled); the flush is where
+			 * write-back sends its cache to the array. */
+			r = beng_rand_job(s, a, o, uraid_size(a) / (1u << 20) * (1u << 20),
+			                  &ack[mode], &all[mode], err, sizeof(err));
 			int rs = uraid_stop(a);
 			if (r < 0 || rs < 0)
-				return cli_error("bench", "engine --journal: %s failed: %s",
-				                 names[mode], strerror(-(r ? r : rs)));
-			double ops = (double)atomic_load(&j.done_ops);
-			ack[mode] = ops / ((double)(acked - t0) / 1e9);
-			all[mode] = ops / ((double)(flushed - t0) / 1e9);
+				return cli_error("bench", "engine --journal: %s: %s", names[mode],
+				                 r < 0 ? err : strerror(-rs));
 			printf("raid%-3d %-14s %12.0f %12.0f %9.2f %9.2f\n", levels[li],
 			       names[mode], ack[mode], all[mode],
 			       ack[0] > 0 ? ack[mode] / ack[0] : 0,
@@ -160,7 +144,7 @@ int beng_bitmap_run(struct bw_set *s, const struct eng_opts *o, int level, struc
 		if (r == 0)
 			r = beng_seq_job(s, a, o, true, span, &seq, err, errlen);
 		if (r == 0)
-			r = beng_rand_job(s, a, o, span, true, &rnd, err, errlen);
+			r = beng_rand_job(s, a, o, span, NULL, &rnd, err, errlen);
 		int rs = bw_array_stop(s, a);
 		if (r < 0 || rs < 0)
 			return r < 0 ? r : errmsg(err, errlen, rs, "stopping the array failed");
