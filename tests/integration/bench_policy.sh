@@ -6,6 +6,22 @@
 # `uraid detail` of the attached array), and in the journal file it leaves;
 # bad options are refused before anything is written.
 . "$(dirname "$0")/../lib.sh"
+# JSON file $1 of a RAID5 x3 smallfiles sweep with --journal-mode wb: rows
+# for exactly none and journal-wb, every figure positive, 4000 files removed.
+smallfiles_none_jwb() {
+	python3 - "$1" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+got = sorted((r["config"], r["consistency"], r["workload"]) for r in rows)
+want = [(c, p, w) for c, p in (("raid5[64,ls]x3", "none"), ("raid5[64,ls,jwb]x3", "journal-wb"))
+        for w in ("smallfiles-copy", "smallfiles-rm", "smallfiles-untar")]
+assert got == sorted(want), got
+for r in rows:
+    assert r["value"] > 0, r
+    if r["workload"] == "smallfiles-rm":
+        assert r["bytes"] == 4000, r
+PY
+}
 
 export URAID_RUN_DIR=$T_TMP/run
 # members on tmpfs: the filesystem workloads make 420 MB arrays
@@ -112,18 +128,7 @@ check "smallfiles with --journal through uraid attach: exit 0" test "$rc" = 0
 check "uraid detail of the attached array showed the write-back journal" \
 	grep -q "Consistency Policy : journal (write-back)" "$T_TMP/fj.detail"
 check "smallfiles rows for none and jwb; 4000 files removed in each" \
-	python3 - "$T_TMP/fj.json" <<'PY'
-import json, sys
-rows = json.load(open(sys.argv[1]))
-got = sorted((r["config"], r["consistency"], r["workload"]) for r in rows)
-want = [(c, p, w) for c, p in (("raid5[64,ls]x3", "none"), ("raid5[64,ls,jwb]x3", "journal-wb"))
-        for w in ("smallfiles-copy", "smallfiles-rm", "smallfiles-untar")]
-assert got == sorted(want), got
-for r in rows:
-    assert r["value"] > 0, r
-    if r["workload"] == "smallfiles-rm":
-        assert r["bytes"] == 4000, r
-PY
+	smallfiles_none_jwb "$T_TMP/fj.json"
 check "the new journal file was removed" test ! -e "$T_TMP/newj"
 
 # md's bitmap of a 1.2 member file, read without uraid: superblock at 4 KiB
@@ -196,18 +201,7 @@ check "smallfiles on simulated nvme disks, none and write-back journal" \
 	       --size 4M --progress 0 --journal "$2" --journal-mode wb --force-destroy \
 	       --json "$3" >/dev/null 2>"$3.err"' sh "$URAID" "$T_TMP/jsim" "$T_TMP/fs.json"
 check "simulated disks: smallfiles rows for none and jwb, 4000 files removed" \
-	python3 - "$T_TMP/fs.json" <<'PY'
-import json, sys
-rows = json.load(open(sys.argv[1]))
-got = sorted((r["config"], r["consistency"], r["workload"]) for r in rows)
-want = [(c, p, w) for c, p in (("raid5[64,ls]x3", "none"), ("raid5[64,ls,jwb]x3", "journal-wb"))
-        for w in ("smallfiles-copy", "smallfiles-rm", "smallfiles-untar")]
-assert got == sorted(want), got
-for r in rows:
-    assert r["value"] > 0, r
-    if r["workload"] == "smallfiles-rm":
-        assert r["bytes"] == 4000, r
-PY
+	smallfiles_none_jwb "$T_TMP/fs.json"
 check "simulated disks: the kept journal file was the array's journal" \
 	sh -c '"$1" examine "$2" | grep -q "Device Role : Journal"' sh "$URAID" "$T_TMP/jsim"
 check "simulated disks, --time-scale 10: filesystem workloads skipped with a note" \

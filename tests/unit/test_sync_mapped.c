@@ -124,6 +124,22 @@ static uint8_t *fill(struct uraid_array *a, uint64_t seed)
 	return shadow;
 }
 
+/* Six 6 MiB member files, an array of `level` on the first five (the
+ * sixth is the spare) filled from `seed`; NULL (and nothing left open)
+ * when it cannot be made. */
+static struct uraid_array *fx_array(struct fx *f, int level, uint64_t seed, uint8_t **shadow)
+{
+	if (!fx_make(f, 6, 6 * MB))
+		return NULL;
+	struct uraid_array *a = mk(f, level, 0, false, 5, NULL);
+	if (!a) {
+		fx_free(f);
+		return NULL;
+	}
+	*shadow = fill(a, seed);
+	return a;
+}
+
 static int sync_all(struct uraid_array *a, uint64_t step)
 {
 	int rc, guard = 0;
@@ -278,14 +294,10 @@ static void writes_during_rebuild(void)
 static void interrupted_rebuild_resumes(void)
 {
 	struct fx f;
-	if (!fx_make(&f, 6, 6 * MB))
+	uint8_t *shadow;
+	struct uraid_array *a = fx_array(&f, URAID_LEVEL_RAID6, 400, &shadow);
+	if (!a)
 		return;
-	struct uraid_array *a = mk(&f, URAID_LEVEL_RAID6, 0, false, 5, NULL);
-	if (!a) {
-		fx_free(&f);
-		return;
-	}
-	uint8_t *shadow = fill(a, 400);
 	struct uraid_status st;
 	uraid_status(a, &st);
 	uint64_t dev = st.dev_sectors;
@@ -390,14 +402,10 @@ static void read_error_through_wrapper(void)
 static void write_error_on_target(void)
 {
 	struct fx f;
-	if (!fx_make(&f, 6, 6 * MB))
+	uint8_t *shadow;
+	struct uraid_array *a = fx_array(&f, URAID_LEVEL_RAID5, 600, &shadow);
+	if (!a)
 		return;
-	struct uraid_array *a = mk(&f, URAID_LEVEL_RAID5, 0, false, 5, NULL);
-	if (!a) {
-		fx_free(&f);
-		return;
-	}
-	uint8_t *shadow = fill(a, 600);
 	char err[256];
 	fail_remove(a, 0);
 	struct member *fault = NULL, *spare = fx_open(&f, 5, &fault);
@@ -423,14 +431,10 @@ static void write_error_on_target(void)
 static void truncated_source_member(void)
 {
 	struct fx f;
-	if (!fx_make(&f, 6, 6 * MB))
+	uint8_t *shadow;
+	struct uraid_array *a = fx_array(&f, URAID_LEVEL_RAID6, 700, &shadow);
+	if (!a)
 		return;
-	struct uraid_array *a = mk(&f, URAID_LEVEL_RAID6, 0, false, 5, NULL);
-	if (!a) {
-		fx_free(&f);
-		return;
-	}
-	uint8_t *shadow = fill(a, 700);
 	char err[256];
 	fail_remove(a, 0);
 	CHECK(truncate(f.path[3], 3 * MB) == 0);
