@@ -45,6 +45,18 @@ bool sync_role_rebuilding(const struct uraid_array *a, int role)
 	       a->mem[a->slot[role]]->state == URAID_MEMBER_REBUILDING;
 }
 
+bool sync_in_memory(const struct uraid_array *a)
+{
+	for (int r = 0; r < a->geom.raid_disks; r++) {
+		if (a->slot[r] < 0)
+			continue;
+		const struct eng_member *em = a->mem[a->slot[r]];
+		if (em->state != URAID_MEMBER_FAULTY && !eng_data_member(em)->in_memory)
+			return false;
+	}
+	return true;
+}
+
 static bool any_rebuilding(const struct uraid_array *a)
 {
 	for (int r = 0; r < a->geom.raid_disks; r++)
@@ -147,19 +159,8 @@ void eng_sync_schedule(struct uraid_array *a)
 	a->persist_ns = a->speed_t0_ns;
 }
 
-/* Drop the read-only views recovery took of the members (member_map): the
- * address space is given back once the job is over or stopped, and a later
- * job maps afresh (members may have been failed, removed or replaced). */
-static void unmap_members(struct uraid_array *a)
-{
-	for (int i = 0; i < a->nmem; i++)
-		if (a->mem[i]->m)
-			member_unmap(a->mem[i]->m);
-}
-
 static void finish(struct uraid_array *a)
 {
-	unmap_members(a);
 	switch (a->action) {
 	case URAID_SYNC_RESYNC:
 		a->resync_offset = MD_RESYNC_NONE;
@@ -246,8 +247,7 @@ static int step_locked(struct uraid_array *a, uint64_t max)
 		return 0;
 	if (a->action == URAID_SYNC_RECOVER && !any_rebuilding(a) && !sync_replace_any(a)) {
 		/* The member being rebuilt failed meanwhile. */
-		unmap_members(a);
-		a->action = URAID_SYNC_IDLE;
+			a->action = URAID_SYNC_IDLE;
 		pthread_cond_broadcast(&a->cond);
 		return 0;
 	}
@@ -285,8 +285,7 @@ static int step_locked(struct uraid_array *a, uint64_t max)
 		fprintf(stderr, "uraid: %s stopped at sector %llu: error %d\n",
 		        a->action == URAID_SYNC_RECOVER ? "recovery" : "sync",
 		        (unsigned long long)pos, rc);
-		unmap_members(a);
-		a->action = URAID_SYNC_IDLE;
+			a->action = URAID_SYNC_IDLE;
 		pthread_cond_broadcast(&a->cond);
 		return rc;
 	}

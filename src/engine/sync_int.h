@@ -43,6 +43,11 @@ uint64_t sync_count_mismatch(const uint8_t *x, const uint8_t *y, uint64_t nsec);
 /* A rebuilding member in a slot (not a replacement). */
 bool sync_role_rebuilding(const struct uraid_array *a, int role);
 
+/* Every member in a slot that is not faulty holds its data in memory
+ * (member in_memory): recovery then reads and writes with synchronous
+ * requests on two workers (sync_par.h) instead of queued batches. */
+bool sync_in_memory(const struct uraid_array *a);
+
 /* sync_parity.c: work on member rows [pos, pos+n) of a parity level for the
  * current action; recovery rebuilds every rebuilding slot member there.
  * Any chunk boundaries; large member requests, one batch. */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "engine/sync_int.h"
+#include "engine/sync_par.h"
 
 /* One map piece [pos, pos+n) the careful way (per-copy retries). */
 static int mirror_piece(struct uraid_array *a, uint64_t pos, uint64_t n)
@@ -236,43 +237,77 @@ static int pick_source(struct uraid_array *a, int role, uint64_t lsec, int copy,
 	return pick->role < 0 ? -EIO : 0;
 }
 
-/* Rebuild [pos, end) of `role` with one write per piece straight from a
- * mapping of the source copy (member_map): no read copy, no buffer.
- * Returns 1, having written nothing wrong, when a source cannot be mapped
- * (the caller then does the range the usual way). */
-static int recover_role_mapped(struct uraid_array *a, int role, uint64_t pos, uint64_t end)
+/* Recovery of members in memory (sync_in_memory): [pos, end) of `role`
+ * is cut into items that two workers (sync_par.h) take in turn, each
+ * reading an item's pieces from another copy into a buffer of its own and
+ * writing them with synchronous requests. Page-cache reads and writes are
+ * memory copies, which two CPUs do faster than one thread's queued batch. */
+#define DIRECT_ITEM_SECTORS 2048u /* 1 MiB */
+
+struct direct {
+	struct uraid_array *a;
+	int role;
+	uint64_t pos, end;
+	uint8_t *wbuf[SYNC_PAR_WORKERS];
+	bool read_failed, write_failed; /* atomic */
+};
+
+static int direct_item(void *ctx, int worker, int i)
 {
-	const struct eng_member *tem = a->mem[a->slot[role]];
-	struct member *tm = eng_data_member(tem);
+	struct direct *d = ctx;
+	struct uraid_array *a = d->a;
+	uint64_t from = d->pos + (uint64_t)i * DIRECT_ITEM_SECTORS;
+	uint64_t to = from + DIRECT_ITEM_SECTORS < d->end ? from + DIRECT_ITEM_SECTORS : d->end;
 	int src = -1;
-	for (uint64_t msec = pos; msec < end;) {
-		uint64_t lsec, len;
+	for (uint64_t msec = from, len; msec < to; msec += len) {
+		uint64_t lsec;
 		int copy;
-		int rc = role_piece(a, role, msec, end - msec, &lsec, &copy, &len);
-		if (rc == -ERANGE) { /* unused by md: nothing to rebuild */
-			msec += len;
+		int rc = role_piece(a, d->role, msec, to - msec, &lsec, &copy, &len);
+		if (rc == -ERANGE) /* unused by md: nothing to rebuild */
 			continue;
-		}
-		if (rc < 0)
-			return rc;
 		struct layout_loc pick;
-		if ((rc = pick_source(a, role, lsec, copy, len, src, &pick)) < 0)
+		if (rc < 0 || (rc = pick_source(a, d->role, lsec, copy, len, src, &pick)) < 0)
 			return rc;
 		src = pick.role;
-		const struct eng_member *sem = a->mem[a->slot[src]];
-		const void *v;
-		if (member_map(eng_data_member(sem), (sem->sb.data_offset + pick.sector) * 512,
-		               len * 512, &v) < 0)
-			return 1;
-		eng_count_io(a, false, len * 512);
-		eng_count_io(a, true, len * 512);
-		if (member_write(tm, v, len * 512, (tem->sb.data_offset + msec) * 512, 0) < 0) {
-			eng_member_failed(a, role, "write error during recovery");
-			return eng_array_readable(a) ? 0 : -EIO;
+		struct member_io rd, wr;
+		eng_set_io(a, &rd, pick.role, false, d->wbuf[worker], pick.sector, len);
+		eng_set_io(a, &wr, d->role, true, d->wbuf[worker], msec, len);
+		eng_count_io(a, false, rd.len);
+		if (member_read(rd.m, rd.buf, rd.len, rd.off) < 0) {
+			__atomic_store_n(&d->read_failed, true, __ATOMIC_RELAXED);
+			return -EIO;
 		}
-		msec += len;
+		eng_count_io(a, true, wr.len);
+		if (member_write(wr.m, wr.buf, wr.len, wr.off, 0) < 0) {
+			__atomic_store_n(&d->write_failed, true, __ATOMIC_RELAXED);
+			return -EIO;
+		}
 	}
 	return 0;
+}
+
+/* Returns 1 when this path does not apply (the caller rebuilds the usual
+ * way); nothing has been written then. A read error leaves the range to
+ * the usual way too, which repairs as it reads (what was written is right). */
+static int recover_role_direct(struct uraid_array *a, int role, uint64_t pos, uint64_t end)
+{
+	if (!sync_in_memory(a))
+		return 1;
+	struct direct d = {.a = a, .role = role, .pos = pos, .end = end};
+	size_t item = (size_t)DIRECT_ITEM_SECTORS * 512;
+	uint8_t *mem = eng_buf_get(a, SYNC_PAR_WORKERS * item);
+	if (!mem)
+		return -ENOMEM;
+	for (int w = 0; w < SYNC_PAR_WORKERS; w++)
+		d.wbuf[w] = mem + (size_t)w * item;
+	int items = (int)((end - pos + DIRECT_ITEM_SECTORS - 1) / DIRECT_ITEM_SECTORS);
+	int rc = sync_par_run(items, direct_item, &d);
+	eng_buf_put(a, mem);
+	if (d.write_failed) {
+		eng_member_failed(a, role, "write error during recovery");
+		return eng_array_readable(a) ? 0 : -EIO;
+	}
+	return d.read_failed ? 1 : rc;
 }
 
 /* Requests that rebuild [from, to) of `role` through buf (which holds
@@ -379,7 +414,7 @@ int sync_mirror_recover(struct uraid_array *a, uint64_t pos, uint64_t n)
 			end = used;
 		if (pos >= end)
 			continue;
-		int rc = recover_role_mapped(a, r, pos, end);
+		int rc = recover_role_direct(a, r, pos, end);
 		if (rc == 1)
 			rc = recover_role(a, r, pos, end);
 		if (rc < 0)

@@ -1,6 +1,6 @@
 /* Two workers for sync pieces: the calling thread and one helper thread
- * take the pieces of a batch in turn, so on two CPUs a rebuild's parity
- * work and its (page-cache copying) writes run on both. The helper lives
+ * take the pieces of a batch in turn, so on two CPUs the page-cache copies
+ * of a rebuild on in-memory members (and its parity work) run on both. The helper lives
  * for one call, under the array lock: every piece, writes included, is done
  * when sync_par_run returns, before the batch's checkpoint moves.
  *

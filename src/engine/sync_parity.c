@@ -128,15 +128,7 @@ struct pbatch {
 	bool readable[LAYOUT_MAX_MEMBERS];
 	bool target[LAYOUT_MAX_MEMBERS]; /* recovery writes this role */
 	bool single;                     /* recovery of one lost member: the minimal reads */
-	/* Mapped recovery: the current piece of a target role is built in
-	 * piece[role] (offset 0) instead of role_buf[role] + offset. */
-	uint8_t *piece[LAYOUT_MAX_MEMBERS];
 };
-
-static uint8_t *role_ptr(const struct pbatch *b, int role, size_t off)
-{
-	return b->piece[role] ? b->piece[role] : b->role_buf[role] + off;
-}
 
 /* Blocks of the stripe piece at member sector msec (len sectors) in
  * syndrome order; positions whose role is not readable go into fail[]. */
@@ -159,15 +151,15 @@ static int piece_blocks(struct uraid_array *a, struct pbatch *b, const struct la
 		blk[p] = b->zero;
 	for (int di = 0; di < k; di++) {
 		int p = data_pos(ls, has_q, di), role = ls->data_role[di];
-		blk[p] = role_ptr(b, role, off);
+		blk[p] = b->role_buf[role] + off;
 		if (!b->readable[role] && nf < 3)
 			fail[nf++] = p;
 	}
-	blk[nsyn] = role_ptr(b, ls->p_role, off);
+	blk[nsyn] = b->role_buf[ls->p_role] + off;
 	if (!b->readable[ls->p_role] && nf < 3)
 		fail[nf++] = nsyn;
 	if (has_q) {
-		blk[nsyn + 1] = role_ptr(b, ls->q_role, off);
+		blk[nsyn + 1] = b->role_buf[ls->q_role] + off;
 		if (!b->readable[ls->q_role] && nf < 3)
 			fail[nf++] = nsyn + 1;
 	}
@@ -225,6 +217,15 @@ static int rebuild_one(struct uraid_array *a, struct pbatch *b, void **blk, int 
 	return a->pp->xor_gen(nx, len * 512, x) < 0 ? -EIO : 0;
 }
 
+/* Recovering one lost RAID6 member needs k blocks per stripe: Q is not
+ * read (nor P when Q is the one lost). */
+static bool read_skipped(const struct uraid_array *a, const struct pbatch *b, int lost_role,
+                         const struct layout_stripe *ls, int role)
+{
+	return b->single && a->geom.level == URAID_LEVEL_RAID6 &&
+	       role == (lost_role == ls->q_role ? ls->p_role : ls->q_role);
+}
+
 /* Reads of member rows [from, to) of the batch into its buffers: every
  * readable role, except that recovering one lost RAID6 member needs only
  * k blocks per stripe (Q is skipped, or P when Q is the one lost). */
@@ -243,7 +244,7 @@ static int add_reads(struct uraid_array *a, const struct pbatch *b, int lost_rol
 			if (b->single && a->geom.level == URAID_LEVEL_RAID6) {
 				struct layout_stripe ls;
 				a->ops->stripe(&a->geom, msec / chunk, &ls);
-				if (r == (lost_role == ls.q_role ? ls.p_role : ls.q_role))
+				if (read_skipped(a, b, lost_role, &ls, r))
 					continue;
 			}
 			rc = sync_iol_add(a, l, r, false, b->role_buf[r] + (msec - b->pos) * 512,
@@ -352,107 +353,109 @@ static int recover_pipelined(struct uraid_array *a, struct pbatch *b, int lost_r
 	return rc;
 }
 
-/* Recovery straight from the page cache (member_map): every readable role
- * is mapped, and the stripe pieces of the batch are rebuilt by two workers
- * (sync_par.h), each into a small buffer of its own that it then writes.
- * No read copies, no batch-sized buffers. */
-struct mapped {
+/* Recovery of members in memory (sync_in_memory): the chunk pieces of the
+ * batch are rebuilt by two workers (sync_par.h), each reading a piece's
+ * sources into buffers of its own with synchronous requests, rebuilding
+ * the targets' blocks there and writing them. Reads from the page cache
+ * are memory copies, and two CPUs make them twice as fast as one thread's
+ * queued batch; nothing is held but a piece per worker. */
+struct direct {
 	struct uraid_array *a;
 	const struct pbatch *b;
-	int nt;                          /* target roles */
-	uint8_t *wmem[SYNC_PAR_WORKERS]; /* per worker: nt pieces, scratch P and Q */
+	int lost_role;
+	size_t per;                      /* bytes of worker memory: a piece per role, P, Q */
+	uint8_t *wmem[SYNC_PAR_WORKERS];
+	bool read_failed;                /* atomic */
 	bool failed[LAYOUT_MAX_MEMBERS]; /* target writes that failed (atomic) */
 };
 
-static int mapped_piece(void *ctx, int worker, int i)
+static int direct_piece(void *ctx, int worker, int i)
 {
-	struct mapped *mp = ctx;
-	struct uraid_array *a = mp->a;
-	struct pbatch wb = *mp->b; /* this worker's view: its own piece buffers */
+	struct direct *d = ctx;
+	struct uraid_array *a = d->a;
+	struct pbatch wb = *d->b; /* this worker's view: its own buffers, at the piece */
 	uint64_t chunk = a->geom.chunk_sectors;
 	/* Piece i: the i-th chunk piece of the batch. */
-	uint64_t msec = wb.pos;
-	if (i > 0)
-		msec = (wb.pos / chunk + (uint64_t)i) * chunk;
+	uint64_t msec = i > 0 ? (wb.pos / chunk + (uint64_t)i) * chunk : wb.pos;
 	uint64_t len = chunk - msec % chunk;
 	if (len > wb.pos + wb.n - msec)
 		len = wb.pos + wb.n - msec;
-	int nd = a->geom.raid_disks, t = 0;
+	int nd = a->geom.raid_disks;
+	wb.pos = msec;
 	for (int r = 0; r < nd; r++)
-		if (wb.target[r])
-			wb.piece[r] = mp->wmem[worker] + (size_t)t++ * wb.plen;
-	wb.scratch_p = mp->wmem[worker] + (size_t)mp->nt * wb.plen;
+		wb.role_buf[r] = d->wmem[worker] + (size_t)r * wb.plen;
+	wb.scratch_p = d->wmem[worker] + (size_t)nd * wb.plen;
 	wb.scratch_q = wb.scratch_p + wb.plen;
 	struct layout_stripe ls;
 	a->ops->stripe(&a->geom, msec / chunk, &ls);
+	for (int r = 0; r < nd; r++) {
+		if (!wb.readable[r] || read_skipped(a, &wb, d->lost_role, &ls, r))
+			continue;
+		struct member_io io;
+		eng_set_io(a, &io, r, false, wb.role_buf[r], msec, len);
+		eng_count_io(a, false, io.len);
+		if (member_read(io.m, io.buf, io.len, io.off) < 0) {
+			__atomic_store_n(&d->read_failed, true, __ATOMIC_RELAXED);
+			return -EIO;
+		}
+	}
 	void *blk[LAYOUT_MAX_MEMBERS + 2];
 	int fail[3], nsyn;
 	int nf = piece_blocks(a, &wb, &ls, msec, len, blk, &nsyn, fail);
-	int rc = 0;
-	if (nf == 1)
-		rc = rebuild_one(a, &wb, blk, nsyn, fail[0], len);
-	else if (nf && a->pp->recover(nsyn, len * 512, blk, a->geom.level == URAID_LEVEL_RAID6, nf,
-	                              fail) < 0)
-		rc = -EIO;
-	for (int r = 0; r < nd && rc == 0; r++) {
+	if (nf == 1 && wb.single) {
+		if (rebuild_one(a, &wb, blk, nsyn, fail[0], len) < 0)
+			return -EIO;
+	} else if (nf && a->pp->recover(nsyn, len * 512, blk, a->geom.level == URAID_LEVEL_RAID6,
+	                                nf, fail) < 0) {
+		return -EIO;
+	}
+	for (int r = 0; r < nd; r++) {
 		if (!wb.target[r])
 			continue;
 		struct member_io io;
-		eng_set_io(a, &io, r, true, wb.piece[r], msec, len);
+		eng_set_io(a, &io, r, true, wb.role_buf[r], msec, len);
 		eng_count_io(a, true, io.len);
 		if (member_write(io.m, io.buf, io.len, io.off, 0) < 0)
-			__atomic_store_n(&mp->failed[r], true, __ATOMIC_RELAXED);
+			__atomic_store_n(&d->failed[r], true, __ATOMIC_RELAXED);
 	}
-	return rc;
+	return 0;
 }
 
-/* Returns 1 when mapping is not possible here (the caller reads as
- * usual); nothing has been written then. Only when every lost role is a
- * target: the others would need a buffer of their own. */
-static int recover_mapped(struct uraid_array *a, struct pbatch *b)
+/* Returns 1 when this path does not apply (the caller reads as usual);
+ * nothing has been written then. Only when every lost role is a target:
+ * the others would need a buffer of their own. A read error sends the
+ * batch to the careful path (what was written already is right). */
+static int recover_direct(struct uraid_array *a, struct pbatch *b, int lost_role)
 {
-	int nd = a->geom.raid_disks, nt = 0;
+	int nd = a->geom.raid_disks;
 	uint64_t chunk = a->geom.chunk_sectors, pos = b->pos, n = b->n;
-	for (int r = 0; r < nd; r++) {
+	if (!sync_in_memory(a))
+		return 1;
+	for (int r = 0; r < nd; r++)
 		if (!b->readable[r] && !b->target[r])
 			return 1;
-		nt += b->target[r];
-	}
-	for (int r = 0; r < nd; r++) {
-		if (!b->readable[r])
-			continue;
-		const struct eng_member *em = a->mem[a->slot[r]];
-		const void *v;
-		if (member_map(eng_data_member(em), (em->sb.data_offset + pos) * 512, n * 512, &v) <
-		    0)
-			return 1;
-		/* The parity kernels take void *: sources are only read (the
-		 * mapping is PROT_READ, a write through it would fault). */
-		b->role_buf[r] = (uint8_t *)(uintptr_t)v;
-	}
-	for (int r = 0; r < nd; r++)
-		if (b->readable[r])
-			eng_count_io(a, false, n * 512);
-	size_t plen = b->plen, per = ((size_t)nt + 2) * plen;
-	uint8_t *mem = eng_buf_get(a, SYNC_PAR_WORKERS * per + plen);
+	size_t plen = b->plen;
+	struct direct d = {.a = a, .b = b, .lost_role = lost_role, .per = ((size_t)nd + 2) * plen};
+	uint8_t *mem = eng_buf_get(a, SYNC_PAR_WORKERS * d.per + plen);
 	if (!mem)
 		return -ENOMEM;
-	struct mapped mp = {.a = a, .b = b, .nt = nt};
 	for (int w = 0; w < SYNC_PAR_WORKERS; w++)
-		mp.wmem[w] = mem + (size_t)w * per;
+		d.wmem[w] = mem + (size_t)w * d.per;
 	/* Shared and read-only while the workers run (DDF layouts' empty
 	 * syndrome slots). */
-	b->zero = mem + SYNC_PAR_WORKERS * per;
+	b->zero = mem + SYNC_PAR_WORKERS * d.per;
 	memset(b->zero, 0, plen);
 	b->zeroed = true;
 	int pieces = (int)((pos + n + chunk - 1) / chunk - pos / chunk);
-	int rc = sync_par_run(pieces, mapped_piece, &mp);
-	for (int r = 0; r < nd; r++)
-		if (mp.failed[r])
-			eng_member_failed(a, r, "write error during recovery");
-	if (rc == 0 && !eng_array_readable(a))
-		rc = -EIO;
+	int rc = sync_par_run(pieces, direct_piece, &d);
 	eng_buf_put(a, mem);
+	for (int r = 0; r < nd; r++)
+		if (d.failed[r])
+			eng_member_failed(a, r, "write error during recovery");
+	if (!eng_array_readable(a))
+		return -EIO;
+	if (d.read_failed)
+		return by_pieces(a, pos, n);
 	return rc;
 }
 
@@ -477,10 +480,17 @@ int sync_parity_batch(struct uraid_array *a, uint64_t pos, uint64_t n)
 		return by_pieces(a, pos, n);
 	size_t blen = n * 512, plen = (n < chunk ? n : chunk) * 512;
 	b.plen = plen;
+	/* One lost member: each stripe needs k blocks, so RAID6 skips Q
+	 * (or P when Q is the one lost); else every readable member. */
+	int lost_role = -1;
+	for (int r = 0; r < nd && nlost == 1; r++)
+		if (!b.readable[r])
+			lost_role = r;
+	b.single = recover && nlost == 1;
 	if (recover) {
-		int rm = recover_mapped(a, &b);
-		if (rm <= 0)
-			return rm;
+		int rd = recover_direct(a, &b, lost_role);
+		if (rd <= 0)
+			return rd;
 	}
 	b.mem = eng_buf_get(a, (size_t)nd * blen + 3 * plen);
 	if (!b.mem)
@@ -490,14 +500,6 @@ int sync_parity_batch(struct uraid_array *a, uint64_t pos, uint64_t n)
 	b.scratch_p = b.mem + (size_t)nd * blen;
 	b.scratch_q = b.scratch_p + plen;
 	b.zero = b.scratch_q + plen;
-
-	/* One lost member: each stripe needs k blocks, so RAID6 skips Q
-	 * (or P when Q is the one lost); else every readable member. */
-	int lost_role = -1;
-	for (int r = 0; r < nd && nlost == 1; r++)
-		if (!b.readable[r])
-			lost_role = r;
-	b.single = recover && nlost == 1;
 	if (recover) {
 		int rp = recover_pipelined(a, &b, lost_role);
 		eng_buf_put(a, b.mem);

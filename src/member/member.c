@@ -146,24 +146,6 @@ int member_flush(struct member *m)
 	return m->ops->flush ? m->ops->flush(m) : 0;
 }
 
-int member_map(struct member *m, uint64_t off, size_t len, const void **out)
-{
-	if (!m || !m->ops || !out)
-		return -EINVAL;
-	*out = NULL;
-	if (!m->ops->map)
-		return -EOPNOTSUPP;
-	if (len == 0 || off > m->size || len > m->size - off)
-		return -ENXIO;
-	return m->ops->map(m, off, len, out);
-}
-
-void member_unmap(struct member *m)
-{
-	if (m && m->ops && m->ops->unmap)
-		m->ops->unmap(m);
-}
-
 int member_discard(struct member *m, uint64_t off, uint64_t len)
 {
 	if (!m || !m->ops)

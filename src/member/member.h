@@ -50,10 +50,6 @@ struct member_ops {
 	 * several such members in one batch overlap in time. */
 	uint64_t (*run_batch)(struct member *m, struct member_io *const *ios, int n,
 	                      uint64_t submit_ns);
-	/* Optional (see member_map): a read-only view of [off, off+len).
-	 * Wrappers leave it NULL, so their requests keep passing through them. */
-	int (*map)(struct member *m, uint64_t off, size_t len, const void **out);
-	void (*unmap)(struct member *m);
 };
 
 struct member {
@@ -65,6 +61,11 @@ struct member {
 	bool direct;        /* opened with O_DIRECT (see member_aligned) */
 	uint32_t dio_align; /* direct: offset/length alignment of the straight path; else 1 */
 	uint32_t mem_align; /* direct: buffer alignment of the straight path; else 1 */
+	/* Requests are memory copies that cannot wait on a device: a tmpfs
+	 * file opened without O_DIRECT. Sync work then reads and writes with
+	 * plain synchronous requests on two threads (sync_par.h), which beat
+	 * queued batches there; wrappers (fault, crash, sim) leave it false. */
+	bool in_memory;
 	void *priv;
 };
 
@@ -92,23 +93,6 @@ int member_flush(struct member *m);
 /* Discard a range: -EROFS on read-only members, -EINVAL outside the member,
  * -EOPNOTSUPP when the medium refuses. Files and memory read back zeros. */
 int member_discard(struct member *m, uint64_t off, uint64_t len);
-/* Zero-copy reads (sync work on tmpfs members): *out points at the member's
- * bytes [off, off+len), read-only (PROT_READ: writing through it faults), as
- * the member holds them now and as later writes change them (the page cache
- * is shared). Only members whose reads cannot fail once mapped offer it: file
- * members on tmpfs opened without O_DIRECT; every other
- * member (block devices, other file systems, O_DIRECT, fault/sim/crash
- * wrappers) returns -EOPNOTSUPP and the caller reads as usual. A range past
- * the member's end, or past the end of a file that has been truncated
- * meanwhile, is refused (-ENXIO) and never mapped (a mapping beyond the end
- * of a file would raise SIGBUS on access).
- * The view stays valid until the next member_map or member_unmap of the
- * same member, or member_close; callers serialise them per member (the
- * engine calls them under the array lock). Mappings are kept in large
- * windows so consecutive ranges reuse them. */
-int member_map(struct member *m, uint64_t off, size_t len, const void **out);
-/* Drop any mapping member_map keeps (no-op without one). */
-void member_unmap(struct member *m);
 /* True when a request can bypass the bounce buffer (always for non-direct). */
 bool member_aligned(const struct member *m, const void *buf, size_t len, uint64_t off);
 

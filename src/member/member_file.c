@@ -31,11 +31,6 @@ struct file_member {
 	bool blockdev;
 	/* Serializes read-modify-write of edge blocks by unaligned writes. */
 	pthread_mutex_t rmw_lock;
-	/* member_map: tmpfs files only (decided at open); one cached window. */
-	bool mappable;
-	pthread_mutex_t map_lock;
-	const unsigned char *map_base; /* NULL: no window */
-	uint64_t map_off, map_len;
 };
 
 static struct file_member *fm_of(struct member *m)
@@ -270,75 +265,7 @@ static int file_discard(struct member *m, uint64_t off, uint64_t len)
 	return 0;
 }
 
-/* Windows of this size (aligned to it) are mapped at a time, so a
- * sequential walk maps once per window rather than once per request. */
-#define MAP_WINDOW     ((uint64_t)64 << 20)
 #define TMPFS_MAGIC_NR 0x01021994
-
-static void map_drop_locked(struct file_member *f)
-{
-	if (f->map_base)
-		munmap((void *)f->map_base, (size_t)f->map_len);
-	f->map_base = NULL;
-	f->map_off = f->map_len = 0;
-}
-
-static int file_map(struct member *m, uint64_t off, size_t len, const void **out)
-{
-	struct file_member *f = fm_of(m);
-	if (!f->mappable)
-		return -EOPNOTSUPP;
-	/* The file as it is now: a truncated member must not be mapped past
-	 * its end (touching such a page raises SIGBUS), nor a window kept
-	 * that now reaches past it. */
-	struct stat st;
-	if (fstat(f->fd, &st) < 0)
-		return -errno;
-	uint64_t fsize = (uint64_t)st.st_size < m->size ? (uint64_t)st.st_size : m->size;
-	pthread_mutex_lock(&f->map_lock);
-	int rc = 0;
-	if (f->map_base && f->map_off + f->map_len > fsize)
-		map_drop_locked(f);
-	if (off > fsize || len > fsize - off) {
-		rc = -ENXIO;
-		goto out;
-	}
-	if (!f->map_base || off < f->map_off || off + len > f->map_off + f->map_len) {
-		map_drop_locked(f);
-		long pg = sysconf(_SC_PAGESIZE);
-		uint64_t start = off / MAP_WINDOW * MAP_WINDOW;
-		uint64_t end = (off + len + MAP_WINDOW - 1) / MAP_WINDOW * MAP_WINDOW;
-		if (end > fsize) /* only whole pages inside the file */
-			end = (off + len + (uint64_t)pg - 1) / (uint64_t)pg * (uint64_t)pg;
-		if (end > fsize) {
-			rc = -ENXIO; /* the range ends inside the file's last partial page */
-			goto out;
-		}
-		/* No MAP_POPULATE: filling the page tables up front measured
-		 * slower than the faults, which map 16 pages at a time. */
-		void *p =
-		    mmap(NULL, (size_t)(end - start), PROT_READ, MAP_SHARED, f->fd, (off_t)start);
-		if (p == MAP_FAILED) {
-			rc = -errno;
-			goto out;
-		}
-		f->map_base = p;
-		f->map_off = start;
-		f->map_len = end - start;
-	}
-	*out = f->map_base + (off - f->map_off);
-out:
-	pthread_mutex_unlock(&f->map_lock);
-	return rc;
-}
-
-static void file_unmap(struct member *m)
-{
-	struct file_member *f = fm_of(m);
-	pthread_mutex_lock(&f->map_lock);
-	map_drop_locked(f);
-	pthread_mutex_unlock(&f->map_lock);
-}
 
 static int file_fd(struct member *m)
 {
@@ -348,10 +275,8 @@ static int file_fd(struct member *m)
 static void file_close(struct member *m)
 {
 	struct file_member *f = fm_of(m);
-	map_drop_locked(f);
 	close(f->fd);
 	pthread_mutex_destroy(&f->rmw_lock);
-	pthread_mutex_destroy(&f->map_lock);
 	free(f);
 }
 
@@ -363,8 +288,6 @@ static const struct member_ops file_ops = {
     .discard = file_discard,
     .fd = file_fd,
     .close = file_close,
-    .map = file_map,
-    .unmap = file_unmap,
 };
 
 static const struct member_ops blockdev_ops = {
@@ -550,15 +473,12 @@ int member_open_file(const char *path, unsigned flags, uint64_t size, struct mem
 		}
 	}
 	f->m.direct = direct;
-	/* Mapped reads only where a mapped page cannot fail to read: tmpfs
-	 * keeps the data in memory (on a disk file system a read error under
-	 * a mapping arrives as SIGBUS instead of an error code), and the page
-	 * cache is what reads see only without O_DIRECT. */
+	/* tmpfs keeps the data in the page cache, which is what requests see
+	 * without O_DIRECT: every request is a memory copy. */
 	struct statfs sfs;
-	f->mappable =
+	f->m.in_memory =
 	    !blockdev && !direct && fstatfs(fd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC_NR;
 	pthread_mutex_init(&f->rmw_lock, NULL);
-	pthread_mutex_init(&f->map_lock, NULL);
 	*out = &f->m;
 	return 0;
 fail:

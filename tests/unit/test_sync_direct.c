@@ -1,14 +1,15 @@
-/* Recovery on tmpfs file members, where it reads its sources through
- * member_map and rebuilds parity pieces on two workers (sync_parity.c,
- * sync_par.c, sync_mirror.c): the rebuilt member must hold byte for byte
+/* Recovery on tmpfs file members (in_memory), where two workers read,
+ * rebuild and write pieces with synchronous requests (sync_parity.c,
+ * sync_mirror.c, sync_par.c): the rebuilt member must hold byte for byte
  * what the lost member held (its file, saved before the failure, is the
  * reference: the normal write path put it there), a check must find no
  * mismatch, and the array read with another member failed (so the rebuilt
  * one is needed) must equal the shadow of everything written. Also: writes
  * during the rebuild, an interrupted rebuild resuming after stop and
- * assemble, read errors injected by a fault wrapper (which must keep the
- * mapping out of the way so the error is seen), a write error on the
- * target, and a source file truncated behind the array's back. Fixed seeds. */
+ * assemble, read errors injected by a fault wrapper (which keeps the array
+ * on the queued path, so the error is seen there), a write error on the
+ * target, and a source file truncated behind the array's back (a read error on the
+ * two-worker path). Fixed seeds. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -62,6 +63,7 @@ static struct member *fx_open(struct fx *f, int i, struct member **fault)
 	char err[256];
 	int rc = member_open_file(f->path[i], 0, 0, &m, err, sizeof(err));
 	CHECKF(rc == 0, "%s", err);
+	CHECK(rc != 0 || m->in_memory); /* else these cases test the queued path */
 	if (rc == 0 && fault) {
 		CHECK(member_fault_wrap(m, fault) == 0);
 		return *fault;
@@ -333,9 +335,9 @@ static void interrupted_rebuild_resumes(void)
 	fx_free(&f);
 }
 
-/* Read errors from a fault wrapper around a tmpfs member: the wrapper
- * offers no mapping, so the recovery reads through it and meets the
- * error (hits > 0), which redundancy (RAID6) or a retry (the error fires
+/* Read errors from a fault wrapper around a tmpfs member: the wrapper is
+ * not in memory, so the recovery takes the queued path through it and
+ * meets the error (hits > 0), which redundancy (RAID6) or a retry (the error fires
  * once) gets past. `wrapped`: which members are wrapped (all, or one). */
 static void read_error_case(int level, bool all_wrapped, uint64_t seed)
 {
@@ -393,7 +395,7 @@ static void read_error_case(int level, bool all_wrapped, uint64_t seed)
 static void read_error_through_wrapper(void)
 {
 	read_error_case(URAID_LEVEL_RAID6, true, 500);
-	read_error_case(URAID_LEVEL_RAID6, false, 501); /* one wrapped: no mapped path either */
+	read_error_case(URAID_LEVEL_RAID6, false, 501); /* one wrapped: the queued path too */
 	read_error_case(URAID_LEVEL_RAID5, false, 502);
 }
 
@@ -424,10 +426,10 @@ static void write_error_on_target(void)
 	fx_free(&f);
 }
 
-/* A source member's file cut short behind the array's back: the mapping
- * is refused (touching it would be SIGBUS), the read path meets the short
- * file as a read error, RAID6 rebuilds from the others; the process lives
- * and the array still reads what was written. */
+/* A source member's file cut short behind the array's back: a worker of
+ * the two-worker path meets the short file as a read error, the batch goes
+ * the careful way and RAID6 rebuilds from the others; the array still
+ * reads what was written. */
 static void truncated_source_member(void)
 {
 	struct fx f;
