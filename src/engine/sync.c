@@ -247,7 +247,7 @@ static int step_locked(struct uraid_array *a, uint64_t max)
 		return 0;
 	if (a->action == URAID_SYNC_RECOVER && !any_rebuilding(a) && !sync_replace_any(a)) {
 		/* The member being rebuilt failed meanwhile. */
-			a->action = URAID_SYNC_IDLE;
+		a->action = URAID_SYNC_IDLE;
 		pthread_cond_broadcast(&a->cond);
 		return 0;
 	}
@@ -285,7 +285,7 @@ static int step_locked(struct uraid_array *a, uint64_t max)
 		fprintf(stderr, "uraid: %s stopped at sector %llu: error %d\n",
 		        a->action == URAID_SYNC_RECOVER ? "recovery" : "sync",
 		        (unsigned long long)pos, rc);
-			a->action = URAID_SYNC_IDLE;
+		a->action = URAID_SYNC_IDLE;
 		pthread_cond_broadcast(&a->cond);
 		return rc;
 	}

@@ -242,7 +242,7 @@ static int pick_source(struct uraid_array *a, int role, uint64_t lsec, int copy,
  * reading an item's pieces from another copy into a buffer of its own and
  * writing them with synchronous requests. Page-cache reads and writes are
  * memory copies, which two CPUs do faster than one thread's queued batch. */
-#define DIRECT_ITEM_SECTORS 2048u /* 1 MiB */
+#define DIRECT_ITEM_SECTORS 512u /* 256 KiB: a batch gives each worker several */
 
 struct direct {
 	struct uraid_array *a;

@@ -363,7 +363,7 @@ struct direct {
 	struct uraid_array *a;
 	const struct pbatch *b;
 	int lost_role;
-	size_t per;                      /* bytes of worker memory: a piece per role, P, Q */
+	size_t per; /* bytes of worker memory: a piece per role, P, Q */
 	uint8_t *wmem[SYNC_PAR_WORKERS];
 	bool read_failed;                /* atomic */
 	bool failed[LAYOUT_MAX_MEMBERS]; /* target writes that failed (atomic) */
