@@ -35,6 +35,7 @@ struct row {
 	double value;
 	const char *unit;
 	double ratio;
+	double ceiling; /* rebuild on members in memory: beng_rebuild_ceiling, 0 = none */
 };
 
 /* 1 MiB requests, o->qd in flight, over `span` bytes (writes end with a
@@ -55,5 +56,11 @@ int beng_journal_compare(struct bw_set *s, const struct eng_opts *o, const char 
  * and 4 KiB random writes, rows appended to rows[*nrows]. */
 int beng_bitmap_run(struct bw_set *s, const struct eng_opts *o, int level, struct row *rows,
                     int *nrows, double *without, double *median, char *err, size_t errlen);
+
+/* The rebuild ceiling (bench_engine_ceiling.c): members 0..nsrc-1 read,
+ * XORed and written to the spare (member o->members) by two threads with
+ * no engine; MB/s into *mbs, best of two passes. Overwrites the spare. */
+int beng_rebuild_ceiling(struct bw_set *s, const struct eng_opts *o, int nsrc, double *mbs,
+                         char *err, size_t errlen);
 
 #endif

@@ -162,8 +162,8 @@ int beng_bitmap_run(struct bw_set *s, const struct eng_opts *o, int level, struc
 					best[bm] = v[bm][w][p];
 		}
 		qsort(ratio, BM_PAIRS, sizeof(ratio[0]), cmp_double);
-		rows[*nrows] = (struct row){level, names[w], best[1], units[w],
-		                            best[0] > 0 ? best[1] / best[0] : 0};
+		rows[*nrows] = (struct row){
+		    level, names[w], best[1], units[w], best[0] > 0 ? best[1] / best[0] : 0, 0};
 		without[*nrows] = best[0];
 		median[(*nrows)++] = ratio[BM_PAIRS / 2];
 	}

@@ -10,6 +10,7 @@
 #include "engine/engine.h"
 #include "engine/journal.h"
 #include "engine/stripe_cache.h"
+#include "engine/sync_par.h"
 #include "util/errmsg.h"
 
 int eng_array_setup(struct uraid_array *a, char *err, size_t errlen)
@@ -96,6 +97,7 @@ void eng_array_free(struct uraid_array *a)
 {
 	if (!a)
 		return;
+	sync_par_free(a->par);
 	eng_scache_free(a); /* cached writes are lost, as in a crash */
 	eng_bitmap_free(a);
 	eng_journal_free(a);

@@ -38,6 +38,7 @@ void *eng_buf_get(struct uraid_array *a, size_t len);
 void eng_buf_put(struct uraid_array *a, void *p);
 
 struct eng_bitmap;
+struct sync_par;
 struct eng_scache;
 struct eng_stripe_buf;
 
@@ -149,6 +150,7 @@ struct uraid_array {
 	bool thread_running, thread_stop;
 	pthread_t thread;
 	uint64_t persist_ns;    /* when progress was last written to the superblocks */
+	struct sync_par *par;   /* sync_par.h: the helper worker of this sync job, or NULL */
 	uint64_t fg_ios;        /* foreground requests so far (relaxed atomic; sync throttling) */
 	uint64_t last_write_ns; /* for marking the array clean after an idle period */
 

@@ -17,6 +17,7 @@
 
 #include "engine/bitmap.h"
 #include "engine/sync_int.h"
+#include "engine/sync_par.h"
 #include "util/errmsg.h"
 
 #define PERSIST_NS    1000000000ull /* checkpoint progress about once a second */
@@ -161,6 +162,8 @@ void eng_sync_schedule(struct uraid_array *a)
 
 static void finish(struct uraid_array *a)
 {
+	sync_par_free(a->par); /* the job's helper worker */
+	a->par = NULL;
 	switch (a->action) {
 	case URAID_SYNC_RESYNC:
 		a->resync_offset = MD_RESYNC_NONE;

@@ -301,7 +301,7 @@ static int recover_role_direct(struct uraid_array *a, int role, uint64_t pos, ui
 	for (int w = 0; w < SYNC_PAR_WORKERS; w++)
 		d.wbuf[w] = mem + (size_t)w * item;
 	int items = (int)((end - pos + DIRECT_ITEM_SECTORS - 1) / DIRECT_ITEM_SECTORS);
-	int rc = sync_par_run(items, direct_item, &d);
+	int rc = sync_par_run(&a->par, items, direct_item, &d);
 	eng_buf_put(a, mem);
 	if (d.write_failed) {
 		eng_member_failed(a, role, "write error during recovery");

@@ -447,7 +447,7 @@ static int recover_direct(struct uraid_array *a, struct pbatch *b, int lost_role
 	memset(b->zero, 0, plen);
 	b->zeroed = true;
 	int pieces = (int)((pos + n + chunk - 1) / chunk - pos / chunk);
-	int rc = sync_par_run(pieces, direct_piece, &d);
+	int rc = sync_par_run(&a->par, pieces, direct_piece, &d);
 	eng_buf_put(a, mem);
 	for (int r = 0; r < nd; r++)
 		if (d.failed[r])

@@ -35,6 +35,32 @@ check "text report names machine, members and reference" \
 	       grep -q "parity " "$3" && grep -q "raw members" "$3" &&
 	       grep -q "^raid5 *rebuild" "$3"' sh "$URAID" "$dir" "$T_TMP/out"
 
+# Members in memory (/dev/shm): after every rebuild row a ceiling row, the
+# same reads, XOR and write without an engine; its ratio is rebuild / ceiling.
+# Not on members elsewhere ($T_TMP: a disk file system here, or skipped).
+shm=$(mktemp -d /dev/shm/uraid-tbe-XXXXXX)
+check "bench engine on /dev/shm members: text report" \
+	sh -c '"$1" bench engine --members-dir "$2" --members 4 --size 8M --chunk 64K \
+	       --rand-ops 400 --levels 1,5,6 >"$3" 2>/dev/null' sh "$URAID" "$shm" "$T_TMP/shm.out"
+check "a ceiling row after each rebuild row, positive, ratio = rebuild / ceiling" \
+	python3 - "$T_TMP/shm.out" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+rb = [i for i, l in enumerate(lines) if l.split()[1:2] == ["rebuild"]]
+assert [lines[i].split()[0] for i in rb] == ["raid1", "raid5", "raid6"], lines
+for i in rb:
+    r, c = lines[i].split(), lines[i + 1].split()
+    assert c[0] == r[0] and c[1] == "ceiling" and c[3] == "MB/s", c
+    rebuild, ceiling, ratio = float(r[2]), float(c[2]), float(c[4])
+    assert ceiling > 0 and abs(rebuild / ceiling - ratio) < 0.01, (r, c)
+PY
+check "shm member files removed afterwards" sh -c '[ -z "$(ls -A "$1")" ]' sh "$shm"
+rmdir "$shm"
+if [ "$(stat -f -c %T "$dir")" != tmpfs ]; then
+	check "no ceiling row on members outside memory" \
+		sh -c '! grep -q " ceiling " "$1"' sh "$T_TMP/out"
+fi
+
 # --sim alone: the rebuild onto modelled disks, against one modelled member
 # written alone (ssd-sata at 20x: fast enough for a test).
 check "bench engine --sim (rebuild only) --json: rebuild rows of raid1 and raid5" \
