@@ -356,7 +356,7 @@ static void usage(FILE *f)
 	        "                          [--quick] [--json] [--bitmap [--bitmap-chunk S]]\n"
 	        "                          [--journal DEV [--journal-mode wt|wb|all]\n"
 	        "                           [--journal-size S]]\n"
-	        "  members: N files of S bytes each (default 5 x 64M) in DIR (default /dev/shm),\n"
+	        "  members: N files of S bytes each (default 5 x 256M) in DIR (default /dev/shm),\n"
 	        "  plus one spare for the rebuild; chunk default 256K (RAID5 on 5 members:\n"
 	        "  1 MiB requests are full stripes). --json: rows {level, workload, value,\n"
 	        "  unit, ratio} on stdout. --journal: 4 KiB random writes to raid5 (or the\n"
@@ -394,7 +394,7 @@ int bench_engine(int argc, char **argv)
 {
 	struct eng_opts o = {.dir = "/dev/shm",
 	                     .members = 5,
-	                     .member_bytes = 64u << 20,
+	                     .member_bytes = 256u << 20,
 	                     .chunk = 256u << 10,
 	                     .qd = 8,
 	                     .rand_ops = 40000,
