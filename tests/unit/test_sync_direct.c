@@ -291,6 +291,44 @@ static void writes_during_rebuild(void)
 	}
 }
 
+/* Two rebuilds in a row on one array: the helper worker of the first sync
+ * job ends with it and the second starts its own; both rebuilt members must
+ * then carry the data (each of the other members failed in turn). */
+static void rebuild_twice(void)
+{
+	int levels[] = {URAID_LEVEL_RAID5, URAID_LEVEL_RAID10};
+	for (int li = 0; li < 2; li++) {
+		struct fx f;
+		uint8_t *shadow;
+		struct uraid_array *a = fx_array(&f, levels[li], 450 + (uint64_t)li, &shadow);
+		if (!a)
+			return;
+		char err[256];
+		fail_remove(a, 0);
+		CHECK(uraid_add_member(a, fx_open(&f, 5, NULL), err, sizeof(err)) == 0);
+		CHECK(sync_all(a, 8192) == 0);
+		fail_remove(a, 1);
+		/* the file slot 0 left, as a new spare for slot 1 */
+		CHECK(uraid_add_member(a, fx_open(&f, 0, NULL), err, sizeof(err)) == 0);
+		CHECK(sync_all(a, 8192) == 0);
+		struct uraid_status st;
+		uraid_status(a, &st);
+		CHECKF(st.degraded == 0, "raid%d: degraded %d", levels[li], st.degraded);
+		CHECK_EQ_U64(check_mismatches(a), 0);
+		for (int other = 2; other < 5; other++) {
+			fail_remove(a, other);
+			CHECKF(same_as_shadow(a, shadow), "raid%d: slot %d failed", levels[li],
+			       other);
+			/* back in as a spare, rebuilt */
+			CHECK(uraid_add_member(a, fx_open(&f, other, NULL), err, sizeof(err)) == 0);
+			CHECK(sync_all(a, 8192) == 0);
+		}
+		uraid_stop(a);
+		free(shadow);
+		fx_free(&f);
+	}
+}
+
 /* Stop in the middle of a rebuild, assemble from the files: the rebuild
  * resumes at its checkpoint and the result is the same. */
 static void interrupted_rebuild_resumes(void)
@@ -452,5 +490,6 @@ static void truncated_source_member(void)
 	fx_free(&f);
 }
 
-TEST_MAIN(T(rebuild_every_level), T(writes_during_rebuild), T(interrupted_rebuild_resumes),
-          T(read_error_through_wrapper), T(write_error_on_target), T(truncated_source_member))
+TEST_MAIN(T(rebuild_every_level), T(rebuild_twice), T(writes_during_rebuild),
+          T(interrupted_rebuild_resumes), T(read_error_through_wrapper), T(write_error_on_target),
+          T(truncated_source_member))
