@@ -272,6 +272,21 @@ static void print_rows(const struct row *rows, int n, bool json, const char *ref
 		       rows[i].value, rows[i].unit, rows[i].ratio, ref);
 }
 
+/* The bench's arrays are created clean (as with --assume-clean) over
+ * whatever the members held: the pre-faulting pattern, the previous level's
+ * array. Parity and copies are made right here, untimed, as md's initial
+ * resync would make them: a read-modify-write keeps a wrong parity wrong,
+ * and the rebuild and the degraded read-back below would turn it into wrong
+ * data (RAID5 of 5 with 1 MiB chunks: every 1 MiB write is one chunk). */
+static int make_consistent(struct uraid_array *a, char *err, size_t errlen)
+{
+	int r = uraid_sync_action(a, URAID_SYNC_REPAIR, err, errlen);
+	if (r == 0)
+		while ((r = uraid_sync_step(a, 8192)) > 0)
+			;
+	return r < 0 ? errmsg(err, errlen, r, "initial repair failed") : 0;
+}
+
 /* --sim without --journal: rebuild onto a modelled disk, against one
  * modelled member written alone (the same profile, time scale and request
  * pattern as the raw figures above: 1 MiB sequential, best of 1 and qd in
@@ -290,6 +305,10 @@ static int sim_rebuild(struct bw_set *s, const struct eng_opts *o, double scale,
 		if ((r = bw_array_create(s, o->members, o->levels[i], 0, false, o->chunk, &a, err,
 		                         errlen)) < 0)
 			return r;
+		if ((r = make_consistent(a, err, errlen)) < 0) {
+			bw_array_stop(s, a);
+			return r;
+		}
 		uint64_t span = uraid_size(a) / (1u << 20) * (1u << 20);
 		double wmbs;
 		r = beng_seq_job(s, a, o, true, span, &wmbs, err,
@@ -310,6 +329,10 @@ static int level_run(struct bw_set *s, const struct eng_opts *o, int level, cons
 	int n = o->members, r;
 	if ((r = bw_array_create(s, n, level, 0, false, o->chunk, &a, err, errlen)) < 0)
 		return r;
+	if (level != 0 && (r = make_consistent(a, err, errlen)) < 0) {
+		bw_array_stop(s, a);
+		return r;
+	}
 	uint64_t span = uraid_size(a) / (1u << 20) * (1u << 20);
 	double wmbs = 0, rmbs = 0, warm;
 	/* Warm-up: a sixteenth of the array, not recorded. */

@@ -35,6 +35,15 @@ check "text report names machine, members and reference" \
 	       grep -q "parity " "$3" && grep -q "raw members" "$3" &&
 	       grep -q "^raid5 *rebuild" "$3"' sh "$URAID" "$dir" "$T_TMP/out"
 
+# Arrays are created clean over the members' old bytes: the bench must make
+# parity right before its partial-stripe writes (RAID5 of 5, 1 MiB chunks:
+# each 1 MiB write is one chunk, a read-modify-write keeps a wrong parity
+# wrong), or the degraded read-back after the rebuild finds wrong blocks.
+check "RAID5 of 5 with 1M chunks: rebuild and degraded read-back right" \
+	sh -c '"$1" bench engine --members-dir "$2" --members 5 --size 8M --chunk 1M \
+	       --rand-ops 400 --levels 5 >"$3" 2>"$4" && grep -q "^raid5 *rebuild" "$3"' \
+	sh "$URAID" "$dir" "$T_TMP/c1m.out" "$T_TMP/c1m.err"
+
 # Members in memory (/dev/shm): after every rebuild row a ceiling row, the
 # same reads, XOR and write without an engine; its ratio is rebuild / ceiling.
 # Not on members elsewhere ($T_TMP: a disk file system here, or skipped).
