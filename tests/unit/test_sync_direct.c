@@ -142,6 +142,14 @@ static struct uraid_array *fx_array(struct fx *f, int level, uint64_t seed, uint
 	return a;
 }
 
+/* The end of a case: the array stopped, the shadow and the files gone. */
+static void fx_done(struct fx *f, struct uraid_array *a, uint8_t *shadow)
+{
+	uraid_stop(a);
+	free(shadow);
+	fx_free(f);
+}
+
 static int sync_all(struct uraid_array *a, uint64_t step)
 {
 	int rc, guard = 0;
@@ -222,9 +230,7 @@ static void rebuild_case(int level, uint32_t layout, bool layout_set, int nd, in
 	if (level != URAID_LEVEL_RAID1 || nd > 2)
 		CHECK(uraid_fail(a, nlost == 1 ? "#1" : "#2", err, sizeof(err)) == 0);
 	CHECKF(same_as_shadow(a, shadow), "raid%d: array differs from the shadow", level);
-	uraid_stop(a);
-	free(shadow);
-	fx_free(&f);
+	fx_done(&f, a, shadow);
 }
 
 static void rebuild_every_level(void)
@@ -285,9 +291,7 @@ static void writes_during_rebuild(void)
 		CHECK_EQ_U64(check_mismatches(a), 0);
 		CHECK(uraid_fail(a, "#1", err, sizeof(err)) == 0);
 		CHECKF(same_as_shadow(a, shadow), "raid%d", levels[li]);
-		uraid_stop(a);
-		free(shadow);
-		fx_free(&f);
+		fx_done(&f, a, shadow);
 	}
 }
 
@@ -323,9 +327,7 @@ static void rebuild_twice(void)
 			CHECK(uraid_add_member(a, fx_open(&f, other, NULL), err, sizeof(err)) == 0);
 			CHECK(sync_all(a, 8192) == 0);
 		}
-		uraid_stop(a);
-		free(shadow);
-		fx_free(&f);
+		fx_done(&f, a, shadow);
 	}
 }
 
@@ -459,9 +461,7 @@ static void write_error_on_target(void)
 	CHECK(st.degraded == 1 && st.sync_action == URAID_SYNC_IDLE);
 	CHECK(member_fault_hits(fault) >= 1);
 	CHECK(same_as_shadow(a, shadow));
-	uraid_stop(a);
-	free(shadow);
-	fx_free(&f);
+	fx_done(&f, a, shadow);
 }
 
 /* A source member's file cut short behind the array's back: a worker of
@@ -485,9 +485,7 @@ static void truncated_source_member(void)
 	CHECKF(rc == 0 && st.sync_action == URAID_SYNC_IDLE, "rc %d", rc);
 	CHECK(st.members[0].state == URAID_MEMBER_IN_SYNC); /* the spare took slot 0 */
 	CHECK(same_as_shadow(a, shadow));
-	uraid_stop(a);
-	free(shadow);
-	fx_free(&f);
+	fx_done(&f, a, shadow);
 }
 
 TEST_MAIN(T(rebuild_every_level), T(rebuild_twice), T(writes_during_rebuild),
