@@ -8,7 +8,6 @@
  * read error, a member missing during a resync, a mismatch to repair) goes
  * to the per-chunk path, which retries, reconstructs and repairs. */
 #include <errno.h>
-#include <stdint.h>
 #include <string.h>
 
 #include "engine/sync_int.h"
@@ -254,6 +253,23 @@ static int add_reads(struct uraid_array *a, const struct pbatch *b, int lost_rol
 	return rc;
 }
 
+/* Rebuild the lost blocks of the stripe piece at msec (len sectors, stripe
+ * ls) in the buffers of b: one lost member the minimal way, else by the
+ * parity module's recovery. */
+static int rebuild_piece(struct uraid_array *a, struct pbatch *b, const struct layout_stripe *ls,
+                         uint64_t msec, uint64_t len)
+{
+	void *blk[LAYOUT_MAX_MEMBERS + 2];
+	int fail[3], nsyn;
+	int nf = piece_blocks(a, b, ls, msec, len, blk, &nsyn, fail);
+	if (nf == 1 && b->single)
+		return rebuild_one(a, b, blk, nsyn, fail[0], len) < 0 ? -EIO : 0;
+	if (nf && a->pp->recover(nsyn, len * 512, blk, a->geom.level == URAID_LEVEL_RAID6, nf,
+	                         fail) < 0)
+		return -EIO;
+	return 0;
+}
+
 /* Rebuild the targets' blocks of rows [from, to) in the batch buffers. */
 static int recover_rows(struct uraid_array *a, struct pbatch *b, uint64_t from, uint64_t to)
 {
@@ -264,16 +280,9 @@ static int recover_rows(struct uraid_array *a, struct pbatch *b, uint64_t from, 
 			len = to - msec;
 		struct layout_stripe ls;
 		a->ops->stripe(&a->geom, msec / chunk, &ls);
-		void *blk[LAYOUT_MAX_MEMBERS + 2];
-		int fail[3], nsyn;
-		int nf = piece_blocks(a, b, &ls, msec, len, blk, &nsyn, fail);
-		if (nf == 1 && b->single) {
-			if (rebuild_one(a, b, blk, nsyn, fail[0], len) < 0)
-				return -EIO;
-		} else if (nf && a->pp->recover(nsyn, len * 512, blk,
-		                                a->geom.level == URAID_LEVEL_RAID6, nf, fail) < 0) {
-			return -EIO;
-		}
+		int rc = rebuild_piece(a, b, &ls, msec, len);
+		if (rc < 0)
+			return rc;
 		msec += len;
 	}
 	return 0;
@@ -399,16 +408,9 @@ static int direct_piece(void *ctx, int worker, int i)
 			return -EIO;
 		}
 	}
-	void *blk[LAYOUT_MAX_MEMBERS + 2];
-	int fail[3], nsyn;
-	int nf = piece_blocks(a, &wb, &ls, msec, len, blk, &nsyn, fail);
-	if (nf == 1 && wb.single) {
-		if (rebuild_one(a, &wb, blk, nsyn, fail[0], len) < 0)
-			return -EIO;
-	} else if (nf && a->pp->recover(nsyn, len * 512, blk, a->geom.level == URAID_LEVEL_RAID6,
-	                                nf, fail) < 0) {
-		return -EIO;
-	}
+	int rc = rebuild_piece(a, &wb, &ls, msec, len);
+	if (rc < 0)
+		return rc;
 	for (int r = 0; r < nd; r++) {
 		if (!wb.target[r])
 			continue;
