@@ -264,8 +264,8 @@ static int rebuild_piece(struct uraid_array *a, struct pbatch *b, const struct l
 	int nf = piece_blocks(a, b, ls, msec, len, blk, &nsyn, fail);
 	if (nf == 1 && b->single)
 		return rebuild_one(a, b, blk, nsyn, fail[0], len) < 0 ? -EIO : 0;
-	if (nf && a->pp->recover(nsyn, len * 512, blk, a->geom.level == URAID_LEVEL_RAID6, nf,
-	                         fail) < 0)
+	if (nf &&
+	    a->pp->recover(nsyn, len * 512, blk, a->geom.level == URAID_LEVEL_RAID6, nf, fail) < 0)
 		return -EIO;
 	return 0;
 }
