@@ -358,15 +358,9 @@ static int level_run(struct bw_set *s, const struct eng_opts *o, int level, cons
 	r = r ? r : rs;
 	/* On members in memory the CPUs set the rebuild's pace: the same
 	 * copies and XOR without an engine show how close it comes. */
-	struct member *probe = NULL;
-	if (r == 0 && level != 0 && (r = bw_member_open(s, 0, &probe, err, errlen)) == 0) {
-		bool in_memory = probe->in_memory;
-		member_close(probe);
-		s->open[0] = NULL;
+	if (r == 0 && level != 0) {
 		int nsrc = level == 6 ? n - 2 : level == 5 || level == 4 ? n - 1 : 1;
-		if (in_memory)
-			r = beng_rebuild_ceiling(s, o, nsrc, &rows[*nrows - 1].ceiling, err,
-			                         errlen);
+		r = beng_rebuild_ceiling(s, o, nsrc, &rows[*nrows - 1].ceiling, err, errlen);
 	}
 	return r;
 }

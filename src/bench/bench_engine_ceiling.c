@@ -95,9 +95,11 @@ int beng_rebuild_ceiling(struct bw_set *s, const struct eng_opts *o, int nsrc, d
 		r = bw_member_open(s, opened, &c.src[opened], err, errlen);
 	if (r == 0)
 		r = bw_member_open(s, o->members, &c.dst, err, errlen);
+	/* Elsewhere the members, not the CPUs, set a rebuild's pace. */
+	bool in_memory = r == 0 && c.src[0]->in_memory;
 	/* Best of two passes: the first also warms the caches. */
 	double best = 0, v;
-	for (int pass = 0; pass < 2 && r == 0; pass++) {
+	for (int pass = 0; pass < 2 && r == 0 && in_memory; pass++) {
 		if ((r = ceiling_pass(&c, &v)) < 0)
 			errmsg(err, errlen, r, "rebuild ceiling: member I/O failed");
 		else if (v > best)

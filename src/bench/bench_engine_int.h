@@ -59,7 +59,8 @@ int beng_bitmap_run(struct bw_set *s, const struct eng_opts *o, int level, struc
 
 /* The rebuild ceiling (bench_engine_ceiling.c): members 0..nsrc-1 read,
  * XORed and written to the spare (member o->members) by two threads with
- * no engine; MB/s into *mbs, best of two passes. Overwrites the spare. */
+ * no engine; MB/s into *mbs, best of two passes. Overwrites the spare.
+ * Members not in memory (member in_memory): nothing is run, *mbs = 0. */
 int beng_rebuild_ceiling(struct bw_set *s, const struct eng_opts *o, int nsrc, double *mbs,
                          char *err, size_t errlen);
 
