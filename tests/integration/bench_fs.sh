@@ -46,8 +46,13 @@ for line in open(sys.argv[1]):
         steps.add(m.group(1))
     else:
         assert line.startswith("uraid: ") or "MB done" in line, repr(line)
-# mkfs.ext4 zeroes its tables, bonnie++ writes 128 MiB: both outlast 50 ms
-assert {"mkfs.ext4", "bonnie" if shutil.which("bonnie++") else "mkfs.ext4"} <= steps, steps
+# bonnie++ writes 128 MiB: it outlasts 50 ms on any machine. mkfs.ext4 on
+# 4 MiB members usually does too, but not always (seen: done in under 50 ms),
+# so without bonnie++ any filesystem step with a progress line will do.
+if shutil.which("bonnie++"):
+    assert "bonnie" in steps, steps
+else:
+    assert steps, steps
 print("# steps with progress lines:", sorted(steps))
 PY
 check "nothing left: no member files, no attach records, no loop device on them" \
