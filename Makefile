@@ -35,7 +35,9 @@ DEFS += -DHAVE_URING=1
 LIBS += -luring
 endif
 
-LIB_DIRS  := src/util src/parity src/layout src/meta src/member src/engine
+LIB_DIRS  := src/util src/parity src/layout src/meta src/member \
+             src/engine src/engine/core src/engine/raid456 src/engine/mirror src/engine/sync \
+             src/engine/bitmap src/engine/journal src/geom src/control
 LIB_SRCS  := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 CLI_SRCS  := $(sort $(wildcard src/cli/*.c src/bench/*.c))
 TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "bench/bench_geom.h"
-#include "engine/geom.h"
+#include "geom/geom.h"
 #include "member/member.h"
 #include "util/errmsg.h"
 

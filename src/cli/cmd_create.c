@@ -53,7 +53,7 @@ static int parse_metadata(const char *s, int *v)
 
 enum bitmap_choice { BITMAP_DEFAULT, BITMAP_NONE, BITMAP_INTERNAL };
 
-/* The engine keeps md's internal bitmap for these (engine/bitmap.c), with
+/* The engine keeps md's internal bitmap for these (engine/bitmap/bitmap.c), with
  * every metadata version. */
 static bool bitmap_supported(int metadata, int level)
 {

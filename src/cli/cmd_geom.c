@@ -12,7 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmd_geom.h"
-#include "engine/geom.h"
+#include "geom/geom.h"
 #include "member/member.h"
 #include "uraid.h"
 

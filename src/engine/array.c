@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/bitmap.h"
-#include "engine/engine.h"
-#include "engine/journal.h"
-#include "engine/stripe_cache.h"
-#include "engine/sync_par.h"
+#include "engine/bitmap/bitmap.h"
+#include "engine/core/engine.h"
+#include "engine/journal/journal.h"
+#include "engine/raid456/stripe_cache.h"
+#include "engine/sync/workers.h"
 #include "util/errmsg.h"
 
 int eng_array_setup(struct uraid_array *a, char *err, size_t errlen)
@@ -139,7 +139,8 @@ int uraid_read(struct uraid_array *a, void *buf, size_t len, uint64_t off)
 {
 	if (a->cls)
 		return a->cls->read(a, buf, len, off);
-	__atomic_add_fetch(&a->fg_ios, 1, __ATOMIC_RELAXED); /* sync throttling (sync.c) */
+	__atomic_add_fetch(&a->fg_ios, 1,
+	                   __ATOMIC_RELAXED); /* sync throttling (engine/sync/sync.c) */
 	int rc = check_range(a, len, off);
 	if (rc < 0 || len == 0)
 		return rc;
@@ -170,7 +171,8 @@ int uraid_write(struct uraid_array *a, const void *buf, size_t len, uint64_t off
 		return a->cls->write(a, buf, len, off);
 	if (a->readonly)
 		return -EROFS;
-	__atomic_add_fetch(&a->fg_ios, 1, __ATOMIC_RELAXED); /* sync throttling (sync.c) */
+	__atomic_add_fetch(&a->fg_ios, 1,
+	                   __ATOMIC_RELAXED); /* sync throttling (engine/sync/sync.c) */
 	int rc = check_range(a, len, off);
 	if (rc < 0 || len == 0)
 		return rc;

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/bitmap.h"
-#include "engine/engine.h"
-#include "engine/journal.h"
+#include "engine/bitmap/bitmap.h"
+#include "engine/core/engine.h"
+#include "engine/journal/journal.h"
 #include "util/errmsg.h"
 
 static void warnf(char *warn, size_t warnlen, const char *fmt, const char *name, uint64_t ev,
@@ -143,7 +143,7 @@ int uraid_assemble_members(struct member **mm, int n, unsigned flags, struct ura
 		return errmsg(err, errlen, -EINVAL, "need 1 to %d members, got %d", ENG_MAX_MEMBERS,
 		              n);
 	}
-	/* FreeBSD gmirror/graid3 components (engine/geom_uraid.c). */
+	/* FreeBSD gmirror/graid3 components (geom/class.c). */
 	if (eng_geom_probe(mm, n))
 		return eng_geom_assemble(mm, n, flags, out, err, errlen, warn, warnlen);
 	struct md_sb *sbs = calloc((size_t)n, sizeof(*sbs));
@@ -167,7 +167,7 @@ int uraid_assemble_members(struct member **mm, int n, unsigned flags, struct ura
 				       named(e, mm[i]->name));
 			goto fail;
 		}
-		/* The write journal is uraid's own (engine/journal.c); the
+		/* The write journal is uraid's own (engine/journal/journal.c); the
 		 * other feature bits are judged by meta. */
 		struct md_sb feat = sbs[i];
 		if (feat.version != MD_SB_0_90 &&

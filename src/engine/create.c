@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/engine.h"
+#include "engine/core/engine.h"
 #include "util/errmsg.h"
 
 static bool is_chunked(int level)

@@ -1,14 +1,14 @@
 /* Member management on a running array: fail, remove, add, replace (md's
- * --fail/--remove/--add/--replace; the replace itself is sync_replace.c). Each change is recorded
- * in every working member's superblock with the event count bumped. */
+ * --fail/--remove/--add/--replace; the replace itself is engine/sync/replace.c). Each change is
+ * recorded in every working member's superblock with the event count bumped. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
-#include "engine/bitmap.h"
-#include "engine/engine.h"
+#include "engine/bitmap/bitmap.h"
+#include "engine/core/engine.h"
 #include "util/errmsg.h"
 
 /* Index into a->mem of a member named by path or "#SLOT"; -1 if none. */
@@ -29,7 +29,7 @@ static int find_member(const struct uraid_array *a, const char *name)
 
 int uraid_fail(struct uraid_array *a, const char *name, char *err, size_t errlen)
 {
-	if (a->cls) /* GEOM arrays (engine/geom_uraid.c) */
+	if (a->cls) /* GEOM arrays (geom/class.c) */
 		return a->cls->fail(a, name, err, errlen);
 	if (a->readonly)
 		return errmsg(err, errlen, -EROFS, "array is read-only");
@@ -85,7 +85,7 @@ void eng_member_drop(struct uraid_array *a, int i)
 
 int uraid_remove(struct uraid_array *a, const char *name, char *err, size_t errlen)
 {
-	if (a->cls) /* GEOM arrays (engine/geom_uraid.c) */
+	if (a->cls) /* GEOM arrays (geom/class.c) */
 		return a->cls->remove(a, name, err, errlen);
 	if (a->readonly)
 		return errmsg(err, errlen, -EROFS, "array is read-only");
@@ -169,7 +169,7 @@ static int new_member(struct uraid_array *a, struct member *m, struct eng_member
 
 int uraid_add_member(struct uraid_array *a, struct member *m, char *err, size_t errlen)
 {
-	if (a->cls) /* GEOM arrays (engine/geom_uraid.c) */
+	if (a->cls) /* GEOM arrays (geom/class.c) */
 		return a->cls->add_member(a, m, err, errlen);
 	if (a->readonly) {
 		member_close(m);

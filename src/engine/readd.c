@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/bitmap.h"
-#include "engine/engine.h"
+#include "engine/bitmap/bitmap.h"
+#include "engine/core/engine.h"
 #include "util/errmsg.h"
 
 /* Errors only in strict mode (re-add asked for); `add` falls back to a spare. */

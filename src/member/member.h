@@ -63,7 +63,7 @@ struct member {
 	uint32_t mem_align; /* direct: buffer alignment of the straight path; else 1 */
 	/* Requests are memory copies that cannot wait on a device: a tmpfs
 	 * file opened without O_DIRECT. Sync work then reads and writes with
-	 * plain synchronous requests on two threads (sync_par.h), which beat
+	 * plain synchronous requests on two threads (engine/sync/workers.h), which beat
 	 * queued batches there; wrappers (fault, crash, sim) leave it false. */
 	bool in_memory;
 	void *priv;

@@ -1,4 +1,4 @@
-/* md write-intent bitmap, on-disk format (kernel md-bitmap.h bitmap_super_s,
+/* md write-intent bitmap, on-disk format (kernel md-engine/bitmap/bitmap.h bitmap_super_s,
  * as mdadm -X reads it): a 256-byte little-endian header followed by one bit
  * per bitmap chunk, bit i at byte i/8, bit i%8 (the kernel's little-endian
  * bit order on little-endian longs).
@@ -120,7 +120,7 @@ int md_bitmap_plan_090(uint64_t bits_sectors, uint32_t requested_chunk, struct m
  * four little-endian words; md_sb keeps them big-endian for printing). */
 void md_bitmap_uuid(const struct md_sb *sb, uint8_t out[16]);
 
-/* The kernel's placement rule (md-bitmap.c write_sb_page): a bitmap of
+/* The kernel's placement rule (md-engine/bitmap/bitmap.c write_sb_page): a bitmap of
  * `bytes` (header included) at `offset` sectors from this member's
  * superblock must not run into the data (data_offset + used_sectors) nor,
  * below the superblock, into the superblock; 0.90 keeps it inside the

@@ -253,7 +253,7 @@ plain_case r0zones --level=0 --chunk=64K
 plain_case lin --level=linear
 
 # An mdadm array with a write-intent bitmap: readable (cat), and read-write
-# with the bitmap kept in step (engine/bitmap.c; the kernel round trip of a
+# with the bitmap kept in step (engine/bitmap/bitmap.c; the kernel round trip of a
 # uraid-written bitmap is tests/integration/bitmap_mdvm.sh).
 B=$T_TMP/bitmap
 mkdir -p "$B"

@@ -13,7 +13,7 @@
 #ifndef CRASH_WORKLOAD_H
 #define CRASH_WORKLOAD_H
 
-#include "engine/engine.h"
+#include "engine/core/engine.h"
 #include "member/member_crash.h"
 #include "test_engine_common.h"
 

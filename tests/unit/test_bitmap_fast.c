@@ -1,4 +1,4 @@
-/* Write-intent bits set on the shared fast path (engine/bitmap_fast.c),
+/* Write-intent bits set on the shared fast path (engine/bitmap/bitmap_fast.c),
  * with writers in parallel and flushes clearing bits meanwhile: after a
  * crash, the bit of every write that began after the last flush returned
  * is set in every member's on-disk bitmap (read raw), the bitmap-guided

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "../harness.h"
-#include "engine/bitmap.h"
-#include "engine/engine.h"
+#include "engine/bitmap/bitmap.h"
+#include "engine/core/engine.h"
 #include "meta/md_bitmap.h"
 #include "uraid.h"
 

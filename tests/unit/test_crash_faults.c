@@ -8,7 +8,7 @@
  *     recovered, and then holds the data by itself (proved by assembling with
  *     another member left out), with `check` finding 0 mismatches.
  * Fixed seeds; expected data comes from the test's own shadow copy. */
-#include "engine/engine.h"
+#include "engine/core/engine.h"
 #include "test_engine_common.h"
 
 #define MB (1u << 20)

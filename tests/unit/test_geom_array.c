@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "../harness.h"
-#include "engine/geom.h"
+#include "geom/geom.h"
 #include "member/member.h"
 #include "uraid.h"
 

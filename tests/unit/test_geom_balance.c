@@ -6,7 +6,7 @@
 #include <errno.h>
 
 #include "../harness.h"
-#include "engine/geom.h"
+#include "geom/geom.h"
 
 static void setup(struct geom_bal *b, int balance, int ndisks)
 {

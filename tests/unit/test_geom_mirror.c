@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "../harness.h"
-#include "engine/geom.h"
+#include "geom/geom.h"
 #include "member/member.h"
 
 #define CSIZE (128 * 1024 + 512)

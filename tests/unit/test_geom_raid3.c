@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "../harness.h"
-#include "engine/geom.h"
+#include "geom/geom.h"
 #include "member/member.h"
 
 #define CSIZE (256 * 1024 + 512) /* component size */

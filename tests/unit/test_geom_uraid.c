@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #define CSIZE (128 * 1024 + 512)
-#include "engine/geom.h"
-#include "engine/geom_uraid.h"
+#include "geom/geom.h"
+#include "geom/class.h"
 #include "test_geom_common.h"
 #include "uraid.h"
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine.h"
+#include "engine/core/engine.h"
 #include "meta/md_journal.h"
 #include "test_engine_common.h"
 

@@ -1,6 +1,6 @@
 /* Recovery on tmpfs file members (in_memory), where two workers read,
- * rebuild and write pieces with synchronous requests (sync_parity.c,
- * sync_mirror.c, sync_par.c): the rebuilt member must hold byte for byte
+ * rebuild and write pieces with synchronous requests (engine/raid456/sync.c,
+ * engine/mirror/sync.c, engine/sync/workers.c): the rebuilt member must hold byte for byte
  * what the lost member held (its file, saved before the failure, is the
  * reference: the normal write path put it there), a check must find no
  * mismatch, and the array read with another member failed (so the rebuilt

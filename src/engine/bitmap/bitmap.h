@@ -1,0 +1,118 @@
+/* Write-intent bitmap of a running array (md's internal bitmap): every
+ * metadata version (0.90: after the superblock; 1.0: below it; 1.1/1.2:
+ * after it) and raid1/4/5/6/10. One bit per bitmap chunk of the sectors md's
+ * resync walks: member sectors for raid1/4/5/6 (sync_size = the per-member
+ * size), array sectors for raid10 (sync_size = the array size, the kernel's
+ * resync_max_sectors). A bit is set and written (FUA) on every member before
+ * a write reaches the members; bits are cleared only after a flush of every
+ * member made the data durable and nothing is degraded (uraid clears at
+ * uraid_flush/stop, the earliest safe moment; md waits daemon_sleep). After
+ * an unclean stop, a bitmap as fresh as the superblocks limits the resync to
+ * the dirty chunks; a stale one means a full resync (the kernel's rule).
+ * A member re-added into its old slot (re-add, md's rule: its events >= the
+ * bitmap's events_cleared) is recovered only where bits are set.
+ * Caller holds the array lock in every eng_* function. */
+#ifndef URAID_ENGINE_BITMAP_H
+#define URAID_ENGINE_BITMAP_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "layout/layout.h"
+#include "meta/md_bitmap.h"
+
+struct uraid_array;
+struct member;
+struct member_ioq;
+struct eng_member;
+
+struct eng_bitmap {
+	struct md_bitmap_sb sb;
+	uint64_t nbits;
+	uint64_t chunk_sectors;
+	uint8_t *img; /* header + bits, as written */
+	size_t img_len;
+	uint64_t hdr_events; /* events in the header as last written */
+	/* One byte per bit: written since the last clearing pass (set with
+	 * relaxed atomics by the shared fast path too). md clears a bit only
+	 * after its chunk saw no writes for a while; here a flush clears the
+	 * bits not written since the previous flush, so a busy chunk is not
+	 * cleared and set again (a bitmap write on every member) per flush. */
+	uint8_t *touched;
+	/* Shared-path bit setting (engine/bitmap/bitmap_fast.c): one preparer at a time,
+	 * under iolock shared, with its own queue. Bits in img are only ever
+	 * the ones already on disk. */
+	pthread_mutex_t mu;
+	struct member_ioq *q;
+	bool use_for_resync;     /* loaded fresh from an unclean array */
+	uint64_t resync_skipped; /* sectors the last resync did not need to touch */
+	/* Roles being recovered from the bitmap after a re-add, by the device
+	 * uuid of the member re-added (a spare rebuilt later in the same slot
+	 * has another uuid, so it gets a full recovery). */
+	bool partial[LAYOUT_MAX_MEMBERS];
+	uint8_t partial_uuid[LAYOUT_MAX_MEMBERS][16];
+	const void *partial_em[LAYOUT_MAX_MEMBERS]; /* and the same eng_member */
+	uint64_t recovery_skipped;                  /* sectors recoveries did not need to copy */
+};
+
+/* Can the engine keep a bitmap of this metadata version and level? */
+bool eng_bitmap_supported(int md_version, int level);
+/* Sectors one bit per chunk stands for, in total: the resync's range. */
+uint64_t eng_bitmap_coverage(const struct uraid_array *a);
+/* Fill the status's bitmap_* fields (none without a bitmap). */
+struct uraid_status;
+void eng_bitmap_status(const struct uraid_array *a, struct uraid_status *st);
+/* At assembly: load the bitmap when the superblock says there is one. */
+int eng_bitmap_load(struct uraid_array *a, char *err, size_t errlen);
+void eng_bitmap_free(struct uraid_array *a);
+/* Before a write of logical sectors [lsec, lsec+nsec) reaches members. */
+int eng_bitmap_start_write(struct uraid_array *a, uint64_t lsec, uint64_t nsec);
+/* Are the bits such a write needs all set (and so on disk)? Then it may run
+ * on the shared fast path (engine/fastpath.c); bits change only under the
+ * exclusive lock, so holding iolock shared is enough to ask. Marks them
+ * touched. */
+bool eng_bitmap_covered(struct uraid_array *a, uint64_t lsec, uint64_t nsec);
+/* engine/bitmap/bitmap_fast.c: for a shared-path writer whose bits are missing (called
+ * holding no lock): set them on disk and then in memory under iolock
+ * shared, so other writers keep going meanwhile (the exclusive lock would
+ * send them all down the serialised path). 0, or <0 when the caller should
+ * take the locked path (which also handles member failures). */
+int eng_bitmap_prepare(struct uraid_array *a, uint64_t lsec, uint64_t nsec);
+/* Internals shared by bitmap*.c: the bits [*i0, *i1) a write of logical
+ * sectors [lsec, lsec+nsec) needs; the byte offset of the bitmap on a
+ * member; whether member i holds a bitmap copy. */
+void eng_bitmap_range(const struct uraid_array *a, uint64_t lsec, uint64_t nsec, uint64_t *i0,
+                      uint64_t *i1);
+uint64_t eng_bitmap_where(const struct uraid_array *a, const struct eng_member *em);
+bool eng_bitmap_member_used(const struct uraid_array *a, int i);
+/* Flush every member, then (when nothing is degraded and no resync is due)
+ * clear the bits: all of them when the array is marked clean (idle or
+ * stopping), else those not written since the previous pass; write the
+ * bitmap when anything changed. */
+int eng_bitmap_clear_synced(struct uraid_array *a);
+/* Resync (and a recovery after a re-add): the first position >= pos (sync
+ * positions: member sectors, logical for raid10) inside a dirty chunk, or
+ * `end`; *len receives how far that dirty run may go. Every other sync
+ * action, and a recovery of a member that was not re-added, gets pos. */
+uint64_t eng_bitmap_next_dirty(struct uraid_array *a, uint64_t pos, uint64_t end, uint64_t *len);
+/* Write header + bits to every member in use (readd.c, engine/bitmap/bitmap_add.c). */
+int eng_bitmap_write_all(struct uraid_array *a);
+/* Allocate a->bitmap for header `sb` covering the array (engine/bitmap/bitmap_add.c). */
+int eng_bitmap_alloc(struct uraid_array *a, const struct md_bitmap_sb *sb, char *err,
+                     size_t errlen);
+
+/* A member that was not re-added starts a recovery in `role` (a spare):
+ * that one needs a full recovery. */
+void eng_bitmap_full_recovery(struct uraid_array *a, int role);
+
+/* readd.c: re-add *mp, a former member whose superblock names a slot of
+ * this array that is empty now, into that slot (the caller holds the lock and
+ * the member's flock). Returns 1 when done, 0 when it is not such a member
+ * (strict: an error saying why instead; not strict, as `add`: also when it
+ * would need a full recovery, which add does as a spare), <0 on failure.
+ * *mp is set to NULL once the array owns the member (even on failure). */
+int eng_readd(struct uraid_array *a, struct member **mp, bool strict, char *err, size_t errlen);
+
+#endif

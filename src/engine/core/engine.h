@@ -1,0 +1,338 @@
+/* Engine internals: the state of a running array, shared by the engine's
+ * files. Everything hangs off struct uraid_array; there is no global state.
+ *
+ * Locking: see struct uraid_array.
+ */
+#ifndef URAID_ENGINE_H
+#define URAID_ENGINE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "layout/layout.h"
+#include "member/member.h"
+#include "meta/md_super.h"
+#include "uraid.h"
+
+#define ENG_MAX_MEMBERS  LAYOUT_MAX_MEMBERS
+#define ENG_POOL_BUFS    16 /* scratch buffers kept per array */
+#define ENG_STRIPE_LOCKS 64
+
+struct uraid_array;
+
+/* engine/core/bufpool.c: reusable, uninitialised scratch buffers (own mutex, so it can
+ * be used without the array lock). */
+struct eng_bufpool {
+	pthread_mutex_t mu;
+	struct {
+		void *p;
+		size_t cap;
+		bool busy;
+	} e[ENG_POOL_BUFS];
+};
+void eng_bufpool_init(struct eng_bufpool *bp);
+void eng_bufpool_destroy(struct eng_bufpool *bp);
+/* len bytes, page-aligned, contents undefined; NULL on failure. */
+void *eng_buf_get(struct uraid_array *a, size_t len);
+void eng_buf_put(struct uraid_array *a, void *p);
+
+struct eng_bitmap;
+struct sync_par;
+struct eng_scache;
+struct eng_stripe_buf;
+
+struct eng_member {
+	struct member *m;
+	struct md_sb sb; /* this member's superblock as last written/read */
+	int role;        /* slot, or -1 (spare / not in the array) */
+	enum uraid_member_state state;
+	uint64_t recovery_offset; /* sectors of the data area already rebuilt */
+	/* Member sector just past the last mirror read sent here (read
+	 * balancing; accessed with relaxed atomics, a hint only). */
+	uint64_t head;
+	/* replace (engine/sync/replace.c): this member is being rebuilt as the
+	 * replacement of slot `role` while the slot's member still serves. */
+	bool replacement;
+	/* Data I/O of the slot goes here when set (a tee that also writes the
+	 * slot's replacement); superblock and bitmap I/O always use `m`. */
+	struct member *data_m;
+	/* The tee itself (engine/sync/replace.c), kept here so it lives exactly as
+	 * long as the member: writes go to `m` and to tee_to's member. */
+	struct member tee;
+	struct eng_member *tee_to;
+	int tee_err; /* first write error of tee_to (atomic), 0 = none */
+};
+
+static inline struct member *eng_data_member(const struct eng_member *em)
+{
+	return em->data_m ? em->data_m : em->m;
+}
+
+/* Locking: `lock` (mutex, with `cond`) serialises writes, sync steps and
+ * every state change; those also hold `iolock` exclusively (eng_lock). Reads
+ * of a healthy array take only `iolock` shared (engine/fastpath.c), so they run in
+ * parallel with each other but never see a state change half done. Order:
+ * lock, then iolock. */
+struct eng_ioq_node {
+	struct member_ioq *q;
+	struct eng_ioq_node *next;
+};
+
+/* An array class other than md (FreeBSD GEOM: geom/class.c). When
+ * a->cls is set, the public entry points hand each request to it and the md
+ * fields stay unused (locks initialised, level set, no members), so the md
+ * code paths that do not dispatch refuse cleanly. */
+struct eng_class {
+	int (*read)(struct uraid_array *a, void *buf, size_t len, uint64_t off);
+	int (*write)(struct uraid_array *a, const void *buf, size_t len, uint64_t off);
+	int (*flush)(struct uraid_array *a);
+	int (*status)(struct uraid_array *a, struct uraid_status *st);
+	int (*fail)(struct uraid_array *a, const char *member, char *err, size_t errlen);
+	int (*remove)(struct uraid_array *a, const char *member, char *err, size_t errlen);
+	int (*add_member)(struct uraid_array *a, struct member *m, char *err, size_t errlen);
+	int (*sync_action)(struct uraid_array *a, enum uraid_sync_action act, char *err,
+	                   size_t errlen);
+	int (*sync_step)(struct uraid_array *a, uint64_t max_sectors);
+	int (*sync_wait)(struct uraid_array *a);
+	void (*sync_speed)(struct uraid_array *a, uint64_t min_kibs, uint64_t max_kibs);
+	int (*stop)(struct uraid_array *a); /* clean stop; frees a */
+	void (*drop)(struct uraid_array *a);
+};
+
+struct uraid_array {
+	const struct eng_class *cls; /* NULL: md */
+	void *cls_priv;
+	pthread_mutex_t lock;
+	pthread_rwlock_t iolock;
+	pthread_mutex_t ioq_mu;                      /* guards ioq_free */
+	pthread_mutex_t stripe_mu[ENG_STRIPE_LOCKS]; /* shared writes: by stripe (region) hash */
+	struct eng_ioq_node *ioq_free;
+	pthread_cond_t cond; /* sync thread wake-ups / progress */
+	unsigned flags;
+	bool readonly;
+	bool inited; /* lock and cond initialised */
+
+	struct layout_geom geom;
+	const struct layout_ops *ops;
+	const struct uraid_parity *pp;
+	uint64_t array_sectors;
+	int ncopies;
+
+	int nmem;
+	struct eng_member *mem[ENG_MAX_MEMBERS];
+	int slot[LAYOUT_MAX_MEMBERS]; /* role -> index into mem[], -1 when missing */
+
+	struct md_sb ref; /* the array-wide superblock fields (freshest member's copy) */
+	uint64_t events;
+	bool dirty;             /* superblocks say "active" (resync_offset 0) */
+	uint64_t resync_offset; /* MD_RESYNC_NONE when parity/mirrors are known consistent */
+
+	struct member_ioq *ioq;
+	struct eng_bitmap *bitmap;   /* write-intent bitmap (engine/bitmap/bitmap.h), NULL if none */
+	struct eng_journal *journal; /* write journal (engine/journal/journal.h), NULL if none */
+	/* Every member is a tmpfs file: plain synchronous calls instead of the
+	 * queue for small batches (io_uring hands tmpfs I/O to kernel workers;
+	 * measured 4x fewer 4 KiB IOPS, docs/PERFORMANCE.md).
+	 * URAID_ENGINE_IO=ioq keeps the queue. */
+	bool sync_io;
+	struct eng_bufpool pool;
+
+	/* sync work */
+	enum uraid_sync_action action;
+	uint64_t sync_pos,
+	    sync_end;        /* sectors: member sectors (parity, raid1) or logical (raid10) */
+	uint64_t mismatches; /* sectors, this run */
+	uint64_t last_mismatch_cnt;    /* from the last finished check/repair */
+	uint64_t speed_min, speed_max; /* KiB/s */
+	uint64_t speed_kibs;
+	uint64_t speed_t0_ns, speed_pos0;
+	bool thread_running, thread_stop;
+	pthread_t thread;
+	uint64_t persist_ns;    /* when progress was last written to the superblocks */
+	struct sync_par *par;   /* engine/sync/workers.h: the helper worker of this sync job, or NULL */
+	uint64_t fg_ios;        /* foreground requests so far (relaxed atomic; sync throttling) */
+	uint64_t last_write_ns; /* for marking the array clean after an idle period */
+
+	struct eng_scache *sc;  /* stripe cache (engine/raid456/stripe_cache.h), NULL when off */
+	pthread_mutex_t sc_cfg; /* serialises uraid_set_stripe_cache (taken before lock) */
+	/* Member requests and bytes, reads then writes (relaxed atomics). */
+	uint64_t nio_reads, nio_writes, nio_rbytes, nio_wbytes;
+};
+
+/* engine/core/util.c */
+/* member_ioq_run, or the requests one by one when a->sync_io and the
+ * batch moves at most ENG_SYNC_IO_MAX bytes. */
+#define ENG_SYNC_IO_MAX (128u << 10)
+void eng_ioq_run(struct uraid_array *a, struct member_ioq *q, struct member_io *io, int n);
+/* Count member requests for uraid_io_stats. */
+void eng_count_io(struct uraid_array *a, bool write, uint64_t bytes);
+bool eng_members_on_tmpfs(const struct uraid_array *a);
+void *eng_alloc(size_t len); /* page-aligned, zeroed; NULL on failure */
+uint64_t eng_now_ns(void);
+bool eng_role_readable(const struct uraid_array *a, int role, uint64_t msec, uint64_t nsec);
+bool eng_role_writable(const struct uraid_array *a, int role);
+struct member *eng_role_member(const struct uraid_array *a, int role);
+void eng_set_io(struct uraid_array *a, struct member_io *io, int role, bool write, void *buf,
+                uint64_t msec, uint64_t nsec);
+int eng_member_io(struct uraid_array *a, int role, bool write, void *buf, uint64_t msec,
+                  uint64_t nsec);
+/* Open a member file named by a caller (add, replace, re-add, journal) the
+ * way the array's members are opened (O_DIRECT when assembled so); the
+ * message names the path. */
+int eng_open_path(struct uraid_array *a, const char *path, struct member **m, char *err,
+                  size_t errlen);
+bool eng_is_parity(const struct uraid_array *a);
+bool eng_is_mirror(const struct uraid_array *a);
+int eng_nparity(const struct uraid_array *a);
+
+/* engine/core/super.c: superblock bookkeeping (caller holds the lock). */
+int eng_sb_write_all(struct uraid_array *a);
+/* md_sb_init parameters for a new member of this array (spare, replacement,
+ * journal): the array-wide fields of the running array. */
+void eng_member_params(const struct uraid_array *a, struct md_create_params *p);
+/* The superblock to write on member em: array-wide fields from a->ref. */
+void eng_sb_merge(const struct uraid_array *a, const struct eng_member *em, struct md_sb *s);
+int eng_mark_dirty(struct uraid_array *a);
+int eng_mark_clean(struct uraid_array *a);
+/* A member failed (I/O error or by request): mark it faulty everywhere. */
+void eng_member_failed(struct uraid_array *a, int role, const char *why);
+/* manage.c: close and forget member i (a->mem shifts down, slots follow);
+ * the caller holds the lock and writes the superblocks. */
+void eng_member_drop(struct uraid_array *a, int i);
+bool eng_array_readable(const struct uraid_array *a);
+
+/* How a write runs. Locked (shared false): the caller holds eng_lock, q is
+ * a->ioq, errors are handled (members failed). Shared: the caller holds
+ * iolock shared and the stripe locks of the range, q is its own; any error
+ * returns -EBUSY with no state changed, and the caller redoes the request
+ * locked with force_rcw (parity from data: the first attempt may have left
+ * data and parity of a stripe out of step, so read-modify-write is off). */
+struct eng_req {
+	struct member_ioq *q;
+	bool shared;
+	bool force_rcw;
+};
+
+/* engine/raid456/stripe.c: parity levels. */
+/* Syndrome position of data index di. */
+int eng_stripe_data_pos(const struct eng_stripe_buf *sb, int di);
+/* Whole stripes [s0, s0+n) from src: parity from the data, no reads. */
+int eng_write_full_stripes(struct uraid_array *a, const struct eng_req *rq, uint64_t s0, int n,
+                           const uint8_t *src);
+int eng_parity_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
+int eng_parity_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+                     uint64_t lsec, uint64_t nsec);
+/* The same without the stripe cache (the cache's own whole-stripe writes). */
+int eng_parity_write_direct(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+                            uint64_t lsec, uint64_t nsec);
+/* Read the rows [co, co+n) of stripe `s` for every role into blocks laid out
+ * in syndrome order (k data, P, Q); roles unreadable are reconstructed when
+ * possible. */
+struct eng_stripe_buf {
+	struct layout_stripe ls;
+	int k;    /* data blocks */
+	int nsyn; /* syndrome positions (k, or more for DDF layouts) */
+	bool has_q;
+	uint64_t nsec;        /* rows held */
+	uint8_t *mem;         /* (nsyn + 1 or 2) * nsec * 512 */
+	struct member_ioq *q; /* a->ioq unless the request brings its own */
+	bool shared;          /* eng_req.shared: errors give -EBUSY, no repairs */
+	void *blk[LAYOUT_MAX_MEMBERS + 2];
+	int pos_role[LAYOUT_MAX_MEMBERS + 2]; /* syndrome position -> role, -1 for zero fill */
+};
+int eng_stripe_buf_init(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t stripe,
+                        uint64_t nsec);
+void eng_stripe_buf_free(struct uraid_array *a, struct eng_stripe_buf *sb);
+/* Read rows [co, co+nsec) of all members; missing/failed ones are
+ * reconstructed. `lost` receives the positions that had to be rebuilt. */
+int eng_stripe_read_all(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t co, bool *lost);
+/* Read only the positions in `want`; -EAGAIN when one of them cannot be
+ * read (the caller then uses eng_stripe_read_all). */
+int eng_stripe_read(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t co, const bool *want,
+                    bool *lost);
+/* Write the positions in `dirty` to every writable member. */
+int eng_stripe_write(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t co,
+                     const bool *dirty);
+/* Regenerate P (and Q) from the data positions. */
+int eng_stripe_gen(struct uraid_array *a, struct eng_stripe_buf *sb);
+/* Read-modify-write of P (and Q) over the touched data blocks of `sb`, whose
+ * old data and old parity are in it: fill(ctx, di, block) puts the new bytes
+ * of data index di over a copy of its old block; parity is updated from old
+ * and new, then the new blocks replace the old. 0, -ENOMEM or -EIO. */
+typedef void (*eng_rmw_fill_fn)(void *ctx, int di, uint8_t *block);
+int eng_stripe_rmw(struct uraid_array *a, struct eng_stripe_buf *sb, const bool *touched,
+                   int ntouched, uint64_t nrows, eng_rmw_fill_fn fill, void *ctx);
+static inline int eng_stripe_npos(const struct eng_stripe_buf *sb)
+{
+	return sb->nsyn + (sb->has_q ? 2 : 1);
+}
+
+/* engine/mirror/mirror.c: raid1/raid10 and the plain levels. */
+int eng_mirror_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
+int eng_mirror_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+                     uint64_t lsec, uint64_t nsec);
+int eng_plain_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
+int eng_plain_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+                    uint64_t lsec, uint64_t nsec);
+
+/* engine/sync/sync.c */
+int eng_sync_start(struct uraid_array *a, enum uraid_sync_action act);
+void eng_sync_thread_start(struct uraid_array *a);
+void eng_sync_thread_stop(struct uraid_array *a);
+/* Pick the next needed action (recovery, resync) when idle. */
+void eng_sync_schedule(struct uraid_array *a);
+
+/* engine/sync/replace.c: replace (md's want_replacement). Caller holds the lock. */
+/* After assembly: a replacement whose slot is empty takes the slot, one
+ * that finished takes over from the old member, else writes are teed. */
+int eng_replace_assembled(struct uraid_array *a);
+/* The slot's member failed: its replacement (if any) takes the slot and
+ * continues as an ordinary rebuild. */
+void eng_replace_slot_failed(struct uraid_array *a, int role);
+/* Start rebuilding `repl` (a new member with its superblock prepared) as
+ * the replacement of a->mem[old_idx]; takes ownership of repl. */
+int eng_replace_start(struct uraid_array *a, int old_idx, struct eng_member *repl);
+/* Give up the replacement a->mem[idx] (it is marked faulty). */
+int eng_replace_drop(struct uraid_array *a, int idx);
+
+/* create.c: exclusive advisory lock on a member file (a running array
+ * holds one), -EBUSY when another holder has it. */
+int eng_member_lock(struct member *m);
+
+/* engine/fastpath.c */
+static inline void eng_lock(struct uraid_array *a)
+{
+	pthread_mutex_lock(&a->lock);
+	pthread_rwlock_wrlock(&a->iolock);
+}
+static inline void eng_unlock(struct uraid_array *a)
+{
+	pthread_rwlock_unlock(&a->iolock);
+	pthread_mutex_unlock(&a->lock);
+}
+/* pthread_cond_wait on a->cond for a holder of eng_lock. */
+void eng_cond_wait(struct uraid_array *a);
+/* Read without the array mutex when every slot is in sync (mirrors: and
+ * known consistent); -EAGAIN when the caller must take the locked path. */
+int eng_fast_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
+void eng_ioq_pool_free(struct uraid_array *a);
+/* Write without the array mutex: healthy, already marked dirty, parity
+ * trusted; iolock shared plus the stripe locks of the range. -EAGAIN: take
+ * the locked path (force_rcw set in *redo when a first attempt failed). */
+int eng_fast_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec,
+                   bool *redo);
+
+/* geom/class.c: no member has an md superblock and one carries GEOM
+ * metadata (gmirror or graid3 in its last sector). */
+bool eng_geom_probe(struct member **mm, int n);
+/* Assemble a gmirror/graid3 as a uraid_array (ownership of the members as
+ * uraid_assemble_members). */
+int eng_geom_assemble(struct member **mm, int n, unsigned flags, struct uraid_array **out,
+                      char *err, size_t errlen, char *warn, size_t warnlen);
+
+/* array.c */
+int eng_array_setup(struct uraid_array *a, char *err, size_t errlen);
+void eng_array_free(struct uraid_array *a);
+
+#endif

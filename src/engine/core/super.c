@@ -1,0 +1,244 @@
+/* Superblock bookkeeping for a running array: the array-wide fields live in
+ * a->ref, the per-device ones in each member's copy; every update writes the
+ * merge of both to every working member with the event count bumped, as md
+ * does. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/core/engine.h"
+#include "engine/journal/journal.h"
+
+#define SB0_FAULTY 1u
+#define SB0_ACTIVE 2u
+#define SB0_SYNC   4u
+
+static uint16_t role_word(const struct eng_member *em)
+{
+	if (em->state == URAID_MEMBER_FAULTY)
+		return MD_ROLE_FAULTY;
+	if (em->role < 0)
+		return MD_ROLE_SPARE;
+	return (uint16_t)em->role;
+}
+
+/* 0.90 keeps a table of disks: as md does, active members are numbered by
+ * their slot, every other present member gets a number from raid_disks up,
+ * and empty slots are recorded as removed+faulty. */
+static void update_ref_090(struct uraid_array *a)
+{
+	struct md_sb *r = &a->ref;
+	uint32_t active = 0, working = 0, failed = 0, spare = 0, present = 0;
+	uint32_t next_spare = (uint32_t)a->geom.raid_disks;
+	memset(r->v0.disks, 0, sizeof(r->v0.disks));
+	for (int i = 0; i < a->nmem; i++) {
+		struct eng_member *em = a->mem[i];
+		bool in_sync = em->role >= 0 && em->state == URAID_MEMBER_IN_SYNC;
+		uint32_t nr = in_sync ? (uint32_t)em->role : next_spare++;
+		if (nr >= MD_SB0_MAX_DEVS)
+			continue;
+		struct md_sb0_disk *d = &r->v0.disks[nr];
+		*d = em->sb.v0.this_disk; /* keeps major/minor */
+		d->number = nr;
+		d->raid_disk = em->role >= 0 ? (uint32_t)em->role : nr;
+		if (em->state == URAID_MEMBER_FAULTY) {
+			d->state = SB0_FAULTY;
+			failed++;
+		} else if (in_sync) {
+			d->state = SB0_ACTIVE | SB0_SYNC;
+			active++;
+			working++;
+		} else {
+			d->state = 0;
+			working++;
+			spare++;
+		}
+		em->sb.v0.this_disk.number = nr;
+		em->sb.dev_number = nr;
+		present++;
+	}
+	for (int s = 0; s < a->geom.raid_disks && s < MD_SB0_MAX_DEVS; s++) {
+		struct md_sb0_disk *d = &r->v0.disks[s];
+		if (d->state == 0 && d->number == 0) {
+			d->number = (uint32_t)s;
+			d->raid_disk = (uint32_t)s;
+			d->state = (1u << MD_DISK_REMOVED) | SB0_FAULTY;
+			failed++;
+		}
+	}
+	r->v0.nr_disks = present;
+	r->v0.active_disks = active;
+	r->v0.working_disks = working;
+	r->v0.failed_disks = failed;
+	r->v0.spare_disks = spare;
+}
+
+/* Fold the members' current roles into the array-wide copy. */
+static void update_ref(struct uraid_array *a)
+{
+	struct md_sb *r = &a->ref;
+	r->events = a->events;
+	r->utime = (uint64_t)time(NULL);
+	/* Active: resync_offset 0 (0.90: state not clean), as md writes it. */
+	bool clean = !a->dirty && a->resync_offset == MD_RESYNC_NONE;
+	/* With a working journal md keeps saying clean while writing
+	 * (MD_JOURNAL_CLEAN): after a crash the log, not a resync, makes
+	 * parity agree. */
+	if (a->journal && !a->journal->failed && a->journal->em.m &&
+	    a->resync_offset == MD_RESYNC_NONE)
+		clean = true;
+	md_sb_set_clean(r, clean, a->dirty && !clean ? 0 : a->resync_offset);
+	if (r->version == MD_SB_0_90) {
+		update_ref_090(a);
+		return;
+	}
+	/* As md: every device number not present is recorded as faulty, so a
+	 * member that left (or was missing) must be added back explicitly. */
+	for (uint32_t d = 0; d < r->max_dev && d < MD_SB1_MAX_DEVS; d++)
+		r->dev_roles[d] = MD_ROLE_FAULTY;
+	for (int i = 0; i < a->nmem; i++) {
+		const struct eng_member *em = a->mem[i];
+		if (em->sb.dev_number >= MD_SB1_MAX_DEVS)
+			continue;
+		r->dev_roles[em->sb.dev_number] = role_word(em);
+		if (em->sb.dev_number >= r->max_dev)
+			r->max_dev = em->sb.dev_number + 1;
+	}
+	uint16_t jw;
+	int jd = eng_journal_dev(a, &jw);
+	if (jd >= 0 && jd < MD_SB1_MAX_DEVS) {
+		r->dev_roles[jd] = jw;
+		if ((uint32_t)jd >= r->max_dev)
+			r->max_dev = (uint32_t)jd + 1;
+	}
+}
+
+/* The superblock to write on one member: array-wide fields from ref, the
+ * device's own fields from its copy. */
+void eng_sb_merge(const struct uraid_array *a, const struct eng_member *em, struct md_sb *s)
+{
+	*s = a->ref;
+	s->dev_number = em->sb.dev_number;
+	memcpy(s->device_uuid, em->sb.device_uuid, sizeof(s->device_uuid));
+	s->data_offset = em->sb.data_offset;
+	s->data_size = em->sb.data_size;
+	s->super_offset = em->sb.super_offset;
+	s->cnt_corrected_read = em->sb.cnt_corrected_read;
+	s->devflags = em->sb.devflags;
+	s->bblog_shift = em->sb.bblog_shift;
+	s->bblog_size = em->sb.bblog_size;
+	s->bblog_offset = em->sb.bblog_offset;
+	s->v0.this_disk = em->sb.v0.this_disk;
+	if (s->version == MD_SB_0_90 && em->sb.v0.this_disk.number < MD_SB0_MAX_DEVS)
+		s->v0.this_disk = a->ref.v0.disks[em->sb.v0.this_disk.number];
+	uint32_t per_dev =
+	    MD_FEATURE_BAD_BLOCKS | MD_FEATURE_RECOVERY_OFFSET | MD_FEATURE_REPLACEMENT;
+	s->feature_map =
+	    (a->ref.feature_map & ~per_dev) | (em->sb.feature_map & MD_FEATURE_BAD_BLOCKS);
+	s->recovery_offset = 0;
+	if (em->state == URAID_MEMBER_REBUILDING && em->role >= 0) {
+		s->feature_map |= MD_FEATURE_RECOVERY_OFFSET;
+		s->recovery_offset = em->recovery_offset;
+	}
+	if (em->replacement &&
+	    em->role >= 0) /* md: a replace in progress (engine/sync/replace.c) */
+		s->feature_map |= MD_FEATURE_REPLACEMENT;
+}
+
+int eng_sb_write_all(struct uraid_array *a)
+{
+	if (a->readonly)
+		return 0;
+	a->events++;
+	/* A member that fails here is marked faulty and the update repeated, so
+	 * the survivors record it; bounded by the number of members. */
+	for (int round = 0; round <= a->nmem; round++) {
+		update_ref(a);
+		int failed = -1;
+		for (int i = 0; i < a->nmem && failed < 0; i++) {
+			struct eng_member *em = a->mem[i];
+			if (em->state == URAID_MEMBER_FAULTY || !em->m)
+				continue;
+			struct md_sb s;
+			eng_sb_merge(a, em, &s);
+			int rc = md_sb_store(em->m, &s);
+			if (rc == 0)
+				rc = member_flush(em->m);
+			if (rc < 0) {
+				failed = i;
+				break;
+			}
+			em->sb = s;
+		}
+		if (failed < 0) {
+			eng_journal_sb_write(a); /* a failure there refuses writes */
+			return 0;
+		}
+		struct eng_member *em = a->mem[failed];
+		fprintf(stderr, "uraid: %s: superblock write failed, marking faulty\n",
+		        em->m->name);
+		em->state = URAID_MEMBER_FAULTY;
+		if (em->role >= 0 && em->role < a->geom.raid_disks && a->slot[em->role] == failed)
+			a->slot[em->role] = -1;
+	}
+	return -EIO;
+}
+
+int eng_mark_dirty(struct uraid_array *a)
+{
+	if (a->dirty || a->readonly)
+		return 0;
+	a->dirty = true;
+	return eng_sb_write_all(a);
+}
+
+int eng_mark_clean(struct uraid_array *a)
+{
+	if (a->readonly)
+		return 0;
+	a->dirty = false;
+	return eng_sb_write_all(a);
+}
+
+bool eng_array_readable(const struct uraid_array *a)
+{
+	bool missing[LAYOUT_MAX_MEMBERS];
+	for (int r = 0; r < a->geom.raid_disks; r++)
+		missing[r] = !eng_role_readable(a, r, 0, 0) ||
+		             a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC;
+	return a->ops->readable(&a->geom, missing);
+}
+
+void eng_member_failed(struct uraid_array *a, int role, const char *why)
+{
+	if (role < 0 || role >= a->geom.raid_disks || a->slot[role] < 0)
+		return;
+	struct eng_member *em = a->mem[a->slot[role]];
+	if (em->state == URAID_MEMBER_FAULTY)
+		return;
+	fprintf(stderr, "uraid: %s (slot %d) marked faulty: %s\n", em->m ? em->m->name : "?", role,
+	        why);
+	em->state = URAID_MEMBER_FAULTY;
+	a->slot[role] = -1;
+	eng_replace_slot_failed(a, role);
+	/* md keeps the slot number with the faulty device until removal, but
+	 * the superblocks record it as faulty. */
+	if (!a->readonly)
+		eng_sb_write_all(a);
+	if (a->action == URAID_SYNC_RECOVER || a->action == URAID_SYNC_RESYNC)
+		pthread_cond_broadcast(&a->cond);
+}
+
+void eng_member_params(const struct uraid_array *a, struct md_create_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->version = a->ref.version;
+	p->level = a->geom.level;
+	p->layout = a->geom.layout;
+	p->chunk_sectors = a->geom.chunk_sectors;
+	p->raid_disks = (uint32_t)a->geom.raid_disks;
+	p->size = a->geom.dev_sectors;
+	p->data_offset = a->mem[0]->sb.data_offset;
+	memcpy(p->set_uuid, a->ref.set_uuid, 16);
+}

@@ -1,0 +1,132 @@
+/* Write journal of raid4/5/6 arrays (md's raid5-cache, format in
+ * meta/md_journal.h): every stripe write is logged (data + parity, crc32c)
+ * to a separate journal member and made durable before the members are
+ * written; at assembly the log from journal_tail on is replayed, so a crash
+ * never leaves parity that disagrees with its data. Write-back mode
+ * acknowledges once the data is in the journal and writes the array later.
+ *
+ * Locking: everything here runs under eng_lock (journal arrays always take
+ * the locked write path, see uraid_write).
+ */
+#ifndef URAID_ENGINE_JOURNAL_H
+#define URAID_ENGINE_JOURNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine/core/engine.h"
+#include "meta/md_journal.h"
+
+struct eng_wb_cache;
+struct eng_journal_pending;
+
+#define ENG_GC_MAX    256  /* pages in one write-back group commit */
+#define ENG_WB_FIN    1024 /* fast write-back units in flight, at most */
+#define WB_FAST_PAGES 16   /* largest fast write-back request: 64 KiB */
+
+struct eng_journal {
+	struct eng_member em; /* the journal member (em.m NULL when missing) */
+	bool failed;          /* missing, faulty or an I/O error: writes refused */
+	char why[160];        /* why writes are refused */
+	enum uraid_journal_mode mode;
+	uint32_t seed;     /* crc32c seed from the array uuid */
+	uint64_t size;     /* ring sectors (multiple of 8) */
+	uint64_t tail;     /* journal_tail: meta block recovery starts from */
+	uint64_t head;     /* where the next meta block goes */
+	uint64_t seq;      /* seq of the next meta block */
+	uint64_t last_pos; /* the last unit written (a valid meta block) */
+	bool dirty_tail;   /* units written since the tail was last moved */
+	/* Build area of one log write: meta blocks + pages, in ring order. */
+	uint8_t *buf;
+	size_t buf_cap;
+	struct mdj_meta meta; /* unit being built */
+	/* Replay results (engine/journal/replay.c). */
+	uint64_t replayed_rows, replayed_data_only;
+	struct eng_journal_pending *pending; /* data-only pages to write back */
+	/* Write-back cache (engine/journal/writeback.c), NULL in write-through. */
+	struct eng_wb_cache *wb;
+	/* Write-back group commit (engine/journal/writeback.c). */
+	bool gc_io;  /* a batch's log write is in flight (lock released) */
+	size_t gc_n; /* pages pending for the next batch */
+	uint8_t *gc_pg[ENG_GC_MAX];
+	uint64_t gc_page[ENG_GC_MAX];
+	uint64_t gc_gen;     /* generation of the batch being filled */
+	uint64_t gc_done;    /* last generation written */
+	uint64_t gc_err_gen; /* generation of the last failure */
+	int gc_err;
+	uint8_t *gc_buf;
+	size_t gc_cap;
+	/* Write-back fast path (eng_wb_fast_write): under iolock shared. */
+	pthread_mutex_t mu; /* ring reservation and the cache */
+	pthread_cond_t cv;
+	bool mu_inited;
+	uint64_t inflight;    /* units reserved, not yet acknowledged */
+	uint64_t waiters;     /* writers waiting for an earlier unit */
+	uint64_t durable_seq; /* every unit up to this seq is durable */
+	bool fin[ENG_WB_FIN]; /* by seq: written */
+	int fast_err;         /* a fast log write failed */
+};
+
+/* engine/journal/journal.c */
+/* A journal member found at assembly (the array takes ownership of m). */
+int eng_journal_attach(struct uraid_array *a, struct member *m, const struct md_sb *sb, char *err,
+                       size_t errlen);
+/* At setup, before I/O: nothing attached but the superblocks say there is
+ * a journal -> writes refused. Replays the log (engine/journal/replay.c) when
+ * present. */
+int eng_journal_load(struct uraid_array *a, char *err, size_t errlen);
+/* After setup (array lock usable): data-only stripes found by replay are
+ * written through the array. */
+int eng_journal_start(struct uraid_array *a, char *err, size_t errlen);
+void eng_journal_free(struct uraid_array *a);
+/* Log the rows [co, co+nsec) of n stripe buffers (positions in `dirty`,
+ * all real positions when NULL): data pages, P (and Q); durable on return. */
+int eng_journal_log(struct uraid_array *a, struct eng_stripe_buf *sb, int n, uint64_t co,
+                    const bool *dirty);
+/* Widen a row range [lo, hi) inside a chunk to whole 4 KiB rows. */
+static inline void eng_journal_rows(uint64_t *lo, uint64_t *hi)
+{
+	*lo -= *lo % MDJ_BLOCK_SECTORS;
+	*hi += (MDJ_BLOCK_SECTORS - *hi % MDJ_BLOCK_SECTORS) % MDJ_BLOCK_SECTORS;
+}
+/* Largest piece (sectors) of a write at lsec the journal takes in one go. */
+uint64_t eng_journal_piece(const struct uraid_array *a, uint64_t lsec, uint64_t nsec);
+/* Members flushed: the log before the last unit is no longer needed. */
+int eng_journal_reclaim(struct uraid_array *a);
+/* The journal member failed (I/O error): writes refused from now on. */
+void eng_journal_fail(struct uraid_array *a, const char *why);
+/* Write the journal member's superblock (from eng_sb_write_all). */
+int eng_journal_sb_write(struct uraid_array *a);
+/* Role table entry for the journal device, or -1 when there is none. */
+int eng_journal_dev(const struct uraid_array *a, uint16_t *role_word);
+/* Read or write one ring range (ring sectors, may wrap); flags as for
+ * member_write (MEMBER_FUA: durable on return). */
+int eng_journal_ring_io(struct uraid_array *a, bool write, void *buf, uint64_t pos, uint64_t nsec,
+                        unsigned flags);
+
+/* uraid_write of a journal array (locked path, in pieces). */
+int eng_journal_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec);
+void eng_journal_status(struct uraid_array *a, struct uraid_status *st);
+
+/* engine/journal/replay.c: scan from the tail, replay data+parity stripes, keep
+ * data-only pages for eng_journal_start. */
+int eng_journal_replay(struct uraid_array *a, char *err, size_t errlen);
+int eng_journal_replay_finish(struct uraid_array *a);
+
+/* engine/journal/writeback.c: write-back cache. */
+int eng_wb_enable(struct uraid_array *a);
+void eng_wb_free(struct uraid_array *a);
+/* A write in write-back mode: logged (data only) and cached. Locked path. */
+int eng_wb_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec);
+/* The same for aligned writes without the array lock; -EAGAIN: locked path. */
+int eng_wb_fast_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec);
+/* Newest data over what was read from the members. */
+void eng_wb_overlay(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
+/* Write every cached page to the array (logged with parity). */
+int eng_wb_flush(struct uraid_array *a);
+bool eng_wb_has(const struct uraid_array *a);
+/* Wait until no write-back batch is in flight (before any other log write). */
+void eng_wb_quiesce(struct uraid_array *a);
+uint64_t eng_wb_pages(const struct uraid_array *a);
+
+#endif

@@ -1,0 +1,78 @@
+/* Internals shared by the sync files: engine/sync/sync.c (scheduling, the thread,
+ * speed limits), engine/raid456/sync.c (raid4/5/6), engine/mirror/sync.c (raid1/10),
+ * engine/sync/replace.c (replace). Every function here runs with eng_lock held.
+ *
+ * Positions: recovery (rebuild onto a spare, copy onto a replacement) runs
+ * in member sectors for every level, so recovery_offset is exact and an
+ * interrupted rebuild resumes where it stopped. Resync, check and repair run
+ * in member sectors (rows) for parity levels and in logical sectors for
+ * mirrors, as md does. */
+#ifndef URAID_SYNC_INT_H
+#define URAID_SYNC_INT_H
+
+#include "engine/core/engine.h"
+
+#define SYNC_MISMATCH_UNIT 8 /* md counts mismatches in 4 KiB pages, as sectors */
+
+/* Bytes of member data one batch may hold in memory across all members it
+ * reads: the lock is held for one batch, so this bounds how long foreground
+ * requests wait (a few ms on tmpfs). */
+#define SYNC_BATCH_BYTES (16u << 20)
+/* Largest batch per member, in sectors (2 MiB). */
+#define SYNC_BATCH_SECTORS 4096u
+
+/* engine/sync/iolist.c: a growing list of member requests; a request that
+ * continues the previous one (same member, next sectors, next bytes of the
+ * same buffer) is merged into it. */
+struct sync_iolist {
+	struct member_io *io;
+	int *role;
+	int n, cap;
+};
+int sync_iol_add(struct uraid_array *a, struct sync_iolist *l, int role, bool write, uint8_t *buf,
+                 uint64_t msec, uint64_t nsec);
+/* Append from's requests to l as they are (no merging). */
+int sync_iol_append(struct sync_iolist *l, const struct sync_iolist *from);
+/* Runs the list on a->ioq; true when every request succeeded. */
+bool sync_iol_run(struct uraid_array *a, struct sync_iolist *l);
+void sync_iol_free(struct sync_iolist *l);
+
+/* Sectors of 4 KiB units that differ between x and y (nsec sectors). */
+uint64_t sync_count_mismatch(const uint8_t *x, const uint8_t *y, uint64_t nsec);
+
+/* A rebuilding member in a slot (not a replacement). */
+bool sync_role_rebuilding(const struct uraid_array *a, int role);
+
+/* Every member in a slot that is not faulty holds its data in memory
+ * (member in_memory): recovery then reads and writes with synchronous
+ * requests on two workers (engine/sync/workers.h) instead of queued batches. */
+bool sync_in_memory(const struct uraid_array *a);
+
+/* engine/raid456/sync.c: work on member rows [pos, pos+n) of a parity level for the
+ * current action; recovery rebuilds every rebuilding slot member there.
+ * Any chunk boundaries; large member requests, one batch. */
+int sync_parity_batch(struct uraid_array *a, uint64_t pos, uint64_t n);
+/* Only rows [pos, pos+n) of one chunk: the careful path (read retries,
+ * reconstruction, read-error correction), also for RAID6 repair. */
+int sync_parity_piece(struct uraid_array *a, uint64_t pos, uint64_t n);
+
+/* engine/mirror/sync.c */
+/* Resync / check / repair of logical sectors [pos, pos+n). */
+int sync_mirror_batch(struct uraid_array *a, uint64_t pos, uint64_t n);
+/* Recovery of member sectors [pos, pos+n) of every rebuilding slot member. */
+int sync_mirror_recover(struct uraid_array *a, uint64_t pos, uint64_t n);
+/* Data of member sectors [msec, msec+n) of `role` as the array holds it,
+ * from any copy (read errors repaired), without using `role` itself. */
+int sync_mirror_role_data(struct uraid_array *a, int role, uint8_t *buf, uint64_t msec, uint64_t n);
+
+/* engine/sync/replace.c */
+bool sync_replace_any(const struct uraid_array *a);
+/* Lowest recovery_offset of the replacements (UINT64_MAX when none). */
+uint64_t sync_replace_from(const struct uraid_array *a);
+/* Copy member sectors [pos, pos+n) of each replaced slot onto its
+ * replacement; drops replacements whose writes failed. */
+int sync_replace_copy(struct uraid_array *a, uint64_t pos, uint64_t n);
+/* Recovery finished: replacements take over their slots. */
+void sync_replace_finish(struct uraid_array *a);
+
+#endif
