@@ -39,7 +39,7 @@ LIB_DIRS  := src/util src/parity src/layout src/meta src/member \
              src/engine src/engine/core src/engine/raid456 src/engine/mirror src/engine/sync \
              src/engine/bitmap src/engine/journal src/geom src/control
 LIB_SRCS  := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
-CLI_SRCS  := $(sort $(wildcard src/cli/*.c src/bench/*.c))
+CLI_SRCS  := src/main.c $(sort $(wildcard src/cli/*.c src/bench/*.c))
 TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRCS := $(sort $(wildcard fuzz/fuzz_*.c))
 
@@ -67,10 +67,18 @@ $(ASAN)/%.o: %.c
 $(REL)/liburaid.a: $(call rel_obj,$(LIB_SRCS))
 	@rm -f $@; ar rcs $@ $^
 
+# Simulated members (disk models, fault injection, crash): for the bench and
+# the tests, not part of liburaid.
+SIM_SRCS  := $(sort $(wildcard src/sim/*.c))
+$(REL)/liburaid_sim.a: $(call rel_obj,$(SIM_SRCS))
+	@rm -f $@; ar rcs $@ $^
+$(ASAN)/liburaid_sim.a: $(call asan_obj,$(SIM_SRCS))
+	@rm -f $@; ar rcs $@ $^
+
 $(REL)/liburaid.so: $(call rel_obj,$(LIB_SRCS))
 	$(CC) -shared -Wl,-soname,liburaid.so.0 -o $@ $^ $(LIBS)
 
-$(REL)/uraid: $(call rel_obj,$(CLI_SRCS)) $(REL)/liburaid.a
+$(REL)/uraid: $(call rel_obj,$(CLI_SRCS)) $(REL)/liburaid_sim.a $(REL)/liburaid.a
 	$(CC) -o $@ $^ $(LIBS)
 
 # The nbdkit plugin (plugins/): liburaid linked in statically with its
@@ -99,10 +107,10 @@ $(REL)/uraid.pc: uraid.pc.in
 $(ASAN)/liburaid.a: $(call asan_obj,$(LIB_SRCS))
 	@rm -f $@; ar rcs $@ $^
 
-$(ASAN)/uraid: $(call asan_obj,$(CLI_SRCS)) $(ASAN)/liburaid.a
+$(ASAN)/uraid: $(call asan_obj,$(CLI_SRCS)) $(ASAN)/liburaid_sim.a $(ASAN)/liburaid.a
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS)
 
-$(ASAN)/tests/%: $(ASAN)/tests/unit/%.o $(ASAN)/liburaid.a
+$(ASAN)/tests/%: $(ASAN)/tests/unit/%.o $(ASAN)/liburaid_sim.a $(ASAN)/liburaid.a
 	@mkdir -p $(dir $@)
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS)
 
@@ -129,10 +137,10 @@ bench: deps
 
 # Crash torture (tests/torture/run): the crash tests built optimised, run
 # with thousands of crash points. TORTURE_TRIALS / TORTURE_SEED tune it.
-$(REL)/tests/%: $(REL)/tests/unit/%.o $(REL)/liburaid.a
+$(REL)/tests/%: $(REL)/tests/unit/%.o $(REL)/liburaid_sim.a $(REL)/liburaid.a
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LIBS)
-torture: all $(REL)/tests/test_crash $(REL)/tests/test_crash_member $(REL)/tests/test_crash_journal
+torture: all $(REL)/tests/test_engine_crash $(REL)/tests/test_sim_crash $(REL)/tests/test_journal_crash
 	@tests/torture/run
 
 FUZZ_BINS := $(patsubst fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
@@ -141,7 +149,7 @@ FUZZFLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined
 $(FUZZ)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	clang $(filter-out -Werror,$(BASEFLAGS)) $(FUZZFLAGS) $(DEFS) $(call simd_flags,$<) -c $< -o $@
-$(FUZZ)/%: $(FUZZ)/obj/fuzz/%.o $(patsubst %.c,$(FUZZ)/obj/%.o,$(LIB_SRCS))
+$(FUZZ)/%: $(FUZZ)/obj/fuzz/%.o $(patsubst %.c,$(FUZZ)/obj/%.o,$(LIB_SRCS) $(SIM_SRCS))
 	clang -fsanitize=fuzzer,address,undefined -o $@ $^ $(LIBS)
 # The bench's NBD server lives with the CLI, not in the library.
 $(FUZZ)/fuzz_nbd: $(FUZZ)/obj/src/bench/bench_nbd.o
@@ -151,7 +159,7 @@ fuzz: deps fuzz-build
 	  $$f -max_total_time=$${FUZZ_SECONDS:-300} build/corpus/$$(basename $$f) fuzz/corpus/$$(basename $$f) || exit 1; done
 
 # Every C file and header we write (tests/unit/*.h and plugins/*.h included).
-LINT_SRCS := $(LIB_SRCS) $(CLI_SRCS) $(TEST_SRCS) $(FUZZ_SRCS) \
+LINT_SRCS := $(LIB_SRCS) $(SIM_SRCS) $(CLI_SRCS) $(TEST_SRCS) $(FUZZ_SRCS) \
     $(wildcard include/*.h src/*/*.h tests/*.h tests/unit/*.h tests/integration/*.c plugins/*.[ch] fuzz/*.h)
 # Both checkers run even when the first complains, so one run lists everything.
 # clang-tidy (bugprone-*, clang-analyzer-*) is not part of it: on this tree it

@@ -14,7 +14,7 @@
 #include "bench/bench_engine_int.h"
 #include "bench/bench_util.h"
 #include "bench/bench_workloads.h"
-#include "member/member_sim.h"
+#include "sim/member_sim.h"
 #include "cli/cli.h"
 #include "util/errmsg.h"
 

@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "member/member.h"
-#include "member/member_sim.h"
+#include "sim/member_sim.h"
 #include "uraid.h"
 
 #define BW_MAX_MEMBERS 32

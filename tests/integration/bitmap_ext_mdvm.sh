@@ -2,7 +2,7 @@
 # The kernel as judge of uraid's bitmaps beyond 1.1/1.2 raid1/4/5/6 (one VM
 # boot, shared/mdvm): arrays uraid made with a bitmap below a 1.0
 # superblock, after a 0.90 one, and on raid10 (bits over array sectors),
-# crashed with dirty bits (tests/unit/test_bitmap_place exports them), are
+# crashed with dirty bits (tests/unit/test_meta_bitmap_place exports them), are
 # assembled by md with the bitmap accepted; mdadm -X sees exactly the dirty
 # bits an independent count of the writes predicts; the array reads the
 # expected content; check finds mismatch_cnt 0; after a clean stop 0 dirty
@@ -16,7 +16,7 @@ if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
 	fail "mdvm not available at $MDVM (run $SHARED/mdvm/setup)"
 	t_done
 fi
-bin=$TOP/build/asan/tests/test_bitmap_place
+bin=$TOP/build/asan/tests/test_meta_bitmap_place
 [ -x "$bin" ] || { fail "$bin missing (make tests-build)"; t_done; }
 export URAID_RUN_DIR=$T_TMP/run
 d=$T_TMP/img

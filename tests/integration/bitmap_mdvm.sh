@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # uraid's internal write-intent bitmap in the real kernel (shared/mdvm): a
 # raid5 uraid created, gave a bitmap and crashed with 3 dirty chunks
-# (tests/unit/test_bitmap_engine exports the members) assembles in md with
+# (tests/unit/test_bitmap_add exports the members) assembles in md with
 # the bitmap accepted, the expected content, and mismatch_cnt 0 after check.
 source "$(dirname "$0")/../lib.sh"
 MDVM=$SHARED/mdvm/run
@@ -9,7 +9,7 @@ if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
 	fail "mdvm not available at $MDVM (run $SHARED/mdvm/setup)"
 	t_done
 fi
-bin=$TOP/build/asan/tests/test_bitmap_engine
+bin=$TOP/build/asan/tests/test_bitmap_add
 [ -x "$bin" ] || { fail "$bin missing (make tests-build)"; t_done; }
 d=$T_TMP/img
 mkdir -p "$d"

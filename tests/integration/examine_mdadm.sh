@@ -5,7 +5,7 @@
 # examine prints exactly what mdadm --examine prints for each of them.
 . "$(dirname "$0")/../lib.sh"
 MDADM=$(command -v mdadm || echo /sbin/mdadm)
-WRITER=$TOP/build/asan/tests/test_md_super_create
+WRITER=$TOP/build/asan/tests/test_meta_md_create
 [ -x "$MDADM" ] || { fail "mdadm not installed (scripts/deps installs it)"; t_done; }
 [ -x "$WRITER" ] || { fail "$WRITER missing (make tests-build)"; t_done; }
 export TZ=UTC

@@ -6,7 +6,7 @@
 #      the pattern, check 0 (and a read-only open, which does not replay,
 #      sees the damage: the test has teeth); uraid then writes through it;
 #  (b) an array uraid created and wrote through its journal (write-through
-#      and write-back, test_journal_engine export_for_kernel): the kernel
+#      and write-back, test_journal export_for_kernel): the kernel
 #      assembles it with the expected md5 and mismatch_cnt 0;
 #  (c) uraid's own log with writes the members never got (same export):
 #      the kernel replays it at assembly (expected md5, mismatch_cnt 0).
@@ -16,7 +16,7 @@ if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
 	fail "mdvm not available at $MDVM (run $SHARED/mdvm/setup)"
 	t_done
 fi
-bin=$TOP/build/asan/tests/test_journal_engine
+bin=$TOP/build/asan/tests/test_journal
 [ -x "$bin" ] || { fail "$bin missing (make tests-build)"; t_done; }
 export URAID_RUN_DIR=$T_TMP/run
 cleanup() {

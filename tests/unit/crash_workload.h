@@ -1,4 +1,4 @@
-/* Crash workload shared by test_crash*.c and the torture run: random writes
+/* Crash workload shared by test_engine_crash*.c and the torture run: random writes
  * with known contents against an array on crash-simulating members, a power
  * cut at a random member request, restart, resync, and an independent check
  * of every sector against the set of states it may legally be in.
@@ -14,7 +14,7 @@
 #define CRASH_WORKLOAD_H
 
 #include "engine/core/engine.h"
-#include "member/member_crash.h"
+#include "sim/member_crash.h"
 #include "test_engine_common.h"
 
 #define CW_MEMBER_BYTES (4u << 20)

@@ -10,6 +10,7 @@
 #include "test_engine_common.h"
 
 #include "meta/md_super.h"
+#include "sim/member_fault.h"
 
 struct cfg {
 	const char *name;
@@ -292,7 +293,7 @@ static void run(const struct cfg *c)
 		} else if (r >= 97) {
 			/* Crash: no stop, no superblock update; assemble again.
 			 * With a stripe cache, after a flush (what a crash does
-			 * to unflushed writes is test_crash's subject). */
+			 * to unflushed writes is test_engine_crash's subject). */
 			if (c->cache)
 				CHECK(uraid_flush(a) == 0);
 			uraid_drop(a);

@@ -13,6 +13,7 @@
 #include "../harness.h"
 #include "layout/layout.h"
 #include "member/member.h"
+#include "sim/member_fault.h"
 #include "uraid.h"
 
 #define TE_MAX 16

@@ -10,6 +10,7 @@
 #include "../harness.h"
 #include "geom/geom.h"
 #include "member/member.h"
+#include "sim/member_fault.h"
 
 #define CSIZE (128 * 1024 + 512)
 #include "test_geom_common.h"

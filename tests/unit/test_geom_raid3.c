@@ -9,6 +9,7 @@
 #include "../harness.h"
 #include "geom/geom.h"
 #include "member/member.h"
+#include "sim/member_fault.h"
 
 #define CSIZE (256 * 1024 + 512) /* component size */
 #include "test_geom_common.h"

@@ -1,6 +1,7 @@
 /* Member backends (file buffered, file O_DIRECT, memory, fault wrapper with
  * no rules) against a shadow byte array; open errors; read-only; discard. */
 #include "test_member_common.h"
+#include "sim/member_fault.h"
 
 #include <sys/mman.h>
 

@@ -11,6 +11,7 @@
 
 #include "../harness.h"
 #include "member/member.h"
+#include "sim/member_fault.h"
 
 #define MB             (1u << 20)
 #define TMPFS_MAGIC_NR 0x01021994

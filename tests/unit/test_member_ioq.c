@@ -2,6 +2,7 @@
  * file, memory, fault wrappers, a read-only file) through an io_uring queue
  * and a synchronous one; both must match a shadow model and each other. */
 #include "test_member_common.h"
+#include "sim/member_fault.h"
 
 #include <linux/filter.h>
 #include <linux/seccomp.h>

@@ -19,6 +19,7 @@
 #include "../harness.h"
 #include "layout/layout.h"
 #include "member/member.h"
+#include "sim/member_fault.h"
 #include "uraid.h"
 
 #define MB   (1u << 20)

@@ -1,5 +1,5 @@
-/* Shared helpers of the simulated-disk tests (test_member_sim,
- * test_member_sim_queue). */
+/* Shared helpers of the simulated-disk tests (test_sim_disk,
+ * test_sim_queue). */
 #ifndef URAID_TEST_MEMBER_SIM_COMMON_H
 #define URAID_TEST_MEMBER_SIM_COMMON_H
 
@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "../harness.h"
-#include "member/member_sim.h"
+#include "sim/member_sim.h"
 
 /* A simulated disk over a fresh memory member of `size` bytes; aborts the
  * test program when it cannot be opened, since nothing else can run. */

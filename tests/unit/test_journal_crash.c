@@ -5,7 +5,7 @@
  * the member lost after the crash (the RAID5 write hole) — they must be
  * rebuilt from parity that agrees with the data. And the same trials
  * without a journal do lose such sectors, so the test has teeth.
- * CRASH_TRIALS (default 10 per config) / CRASH_SEED as in test_crash;
+ * CRASH_TRIALS (default 10 per config) / CRASH_SEED as in test_engine_crash;
  * CRASH_CONFIG + CRASH_SEED + CRASH_POINT + CRASH_MODE (+ CRASH_WB=1)
  * replay one trial. */
 #include "crash_workload.h"

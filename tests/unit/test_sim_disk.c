@@ -4,9 +4,9 @@
  * average seek + half a revolution, revolutions lost by a head that stops,
  * the bus limit. Plus data correctness through the wrapper. */
 #include "../harness.h"
-#include "member/member_sim.h"
-#include "test_member_sim_common.h"
-#include "member/sim_int.h"
+#include "sim/member_sim.h"
+#include "test_sim_common.h"
+#include "sim/sim_int.h"
 
 #include <errno.h>
 #include <math.h>

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "test_engine_common.h"
+#include "sim/member_fault.h"
 
 #define MB (1u << 20)
 

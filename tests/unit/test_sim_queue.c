@@ -3,8 +3,8 @@
  * order and for submission order), members of one batch overlapping in real
  * time, and batches across N members flattening at the bus limit. */
 #include "../harness.h"
-#include "member/member_sim.h"
-#include "test_member_sim_common.h"
+#include "sim/member_sim.h"
+#include "test_sim_common.h"
 
 #include <errno.h>
 #include <math.h>

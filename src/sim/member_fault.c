@@ -1,7 +1,8 @@
 /* Fault-injecting wrapper: passes requests to an inner member unless a rule
  * fires (see member.h for the rule semantics). Rules and counters live under
  * one mutex; the inner I/O runs outside it. */
-#include "member/member_int.h"
+#include "member/member_wrap.h"
+#include "sim/member_fault.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -6,7 +6,7 @@
 #include <errno.h>
 
 #include "../harness.h"
-#include "member/member_crash.h"
+#include "sim/member_crash.h"
 
 #define NSEC 64
 #define MAXV 64

@@ -2,6 +2,7 @@
  * rules, counters under concurrency. The inner member is memory, checked
  * through a second, rule-free view (member_fault_clear) or the model. */
 #include "test_member_common.h"
+#include "sim/member_fault.h"
 
 #include <pthread.h>
 

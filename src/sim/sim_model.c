@@ -2,7 +2,7 @@
  * models). Pure accounting: given a command and its arrival in model time,
  * advance the head/cache state and return the completion time. The caller
  * serialises calls per member. */
-#include "member/sim_int.h"
+#include "sim/sim_int.h"
 
 #include <errno.h>
 #include <math.h>

@@ -10,6 +10,7 @@
  * Fixed seeds; expected data comes from the test's own shadow copy. */
 #include "engine/core/engine.h"
 #include "test_engine_common.h"
+#include "sim/member_fault.h"
 
 #define MB (1u << 20)
 

@@ -4,7 +4,7 @@
 #ifndef URAID_SIM_INT_H
 #define URAID_SIM_INT_H
 
-#include "member/member_sim.h"
+#include "sim/member_sim.h"
 
 #include <pthread.h>
 

@@ -2,7 +2,7 @@
  * trip, base + overrides) and the refusals, each naming the problem; the
  * member constructor's own refusals. */
 #include "../harness.h"
-#include "member/member_sim.h"
+#include "sim/member_sim.h"
 
 #include <errno.h>
 #include <unistd.h>

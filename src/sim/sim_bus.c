@@ -8,7 +8,7 @@
  * track buffer does. The slot ring covers a
  * window of model time; it slides forward as transfers reach past it, and a
  * transfer starting before the window waits for its start. */
-#include "member/sim_int.h"
+#include "sim/sim_int.h"
 #include "util/errmsg.h"
 
 #include <errno.h>

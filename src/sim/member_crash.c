@@ -2,8 +2,8 @@
  * member, and a controller that counts requests across members and cuts the
  * power (see member_crash.h). One mutex in the controller guards everything:
  * the model is for correctness tests, not speed. */
-#include "member/member_crash.h"
-#include "member/member_int.h"
+#include "sim/member_crash.h"
+#include "member/member_wrap.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -3,8 +3,8 @@
  * caller sleeps until then. One mutex per member serialises the model (one
  * head); the inner I/O and the sleep run outside it, so members and threads
  * proceed in parallel. */
-#include "member/member_int.h"
-#include "member/sim_int.h"
+#include "member/member_wrap.h"
+#include "sim/sim_int.h"
 #include "util/errmsg.h"
 
 #include <errno.h>

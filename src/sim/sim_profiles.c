@@ -1,6 +1,6 @@
 /* Disk-model profiles: the built-in table, range checks, and the strict
  * key = value text format for one's own (uraid --disk-model FILE). */
-#include "member/member_sim.h"
+#include "sim/member_sim.h"
 #include "util/errmsg.h"
 
 #include <ctype.h>

@@ -8,6 +8,7 @@
 
 #include "meta/md_super.h"
 #include "test_engine_common.h"
+#include "sim/member_fault.h"
 
 /* A borrowed disk that counts the requests reaching it. */
 struct counting {
