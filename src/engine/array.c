@@ -7,13 +7,13 @@
 #include <string.h>
 
 #include "engine/bitmap/bitmap.h"
-#include "engine/core/engine.h"
+#include "engine/md.h"
 #include "engine/journal/journal.h"
 #include "engine/raid456/stripe_cache.h"
 #include "engine/sync/workers.h"
 #include "util/errmsg.h"
 
-int eng_array_setup(struct uraid_array *a, char *err, size_t errlen)
+int eng_array_setup(struct eng_array *a, char *err, size_t errlen)
 {
 	char e[256];
 	a->ops = layout_ops_for(a->geom.level);
@@ -87,13 +87,13 @@ int eng_array_setup(struct uraid_array *a, char *err, size_t errlen)
 		eng_lock(a);
 		eng_sync_schedule(a);
 		eng_unlock(a);
-		if (!(a->flags & URAID_NO_SYNC_THREAD))
+		if (!(a->h.flags & URAID_NO_SYNC_THREAD))
 			eng_sync_thread_start(a);
 	}
 	return 0;
 }
 
-void eng_array_free(struct uraid_array *a)
+void eng_array_free(struct eng_array *a)
 {
 	if (!a)
 		return;
@@ -121,12 +121,12 @@ void eng_array_free(struct uraid_array *a)
 	free(a);
 }
 
-uint64_t uraid_size(const struct uraid_array *a)
+uint64_t eng_size(const struct eng_array *a)
 {
 	return a->array_sectors * 512;
 }
 
-static int check_range(const struct uraid_array *a, size_t len, uint64_t off)
+static int check_range(const struct eng_array *a, size_t len, uint64_t off)
 {
 	if (off % 512 || len % 512)
 		return -EINVAL;
@@ -135,10 +135,8 @@ static int check_range(const struct uraid_array *a, size_t len, uint64_t off)
 	return 0;
 }
 
-int uraid_read(struct uraid_array *a, void *buf, size_t len, uint64_t off)
+int eng_read(struct eng_array *a, void *buf, size_t len, uint64_t off)
 {
-	if (a->cls)
-		return a->cls->read(a, buf, len, off);
 	__atomic_add_fetch(&a->fg_ios, 1,
 	                   __ATOMIC_RELAXED); /* sync throttling (engine/sync/sync.c) */
 	int rc = check_range(a, len, off);
@@ -165,10 +163,8 @@ int uraid_read(struct uraid_array *a, void *buf, size_t len, uint64_t off)
 	return rc;
 }
 
-int uraid_write(struct uraid_array *a, const void *buf, size_t len, uint64_t off)
+int eng_write(struct eng_array *a, const void *buf, size_t len, uint64_t off)
 {
-	if (a->cls)
-		return a->cls->write(a, buf, len, off);
 	if (a->readonly)
 		return -EROFS;
 	__atomic_add_fetch(&a->fg_ios, 1,
@@ -203,7 +199,7 @@ int uraid_write(struct uraid_array *a, const void *buf, size_t len, uint64_t off
 	return rc;
 }
 
-static int flush_locked(struct uraid_array *a)
+static int flush_locked(struct eng_array *a)
 {
 	int rc = 0;
 	for (int r = 0; r < a->geom.raid_disks; r++) {
@@ -220,10 +216,8 @@ static int flush_locked(struct uraid_array *a)
 	return rc;
 }
 
-int uraid_flush(struct uraid_array *a)
+int eng_flush(struct eng_array *a)
 {
-	if (a->cls)
-		return a->cls->flush(a);
 	if (a->readonly)
 		return 0;
 	eng_lock(a);
@@ -241,12 +235,8 @@ int uraid_flush(struct uraid_array *a)
 	return rc;
 }
 
-int uraid_stop(struct uraid_array *a)
+int eng_stop(struct eng_array *a)
 {
-	if (!a)
-		return 0;
-	if (a->cls)
-		return a->cls->stop(a);
 	int rc = 0;
 	if (!a->readonly) {
 		eng_sync_thread_stop(a);
@@ -274,24 +264,15 @@ int uraid_stop(struct uraid_array *a)
 	return rc;
 }
 
-void uraid_drop(struct uraid_array *a)
+void eng_drop(struct eng_array *a)
 {
-	if (!a)
-		return;
-	if (a->cls) {
-		a->cls->drop(a);
-		return;
-	}
 	if (!a->readonly)
 		eng_sync_thread_stop(a);
 	eng_array_free(a);
 }
 
-int uraid_status(struct uraid_array *a, struct uraid_status *st)
+int eng_status(struct eng_array *a, struct uraid_status *st)
 {
-	memset(st, 0, sizeof(*st));
-	if (a->cls)
-		return a->cls->status(a, st);
 	st->block_bytes = 512;
 	eng_lock(a);
 	snprintf(st->name, sizeof(st->name), "%s", a->ref.set_name);

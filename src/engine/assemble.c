@@ -9,6 +9,7 @@
 #include "engine/bitmap/bitmap.h"
 #include "engine/core/engine.h"
 #include "engine/journal/journal.h"
+#include "engine/md.h"
 #include "util/errmsg.h"
 
 static void warnf(char *warn, size_t warnlen, const char *fmt, const char *name, uint64_t ev,
@@ -63,7 +64,7 @@ static const char *named(const char *msg, const char *name)
  * this layout (raid4's last slot, the parity slots of the PARITY_0/N
  * layouts, raid6's Q slot in the "_6" layouts), so a rebuild of it after a
  * crash cannot lose data. */
-static bool only_parity(const struct uraid_array *a, int role)
+static bool only_parity(const struct eng_array *a, int role)
 {
 	int n = a->geom.raid_disks, maxdeg = a->geom.level == URAID_LEVEL_RAID6 ? 2 : 1;
 	uint32_t algo = a->geom.level == URAID_LEVEL_RAID4 ? 5 : a->geom.layout;
@@ -84,8 +85,8 @@ static bool only_parity(const struct uraid_array *a, int role)
  * dirty degraded array"): parity written at the crash may not match its
  * data, and the missing blocks would be rebuilt from it wrong. URAID_FORCE
  * starts it anyway (md's start_dirty_degraded); read-only only warns. */
-static int dirty_degraded(struct uraid_array *a, unsigned flags, char *err, size_t errlen,
-                          char *warn, size_t warnlen)
+static int dirty_degraded(struct eng_array *a, unsigned flags, char *err, size_t errlen, char *warn,
+                          size_t warnlen)
 {
 	int lvl = a->geom.level;
 	if ((lvl != URAID_LEVEL_RAID4 && lvl != URAID_LEVEL_RAID5 && lvl != URAID_LEVEL_RAID6) ||
@@ -130,8 +131,8 @@ static void close_all(struct member **mm, int n)
 			member_close(mm[i]);
 }
 
-int uraid_assemble_members(struct member **mm, int n, unsigned flags, struct uraid_array **out,
-                           char *err, size_t errlen, char *warn, size_t warnlen)
+int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **out, char *err,
+                 size_t errlen, char *warn, size_t warnlen)
 {
 	char e[256];
 	int rc;
@@ -143,9 +144,6 @@ int uraid_assemble_members(struct member **mm, int n, unsigned flags, struct ura
 		return errmsg(err, errlen, -EINVAL, "need 1 to %d members, got %d", ENG_MAX_MEMBERS,
 		              n);
 	}
-	/* FreeBSD gmirror/graid3 components (geom/class.c). */
-	if (eng_geom_probe(mm, n))
-		return eng_geom_assemble(mm, n, flags, out, err, errlen, warn, warnlen);
 	struct md_sb *sbs = calloc((size_t)n, sizeof(*sbs));
 	if (!sbs) {
 		close_all(mm, n);
@@ -153,7 +151,7 @@ int uraid_assemble_members(struct member **mm, int n, unsigned flags, struct ura
 	}
 	int fresh = 0;
 	for (int i = 0; i < n; i++) {
-		if (!(flags & URAID_RDONLY) && eng_member_lock(mm[i]) < 0) {
+		if (!(flags & URAID_RDONLY) && member_lock(mm[i]) < 0) {
 			rc = errmsg(err, errlen, -EBUSY, "%s is in use by a running array",
 			            mm[i]->name);
 			goto fail;
@@ -213,12 +211,13 @@ int uraid_assemble_members(struct member **mm, int n, unsigned flags, struct ura
 			fresh = i;
 	}
 	const struct md_sb *fs = &sbs[fresh];
-	struct uraid_array *a = calloc(1, sizeof(*a));
+	struct eng_array *a = calloc(1, sizeof(*a));
 	if (!a) {
 		rc = errmsg(err, errlen, -ENOMEM, "out of memory");
 		goto fail;
 	}
-	a->flags = flags;
+	a->h.cls = &eng_md_class;
+	a->h.flags = flags;
 	a->readonly = (flags & URAID_RDONLY) != 0;
 	a->ref = *fs;
 	a->events = fs->events;
@@ -336,41 +335,5 @@ fail_a:
 fail:
 	free(sbs);
 	close_all(mm, n);
-	return rc;
-}
-
-int uraid_assemble(const char *const *paths, int n, unsigned flags, struct uraid_array **out,
-                   char *err, size_t errlen, char *warn, size_t warnlen)
-{
-	if (warn && warnlen)
-		warn[0] = 0;
-	if (n < 1 || n > ENG_MAX_MEMBERS)
-		return errmsg(err, errlen, -EINVAL, "need 1 to %d members, got %d", ENG_MAX_MEMBERS,
-		              n);
-	struct member **mm = calloc((size_t)n, sizeof(*mm));
-	if (!mm)
-		return errmsg(err, errlen, -ENOMEM, "out of memory");
-	unsigned mf = (flags & URAID_RDONLY) ? MEMBER_RDONLY : 0;
-	if (flags & URAID_DIRECT)
-		mf |= MEMBER_DIRECT;
-	char e[256];
-	for (int i = 0; i < n; i++) {
-		for (int j = 0; j < i; j++)
-			if (!strcmp(paths[i], paths[j])) {
-				close_all(mm, n);
-				free(mm);
-				return errmsg(err, errlen, -EINVAL, "%s given twice", paths[i]);
-			}
-		int rc = member_open_file(paths[i], mf, 0, &mm[i], e, sizeof(e));
-		if (rc < 0) {
-			close_all(mm, n);
-			free(mm);
-			if (strstr(e, paths[i]))
-				return errmsg(err, errlen, rc, "%s", e);
-			return errmsg(err, errlen, rc, "%s: %s", paths[i], e);
-		}
-	}
-	int rc = uraid_assemble_members(mm, n, flags, out, err, errlen, warn, warnlen);
-	free(mm);
 	return rc;
 }

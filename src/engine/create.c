@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/core/engine.h"
+#include "engine/md.h"
 #include "util/errmsg.h"
 
 static bool is_chunked(int level)
@@ -25,16 +25,6 @@ static void close_all(struct member **mm, int n)
 	for (int i = 0; i < n; i++)
 		if (mm[i])
 			member_close(mm[i]);
-}
-
-int eng_member_lock(struct member *m)
-{
-	int fd = m->ops->fd ? m->ops->fd(m) : -1;
-	if (fd < 0)
-		return 0;
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
-		return errno == EWOULDBLOCK ? -EBUSY : -errno;
-	return 0;
 }
 
 /* Superblocks of other versions left from an earlier array would win the
@@ -124,8 +114,8 @@ static int check_opts(const struct uraid_create_opts *o, int n, unsigned flags, 
 	return 0;
 }
 
-int uraid_create_members(const struct uraid_create_opts *o, struct member **mm, int n,
-                         unsigned flags, struct uraid_array **out, char *err, size_t errlen)
+int eng_create_members(const struct uraid_create_opts *o, struct member **mm, int n, unsigned flags,
+                       struct eng_array **out, char *err, size_t errlen)
 {
 	char e[256];
 	int rc;
@@ -169,7 +159,7 @@ int uraid_create_members(const struct uraid_create_opts *o, struct member **mm, 
 			rc = errmsg(err, errlen, -EROFS, "%s is read-only", m->name);
 			goto fail;
 		}
-		rc = eng_member_lock(m);
+		rc = member_lock(m);
 		if (rc < 0) {
 			rc = errmsg(err, errlen, rc, "%s is in use by a running array", m->name);
 			goto fail;
@@ -260,7 +250,7 @@ int uraid_create_members(const struct uraid_create_opts *o, struct member **mm, 
 	free(sbs);
 	free(ds);
 	char warn[512];
-	return uraid_assemble_members(mm, n, flags, out, err, errlen, warn, sizeof(warn));
+	return eng_assemble(mm, n, flags, out, err, errlen, warn, sizeof(warn));
 fail:
 	free(sbs);
 	free(ds);
@@ -268,8 +258,8 @@ fail:
 	return rc;
 }
 
-int uraid_create(const struct uraid_create_opts *o, const char *const *paths, int n, unsigned flags,
-                 struct uraid_array **out, char *err, size_t errlen)
+int eng_create_files(const struct uraid_create_opts *o, const char *const *paths, int n,
+                     unsigned flags, struct eng_array **out, char *err, size_t errlen)
 {
 	if (n < 1 || n > ENG_MAX_MEMBERS)
 		return errmsg(err, errlen, -EINVAL, "need 1 to %d members, got %d", ENG_MAX_MEMBERS,
@@ -302,7 +292,7 @@ int uraid_create(const struct uraid_create_opts *o, const char *const *paths, in
 			return errmsg(err, errlen, rc, "%s: %s", paths[i], e);
 		}
 	}
-	rc = uraid_create_members(o, mm, n, flags, out, err, errlen);
+	rc = eng_create_members(o, mm, n, flags, out, err, errlen);
 	free(mm);
 	return rc;
 }

@@ -22,14 +22,14 @@
 #define FAST_MAX_SEC 2048 /* largest piece per member request */
 #define REGION_SEC   2048 /* lock unit of mirror/plain writes */
 
-void eng_cond_wait(struct uraid_array *a)
+void eng_cond_wait(struct eng_array *a)
 {
 	pthread_rwlock_unlock(&a->iolock);
 	pthread_cond_wait(&a->cond, &a->lock);
 	pthread_rwlock_wrlock(&a->iolock);
 }
 
-static struct member_ioq *ioq_get(struct uraid_array *a, struct eng_ioq_node **node)
+static struct member_ioq *ioq_get(struct eng_array *a, struct eng_ioq_node **node)
 {
 	pthread_mutex_lock(&a->ioq_mu);
 	struct eng_ioq_node *n = a->ioq_free;
@@ -49,7 +49,7 @@ static struct member_ioq *ioq_get(struct uraid_array *a, struct eng_ioq_node **n
 	return n->q;
 }
 
-static void ioq_put(struct uraid_array *a, struct eng_ioq_node *n)
+static void ioq_put(struct eng_array *a, struct eng_ioq_node *n)
 {
 	pthread_mutex_lock(&a->ioq_mu);
 	n->next = a->ioq_free;
@@ -57,7 +57,7 @@ static void ioq_put(struct uraid_array *a, struct eng_ioq_node *n)
 	pthread_mutex_unlock(&a->ioq_mu);
 }
 
-void eng_ioq_pool_free(struct uraid_array *a)
+void eng_ioq_pool_free(struct eng_array *a)
 {
 	struct eng_ioq_node *n = a->ioq_free;
 	while (n) {
@@ -70,7 +70,7 @@ void eng_ioq_pool_free(struct uraid_array *a)
 	pthread_mutex_destroy(&a->ioq_mu);
 }
 
-static bool healthy(const struct uraid_array *a)
+static bool healthy(const struct eng_array *a)
 {
 	for (int r = 0; r < a->geom.raid_disks; r++)
 		if (a->slot[r] < 0 || a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC)
@@ -84,7 +84,7 @@ static bool healthy(const struct uraid_array *a)
 }
 
 /* The copy of a mirror piece whose member's last read ended nearest. */
-static int pick_copy(struct uraid_array *a, uint64_t lsec, struct layout_loc *loc)
+static int pick_copy(struct eng_array *a, uint64_t lsec, struct layout_loc *loc)
 {
 	uint64_t best = UINT64_MAX;
 	int chosen = -1;
@@ -104,7 +104,7 @@ static int pick_copy(struct uraid_array *a, uint64_t lsec, struct layout_loc *lo
 	return chosen < 0 ? -EAGAIN : 0;
 }
 
-static int read_pieces(struct uraid_array *a, struct member_ioq *q, uint8_t *buf, uint64_t lsec,
+static int read_pieces(struct eng_array *a, struct member_ioq *q, uint8_t *buf, uint64_t lsec,
                        uint64_t nsec)
 {
 	struct member_io io[FAST_BATCH];
@@ -148,7 +148,7 @@ static int read_pieces(struct uraid_array *a, struct member_ioq *q, uint8_t *buf
 	return 0;
 }
 
-int eng_fast_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
+int eng_fast_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
 {
 	if (pthread_rwlock_tryrdlock(&a->iolock) != 0)
 		return -EAGAIN; /* a writer or a state change holds it: queue on the mutex */
@@ -172,7 +172,7 @@ int eng_fast_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t n
 /* Lock buckets of the stripes (parity) or 1 MiB regions (other levels) the
  * range touches, as a bit mask; taken in ascending bucket order, so two
  * writers never wait on each other crosswise. */
-static uint64_t lock_mask(const struct uraid_array *a, uint64_t lsec, uint64_t nsec)
+static uint64_t lock_mask(const struct eng_array *a, uint64_t lsec, uint64_t nsec)
 {
 	uint64_t unit = REGION_SEC;
 	if (eng_is_parity(a))
@@ -186,7 +186,7 @@ static uint64_t lock_mask(const struct uraid_array *a, uint64_t lsec, uint64_t n
 	return mask;
 }
 
-int eng_fast_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec,
+int eng_fast_write(struct eng_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec,
                    bool *redo)
 {
 	*redo = false;

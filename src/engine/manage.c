@@ -8,11 +8,11 @@
 #include <sys/random.h>
 
 #include "engine/bitmap/bitmap.h"
-#include "engine/core/engine.h"
+#include "engine/md.h"
 #include "util/errmsg.h"
 
 /* Index into a->mem of a member named by path or "#SLOT"; -1 if none. */
-static int find_member(const struct uraid_array *a, const char *name)
+static int find_member(const struct eng_array *a, const char *name)
 {
 	if (name[0] == '#') {
 		char *end;
@@ -27,10 +27,8 @@ static int find_member(const struct uraid_array *a, const char *name)
 	return -1;
 }
 
-int uraid_fail(struct uraid_array *a, const char *name, char *err, size_t errlen)
+int eng_fail(struct eng_array *a, const char *name, char *err, size_t errlen)
 {
-	if (a->cls) /* GEOM arrays (geom/class.c) */
-		return a->cls->fail(a, name, err, errlen);
 	if (a->readonly)
 		return errmsg(err, errlen, -EROFS, "array is read-only");
 	eng_lock(a);
@@ -69,7 +67,7 @@ out:
 	return rc;
 }
 
-void eng_member_drop(struct uraid_array *a, int i)
+void eng_member_drop(struct eng_array *a, int i)
 {
 	struct eng_member *em = a->mem[i];
 	if (em->m)
@@ -83,10 +81,8 @@ void eng_member_drop(struct uraid_array *a, int i)
 			a->slot[r]--;
 }
 
-int uraid_remove(struct uraid_array *a, const char *name, char *err, size_t errlen)
+int eng_remove(struct eng_array *a, const char *name, char *err, size_t errlen)
 {
-	if (a->cls) /* GEOM arrays (geom/class.c) */
-		return a->cls->remove(a, name, err, errlen);
 	if (a->readonly)
 		return errmsg(err, errlen, -EROFS, "array is read-only");
 	eng_lock(a);
@@ -109,7 +105,7 @@ out:
 }
 
 /* Lowest device number no present member uses (md's desc_nr choice). */
-static uint32_t free_dev_number(const struct uraid_array *a)
+static uint32_t free_dev_number(const struct eng_array *a)
 {
 	for (uint32_t d = 0;; d++) {
 		bool used = false;
@@ -123,7 +119,7 @@ static uint32_t free_dev_number(const struct uraid_array *a)
 /* A new member for this array: its own superblock fields as create would
  * choose them, the array-wide ones from the running array. Takes the
  * member lock; the caller holds the array lock and still owns m. */
-static int new_member(struct uraid_array *a, struct member *m, struct eng_member **out, char *err,
+static int new_member(struct eng_array *a, struct member *m, struct eng_member **out, char *err,
                       size_t errlen)
 {
 	char e[256];
@@ -134,7 +130,7 @@ static int new_member(struct uraid_array *a, struct member *m, struct eng_member
 			return errmsg(err, errlen, -EEXIST, "%s is already a member", m->name);
 	if (m->readonly)
 		return errmsg(err, errlen, -EROFS, "%s is read-only", m->name);
-	int rc = eng_member_lock(m);
+	int rc = member_lock(m);
 	if (rc < 0)
 		return errmsg(err, errlen, rc, "%s is in use by a running array", m->name);
 	struct md_create_params p;
@@ -167,10 +163,8 @@ static int new_member(struct uraid_array *a, struct member *m, struct eng_member
 	return 0;
 }
 
-int uraid_add_member(struct uraid_array *a, struct member *m, char *err, size_t errlen)
+int eng_add_member(struct eng_array *a, struct member *m, char *err, size_t errlen)
 {
-	if (a->cls) /* GEOM arrays (geom/class.c) */
-		return a->cls->add_member(a, m, err, errlen);
 	if (a->readonly) {
 		member_close(m);
 		return errmsg(err, errlen, -EROFS, "array is read-only");
@@ -211,14 +205,9 @@ int uraid_add_member(struct uraid_array *a, struct member *m, char *err, size_t 
 	return 0;
 }
 
-int uraid_replace_member(struct uraid_array *a, const char *old, struct member *m, char *err,
-                         size_t errlen)
+int eng_replace_member(struct eng_array *a, const char *old, struct member *m, char *err,
+                       size_t errlen)
 {
-	if (a->cls) { /* GEOM arrays: gmirror insert + remove instead */
-		member_close(m);
-		return errmsg(err, errlen, -EOPNOTSUPP,
-		              "replace is an md verb; use insert and remove on a GEOM array");
-	}
 	if (a->readonly) {
 		member_close(m);
 		return errmsg(err, errlen, -EROFS, "array is read-only");
@@ -255,23 +244,4 @@ int uraid_replace_member(struct uraid_array *a, const char *old, struct member *
 		            m->name);
 	eng_unlock(a);
 	return rc;
-}
-
-int uraid_add(struct uraid_array *a, const char *path, char *err, size_t errlen)
-{
-	struct member *m;
-	int rc = eng_open_path(a, path, &m, err, errlen);
-	if (rc < 0)
-		return rc;
-	return uraid_add_member(a, m, err, errlen);
-}
-
-int uraid_replace(struct uraid_array *a, const char *old, const char *path, char *err,
-                  size_t errlen)
-{
-	struct member *m;
-	int rc = eng_open_path(a, path, &m, err, errlen);
-	if (rc < 0)
-		return rc;
-	return uraid_replace_member(a, old, m, err, errlen);
 }

@@ -11,13 +11,13 @@
 #include <string.h>
 
 #include "engine/bitmap/bitmap.h"
-#include "engine/core/engine.h"
+#include "engine/md.h"
 #include "util/errmsg.h"
 
 /* Errors only in strict mode (re-add asked for); `add` falls back to a spare. */
 #define REFUSE(...) (strict ? errmsg(err, errlen, __VA_ARGS__) : 0)
 
-static bool dev_number_used(const struct uraid_array *a, uint32_t d)
+static bool dev_number_used(const struct eng_array *a, uint32_t d)
 {
 	for (int i = 0; i < a->nmem; i++)
 		if (a->mem[i]->sb.dev_number == d)
@@ -25,7 +25,7 @@ static bool dev_number_used(const struct uraid_array *a, uint32_t d)
 	return false;
 }
 
-static bool any_rebuilding(const struct uraid_array *a)
+static bool any_rebuilding(const struct eng_array *a)
 {
 	for (int r = 0; r < a->geom.raid_disks; r++)
 		if (a->slot[r] >= 0 && a->mem[a->slot[r]]->state == URAID_MEMBER_REBUILDING)
@@ -33,7 +33,7 @@ static bool any_rebuilding(const struct uraid_array *a)
 	return false;
 }
 
-int eng_readd(struct uraid_array *a, struct member **mp, bool strict, char *err, size_t errlen)
+int eng_readd(struct eng_array *a, struct member **mp, bool strict, char *err, size_t errlen)
 {
 	struct member *m = *mp;
 	struct md_sb sb;
@@ -110,7 +110,7 @@ int eng_readd(struct uraid_array *a, struct member **mp, bool strict, char *err,
 }
 
 /* Forget a faulty/spare entry of the same member before it comes back. */
-static int drop_entry(struct uraid_array *a, const char *name, char *err, size_t errlen)
+static int drop_entry(struct eng_array *a, const char *name, char *err, size_t errlen)
 {
 	for (int i = 0; i < a->nmem; i++) {
 		struct eng_member *em = a->mem[i];
@@ -126,7 +126,7 @@ static int drop_entry(struct uraid_array *a, const char *name, char *err, size_t
 	return 0;
 }
 
-int uraid_re_add_member(struct uraid_array *a, struct member *m, char *err, size_t errlen)
+int eng_re_add_member(struct eng_array *a, struct member *m, char *err, size_t errlen)
 {
 	if (!a || !m)
 		return -EINVAL;
@@ -138,7 +138,7 @@ int uraid_re_add_member(struct uraid_array *a, struct member *m, char *err, size
 	eng_lock(a);
 	int rc = drop_entry(a, m->name, err, errlen);
 	if (rc == 0) {
-		rc = eng_member_lock(m);
+		rc = member_lock(m);
 		if (rc < 0)
 			errmsg(err, errlen, rc, "%s is in use by a running array", m->name);
 	}
@@ -148,17 +148,4 @@ int uraid_re_add_member(struct uraid_array *a, struct member *m, char *err, size
 	if (m)
 		member_close(m);
 	return rc < 0 ? rc : rc == 0 ? -EINVAL : 0;
-}
-
-int uraid_re_add(struct uraid_array *a, const char *path, char *err, size_t errlen)
-{
-	if (!a || !path)
-		return -EINVAL;
-	if (a->readonly)
-		return errmsg(err, errlen, -EROFS, "array is read-only");
-	struct member *m;
-	int rc = eng_open_path(a, path, &m, err, errlen);
-	if (rc < 0)
-		return rc;
-	return uraid_re_add_member(a, m, err, errlen);
 }

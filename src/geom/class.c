@@ -9,21 +9,24 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/core/engine.h"
-#include "geom/geom.h"
 #include "geom/class.h"
+#include "geom/geom.h"
+#include "geom/geom_int.h"
+#include "member/member.h"
 #include "meta/md_super.h"
 #include "util/errmsg.h"
 
 #define SYNC_STEP_BYTES (1024u * 1024u)
 #define GEOM_IDLE_NS    (5ull * 1000000000ull) /* gmirror's default idletime, 5 s */
 
-struct geom_array *eng_geom_of(struct uraid_array *a)
+static const struct eng_class geom_class;
+
+struct geom_array *geom_class_of(struct uraid_array *a)
 {
-	return a->cls ? ((struct geom_priv *)a->cls_priv)->g : NULL;
+	return a->cls == &geom_class ? eng_container_of(a, struct geom_class_array, h)->g : NULL;
 }
 
-bool eng_geom_probe(struct member **mm, int n)
+bool geom_class_probe(struct member **mm, int n)
 {
 	bool geom = false;
 	for (int i = 0; i < n; i++) {
@@ -39,9 +42,9 @@ bool eng_geom_probe(struct member **mm, int n)
 	return geom;
 }
 
-static struct geom_priv *P(struct uraid_array *a)
+static struct geom_class_array *P(struct uraid_array *a)
 {
-	return a->cls_priv;
+	return geom_handle(a);
 }
 
 /* Work left: a component being synchronized. */
@@ -62,7 +65,7 @@ static bool syncing(struct geom_array *g)
 	return any;
 }
 
-static void timed_wait(struct geom_priv *p, uint64_t ns)
+static void timed_wait(struct geom_class_array *p, uint64_t ns)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -74,7 +77,7 @@ static void timed_wait(struct geom_priv *p, uint64_t ns)
 
 static void *sync_thread(void *arg)
 {
-	struct geom_priv *p = arg;
+	struct geom_class_array *p = arg;
 	pthread_mutex_lock(&p->mu);
 	while (!p->thread_stop) {
 		pthread_mutex_unlock(&p->mu);
@@ -84,7 +87,7 @@ static void *sync_thread(void *arg)
 		if (rc == 1) {
 			p->synced += SYNC_STEP_BYTES;
 			/* sync_speed_max: pause until the average falls back. */
-			uint64_t el = eng_now_ns() - p->speed_t0;
+			uint64_t el = geom_now_ns() - p->speed_t0;
 			uint64_t due = p->speed_max ? (p->synced - p->speed_b0) / 1024 *
 			                                  1000000000ull / p->speed_max
 			                            : 0;
@@ -95,7 +98,7 @@ static void *sync_thread(void *arg)
 				timed_wait(p, due - el);
 			continue;
 		}
-		p->speed_t0 = eng_now_ns();
+		p->speed_t0 = geom_now_ns();
 		p->speed_b0 = p->synced;
 		p->speed_kibs = 0;
 		pthread_cond_broadcast(&p->cond); /* sync_wait */
@@ -112,14 +115,14 @@ static void *sync_thread(void *arg)
 	return NULL;
 }
 
-static void wake(struct geom_priv *p)
+static void wake(struct geom_class_array *p)
 {
 	pthread_mutex_lock(&p->mu);
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->mu);
 }
 
-static void thread_stop(struct geom_priv *p)
+static void thread_stop(struct geom_class_array *p)
 {
 	if (!p->thread_running)
 		return;
@@ -136,7 +139,7 @@ static int check_range(struct uraid_array *a, size_t len, uint64_t off)
 	uint32_t bs = P(a)->g->blocksize;
 	if (off % bs || len % bs)
 		return -EINVAL;
-	if (off > a->array_sectors * 512 || len > a->array_sectors * 512 - off)
+	if (off > P(a)->array_sectors * 512 || len > P(a)->array_sectors * 512 - off)
 		return -ERANGE;
 	return 0;
 }
@@ -151,7 +154,7 @@ static int g_read(struct uraid_array *a, void *buf, size_t len, uint64_t off)
 
 static int g_write(struct uraid_array *a, const void *buf, size_t len, uint64_t off)
 {
-	if (a->readonly)
+	if (P(a)->readonly)
 		return -EROFS;
 	int rc = check_range(a, len, off);
 	if (rc < 0 || len == 0)
@@ -161,7 +164,7 @@ static int g_write(struct uraid_array *a, const void *buf, size_t len, uint64_t 
 
 static int g_flush(struct uraid_array *a)
 {
-	return a->readonly ? 0 : geom_array_flush(P(a)->g);
+	return P(a)->readonly ? 0 : geom_array_flush(P(a)->g);
 }
 
 static enum uraid_member_state state_of(enum geom_disk_state s)
@@ -273,19 +276,19 @@ static void raid3_status(struct geom_raid3 *g, struct uraid_status *st)
 
 static int g_status(struct uraid_array *a, struct uraid_status *st)
 {
-	struct geom_priv *p = P(a);
+	struct geom_class_array *p = P(a);
 	if (p->g->mirror)
 		mirror_status(p->g->mirror, st);
 	else
 		raid3_status(p->g->raid3, st);
-	st->readonly = a->readonly;
+	st->readonly = P(a)->readonly;
 	pthread_mutex_lock(&p->mu);
 	st->sync_speed_kibs = st->sync_action ? p->speed_kibs : 0;
 	pthread_mutex_unlock(&p->mu);
 	return 0;
 }
 
-int eng_geom_find(struct uraid_array *a, const char *name)
+int geom_class_find(struct uraid_array *a, const char *name)
 {
 	struct geom_array *g = P(a)->g;
 	int n = g->mirror ? g->mirror->ndisks : g->raid3->ncomp;
@@ -304,10 +307,10 @@ int eng_geom_find(struct uraid_array *a, const char *name)
 
 static int fail_one(struct uraid_array *a, const char *name, char *err, size_t errlen)
 {
-	if (a->readonly)
+	if (P(a)->readonly)
 		return errmsg(err, errlen, -EROFS, "array is read-only");
 	struct geom_array *g = P(a)->g;
-	int i = eng_geom_find(a, name);
+	int i = geom_class_find(a, name);
 	if (i < 0)
 		return errmsg(err, errlen, -ENOENT, "%s is not a component of this array", name);
 	int rc = 0;
@@ -343,28 +346,28 @@ static int fail_one(struct uraid_array *a, const char *name, char *err, size_t e
 
 static int remove_one(struct uraid_array *a, const char *name, char *err, size_t errlen)
 {
-	if (a->readonly)
+	if (P(a)->readonly)
 		return errmsg(err, errlen, -EROFS, "array is read-only");
 	struct geom_array *g = P(a)->g;
-	int i = eng_geom_find(a, name);
+	int i = geom_class_find(a, name);
 	if (i < 0)
 		return errmsg(err, errlen, -ENOENT, "%s is not a component of this array", name);
 	return g->mirror ? geom_mirror_remove(g->mirror, i, err, errlen)
 	                 : geom_raid3_remove(g->raid3, i, err, errlen);
 }
 
-int eng_geom_insert(struct uraid_array *a, struct member *m, int prio, int number, bool inactive,
-                    char *err, size_t errlen)
+int geom_class_insert(struct uraid_array *a, struct member *m, int prio, int number, bool inactive,
+                      char *err, size_t errlen)
 {
 	struct geom_array *g = P(a)->g;
 	int rc;
-	if (a->readonly)
+	if (P(a)->readonly)
 		rc = errmsg(err, errlen, -EROFS, "array is read-only");
 	else if (m->readonly)
 		rc = errmsg(err, errlen, -EROFS, "%s is read-only", m->name);
-	else if ((rc = eng_member_lock(m)) < 0)
+	else if ((rc = member_lock(m)) < 0)
 		rc = errmsg(err, errlen, rc, "%s is in use by a running array", m->name);
-	else if (eng_geom_find(a, m->name) >= 0)
+	else if (geom_class_find(a, m->name) >= 0)
 		rc = errmsg(err, errlen, -EEXIST, "%s is already a component", m->name);
 	if (rc < 0) {
 		member_close(m);
@@ -393,7 +396,7 @@ int eng_geom_insert(struct uraid_array *a, struct member *m, int prio, int numbe
 	return rc;
 }
 
-void eng_geom_mgmt(struct uraid_array *a, bool lock)
+void geom_class_mgmt(struct uraid_array *a, bool lock)
 {
 	if (lock)
 		pthread_mutex_lock(&P(a)->mgmt);
@@ -403,25 +406,25 @@ void eng_geom_mgmt(struct uraid_array *a, bool lock)
 
 static int g_fail(struct uraid_array *a, const char *name, char *err, size_t errlen)
 {
-	eng_geom_mgmt(a, true);
+	geom_class_mgmt(a, true);
 	int rc = fail_one(a, name, err, errlen);
-	eng_geom_mgmt(a, false);
+	geom_class_mgmt(a, false);
 	return rc;
 }
 
 static int g_remove(struct uraid_array *a, const char *name, char *err, size_t errlen)
 {
-	eng_geom_mgmt(a, true);
+	geom_class_mgmt(a, true);
 	int rc = remove_one(a, name, err, errlen);
-	eng_geom_mgmt(a, false);
+	geom_class_mgmt(a, false);
 	return rc;
 }
 
 static int g_add_member(struct uraid_array *a, struct member *m, char *err, size_t errlen)
 {
-	eng_geom_mgmt(a, true);
-	int rc = eng_geom_insert(a, m, 0, -1, false, err, errlen);
-	eng_geom_mgmt(a, false);
+	geom_class_mgmt(a, true);
+	int rc = geom_class_insert(a, m, 0, -1, false, err, errlen);
+	geom_class_mgmt(a, false);
 	return rc;
 }
 
@@ -437,9 +440,9 @@ static int g_sync_action(struct uraid_array *a, enum uraid_sync_action act, char
 
 static int g_sync_step(struct uraid_array *a, uint64_t max_sectors)
 {
-	if (a->readonly)
+	if (P(a)->readonly)
 		return 0;
-	struct geom_priv *p = P(a);
+	struct geom_class_array *p = P(a);
 	uint64_t done = 0;
 	int rc = 1;
 	while (rc == 1 && done < max_sectors) {
@@ -453,8 +456,8 @@ static int g_sync_step(struct uraid_array *a, uint64_t max_sectors)
 
 static int g_sync_wait(struct uraid_array *a)
 {
-	struct geom_priv *p = P(a);
-	if (a->readonly)
+	struct geom_class_array *p = P(a);
+	if (P(a)->readonly)
 		return 0;
 	if (!p->thread_running) {
 		int rc;
@@ -477,7 +480,7 @@ static int g_sync_wait(struct uraid_array *a)
 
 static void g_sync_speed(struct uraid_array *a, uint64_t min_kibs, uint64_t max_kibs)
 {
-	struct geom_priv *p = P(a);
+	struct geom_class_array *p = P(a);
 	pthread_mutex_lock(&p->mu);
 	p->speed_min = min_kibs; /* kept for status; the thread never idles while work waits */
 	p->speed_max = max_kibs;
@@ -487,20 +490,16 @@ static void g_sync_speed(struct uraid_array *a, uint64_t min_kibs, uint64_t max_
 
 static void free_array(struct uraid_array *a)
 {
-	struct geom_priv *p = P(a);
+	struct geom_class_array *p = P(a);
 	pthread_mutex_destroy(&p->mu);
 	pthread_mutex_destroy(&p->mgmt);
 	pthread_cond_destroy(&p->cond);
 	free(p);
-	pthread_mutex_destroy(&a->lock);
-	pthread_rwlock_destroy(&a->iolock);
-	pthread_cond_destroy(&a->cond);
-	free(a);
 }
 
 static int g_stop(struct uraid_array *a)
 {
-	struct geom_priv *p = P(a);
+	struct geom_class_array *p = P(a);
 	thread_stop(p);
 	int rc = geom_array_close(p->g);
 	free_array(a);
@@ -509,7 +508,7 @@ static int g_stop(struct uraid_array *a)
 
 static void g_drop(struct uraid_array *a)
 {
-	struct geom_priv *p = P(a);
+	struct geom_class_array *p = P(a);
 	thread_stop(p);
 	if (p->g->mirror)
 		geom_mirror_drop(p->g->mirror);
@@ -519,7 +518,15 @@ static void g_drop(struct uraid_array *a)
 	free_array(a);
 }
 
+static uint64_t g_size(const struct uraid_array *a)
+{
+	const struct geom_class_array *p = eng_container_of(a, const struct geom_class_array, h);
+	return __atomic_load_n(&p->array_sectors, __ATOMIC_RELAXED) * 512;
+}
+
 static const struct eng_class geom_class = {
+    .name = "GEOM",
+    .size = g_size,
     .read = g_read,
     .write = g_write,
     .flush = g_flush,
@@ -533,15 +540,16 @@ static const struct eng_class geom_class = {
     .sync_speed = g_sync_speed,
     .stop = g_stop,
     .drop = g_drop,
+    .ctl = geom_class_ctl,
 };
 
-int eng_geom_assemble(struct member **mm, int n, unsigned flags, struct uraid_array **out,
-                      char *err, size_t errlen, char *warn, size_t warnlen)
+int geom_class_assemble(struct member **mm, int n, unsigned flags, struct uraid_array **out,
+                        char *err, size_t errlen, char *warn, size_t warnlen)
 {
 	*out = NULL;
 	if (!(flags & URAID_RDONLY))
 		for (int i = 0; i < n; i++)
-			if (eng_member_lock(mm[i]) < 0) {
+			if (member_lock(mm[i]) < 0) {
 				int rc = errmsg(err, errlen, -EBUSY,
 				                "%s is in use by a running array", mm[i]->name);
 				for (int k = 0; k < n; k++)
@@ -552,34 +560,24 @@ int eng_geom_assemble(struct member **mm, int n, unsigned flags, struct uraid_ar
 	int rc = geom_array_open_members(mm, n, flags, -1, &g, err, errlen, warn, warnlen);
 	if (rc < 0)
 		return rc;
-	struct uraid_array *a = calloc(1, sizeof(*a));
-	struct geom_priv *p = calloc(1, sizeof(*p));
-	if (!a || !p) {
-		free(a);
-		free(p);
+	struct geom_class_array *p = calloc(1, sizeof(*p));
+	if (!p) {
 		geom_array_close(g);
 		return errmsg(err, errlen, -ENOMEM, "out of memory");
 	}
+	p->h.cls = &geom_class;
+	p->h.flags = flags;
 	p->g = g;
+	p->readonly = (flags & URAID_RDONLY) != 0;
+	p->array_sectors = g->size / 512;
 	p->speed_min = 1000;
 	p->speed_max = 200000;
-	p->speed_t0 = eng_now_ns();
+	p->speed_t0 = geom_now_ns();
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_mutex_init(&p->mgmt, NULL);
 	pthread_cond_init(&p->cond, NULL);
-	a->cls = &geom_class;
-	a->cls_priv = p;
-	a->flags = flags;
-	a->readonly = (flags & URAID_RDONLY) != 0;
-	/* md code paths that do not dispatch (bitmap, stripe cache) see a
-	 * level they refuse and locks they can take. */
-	a->geom.level = g->mirror ? URAID_LEVEL_GMIRROR : URAID_LEVEL_GRAID3;
-	a->array_sectors = g->size / 512;
-	a->resync_offset = MD_RESYNC_NONE;
-	pthread_mutex_init(&a->lock, NULL);
-	pthread_rwlock_init(&a->iolock, NULL);
-	pthread_cond_init(&a->cond, NULL);
-	if (!a->readonly && !(flags & URAID_NO_SYNC_THREAD)) {
+	struct uraid_array *a = &p->h;
+	if (!P(a)->readonly && !(flags & URAID_NO_SYNC_THREAD)) {
 		p->thread_stop = false;
 		if (pthread_create(&p->thread, NULL, sync_thread, p) == 0)
 			p->thread_running = true;
@@ -588,7 +586,7 @@ int eng_geom_assemble(struct member **mm, int n, unsigned flags, struct uraid_ar
 	return 0;
 }
 
-void eng_geom_resized(struct uraid_array *a)
+void geom_class_resized(struct uraid_array *a)
 {
 	struct geom_array *g = P(a)->g;
 	if (g->mirror) {
@@ -596,10 +594,10 @@ void eng_geom_resized(struct uraid_array *a)
 		g->size = g->mirror->mediasize;
 		pthread_mutex_unlock(&g->mirror->lock);
 	}
-	__atomic_store_n(&a->array_sectors, g->size / 512, __ATOMIC_RELAXED);
+	__atomic_store_n(&P(a)->array_sectors, g->size / 512, __ATOMIC_RELAXED);
 }
 
-void eng_geom_wake(struct uraid_array *a)
+void geom_class_wake(struct uraid_array *a)
 {
 	wake(P(a));
 }

@@ -7,13 +7,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "engine/core/class.h"
 #include "geom/geom.h"
 #include "uraid.h"
 
 struct member;
 
-struct geom_priv {
+/* A GEOM array as the public calls see it. */
+struct geom_class_array {
+	struct uraid_array h;
 	struct geom_array *g;
+	bool readonly;
+	uint64_t array_sectors; /* provider size (relaxed atomic: resize changes it) */
 	/* One management request at a time (fail, remove, add, uraid_geom_ctl):
 	 * component indices stay valid from lookup to action. */
 	pthread_mutex_t mgmt;
@@ -28,20 +33,35 @@ struct geom_priv {
 	uint64_t synced;               /* bytes synchronized by the thread */
 };
 
-/* The GEOM handle behind a, NULL for md arrays. */
-struct geom_array *eng_geom_of(struct uraid_array *a);
+/* The GEOM array of a handle the caller knows to be one. */
+static inline struct geom_class_array *geom_handle(struct uraid_array *a)
+{
+	return eng_container_of(a, struct geom_class_array, h);
+}
+
+/* No member has an md superblock and one carries GEOM metadata (gmirror or
+ * graid3 in its last sector). */
+bool geom_class_probe(struct member **mm, int n);
+/* Assemble a gmirror/graid3 (ownership of the members as
+ * uraid_assemble_members). */
+int geom_class_assemble(struct member **mm, int n, unsigned flags, struct uraid_array **out,
+                        char *err, size_t errlen, char *warn, size_t warnlen);
+/* The GEOM array behind a, NULL when a is not a GEOM array. */
+struct geom_array *geom_class_of(struct uraid_array *a);
+/* uraid_geom_ctl of a GEOM array (geom/class_ctl.c). */
+int geom_class_ctl(struct uraid_array *a, const char *request, char *err, size_t errlen);
 /* Component index of a path or "#N", -1 when none. */
-int eng_geom_find(struct uraid_array *a, const char *name);
+int geom_class_find(struct uraid_array *a, const char *name);
 /* Insert m (ownership passes, also on failure): gmirror with priority and
  * optionally inactive; graid3 into slot `number` (-1: the first empty or
  * failed one). */
-int eng_geom_insert(struct uraid_array *a, struct member *m, int prio, int number, bool inactive,
-                    char *err, size_t errlen);
+int geom_class_insert(struct uraid_array *a, struct member *m, int prio, int number, bool inactive,
+                      char *err, size_t errlen);
 /* Take / release the management mutex (see struct geom_priv). */
-void eng_geom_mgmt(struct uraid_array *a, bool lock);
+void geom_class_mgmt(struct uraid_array *a, bool lock);
 /* The provider size changed (gmirror resize). */
-void eng_geom_resized(struct uraid_array *a);
+void geom_class_resized(struct uraid_array *a);
 /* Work for the sync thread may be waiting. */
-void eng_geom_wake(struct uraid_array *a);
+void geom_class_wake(struct uraid_array *a);
 
 #endif

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/core/engine.h"
 #include "geom/class.h"
 #include "member/member.h"
 #include "util/errmsg.h"
@@ -101,7 +100,7 @@ static int member_of(struct uraid_array *a, struct req *r, bool required, char *
 	if (!m)
 		return required ? errmsg(err, errlen, -EINVAL, "%s: member=M is required", r->verb)
 		                : -ENOENT;
-	int i = eng_geom_find(a, m);
+	int i = geom_class_find(a, m);
 	if (i < 0)
 		return errmsg(err, errlen, -ENOENT, "%s is not a component of this array", m);
 	return i;
@@ -195,7 +194,7 @@ static int do_insert(struct uraid_array *a, struct req *r, char *err, size_t err
 		return -EINVAL;
 	if ((rc = unused(r, err, errlen)) < 0)
 		return rc;
-	struct geom_array *g = eng_geom_of(a);
+	struct geom_array *g = geom_class_of(a);
 	if (g->mirror && has_number)
 		return errmsg(err, errlen, -EINVAL, "insert: number= is for graid3");
 	if (g->raid3 && (inactive > 0 || prio))
@@ -207,13 +206,13 @@ static int do_insert(struct uraid_array *a, struct req *r, char *err, size_t err
 	rc = member_open_file(path, mf, 0, &m, e, sizeof(e));
 	if (rc < 0)
 		return errmsg(err, errlen, rc, "%s", e);
-	return eng_geom_insert(a, m, (int)prio, has_number ? (int)number : -1, inactive > 0, err,
-	                       errlen);
+	return geom_class_insert(a, m, (int)prio, has_number ? (int)number : -1, inactive > 0, err,
+	                         errlen);
 }
 
 static int do_remove(struct uraid_array *a, struct req *r, char *err, size_t errlen)
 {
-	struct geom_array *g = eng_geom_of(a);
+	struct geom_array *g = geom_class_of(a);
 	uint64_t number = 0;
 	int rc = get_u64(r, "number", GEOM_MAX_DISKS, &number, err, errlen);
 	if (rc < 0)
@@ -230,7 +229,7 @@ static int do_remove(struct uraid_array *a, struct req *r, char *err, size_t err
 /* One-member verbs: rebuild, activate, deactivate. */
 static int do_disk_verb(struct uraid_array *a, struct req *r, char *err, size_t errlen)
 {
-	struct geom_array *g = eng_geom_of(a);
+	struct geom_array *g = geom_class_of(a);
 	int i = member_of(a, r, true, err, errlen);
 	if (i < 0)
 		return i;
@@ -246,19 +245,17 @@ static int do_disk_verb(struct uraid_array *a, struct req *r, char *err, size_t 
 	                                    : geom_mirror_deactivate(g->mirror, i, err, errlen);
 }
 
-int uraid_geom_ctl(struct uraid_array *a, const char *request, char *err, size_t errlen)
+int geom_class_ctl(struct uraid_array *a, const char *request, char *err, size_t errlen)
 {
-	struct geom_array *g = eng_geom_of(a);
-	if (!g)
-		return errmsg(err, errlen, -EOPNOTSUPP, "not a GEOM array (gmirror or graid3)");
+	struct geom_array *g = geom_class_of(a);
 	struct req *r = malloc(sizeof(*r));
 	if (!r)
 		return errmsg(err, errlen, -ENOMEM, "out of memory");
-	eng_geom_mgmt(a, true);
+	geom_class_mgmt(a, true);
 	int rc = parse(request, r, err, errlen);
 	if (rc < 0)
 		goto out;
-	if (a->readonly) {
+	if (geom_handle(a)->readonly) {
 		rc = errmsg(err, errlen, -EROFS, "array is read-only");
 		goto out;
 	}
@@ -288,7 +285,7 @@ int uraid_geom_ctl(struct uraid_array *a, const char *request, char *err, size_t
 		if (rc == 0)
 			rc = geom_mirror_resize(g->mirror, size, err, errlen);
 		if (rc == 0)
-			eng_geom_resized(a);
+			geom_class_resized(a);
 	} else if (!strcmp(v, "destroy")) {
 		rc = unused(r, err, errlen);
 		if (rc == 0)
@@ -299,9 +296,9 @@ int uraid_geom_ctl(struct uraid_array *a, const char *request, char *err, size_t
 		            "deactivate, forget, resize, destroy)",
 		            v);
 	}
-	eng_geom_wake(a);
+	geom_class_wake(a);
 out:
-	eng_geom_mgmt(a, false);
+	geom_class_mgmt(a, false);
 	free(r);
 	return rc;
 }

@@ -3,6 +3,7 @@
 #include "member/member_int.h"
 
 #include <errno.h>
+#include <sys/file.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -158,4 +159,14 @@ int member_discard(struct member *m, uint64_t off, uint64_t len)
 	if (!m->ops->discard)
 		return -EOPNOTSUPP;
 	return m->ops->discard(m, off, len);
+}
+
+int member_lock(struct member *m)
+{
+	int fd = m->ops->fd ? m->ops->fd(m) : -1;
+	if (fd < 0)
+		return 0;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+		return errno == EWOULDBLOCK ? -EBUSY : -errno;
+	return 0;
 }

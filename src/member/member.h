@@ -137,4 +137,10 @@ const char *member_ioq_reason(const struct member_ioq *q);
  * small values to exercise that path. */
 void member_ioq_set_split(struct member_ioq *q, size_t bytes);
 
+/* Exclusive advisory lock (flock) on the member's file, held while it is
+ * open: a running array holds one on each member, so a second array (or a
+ * create) cannot take a member that is in use. -EBUSY when another holder
+ * has it; 0 for members without a file. */
+int member_lock(struct member *m);
+
 #endif

@@ -74,7 +74,8 @@ static inline int cw_role_of(struct uraid_array *a, uint64_t lsec)
 {
 	struct layout_loc loc;
 	uint64_t len;
-	if (a->ops->map(&a->geom, lsec, 0, &loc, &len) < 0)
+	const struct eng_array *e = eng_of(a);
+	if (e->ops->map(&e->geom, lsec, 0, &loc, &len) < 0)
 		return -1;
 	return loc.role;
 }

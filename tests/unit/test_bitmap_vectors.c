@@ -106,14 +106,15 @@ static void one(const char *name)
 	       "%s: %s", name, err);
 	if (!a)
 		goto out;
-	CHECKF(a->bitmap != NULL, "%s: bitmap not loaded", name);
-	if (a->bitmap) {
-		const struct md_bitmap_sb *s = &a->bitmap->sb;
+	const struct eng_bitmap *bm = eng_of(a)->bitmap;
+	CHECKF(bm != NULL, "%s: bitmap not loaded", name);
+	if (bm) {
+		const struct md_bitmap_sb *s = &bm->sb;
 		CHECK_EQ_U64(s->events, log_field(name, "Events"));
 		CHECK_EQ_U64(s->events_cleared, log_field(name, "Events Cleared"));
 		CHECK_EQ_U64(s->chunksize >> 20, log_field(name, "Chunksize")); /* "64 MB" */
 		CHECK_EQ_U64(s->sync_size / 2, log_field(name, "Sync Size"));   /* KiB */
-		CHECK_EQ_U64(a->bitmap->nbits, log_field(name, "Bitmap"));
+		CHECK_EQ_U64(bm->nbits, log_field(name, "Bitmap"));
 	}
 	md5_of_array(a, tmp, got);
 	CHECKF(!strcmp(got, want), "%s: md5 %s, manifest %s", name, got, want);
@@ -122,7 +123,7 @@ static void one(const char *name)
 	uint64_t rs = 0x7ec;
 	t_fill(&rs, buf, sizeof(buf));
 	CHECK(uraid_write(a, buf, sizeof(buf), 65536) == 0);
-	uint64_t events = a->events;
+	uint64_t events = eng_of(a)->events;
 	uraid_drop(a);
 	a = NULL;
 	/* On disk: bit 0 dirty, header events = the superblocks'. */

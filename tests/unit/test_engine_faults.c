@@ -83,12 +83,13 @@ static void read_error_rewritten(void)
 		int hit = 0;
 		for (int trial = 0; trial < 8; trial++) {
 			uint64_t lsec = t_rand(&rs) % (uraid_size(a) / 512 - 8);
-			int copies = a->ops->ncopies(&a->geom);
+			struct eng_array *e = eng_of(a);
+			int copies = e->ops->ncopies(&e->geom);
 			int copy = (int)(t_rand(&rs) % (uint64_t)copies);
 			struct layout_loc loc;
 			uint64_t len;
-			CHECK(a->ops->map(&a->geom, lsec, copy, &loc, &len) == 0);
-			struct eng_member *em = a->mem[a->slot[loc.role]];
+			CHECK(e->ops->map(&e->geom, lsec, copy, &loc, &len) == 0);
+			struct eng_member *em = e->mem[e->slot[loc.role]];
 			uint64_t boff = (em->sb.data_offset + loc.sector) * 512;
 			/* Garbage on the medium AND a read error there: only
 			 * redundancy can give the right data. */

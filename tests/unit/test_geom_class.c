@@ -401,7 +401,7 @@ static void idle_marks_clean(void)
 	uint8_t buf[4096] = {1};
 	CHECK(uraid_write(a, buf, sizeof(buf), 0) == 0);
 	CHECK(disk_dirty(0) && disk_dirty(1));
-	struct geom_array *g = eng_geom_of(a);
+	struct geom_array *g = geom_class_of(a);
 	CHECK(geom_array_idle(g, 3600ull * 1000000000ull) == 0); /* not idle long enough */
 	CHECK(disk_dirty(0));
 	CHECK(geom_array_idle(g, 0) == 1);

@@ -55,7 +55,7 @@ static int jt_open(struct jt *t, int level, int nraid, uint32_t chunk, struct ur
 	if (rc < 0)
 		return rc;
 	t->size = uraid_size(*a);
-	t->doff = (*a)->mem[0]->sb.data_offset;
+	t->doff = eng_of(*a)->mem[0]->sb.data_offset;
 	t->shadow = calloc(1, t->size);
 	return 0;
 }

@@ -25,19 +25,19 @@ bool eng_bitmap_supported(int md_version, int level)
 	       bm_level_ok(level);
 }
 
-uint64_t eng_bitmap_coverage(const struct uraid_array *a)
+uint64_t eng_bitmap_coverage(const struct eng_array *a)
 {
 	/* raid10's resync and its bitmap work in array sectors (the kernel's
 	 * resync_max_sectors = raid10_size()); the others in member sectors. */
 	return a->geom.level == URAID_LEVEL_RAID10 ? a->array_sectors : a->geom.dev_sectors;
 }
 
-uint64_t eng_bitmap_where(const struct uraid_array *a, const struct eng_member *em)
+uint64_t eng_bitmap_where(const struct eng_array *a, const struct eng_member *em)
 {
 	return (uint64_t)((int64_t)em->sb.super_offset + a->ref.bitmap_offset) * 512;
 }
 
-bool eng_bitmap_member_used(const struct uraid_array *a, int i)
+bool eng_bitmap_member_used(const struct eng_array *a, int i)
 {
 	const struct eng_member *em = a->mem[i];
 	return em->m && em->role >= 0 && em->role < a->geom.raid_disks && a->slot[em->role] == i &&
@@ -47,7 +47,7 @@ bool eng_bitmap_member_used(const struct uraid_array *a, int i)
 /* Write bytes [from, to) of the image (whole sectors, the header sector too
  * when its events are behind) to every member in use, FUA: durable before
  * any data write that relies on it. */
-static int bm_write_range(struct uraid_array *a, size_t from, size_t to)
+static int bm_write_range(struct eng_array *a, size_t from, size_t to)
 {
 	struct eng_bitmap *b = a->bitmap;
 	b->sb.events = a->events;
@@ -89,12 +89,12 @@ static int bm_write_range(struct uraid_array *a, size_t from, size_t to)
 	return eng_array_readable(a) ? 0 : -EIO;
 }
 
-int eng_bitmap_write_all(struct uraid_array *a)
+int eng_bitmap_write_all(struct eng_array *a)
 {
 	return bm_write_range(a, 0, a->bitmap->img_len);
 }
 
-static bool bm_degraded(const struct uraid_array *a)
+static bool bm_degraded(const struct eng_array *a)
 {
 	for (int r = 0; r < a->geom.raid_disks; r++)
 		if (a->slot[r] < 0 || a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC)
@@ -102,7 +102,7 @@ static bool bm_degraded(const struct uraid_array *a)
 	return false;
 }
 
-int eng_bitmap_alloc(struct uraid_array *a, const struct md_bitmap_sb *sb, char *err, size_t errlen)
+int eng_bitmap_alloc(struct eng_array *a, const struct md_bitmap_sb *sb, char *err, size_t errlen)
 {
 	struct md_bitmap_sb cov = *sb;
 	/* As the kernel: the bits follow the array's own range, whatever
@@ -137,7 +137,7 @@ int eng_bitmap_alloc(struct uraid_array *a, const struct md_bitmap_sb *sb, char 
 	return 0;
 }
 
-int eng_bitmap_load(struct uraid_array *a, char *err, size_t errlen)
+int eng_bitmap_load(struct eng_array *a, char *err, size_t errlen)
 {
 	if (!(a->ref.feature_map & MD_FEATURE_BITMAP_OFFSET))
 		return 0;
@@ -205,7 +205,7 @@ int eng_bitmap_load(struct uraid_array *a, char *err, size_t errlen)
 	return 0;
 }
 
-void eng_bitmap_free(struct uraid_array *a)
+void eng_bitmap_free(struct eng_array *a)
 {
 	if (!a->bitmap)
 		return;
@@ -217,7 +217,7 @@ void eng_bitmap_free(struct uraid_array *a)
 	a->bitmap = NULL;
 }
 
-void eng_bitmap_range(const struct uraid_array *a, uint64_t lsec, uint64_t nsec, uint64_t *i0,
+void eng_bitmap_range(const struct eng_array *a, uint64_t lsec, uint64_t nsec, uint64_t *i0,
                       uint64_t *i1)
 {
 	const struct eng_bitmap *b = a->bitmap;
@@ -235,7 +235,7 @@ void eng_bitmap_range(const struct uraid_array *a, uint64_t lsec, uint64_t nsec,
 		*i1 = b->nbits;
 }
 
-bool eng_bitmap_covered(struct uraid_array *a, uint64_t lsec, uint64_t nsec)
+bool eng_bitmap_covered(struct eng_array *a, uint64_t lsec, uint64_t nsec)
 {
 	struct eng_bitmap *b = a->bitmap;
 	if (!b || nsec == 0)
@@ -253,7 +253,7 @@ bool eng_bitmap_covered(struct uraid_array *a, uint64_t lsec, uint64_t nsec)
 	return true;
 }
 
-int eng_bitmap_start_write(struct uraid_array *a, uint64_t lsec, uint64_t nsec)
+int eng_bitmap_start_write(struct eng_array *a, uint64_t lsec, uint64_t nsec)
 {
 	struct eng_bitmap *b = a->bitmap;
 	if (!b || nsec == 0)
@@ -277,7 +277,7 @@ int eng_bitmap_start_write(struct uraid_array *a, uint64_t lsec, uint64_t nsec)
 	return bm_write_range(a, MD_BITMAP_SB_BYTES + lo / 8, MD_BITMAP_SB_BYTES + hi / 8 + 1);
 }
 
-int eng_bitmap_clear_synced(struct uraid_array *a)
+int eng_bitmap_clear_synced(struct eng_array *a)
 {
 	struct eng_bitmap *b = a->bitmap;
 	if (!b || a->readonly)
@@ -318,7 +318,7 @@ int eng_bitmap_clear_synced(struct uraid_array *a)
 }
 
 /* Is every member being recovered one re-added with a bitmap-based recovery? */
-static bool bm_recovery_partial(const struct uraid_array *a)
+static bool bm_recovery_partial(const struct eng_array *a)
 {
 	const struct eng_bitmap *b = a->bitmap;
 	bool any = false;
@@ -334,7 +334,7 @@ static bool bm_recovery_partial(const struct uraid_array *a)
 	return any;
 }
 
-void eng_bitmap_full_recovery(struct uraid_array *a, int role)
+void eng_bitmap_full_recovery(struct eng_array *a, int role)
 {
 	if (a->bitmap && role >= 0 && role < LAYOUT_MAX_MEMBERS)
 		a->bitmap->partial[role] = false;
@@ -343,7 +343,7 @@ void eng_bitmap_full_recovery(struct uraid_array *a, int role)
 /* raid10 recovery walks the rebuilding member's own sectors (engine/mirror/sync.c)
  * while its bits cover array sectors: is any array sector held in member
  * sectors [p, p+n) (within one layout chunk) of a rebuilding role dirty? */
-static bool r10_range_dirty(const struct uraid_array *a, uint64_t p, uint64_t n)
+static bool r10_range_dirty(const struct eng_array *a, uint64_t p, uint64_t n)
 {
 	const struct eng_bitmap *b = a->bitmap;
 	const uint8_t *bits = b->img + MD_BITMAP_SB_BYTES;
@@ -360,7 +360,7 @@ static bool r10_range_dirty(const struct uraid_array *a, uint64_t p, uint64_t n)
 	return false;
 }
 
-static uint64_t r10_next_dirty(struct uraid_array *a, uint64_t pos, uint64_t end, uint64_t *len,
+static uint64_t r10_next_dirty(struct eng_array *a, uint64_t pos, uint64_t end, uint64_t *len,
                                uint64_t *skipped)
 {
 	/* Units that lie in one layout chunk and one bitmap chunk (both
@@ -386,7 +386,7 @@ static uint64_t r10_next_dirty(struct uraid_array *a, uint64_t pos, uint64_t end
 	return p;
 }
 
-uint64_t eng_bitmap_next_dirty(struct uraid_array *a, uint64_t pos, uint64_t end, uint64_t *len)
+uint64_t eng_bitmap_next_dirty(struct eng_array *a, uint64_t pos, uint64_t end, uint64_t *len)
 {
 	struct eng_bitmap *b = a->bitmap;
 	*len = end > pos ? end - pos : 0;
@@ -423,7 +423,7 @@ uint64_t eng_bitmap_next_dirty(struct uraid_array *a, uint64_t pos, uint64_t end
 /* md keeps a 16-bit counter per chunk in pages of 4 KiB. */
 #define COUNTERS_PER_PAGE 2048
 
-void eng_bitmap_status(const struct uraid_array *a, struct uraid_status *st)
+void eng_bitmap_status(const struct eng_array *a, struct uraid_status *st)
 {
 	const struct eng_bitmap *b = a->bitmap;
 	if (!b)
@@ -444,18 +444,12 @@ void eng_bitmap_status(const struct uraid_array *a, struct uraid_status *st)
 	}
 }
 
-uint64_t uraid_bitmap_resync_skipped(struct uraid_array *a)
+uint64_t eng_bitmap_skipped(struct eng_array *a, bool recovery)
 {
 	eng_lock(a);
-	uint64_t n = a->bitmap ? a->bitmap->resync_skipped : 0;
-	eng_unlock(a);
-	return n;
-}
-
-uint64_t uraid_bitmap_recovery_skipped(struct uraid_array *a)
-{
-	eng_lock(a);
-	uint64_t n = a->bitmap ? a->bitmap->recovery_skipped : 0;
+	uint64_t n = !a->bitmap ? 0
+	             : recovery ? a->bitmap->recovery_skipped
+	                        : a->bitmap->resync_skipped;
 	eng_unlock(a);
 	return n;
 }

@@ -23,7 +23,7 @@
 #include "layout/layout.h"
 #include "meta/md_bitmap.h"
 
-struct uraid_array;
+struct eng_array;
 struct member;
 struct member_ioq;
 struct eng_member;
@@ -60,52 +60,56 @@ struct eng_bitmap {
 /* Can the engine keep a bitmap of this metadata version and level? */
 bool eng_bitmap_supported(int md_version, int level);
 /* Sectors one bit per chunk stands for, in total: the resync's range. */
-uint64_t eng_bitmap_coverage(const struct uraid_array *a);
+uint64_t eng_bitmap_coverage(const struct eng_array *a);
 /* Fill the status's bitmap_* fields (none without a bitmap). */
 struct uraid_status;
-void eng_bitmap_status(const struct uraid_array *a, struct uraid_status *st);
+void eng_bitmap_status(const struct eng_array *a, struct uraid_status *st);
 /* At assembly: load the bitmap when the superblock says there is one. */
-int eng_bitmap_load(struct uraid_array *a, char *err, size_t errlen);
-void eng_bitmap_free(struct uraid_array *a);
+int eng_bitmap_load(struct eng_array *a, char *err, size_t errlen);
+void eng_bitmap_free(struct eng_array *a);
 /* Before a write of logical sectors [lsec, lsec+nsec) reaches members. */
-int eng_bitmap_start_write(struct uraid_array *a, uint64_t lsec, uint64_t nsec);
+int eng_bitmap_start_write(struct eng_array *a, uint64_t lsec, uint64_t nsec);
 /* Are the bits such a write needs all set (and so on disk)? Then it may run
  * on the shared fast path (engine/fastpath.c); bits change only under the
  * exclusive lock, so holding iolock shared is enough to ask. Marks them
  * touched. */
-bool eng_bitmap_covered(struct uraid_array *a, uint64_t lsec, uint64_t nsec);
+bool eng_bitmap_covered(struct eng_array *a, uint64_t lsec, uint64_t nsec);
 /* engine/bitmap/bitmap_fast.c: for a shared-path writer whose bits are missing (called
  * holding no lock): set them on disk and then in memory under iolock
  * shared, so other writers keep going meanwhile (the exclusive lock would
  * send them all down the serialised path). 0, or <0 when the caller should
  * take the locked path (which also handles member failures). */
-int eng_bitmap_prepare(struct uraid_array *a, uint64_t lsec, uint64_t nsec);
+int eng_bitmap_prepare(struct eng_array *a, uint64_t lsec, uint64_t nsec);
 /* Internals shared by bitmap*.c: the bits [*i0, *i1) a write of logical
  * sectors [lsec, lsec+nsec) needs; the byte offset of the bitmap on a
  * member; whether member i holds a bitmap copy. */
-void eng_bitmap_range(const struct uraid_array *a, uint64_t lsec, uint64_t nsec, uint64_t *i0,
+void eng_bitmap_range(const struct eng_array *a, uint64_t lsec, uint64_t nsec, uint64_t *i0,
                       uint64_t *i1);
-uint64_t eng_bitmap_where(const struct uraid_array *a, const struct eng_member *em);
-bool eng_bitmap_member_used(const struct uraid_array *a, int i);
+uint64_t eng_bitmap_where(const struct eng_array *a, const struct eng_member *em);
+bool eng_bitmap_member_used(const struct eng_array *a, int i);
 /* Flush every member, then (when nothing is degraded and no resync is due)
  * clear the bits: all of them when the array is marked clean (idle or
  * stopping), else those not written since the previous pass; write the
  * bitmap when anything changed. */
-int eng_bitmap_clear_synced(struct uraid_array *a);
+int eng_bitmap_clear_synced(struct eng_array *a);
 /* Resync (and a recovery after a re-add): the first position >= pos (sync
  * positions: member sectors, logical for raid10) inside a dirty chunk, or
  * `end`; *len receives how far that dirty run may go. Every other sync
  * action, and a recovery of a member that was not re-added, gets pos. */
-uint64_t eng_bitmap_next_dirty(struct uraid_array *a, uint64_t pos, uint64_t end, uint64_t *len);
+uint64_t eng_bitmap_next_dirty(struct eng_array *a, uint64_t pos, uint64_t end, uint64_t *len);
 /* Write header + bits to every member in use (readd.c, engine/bitmap/bitmap_add.c). */
-int eng_bitmap_write_all(struct uraid_array *a);
+int eng_bitmap_write_all(struct eng_array *a);
 /* Allocate a->bitmap for header `sb` covering the array (engine/bitmap/bitmap_add.c). */
-int eng_bitmap_alloc(struct uraid_array *a, const struct md_bitmap_sb *sb, char *err,
+int eng_bitmap_alloc(struct eng_array *a, const struct md_bitmap_sb *sb, char *err,
                      size_t errlen);
 
 /* A member that was not re-added starts a recovery in `role` (a spare):
  * that one needs a full recovery. */
-void eng_bitmap_full_recovery(struct uraid_array *a, int role);
+void eng_bitmap_full_recovery(struct eng_array *a, int role);
+
+/* uraid_bitmap_add (bitmap_add.c) and uraid_bitmap_*_skipped of an md array. */
+int eng_bitmap_add(struct eng_array *a, uint32_t chunk_bytes, char *err, size_t errlen);
+uint64_t eng_bitmap_skipped(struct eng_array *a, bool recovery);
 
 /* readd.c: re-add *mp, a former member whose superblock names a slot of
  * this array that is empty now, into that slot (the caller holds the lock and
@@ -113,6 +117,6 @@ void eng_bitmap_full_recovery(struct uraid_array *a, int role);
  * (strict: an error saying why instead; not strict, as `add`: also when it
  * would need a full recovery, which add does as a spare), <0 on failure.
  * *mp is set to NULL once the array owns the member (even on failure). */
-int eng_readd(struct uraid_array *a, struct member **mp, bool strict, char *err, size_t errlen);
+int eng_readd(struct eng_array *a, struct member **mp, bool strict, char *err, size_t errlen);
 
 #endif

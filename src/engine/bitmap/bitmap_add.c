@@ -19,7 +19,7 @@ static bool level_ok(int level)
 
 /* The size mdadm sizes the bitmap for: the per-member size, for raid10
  * (whole KiB) * raid_disks / copies (mdadm's Create/Grow). */
-static uint64_t mdadm_bits_sectors(const struct uraid_array *a)
+static uint64_t mdadm_bits_sectors(const struct eng_array *a)
 {
 	if (a->geom.level != URAID_LEVEL_RAID10)
 		return a->geom.dev_sectors;
@@ -29,7 +29,7 @@ static uint64_t mdadm_bits_sectors(const struct uraid_array *a)
 	return a->geom.dev_sectors / 2 * (uint64_t)a->geom.raid_disks / copies * 2;
 }
 
-static bool used(const struct uraid_array *a, int i)
+static bool used(const struct eng_array *a, int i)
 {
 	const struct eng_member *em = a->mem[i];
 	return em->m && em->role >= 0 && em->role < a->geom.raid_disks && a->slot[em->role] == i &&
@@ -38,7 +38,7 @@ static bool used(const struct uraid_array *a, int i)
 
 /* One plan for all members: each member's own room, the largest chunk any
  * of them needs (every member must hold the same bitmap). */
-static int plan_all(struct uraid_array *a, uint32_t chunk_bytes, struct md_bitmap_plan *plan,
+static int plan_all(struct eng_array *a, uint32_t chunk_bytes, struct md_bitmap_plan *plan,
                     char *err, size_t errlen)
 {
 	uint64_t bs = mdadm_bits_sectors(a);
@@ -76,7 +76,7 @@ static int plan_all(struct uraid_array *a, uint32_t chunk_bytes, struct md_bitma
 	return 0;
 }
 
-int uraid_bitmap_add(struct uraid_array *a, uint32_t chunk_bytes, char *err, size_t errlen)
+int eng_bitmap_add(struct eng_array *a, uint32_t chunk_bytes, char *err, size_t errlen)
 {
 	if (!a)
 		return -EINVAL;

@@ -13,7 +13,7 @@
 #define BM_AHEAD_BYTES (16u << 20)
 #define BM_AHEAD_BITS  256
 
-int eng_bitmap_prepare(struct uraid_array *a, uint64_t lsec, uint64_t nsec)
+int eng_bitmap_prepare(struct eng_array *a, uint64_t lsec, uint64_t nsec)
 {
 	if (pthread_rwlock_rdlock(&a->iolock) != 0)
 		return -EAGAIN;

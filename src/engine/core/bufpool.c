@@ -31,7 +31,7 @@ static void *alloc_raw(size_t len)
 	return p;
 }
 
-void *eng_buf_get(struct uraid_array *a, size_t len)
+void *eng_buf_get(struct eng_array *a, size_t len)
 {
 	struct eng_bufpool *bp = &a->pool;
 	int fit = -1, other = -1;
@@ -66,7 +66,7 @@ void *eng_buf_get(struct uraid_array *a, size_t len)
 	return p ? p : alloc_raw(len);
 }
 
-void eng_buf_put(struct uraid_array *a, void *p)
+void eng_buf_put(struct eng_array *a, void *p)
 {
 	if (!p)
 		return;

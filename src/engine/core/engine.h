@@ -1,7 +1,7 @@
 /* Engine internals: the state of a running array, shared by the engine's
- * files. Everything hangs off struct uraid_array; there is no global state.
+ * files. Everything hangs off struct eng_array; there is no global state.
  *
- * Locking: see struct uraid_array.
+ * Locking: see struct eng_array.
  */
 #ifndef URAID_ENGINE_H
 #define URAID_ENGINE_H
@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "engine/core/class.h"
 #include "layout/layout.h"
 #include "member/member.h"
 #include "meta/md_super.h"
@@ -19,7 +20,7 @@
 #define ENG_POOL_BUFS    16 /* scratch buffers kept per array */
 #define ENG_STRIPE_LOCKS 64
 
-struct uraid_array;
+struct eng_array;
 
 /* engine/core/bufpool.c: reusable, uninitialised scratch buffers (own mutex, so it can
  * be used without the array lock). */
@@ -34,8 +35,8 @@ struct eng_bufpool {
 void eng_bufpool_init(struct eng_bufpool *bp);
 void eng_bufpool_destroy(struct eng_bufpool *bp);
 /* len bytes, page-aligned, contents undefined; NULL on failure. */
-void *eng_buf_get(struct uraid_array *a, size_t len);
-void eng_buf_put(struct uraid_array *a, void *p);
+void *eng_buf_get(struct eng_array *a, size_t len);
+void eng_buf_put(struct eng_array *a, void *p);
 
 struct eng_bitmap;
 struct sync_par;
@@ -79,37 +80,16 @@ struct eng_ioq_node {
 	struct eng_ioq_node *next;
 };
 
-/* An array class other than md (FreeBSD GEOM: geom/class.c). When
- * a->cls is set, the public entry points hand each request to it and the md
- * fields stay unused (locks initialised, level set, no members), so the md
- * code paths that do not dispatch refuse cleanly. */
-struct eng_class {
-	int (*read)(struct uraid_array *a, void *buf, size_t len, uint64_t off);
-	int (*write)(struct uraid_array *a, const void *buf, size_t len, uint64_t off);
-	int (*flush)(struct uraid_array *a);
-	int (*status)(struct uraid_array *a, struct uraid_status *st);
-	int (*fail)(struct uraid_array *a, const char *member, char *err, size_t errlen);
-	int (*remove)(struct uraid_array *a, const char *member, char *err, size_t errlen);
-	int (*add_member)(struct uraid_array *a, struct member *m, char *err, size_t errlen);
-	int (*sync_action)(struct uraid_array *a, enum uraid_sync_action act, char *err,
-	                   size_t errlen);
-	int (*sync_step)(struct uraid_array *a, uint64_t max_sectors);
-	int (*sync_wait)(struct uraid_array *a);
-	void (*sync_speed)(struct uraid_array *a, uint64_t min_kibs, uint64_t max_kibs);
-	int (*stop)(struct uraid_array *a); /* clean stop; frees a */
-	void (*drop)(struct uraid_array *a);
-};
-
-struct uraid_array {
-	const struct eng_class *cls; /* NULL: md */
-	void *cls_priv;
+/* A running md array. The public handle (core/class.h) is embedded: the
+ * md class (md_class.c) gets from one to the other with eng_of and &a->h. */
+struct eng_array {
+	struct uraid_array h;
 	pthread_mutex_t lock;
 	pthread_rwlock_t iolock;
 	pthread_mutex_t ioq_mu;                      /* guards ioq_free */
 	pthread_mutex_t stripe_mu[ENG_STRIPE_LOCKS]; /* shared writes: by stripe (region) hash */
 	struct eng_ioq_node *ioq_free;
 	pthread_cond_t cond; /* sync thread wake-ups / progress */
-	unsigned flags;
 	bool readonly;
 	bool inited; /* lock and cond initialised */
 
@@ -164,43 +144,38 @@ struct uraid_array {
 /* member_ioq_run, or the requests one by one when a->sync_io and the
  * batch moves at most ENG_SYNC_IO_MAX bytes. */
 #define ENG_SYNC_IO_MAX (128u << 10)
-void eng_ioq_run(struct uraid_array *a, struct member_ioq *q, struct member_io *io, int n);
+void eng_ioq_run(struct eng_array *a, struct member_ioq *q, struct member_io *io, int n);
 /* Count member requests for uraid_io_stats. */
-void eng_count_io(struct uraid_array *a, bool write, uint64_t bytes);
-bool eng_members_on_tmpfs(const struct uraid_array *a);
+void eng_count_io(struct eng_array *a, bool write, uint64_t bytes);
+bool eng_members_on_tmpfs(const struct eng_array *a);
 void *eng_alloc(size_t len); /* page-aligned, zeroed; NULL on failure */
 uint64_t eng_now_ns(void);
-bool eng_role_readable(const struct uraid_array *a, int role, uint64_t msec, uint64_t nsec);
-bool eng_role_writable(const struct uraid_array *a, int role);
-struct member *eng_role_member(const struct uraid_array *a, int role);
-void eng_set_io(struct uraid_array *a, struct member_io *io, int role, bool write, void *buf,
+bool eng_role_readable(const struct eng_array *a, int role, uint64_t msec, uint64_t nsec);
+bool eng_role_writable(const struct eng_array *a, int role);
+struct member *eng_role_member(const struct eng_array *a, int role);
+void eng_set_io(struct eng_array *a, struct member_io *io, int role, bool write, void *buf,
                 uint64_t msec, uint64_t nsec);
-int eng_member_io(struct uraid_array *a, int role, bool write, void *buf, uint64_t msec,
+int eng_member_io(struct eng_array *a, int role, bool write, void *buf, uint64_t msec,
                   uint64_t nsec);
-/* Open a member file named by a caller (add, replace, re-add, journal) the
- * way the array's members are opened (O_DIRECT when assembled so); the
- * message names the path. */
-int eng_open_path(struct uraid_array *a, const char *path, struct member **m, char *err,
-                  size_t errlen);
-bool eng_is_parity(const struct uraid_array *a);
-bool eng_is_mirror(const struct uraid_array *a);
-int eng_nparity(const struct uraid_array *a);
+bool eng_is_parity(const struct eng_array *a);
+bool eng_is_mirror(const struct eng_array *a);
+int eng_nparity(const struct eng_array *a);
 
 /* engine/core/super.c: superblock bookkeeping (caller holds the lock). */
-int eng_sb_write_all(struct uraid_array *a);
+int eng_sb_write_all(struct eng_array *a);
 /* md_sb_init parameters for a new member of this array (spare, replacement,
  * journal): the array-wide fields of the running array. */
-void eng_member_params(const struct uraid_array *a, struct md_create_params *p);
+void eng_member_params(const struct eng_array *a, struct md_create_params *p);
 /* The superblock to write on member em: array-wide fields from a->ref. */
-void eng_sb_merge(const struct uraid_array *a, const struct eng_member *em, struct md_sb *s);
-int eng_mark_dirty(struct uraid_array *a);
-int eng_mark_clean(struct uraid_array *a);
+void eng_sb_merge(const struct eng_array *a, const struct eng_member *em, struct md_sb *s);
+int eng_mark_dirty(struct eng_array *a);
+int eng_mark_clean(struct eng_array *a);
 /* A member failed (I/O error or by request): mark it faulty everywhere. */
-void eng_member_failed(struct uraid_array *a, int role, const char *why);
+void eng_member_failed(struct eng_array *a, int role, const char *why);
 /* manage.c: close and forget member i (a->mem shifts down, slots follow);
  * the caller holds the lock and writes the superblocks. */
-void eng_member_drop(struct uraid_array *a, int i);
-bool eng_array_readable(const struct uraid_array *a);
+void eng_member_drop(struct eng_array *a, int i);
+bool eng_array_readable(const struct eng_array *a);
 
 /* How a write runs. Locked (shared false): the caller holds eng_lock, q is
  * a->ioq, errors are handled (members failed). Shared: the caller holds
@@ -218,13 +193,13 @@ struct eng_req {
 /* Syndrome position of data index di. */
 int eng_stripe_data_pos(const struct eng_stripe_buf *sb, int di);
 /* Whole stripes [s0, s0+n) from src: parity from the data, no reads. */
-int eng_write_full_stripes(struct uraid_array *a, const struct eng_req *rq, uint64_t s0, int n,
+int eng_write_full_stripes(struct eng_array *a, const struct eng_req *rq, uint64_t s0, int n,
                            const uint8_t *src);
-int eng_parity_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
-int eng_parity_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+int eng_parity_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
+int eng_parity_write(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,
                      uint64_t lsec, uint64_t nsec);
 /* The same without the stripe cache (the cache's own whole-stripe writes). */
-int eng_parity_write_direct(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+int eng_parity_write_direct(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,
                             uint64_t lsec, uint64_t nsec);
 /* Read the rows [co, co+n) of stripe `s` for every role into blocks laid out
  * in syndrome order (k data, P, Q); roles unreadable are reconstructed when
@@ -241,27 +216,27 @@ struct eng_stripe_buf {
 	void *blk[LAYOUT_MAX_MEMBERS + 2];
 	int pos_role[LAYOUT_MAX_MEMBERS + 2]; /* syndrome position -> role, -1 for zero fill */
 };
-int eng_stripe_buf_init(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t stripe,
+int eng_stripe_buf_init(struct eng_array *a, struct eng_stripe_buf *sb, uint64_t stripe,
                         uint64_t nsec);
-void eng_stripe_buf_free(struct uraid_array *a, struct eng_stripe_buf *sb);
+void eng_stripe_buf_free(struct eng_array *a, struct eng_stripe_buf *sb);
 /* Read rows [co, co+nsec) of all members; missing/failed ones are
  * reconstructed. `lost` receives the positions that had to be rebuilt. */
-int eng_stripe_read_all(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t co, bool *lost);
+int eng_stripe_read_all(struct eng_array *a, struct eng_stripe_buf *sb, uint64_t co, bool *lost);
 /* Read only the positions in `want`; -EAGAIN when one of them cannot be
  * read (the caller then uses eng_stripe_read_all). */
-int eng_stripe_read(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t co, const bool *want,
+int eng_stripe_read(struct eng_array *a, struct eng_stripe_buf *sb, uint64_t co, const bool *want,
                     bool *lost);
 /* Write the positions in `dirty` to every writable member. */
-int eng_stripe_write(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t co,
+int eng_stripe_write(struct eng_array *a, struct eng_stripe_buf *sb, uint64_t co,
                      const bool *dirty);
 /* Regenerate P (and Q) from the data positions. */
-int eng_stripe_gen(struct uraid_array *a, struct eng_stripe_buf *sb);
+int eng_stripe_gen(struct eng_array *a, struct eng_stripe_buf *sb);
 /* Read-modify-write of P (and Q) over the touched data blocks of `sb`, whose
  * old data and old parity are in it: fill(ctx, di, block) puts the new bytes
  * of data index di over a copy of its old block; parity is updated from old
  * and new, then the new blocks replace the old. 0, -ENOMEM or -EIO. */
 typedef void (*eng_rmw_fill_fn)(void *ctx, int di, uint8_t *block);
-int eng_stripe_rmw(struct uraid_array *a, struct eng_stripe_buf *sb, const bool *touched,
+int eng_stripe_rmw(struct eng_array *a, struct eng_stripe_buf *sb, const bool *touched,
                    int ntouched, uint64_t nrows, eng_rmw_fill_fn fill, void *ctx);
 static inline int eng_stripe_npos(const struct eng_stripe_buf *sb)
 {
@@ -269,70 +244,68 @@ static inline int eng_stripe_npos(const struct eng_stripe_buf *sb)
 }
 
 /* engine/mirror/mirror.c: raid1/raid10 and the plain levels. */
-int eng_mirror_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
-int eng_mirror_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+int eng_mirror_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
+int eng_mirror_write(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,
                      uint64_t lsec, uint64_t nsec);
-int eng_plain_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
-int eng_plain_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+int eng_plain_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
+int eng_plain_write(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,
                     uint64_t lsec, uint64_t nsec);
 
 /* engine/sync/sync.c */
-int eng_sync_start(struct uraid_array *a, enum uraid_sync_action act);
-void eng_sync_thread_start(struct uraid_array *a);
-void eng_sync_thread_stop(struct uraid_array *a);
+int eng_sync_start(struct eng_array *a, enum uraid_sync_action act);
+void eng_sync_thread_start(struct eng_array *a);
+void eng_sync_thread_stop(struct eng_array *a);
 /* Pick the next needed action (recovery, resync) when idle. */
-void eng_sync_schedule(struct uraid_array *a);
+void eng_sync_schedule(struct eng_array *a);
+/* The md class's sync entry points (uraid_sync_*). */
+int eng_sync_step(struct eng_array *a, uint64_t max_sectors);
+int eng_sync_action(struct eng_array *a, enum uraid_sync_action act, char *err, size_t errlen);
+void eng_sync_speed(struct eng_array *a, uint64_t min_kibs, uint64_t max_kibs);
+int eng_sync_wait(struct eng_array *a);
 
 /* engine/sync/replace.c: replace (md's want_replacement). Caller holds the lock. */
 /* After assembly: a replacement whose slot is empty takes the slot, one
  * that finished takes over from the old member, else writes are teed. */
-int eng_replace_assembled(struct uraid_array *a);
+int eng_replace_assembled(struct eng_array *a);
 /* The slot's member failed: its replacement (if any) takes the slot and
  * continues as an ordinary rebuild. */
-void eng_replace_slot_failed(struct uraid_array *a, int role);
+void eng_replace_slot_failed(struct eng_array *a, int role);
 /* Start rebuilding `repl` (a new member with its superblock prepared) as
  * the replacement of a->mem[old_idx]; takes ownership of repl. */
-int eng_replace_start(struct uraid_array *a, int old_idx, struct eng_member *repl);
+int eng_replace_start(struct eng_array *a, int old_idx, struct eng_member *repl);
 /* Give up the replacement a->mem[idx] (it is marked faulty). */
-int eng_replace_drop(struct uraid_array *a, int idx);
-
-/* create.c: exclusive advisory lock on a member file (a running array
- * holds one), -EBUSY when another holder has it. */
-int eng_member_lock(struct member *m);
+int eng_replace_drop(struct eng_array *a, int idx);
 
 /* engine/fastpath.c */
-static inline void eng_lock(struct uraid_array *a)
+static inline void eng_lock(struct eng_array *a)
 {
 	pthread_mutex_lock(&a->lock);
 	pthread_rwlock_wrlock(&a->iolock);
 }
-static inline void eng_unlock(struct uraid_array *a)
+static inline void eng_unlock(struct eng_array *a)
 {
 	pthread_rwlock_unlock(&a->iolock);
 	pthread_mutex_unlock(&a->lock);
 }
 /* pthread_cond_wait on a->cond for a holder of eng_lock. */
-void eng_cond_wait(struct uraid_array *a);
+void eng_cond_wait(struct eng_array *a);
 /* Read without the array mutex when every slot is in sync (mirrors: and
  * known consistent); -EAGAIN when the caller must take the locked path. */
-int eng_fast_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
-void eng_ioq_pool_free(struct uraid_array *a);
+int eng_fast_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
+void eng_ioq_pool_free(struct eng_array *a);
 /* Write without the array mutex: healthy, already marked dirty, parity
  * trusted; iolock shared plus the stripe locks of the range. -EAGAIN: take
  * the locked path (force_rcw set in *redo when a first attempt failed). */
-int eng_fast_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec,
+int eng_fast_write(struct eng_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec,
                    bool *redo);
 
-/* geom/class.c: no member has an md superblock and one carries GEOM
- * metadata (gmirror or graid3 in its last sector). */
-bool eng_geom_probe(struct member **mm, int n);
-/* Assemble a gmirror/graid3 as a uraid_array (ownership of the members as
- * uraid_assemble_members). */
-int eng_geom_assemble(struct member **mm, int n, unsigned flags, struct uraid_array **out,
-                      char *err, size_t errlen, char *warn, size_t warnlen);
+static inline struct eng_array *eng_of(struct uraid_array *h)
+{
+	return eng_container_of(h, struct eng_array, h);
+}
 
 /* array.c */
-int eng_array_setup(struct uraid_array *a, char *err, size_t errlen);
-void eng_array_free(struct uraid_array *a);
+int eng_array_setup(struct eng_array *a, char *err, size_t errlen);
+void eng_array_free(struct eng_array *a);
 
 #endif

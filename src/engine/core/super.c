@@ -26,7 +26,7 @@ static uint16_t role_word(const struct eng_member *em)
 /* 0.90 keeps a table of disks: as md does, active members are numbered by
  * their slot, every other present member gets a number from raid_disks up,
  * and empty slots are recorded as removed+faulty. */
-static void update_ref_090(struct uraid_array *a)
+static void update_ref_090(struct eng_array *a)
 {
 	struct md_sb *r = &a->ref;
 	uint32_t active = 0, working = 0, failed = 0, spare = 0, present = 0;
@@ -75,7 +75,7 @@ static void update_ref_090(struct uraid_array *a)
 }
 
 /* Fold the members' current roles into the array-wide copy. */
-static void update_ref(struct uraid_array *a)
+static void update_ref(struct eng_array *a)
 {
 	struct md_sb *r = &a->ref;
 	r->events = a->events;
@@ -116,7 +116,7 @@ static void update_ref(struct uraid_array *a)
 
 /* The superblock to write on one member: array-wide fields from ref, the
  * device's own fields from its copy. */
-void eng_sb_merge(const struct uraid_array *a, const struct eng_member *em, struct md_sb *s)
+void eng_sb_merge(const struct eng_array *a, const struct eng_member *em, struct md_sb *s)
 {
 	*s = a->ref;
 	s->dev_number = em->sb.dev_number;
@@ -146,7 +146,7 @@ void eng_sb_merge(const struct uraid_array *a, const struct eng_member *em, stru
 		s->feature_map |= MD_FEATURE_REPLACEMENT;
 }
 
-int eng_sb_write_all(struct uraid_array *a)
+int eng_sb_write_all(struct eng_array *a)
 {
 	if (a->readonly)
 		return 0;
@@ -185,7 +185,7 @@ int eng_sb_write_all(struct uraid_array *a)
 	return -EIO;
 }
 
-int eng_mark_dirty(struct uraid_array *a)
+int eng_mark_dirty(struct eng_array *a)
 {
 	if (a->dirty || a->readonly)
 		return 0;
@@ -193,7 +193,7 @@ int eng_mark_dirty(struct uraid_array *a)
 	return eng_sb_write_all(a);
 }
 
-int eng_mark_clean(struct uraid_array *a)
+int eng_mark_clean(struct eng_array *a)
 {
 	if (a->readonly)
 		return 0;
@@ -201,7 +201,7 @@ int eng_mark_clean(struct uraid_array *a)
 	return eng_sb_write_all(a);
 }
 
-bool eng_array_readable(const struct uraid_array *a)
+bool eng_array_readable(const struct eng_array *a)
 {
 	bool missing[LAYOUT_MAX_MEMBERS];
 	for (int r = 0; r < a->geom.raid_disks; r++)
@@ -210,7 +210,7 @@ bool eng_array_readable(const struct uraid_array *a)
 	return a->ops->readable(&a->geom, missing);
 }
 
-void eng_member_failed(struct uraid_array *a, int role, const char *why)
+void eng_member_failed(struct eng_array *a, int role, const char *why)
 {
 	if (role < 0 || role >= a->geom.raid_disks || a->slot[role] < 0)
 		return;
@@ -230,7 +230,7 @@ void eng_member_failed(struct uraid_array *a, int role, const char *why)
 		pthread_cond_broadcast(&a->cond);
 }
 
-void eng_member_params(const struct uraid_array *a, struct md_create_params *p)
+void eng_member_params(const struct eng_array *a, struct md_create_params *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->version = a->ref.version;

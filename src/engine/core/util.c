@@ -27,7 +27,7 @@ uint64_t eng_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-struct member *eng_role_member(const struct uraid_array *a, int role)
+struct member *eng_role_member(const struct eng_array *a, int role)
 {
 	if (role < 0 || role >= a->geom.raid_disks || a->slot[role] < 0)
 		return NULL;
@@ -35,7 +35,7 @@ struct member *eng_role_member(const struct uraid_array *a, int role)
 }
 
 /* In sync, or rebuilding and already past the range. */
-bool eng_role_readable(const struct uraid_array *a, int role, uint64_t msec, uint64_t nsec)
+bool eng_role_readable(const struct eng_array *a, int role, uint64_t msec, uint64_t nsec)
 {
 	if (role < 0 || role >= a->geom.raid_disks || a->slot[role] < 0)
 		return false;
@@ -47,7 +47,7 @@ bool eng_role_readable(const struct uraid_array *a, int role, uint64_t msec, uin
 
 /* Writes go to rebuilding members too: what lands there is correct, and the
  * rebuild overwrites it again with the same contents. */
-bool eng_role_writable(const struct uraid_array *a, int role)
+bool eng_role_writable(const struct eng_array *a, int role)
 {
 	if (role < 0 || role >= a->geom.raid_disks || a->slot[role] < 0)
 		return false;
@@ -55,7 +55,7 @@ bool eng_role_writable(const struct uraid_array *a, int role)
 	return st == URAID_MEMBER_IN_SYNC || st == URAID_MEMBER_REBUILDING;
 }
 
-int eng_member_io(struct uraid_array *a, int role, bool write, void *buf, uint64_t msec,
+int eng_member_io(struct eng_array *a, int role, bool write, void *buf, uint64_t msec,
                   uint64_t nsec)
 {
 	if (role < 0 || role >= a->geom.raid_disks || a->slot[role] < 0)
@@ -68,29 +68,29 @@ int eng_member_io(struct uraid_array *a, int role, bool write, void *buf, uint64
 	return member_read(eng_data_member(em), buf, nsec * 512, off);
 }
 
-bool eng_is_parity(const struct uraid_array *a)
+bool eng_is_parity(const struct eng_array *a)
 {
 	return a->geom.level == URAID_LEVEL_RAID4 || a->geom.level == URAID_LEVEL_RAID5 ||
 	       a->geom.level == URAID_LEVEL_RAID6;
 }
 
-bool eng_is_mirror(const struct uraid_array *a)
+bool eng_is_mirror(const struct eng_array *a)
 {
 	return a->geom.level == URAID_LEVEL_RAID1 || a->geom.level == URAID_LEVEL_RAID10;
 }
 
-int eng_nparity(const struct uraid_array *a)
+int eng_nparity(const struct eng_array *a)
 {
 	return a->geom.level == URAID_LEVEL_RAID6 ? 2 : 1;
 }
 
-void eng_count_io(struct uraid_array *a, bool write, uint64_t bytes)
+void eng_count_io(struct eng_array *a, bool write, uint64_t bytes)
 {
 	__atomic_add_fetch(write ? &a->nio_writes : &a->nio_reads, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(write ? &a->nio_wbytes : &a->nio_rbytes, bytes, __ATOMIC_RELAXED);
 }
 
-void eng_ioq_run(struct uraid_array *a, struct member_ioq *q, struct member_io *io, int n)
+void eng_ioq_run(struct eng_array *a, struct member_ioq *q, struct member_io *io, int n)
 {
 	for (int i = 0; i < n; i++)
 		if (io[i].op != MEMBER_OP_FLUSH)
@@ -119,7 +119,7 @@ void eng_ioq_run(struct uraid_array *a, struct member_ioq *q, struct member_io *
 
 #define TMPFS_MAGIC_NR 0x01021994
 
-bool eng_members_on_tmpfs(const struct uraid_array *a)
+bool eng_members_on_tmpfs(const struct eng_array *a)
 {
 	int n = 0;
 	for (int i = 0; i < a->nmem; i++) {
@@ -135,7 +135,7 @@ bool eng_members_on_tmpfs(const struct uraid_array *a)
 
 /* A read or write of nsec sectors at data-area sector msec of the member in
  * `role` (the member's data_offset added). */
-void eng_set_io(struct uraid_array *a, struct member_io *io, int role, bool write, void *buf,
+void eng_set_io(struct eng_array *a, struct member_io *io, int role, bool write, void *buf,
                 uint64_t msec, uint64_t nsec)
 {
 	const struct eng_member *em = a->mem[a->slot[role]];
@@ -145,16 +145,4 @@ void eng_set_io(struct uraid_array *a, struct member_io *io, int role, bool writ
 	io->buf = buf;
 	io->len = nsec * 512;
 	io->off = (em->sb.data_offset + msec) * 512;
-}
-
-int eng_open_path(struct uraid_array *a, const char *path, struct member **m, char *err,
-                  size_t errlen)
-{
-	char e[256];
-	unsigned mf = (a->flags & URAID_DIRECT) ? MEMBER_DIRECT : 0;
-	int rc = member_open_file(path, mf, 0, m, e, sizeof(e));
-	if (rc < 0)
-		return strstr(e, path) ? errmsg(err, errlen, rc, "%s", e)
-		                       : errmsg(err, errlen, rc, "%s: %s", path, e);
-	return 0;
 }

@@ -8,9 +8,10 @@
 #include <sys/random.h>
 
 #include "engine/journal/journal.h"
+#include "engine/raid456/stripe_cache.h"
 #include "util/errmsg.h"
 
-static struct eng_journal *journal_new(struct uraid_array *a)
+static struct eng_journal *journal_new(struct eng_array *a)
 {
 	if (!a->journal) {
 		a->journal = calloc(1, sizeof(*a->journal));
@@ -24,7 +25,7 @@ static struct eng_journal *journal_new(struct uraid_array *a)
 	return a->journal;
 }
 
-int eng_journal_attach(struct uraid_array *a, struct member *m, const struct md_sb *sb, char *err,
+int eng_journal_attach(struct eng_array *a, struct member *m, const struct md_sb *sb, char *err,
                        size_t errlen)
 {
 	struct eng_journal *j = journal_new(a);
@@ -46,7 +47,7 @@ int eng_journal_attach(struct uraid_array *a, struct member *m, const struct md_
 	return 0;
 }
 
-void eng_journal_free(struct uraid_array *a)
+void eng_journal_free(struct eng_array *a)
 {
 	struct eng_journal *j = a->journal;
 	if (!j)
@@ -73,7 +74,7 @@ static void set_failed(struct eng_journal *j, const char *why)
 }
 
 /* Ring geometry and checksum seed from the journal member's superblock. */
-static int journal_geometry(struct uraid_array *a, char *err, size_t errlen)
+static int journal_geometry(struct eng_array *a, char *err, size_t errlen)
 {
 	struct eng_journal *j = a->journal;
 	j->seed = mdj_uuid_seed(a->ref.set_uuid);
@@ -85,7 +86,7 @@ static int journal_geometry(struct uraid_array *a, char *err, size_t errlen)
 	return 0;
 }
 
-int eng_journal_load(struct uraid_array *a, char *err, size_t errlen)
+int eng_journal_load(struct eng_array *a, char *err, size_t errlen)
 {
 	bool want = a->ref.version != MD_SB_0_90 && (a->ref.feature_map & MD_FEATURE_JOURNAL);
 	if (!want && !a->journal)
@@ -114,7 +115,7 @@ int eng_journal_load(struct uraid_array *a, char *err, size_t errlen)
 	return eng_journal_replay(a, err, errlen);
 }
 
-int eng_journal_start(struct uraid_array *a, char *err, size_t errlen)
+int eng_journal_start(struct eng_array *a, char *err, size_t errlen)
 {
 	if (!a->journal || a->journal->failed || a->readonly)
 		return 0;
@@ -127,7 +128,7 @@ int eng_journal_start(struct uraid_array *a, char *err, size_t errlen)
 	return 0;
 }
 
-int eng_journal_ring_io(struct uraid_array *a, bool write, void *buf, uint64_t pos, uint64_t nsec,
+int eng_journal_ring_io(struct eng_array *a, bool write, void *buf, uint64_t pos, uint64_t nsec,
                         unsigned flags)
 {
 	struct eng_journal *j = a->journal;
@@ -147,7 +148,7 @@ int eng_journal_ring_io(struct uraid_array *a, bool write, void *buf, uint64_t p
 	return 0;
 }
 
-void eng_journal_fail(struct uraid_array *a, const char *why)
+void eng_journal_fail(struct eng_array *a, const char *why)
 {
 	struct eng_journal *j = a->journal;
 	if (!j || j->failed)
@@ -161,7 +162,7 @@ void eng_journal_fail(struct uraid_array *a, const char *why)
 	eng_sb_write_all(a);
 }
 
-int eng_journal_dev(const struct uraid_array *a, uint16_t *role_word)
+int eng_journal_dev(const struct eng_array *a, uint16_t *role_word)
 {
 	const struct eng_journal *j = a->journal;
 	if (!j || !j->em.m)
@@ -170,7 +171,7 @@ int eng_journal_dev(const struct uraid_array *a, uint16_t *role_word)
 	return (int)j->em.sb.dev_number;
 }
 
-int eng_journal_sb_write(struct uraid_array *a)
+int eng_journal_sb_write(struct eng_array *a)
 {
 	struct eng_journal *j = a->journal;
 	if (!j || !j->em.m || j->failed)
@@ -198,7 +199,7 @@ static uint64_t ring_used(const struct eng_journal *j)
 	return j->head >= j->tail ? j->head - j->tail : j->head + j->size - j->tail;
 }
 
-int eng_journal_reclaim(struct uraid_array *a)
+int eng_journal_reclaim(struct eng_array *a)
 {
 	struct eng_journal *j = a->journal;
 	if (!j || j->failed || !j->dirty_tail || j->pending)
@@ -219,7 +220,7 @@ int eng_journal_reclaim(struct uraid_array *a)
 	return eng_sb_write_all(a);
 }
 
-uint64_t eng_journal_piece(const struct uraid_array *a, uint64_t lsec, uint64_t nsec)
+uint64_t eng_journal_piece(const struct eng_array *a, uint64_t lsec, uint64_t nsec)
 {
 	const struct eng_journal *j = a->journal;
 	uint64_t chunk = a->geom.chunk_sectors;
@@ -254,7 +255,7 @@ static void close_unit(struct eng_journal *j, size_t meta_off)
 	j->last_pos = j->meta.position;
 }
 
-int eng_journal_log(struct uraid_array *a, struct eng_stripe_buf *sb, int n, uint64_t co,
+int eng_journal_log(struct eng_array *a, struct eng_stripe_buf *sb, int n, uint64_t co,
                     const bool *dirty)
 {
 	struct eng_journal *j = a->journal;
@@ -360,8 +361,7 @@ int eng_journal_log(struct uraid_array *a, struct eng_stripe_buf *sb, int n, uin
 	return 0;
 }
 
-int uraid_journal_mode(struct uraid_array *a, enum uraid_journal_mode mode, char *err,
-                       size_t errlen)
+int eng_journal_mode(struct eng_array *a, enum uraid_journal_mode mode, char *err, size_t errlen)
 {
 	if (mode != URAID_JOURNAL_WT && mode != URAID_JOURNAL_WB)
 		return errmsg(err, errlen, -EINVAL, "unknown journal mode %d", (int)mode);
@@ -388,7 +388,7 @@ int uraid_journal_mode(struct uraid_array *a, enum uraid_journal_mode mode, char
 }
 
 /* A dev_number no member (journal included) uses. */
-static uint32_t unused_dev_number(const struct uraid_array *a)
+static uint32_t unused_dev_number(const struct eng_array *a)
 {
 	uint32_t d = 0;
 	for (int i = 0; i < a->nmem; i++)
@@ -400,7 +400,7 @@ static uint32_t unused_dev_number(const struct uraid_array *a)
 	return d;
 }
 
-int uraid_journal_add_member(struct uraid_array *a, struct member *m, char *err, size_t errlen)
+int eng_journal_add_member(struct eng_array *a, struct member *m, char *err, size_t errlen)
 {
 	char e[256];
 	int rc;
@@ -426,12 +426,12 @@ int uraid_journal_add_member(struct uraid_array *a, struct member *m, char *err,
 	/* The stripe cache writes partial stripes out without logging them:
 	 * write it out and turn it off (the journal's write-back mode takes
 	 * its place). */
-	rc = uraid_set_stripe_cache(a, 0);
+	rc = eng_set_stripe_cache(a, 0);
 	if (rc < 0) {
 		member_close(m);
 		return errmsg(err, errlen, rc, "writing the stripe cache out failed");
 	}
-	rc = eng_member_lock(m);
+	rc = member_lock(m);
 	if (rc < 0) {
 		member_close(m);
 		return errmsg(err, errlen, rc, "%s is in use by a running array", m->name);
@@ -533,16 +533,7 @@ fail:
 	return rc;
 }
 
-int uraid_journal_add(struct uraid_array *a, const char *path, char *err, size_t errlen)
-{
-	struct member *m;
-	int rc = eng_open_path(a, path, &m, err, errlen);
-	if (rc < 0)
-		return rc;
-	return uraid_journal_add_member(a, m, err, errlen);
-}
-
-int eng_journal_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec)
+int eng_journal_write(struct eng_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec)
 {
 	int rc = eng_wb_fast_write(a, buf, lsec, nsec);
 	if (rc != -EAGAIN)
@@ -576,7 +567,7 @@ int eng_journal_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, 
 	return rc;
 }
 
-void eng_journal_status(struct uraid_array *a, struct uraid_status *st)
+void eng_journal_status(struct eng_array *a, struct uraid_status *st)
 {
 	const struct eng_journal *j = a->journal;
 	if (!j)

@@ -69,19 +69,19 @@ struct eng_journal {
 
 /* engine/journal/journal.c */
 /* A journal member found at assembly (the array takes ownership of m). */
-int eng_journal_attach(struct uraid_array *a, struct member *m, const struct md_sb *sb, char *err,
+int eng_journal_attach(struct eng_array *a, struct member *m, const struct md_sb *sb, char *err,
                        size_t errlen);
 /* At setup, before I/O: nothing attached but the superblocks say there is
  * a journal -> writes refused. Replays the log (engine/journal/replay.c) when
  * present. */
-int eng_journal_load(struct uraid_array *a, char *err, size_t errlen);
+int eng_journal_load(struct eng_array *a, char *err, size_t errlen);
 /* After setup (array lock usable): data-only stripes found by replay are
  * written through the array. */
-int eng_journal_start(struct uraid_array *a, char *err, size_t errlen);
-void eng_journal_free(struct uraid_array *a);
+int eng_journal_start(struct eng_array *a, char *err, size_t errlen);
+void eng_journal_free(struct eng_array *a);
 /* Log the rows [co, co+nsec) of n stripe buffers (positions in `dirty`,
  * all real positions when NULL): data pages, P (and Q); durable on return. */
-int eng_journal_log(struct uraid_array *a, struct eng_stripe_buf *sb, int n, uint64_t co,
+int eng_journal_log(struct eng_array *a, struct eng_stripe_buf *sb, int n, uint64_t co,
                     const bool *dirty);
 /* Widen a row range [lo, hi) inside a chunk to whole 4 KiB rows. */
 static inline void eng_journal_rows(uint64_t *lo, uint64_t *hi)
@@ -90,43 +90,46 @@ static inline void eng_journal_rows(uint64_t *lo, uint64_t *hi)
 	*hi += (MDJ_BLOCK_SECTORS - *hi % MDJ_BLOCK_SECTORS) % MDJ_BLOCK_SECTORS;
 }
 /* Largest piece (sectors) of a write at lsec the journal takes in one go. */
-uint64_t eng_journal_piece(const struct uraid_array *a, uint64_t lsec, uint64_t nsec);
+uint64_t eng_journal_piece(const struct eng_array *a, uint64_t lsec, uint64_t nsec);
 /* Members flushed: the log before the last unit is no longer needed. */
-int eng_journal_reclaim(struct uraid_array *a);
+int eng_journal_reclaim(struct eng_array *a);
 /* The journal member failed (I/O error): writes refused from now on. */
-void eng_journal_fail(struct uraid_array *a, const char *why);
+void eng_journal_fail(struct eng_array *a, const char *why);
 /* Write the journal member's superblock (from eng_sb_write_all). */
-int eng_journal_sb_write(struct uraid_array *a);
+int eng_journal_sb_write(struct eng_array *a);
 /* Role table entry for the journal device, or -1 when there is none. */
-int eng_journal_dev(const struct uraid_array *a, uint16_t *role_word);
+int eng_journal_dev(const struct eng_array *a, uint16_t *role_word);
 /* Read or write one ring range (ring sectors, may wrap); flags as for
  * member_write (MEMBER_FUA: durable on return). */
-int eng_journal_ring_io(struct uraid_array *a, bool write, void *buf, uint64_t pos, uint64_t nsec,
+int eng_journal_ring_io(struct eng_array *a, bool write, void *buf, uint64_t pos, uint64_t nsec,
                         unsigned flags);
 
 /* uraid_write of a journal array (locked path, in pieces). */
-int eng_journal_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec);
-void eng_journal_status(struct uraid_array *a, struct uraid_status *st);
+int eng_journal_write(struct eng_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec);
+void eng_journal_status(struct eng_array *a, struct uraid_status *st);
+/* uraid_journal_mode / uraid_journal_add_member of an md array. */
+int eng_journal_mode(struct eng_array *a, enum uraid_journal_mode mode, char *err, size_t errlen);
+int eng_journal_add_member(struct eng_array *a, struct member *m, char *err, size_t errlen);
 
 /* engine/journal/replay.c: scan from the tail, replay data+parity stripes, keep
  * data-only pages for eng_journal_start. */
-int eng_journal_replay(struct uraid_array *a, char *err, size_t errlen);
-int eng_journal_replay_finish(struct uraid_array *a);
+int eng_journal_replay(struct eng_array *a, char *err, size_t errlen);
+int eng_journal_replay_finish(struct eng_array *a);
 
 /* engine/journal/writeback.c: write-back cache. */
-int eng_wb_enable(struct uraid_array *a);
-void eng_wb_free(struct uraid_array *a);
+int eng_wb_enable(struct eng_array *a);
+void eng_wb_free(struct eng_array *a);
 /* A write in write-back mode: logged (data only) and cached. Locked path. */
-int eng_wb_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec);
+int eng_wb_write(struct eng_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec);
 /* The same for aligned writes without the array lock; -EAGAIN: locked path. */
-int eng_wb_fast_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec);
+int eng_wb_fast_write(struct eng_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec);
 /* Newest data over what was read from the members. */
-void eng_wb_overlay(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
+void eng_wb_overlay(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
 /* Write every cached page to the array (logged with parity). */
-int eng_wb_flush(struct uraid_array *a);
-bool eng_wb_has(const struct uraid_array *a);
+int eng_wb_flush(struct eng_array *a);
+bool eng_wb_has(const struct eng_array *a);
 /* Wait until no write-back batch is in flight (before any other log write). */
-void eng_wb_quiesce(struct uraid_array *a);
-uint64_t eng_wb_pages(const struct uraid_array *a);
+void eng_wb_quiesce(struct eng_array *a);
+uint64_t eng_wb_pages(const struct eng_array *a);
 
 #endif

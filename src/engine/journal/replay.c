@@ -92,7 +92,7 @@ static void row_reset(struct jrow *r, int nroles)
 }
 
 /* Write a complete row as logged; the data pages and parity agree. */
-static void row_replay(struct uraid_array *a, struct jrow *r, uint64_t *count)
+static void row_replay(struct eng_array *a, struct jrow *r, uint64_t *count)
 {
 	int rd = a->geom.raid_disks;
 	struct layout_stripe ls;
@@ -122,7 +122,7 @@ struct eng_journal_pending {
 	struct jpending *p;
 };
 
-static int write_empty(struct uraid_array *a, uint64_t pos, uint64_t seq)
+static int write_empty(struct eng_array *a, uint64_t pos, uint64_t seq)
 {
 	struct eng_journal *j = a->journal;
 	uint8_t *blk = eng_alloc(MDJ_BLOCK);
@@ -137,7 +137,7 @@ static int write_empty(struct uraid_array *a, uint64_t pos, uint64_t seq)
 	return rc;
 }
 
-static void flush_members(struct uraid_array *a)
+static void flush_members(struct eng_array *a)
 {
 	for (int r = 0; r < a->geom.raid_disks; r++) {
 		struct member *m = eng_role_member(a, r);
@@ -147,7 +147,7 @@ static void flush_members(struct uraid_array *a)
 }
 
 /* Apply one meta block's payloads (pages already verified). */
-static int apply_block(struct uraid_array *a, struct jrows *t, const struct mdj_meta *m,
+static int apply_block(struct eng_array *a, struct jrows *t, const struct mdj_meta *m,
                        const uint8_t *pages, uint64_t *count)
 {
 	uint64_t chunk = a->geom.chunk_sectors;
@@ -212,7 +212,7 @@ static bool pages_ok(const struct eng_journal *j, const struct mdj_meta *m, cons
 	return true;
 }
 
-int eng_journal_replay(struct uraid_array *a, char *err, size_t errlen)
+int eng_journal_replay(struct eng_array *a, char *err, size_t errlen)
 {
 	struct eng_journal *j = a->journal;
 	uint64_t tail = j->em.sb.recovery_offset;
@@ -336,7 +336,7 @@ out:
 	return rc;
 }
 
-int eng_journal_replay_finish(struct uraid_array *a)
+int eng_journal_replay_finish(struct eng_array *a)
 {
 	struct eng_journal *j = a->journal;
 	struct eng_journal_pending *pend = j->pending;

@@ -37,7 +37,7 @@ static size_t slot_of(const struct eng_wb_cache *c, uint64_t page)
 	return h;
 }
 
-int eng_wb_enable(struct uraid_array *a)
+int eng_wb_enable(struct eng_array *a)
 {
 	struct eng_journal *j = a->journal;
 	if (j->wb)
@@ -82,7 +82,7 @@ static void cache_clear(struct eng_wb_cache *c)
 	c->out_cost = 0;
 }
 
-void eng_wb_free(struct uraid_array *a)
+void eng_wb_free(struct eng_array *a)
 {
 	struct eng_journal *j = a->journal;
 	if (!j || !j->wb)
@@ -94,17 +94,17 @@ void eng_wb_free(struct uraid_array *a)
 	j->wb = NULL;
 }
 
-bool eng_wb_has(const struct uraid_array *a)
+bool eng_wb_has(const struct eng_array *a)
 {
 	return a->journal && a->journal->wb && a->journal->wb->n > 0;
 }
 
-uint64_t eng_wb_pages(const struct uraid_array *a)
+uint64_t eng_wb_pages(const struct eng_array *a)
 {
 	return a->journal && a->journal->wb ? a->journal->wb->n : 0;
 }
 
-void eng_wb_overlay(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
+void eng_wb_overlay(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
 {
 	struct eng_wb_cache *c = a->journal->wb;
 	if (!c || !c->n)
@@ -137,7 +137,7 @@ static int data_pos(const struct eng_stripe_buf *sb, int di)
 
 /* Write out the cached pages e[0..n) of rows [r0, r1) of stripe s: read
  * what the cache does not cover, parity from the whole rows, log, write. */
-static int write_rows(struct uraid_array *a, const struct wb_key *e, size_t n, uint64_t s,
+static int write_rows(struct eng_array *a, const struct wb_key *e, size_t n, uint64_t s,
                       uint64_t r0, uint64_t r1)
 {
 	struct eng_wb_cache *c = a->journal->wb;
@@ -183,7 +183,7 @@ static int write_rows(struct uraid_array *a, const struct wb_key *e, size_t n, u
 	return rc;
 }
 
-int eng_wb_flush(struct uraid_array *a)
+int eng_wb_flush(struct eng_array *a)
 {
 	struct eng_journal *j = a->journal;
 	eng_wb_quiesce(a);
@@ -229,7 +229,7 @@ int eng_wb_flush(struct uraid_array *a)
 /* The locked path (partial pages, the first write after idle, a full
  * cache): writers put their pages into one pending batch which the first of
  * them logs and caches. eng_wb_fast_write is the usual path. */
-void eng_wb_quiesce(struct uraid_array *a)
+void eng_wb_quiesce(struct eng_array *a)
 {
 	struct eng_journal *j = a->journal;
 	while (j && j->gc_io)
@@ -237,7 +237,7 @@ void eng_wb_quiesce(struct uraid_array *a)
 }
 
 /* Log one batch of data-only pages (one payload each) and cache them. */
-static int log_batch(struct uraid_array *a, uint8_t **pg, const uint64_t *page, size_t n)
+static int log_batch(struct eng_array *a, uint8_t **pg, const uint64_t *page, size_t n)
 {
 	struct eng_journal *j = a->journal;
 	struct eng_wb_cache *c = j->wb;
@@ -306,7 +306,7 @@ static int log_batch(struct uraid_array *a, uint8_t **pg, const uint64_t *page, 
 }
 
 /* The leader: batches until none is pending. */
-static void gc_lead(struct uraid_array *a)
+static void gc_lead(struct eng_array *a)
 {
 	struct eng_journal *j = a->journal;
 	uint8_t *pg[ENG_GC_MAX];
@@ -329,7 +329,7 @@ static void gc_lead(struct uraid_array *a)
 
 #define WB_CHUNK_PAGES 64 /* pages of one request per batch entry */
 
-int eng_wb_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec)
+int eng_wb_write(struct eng_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec)
 {
 	struct eng_journal *j = a->journal;
 	struct eng_wb_cache *c = j->wb;
@@ -400,7 +400,7 @@ int eng_wb_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint6
  * durable (recovery stops at the first missing one), then is acknowledged.
  * -EAGAIN: take the locked path (partial pages, array not yet marked
  * active, cache or log full: there the cache is written out). */
-int eng_wb_fast_write(struct uraid_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec)
+int eng_wb_fast_write(struct eng_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec)
 {
 	if (lsec % MDJ_BLOCK_SECTORS || nsec % MDJ_BLOCK_SECTORS ||
 	    nsec > WB_FAST_PAGES * MDJ_BLOCK_SECTORS)

@@ -18,7 +18,7 @@ static bool io_ok(const struct member_io *io)
 }
 
 /* Piece of [lsec, lsec+nsec) that stays contiguous on every copy. */
-static int piece(struct uraid_array *a, uint64_t lsec, uint64_t nsec, uint64_t *len)
+static int piece(struct eng_array *a, uint64_t lsec, uint64_t nsec, uint64_t *len)
 {
 	struct layout_loc loc;
 	int rc = a->ops->map(&a->geom, lsec, 0, &loc, len);
@@ -33,8 +33,7 @@ static int piece(struct uraid_array *a, uint64_t lsec, uint64_t nsec, uint64_t *
 }
 
 /* Slow path for one piece: try every copy, repair the ones that failed. */
-static int read_piece_any(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t len,
-                          int first)
+static int read_piece_any(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t len, int first)
 {
 	int bad_role[LAYOUT_MAX_MEMBERS];
 	uint64_t bad_sec[LAYOUT_MAX_MEMBERS];
@@ -67,7 +66,7 @@ static int read_piece_any(struct uraid_array *a, uint8_t *buf, uint64_t lsec, ui
 	return -EIO;
 }
 
-int eng_mirror_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
+int eng_mirror_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
 {
 	struct member_io io[BATCH];
 	uint64_t io_lsec[BATCH];
@@ -122,7 +121,7 @@ int eng_mirror_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t
 	return 0;
 }
 
-int eng_mirror_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+int eng_mirror_write(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,
                      uint64_t lsec, uint64_t nsec)
 {
 	struct member_io io[BATCH];
@@ -162,7 +161,7 @@ int eng_mirror_write(struct uraid_array *a, const struct eng_req *rq, const uint
 	return 0;
 }
 
-static int plain_io(struct uraid_array *a, struct member_ioq *q, uint8_t *buf, uint64_t lsec,
+static int plain_io(struct eng_array *a, struct member_ioq *q, uint8_t *buf, uint64_t lsec,
                     uint64_t nsec, bool write)
 {
 	struct member_io io[BATCH];
@@ -191,12 +190,12 @@ static int plain_io(struct uraid_array *a, struct member_ioq *q, uint8_t *buf, u
 	return 0;
 }
 
-int eng_plain_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
+int eng_plain_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
 {
 	return plain_io(a, a->ioq, buf, lsec, nsec, false);
 }
 
-int eng_plain_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+int eng_plain_write(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,
                     uint64_t lsec, uint64_t nsec)
 {
 	return plain_io(a, rq->q, (uint8_t *)buf, lsec, nsec, true);

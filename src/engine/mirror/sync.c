@@ -18,7 +18,7 @@
 #include "engine/sync/workers.h"
 
 /* One map piece [pos, pos+n) the careful way (per-copy retries). */
-static int mirror_piece(struct uraid_array *a, uint64_t pos, uint64_t n)
+static int mirror_piece(struct eng_array *a, uint64_t pos, uint64_t n)
 {
 	uint8_t *src = eng_buf_get(a, n * 512), *cmp = eng_buf_get(a, n * 512);
 	int rc = 0;
@@ -82,7 +82,7 @@ out:
 }
 
 /* Length of the map piece at lsec, at most n. */
-static int piece_len(struct uraid_array *a, uint64_t lsec, uint64_t n, uint64_t *len)
+static int piece_len(struct eng_array *a, uint64_t lsec, uint64_t n, uint64_t *len)
 {
 	struct layout_loc loc;
 	if (a->ops->map(&a->geom, lsec, 0, &loc, len) < 0)
@@ -92,7 +92,7 @@ static int piece_len(struct uraid_array *a, uint64_t lsec, uint64_t n, uint64_t 
 	return 0;
 }
 
-static int by_pieces(struct uraid_array *a, uint64_t pos, uint64_t n)
+static int by_pieces(struct eng_array *a, uint64_t pos, uint64_t n)
 {
 	for (uint64_t end = pos + n; pos < end;) {
 		uint64_t len;
@@ -108,7 +108,7 @@ static int by_pieces(struct uraid_array *a, uint64_t pos, uint64_t n)
 	return 0;
 }
 
-int sync_mirror_batch(struct uraid_array *a, uint64_t pos, uint64_t n)
+int sync_mirror_batch(struct eng_array *a, uint64_t pos, uint64_t n)
 {
 	int nc = a->ncopies;
 	size_t blen = n * 512;
@@ -177,7 +177,7 @@ int sync_mirror_batch(struct uraid_array *a, uint64_t pos, uint64_t n)
 /* The piece of `role`'s member sectors starting at msec: its logical
  * sector, the copy index that lives there and the run length. -ERANGE for
  * sectors md leaves unused (then *len is the distance to the next chunk). */
-static int role_piece(struct uraid_array *a, int role, uint64_t msec, uint64_t max, uint64_t *lsec,
+static int role_piece(struct eng_array *a, int role, uint64_t msec, uint64_t max, uint64_t *lsec,
                       int *copy, uint64_t *len)
 {
 	int kind = a->ops->unmap(&a->geom, role, msec, lsec);
@@ -202,7 +202,7 @@ static int role_piece(struct uraid_array *a, int role, uint64_t msec, uint64_t m
 	return -EIO; /* unmap and map disagree: a layout bug */
 }
 
-int sync_mirror_role_data(struct uraid_array *a, int role, uint8_t *buf, uint64_t msec, uint64_t n)
+int sync_mirror_role_data(struct eng_array *a, int role, uint8_t *buf, uint64_t msec, uint64_t n)
 {
 	for (uint64_t end = msec + n; msec < end;) {
 		uint64_t lsec, len;
@@ -221,7 +221,7 @@ int sync_mirror_role_data(struct uraid_array *a, int role, uint8_t *buf, uint64_
 /* The copy to rebuild `role`'s piece at logical lsec from: a readable one,
  * the previous source member when it holds one (long runs). -EIO when no
  * copy is left. */
-static int pick_source(struct uraid_array *a, int role, uint64_t lsec, int copy, uint64_t len,
+static int pick_source(struct eng_array *a, int role, uint64_t lsec, int copy, uint64_t len,
                        int prev, struct layout_loc *pick)
 {
 	struct layout_loc loc;
@@ -245,7 +245,7 @@ static int pick_source(struct uraid_array *a, int role, uint64_t lsec, int copy,
 #define DIRECT_ITEM_SECTORS 512u /* 256 KiB: a batch gives each worker several */
 
 struct direct {
-	struct uraid_array *a;
+	struct eng_array *a;
 	int role;
 	uint64_t pos, end;
 	uint8_t *wbuf[SYNC_PAR_WORKERS];
@@ -255,7 +255,7 @@ struct direct {
 static int direct_item(void *ctx, int worker, int i)
 {
 	struct direct *d = ctx;
-	struct uraid_array *a = d->a;
+	struct eng_array *a = d->a;
 	uint64_t from = d->pos + (uint64_t)i * DIRECT_ITEM_SECTORS;
 	uint64_t to = from + DIRECT_ITEM_SECTORS < d->end ? from + DIRECT_ITEM_SECTORS : d->end;
 	int src = -1;
@@ -289,7 +289,7 @@ static int direct_item(void *ctx, int worker, int i)
 /* Returns 1 when this path does not apply (the caller rebuilds the usual
  * way); nothing has been written then. A read error leaves the range to
  * the usual way too, which repairs as it reads (what was written is right). */
-static int recover_role_direct(struct uraid_array *a, int role, uint64_t pos, uint64_t end)
+static int recover_role_direct(struct eng_array *a, int role, uint64_t pos, uint64_t end)
 {
 	if (!sync_in_memory(a))
 		return 1;
@@ -314,7 +314,7 @@ static int recover_role_direct(struct uraid_array *a, int role, uint64_t pos, ui
  * [pos, ...)): reads from other copies into rd, writes into wr; sectors md
  * leaves unused are neither read nor written. *src: the last source member
  * (kept when it holds a copy, so reads merge into long requests). */
-static int group_lists(struct uraid_array *a, int role, uint64_t from, uint64_t to, uint8_t *buf,
+static int group_lists(struct eng_array *a, int role, uint64_t from, uint64_t to, uint8_t *buf,
                        uint64_t pos, int *src, struct sync_iolist *rd, struct sync_iolist *wr)
 {
 	int rc = 0;
@@ -356,7 +356,7 @@ static int group_lists(struct uraid_array *a, int role, uint64_t from, uint64_t 
  * written (as md overlaps them) rather than one after the other. A group
  * whose reads fail is read again piece by piece with repairs
  * (sync_mirror_role_data); every write has completed when this returns. */
-static int recover_role(struct uraid_array *a, int role, uint64_t pos, uint64_t end)
+static int recover_role(struct eng_array *a, int role, uint64_t pos, uint64_t end)
 {
 	uint8_t *buf = eng_buf_get(a, (end - pos) * 512);
 	struct sync_iolist rd = {0}, wr = {0}, nrd = {0}, nwr = {0};
@@ -404,7 +404,7 @@ static int recover_role(struct uraid_array *a, int role, uint64_t pos, uint64_t 
 	return rc;
 }
 
-int sync_mirror_recover(struct uraid_array *a, uint64_t pos, uint64_t n)
+int sync_mirror_recover(struct eng_array *a, uint64_t pos, uint64_t n)
 {
 	for (int r = 0; r < a->geom.raid_disks; r++) {
 		if (!sync_role_rebuilding(a, r) || eng_role_readable(a, r, pos, n))

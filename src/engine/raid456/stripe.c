@@ -20,7 +20,7 @@ int eng_stripe_data_pos(const struct eng_stripe_buf *sb, int di)
 }
 #define data_pos eng_stripe_data_pos
 
-int eng_stripe_buf_init(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t stripe,
+int eng_stripe_buf_init(struct eng_array *a, struct eng_stripe_buf *sb, uint64_t stripe,
                         uint64_t nsec)
 {
 	memset(sb, 0, sizeof(*sb));
@@ -59,14 +59,14 @@ int eng_stripe_buf_init(struct uraid_array *a, struct eng_stripe_buf *sb, uint64
 	return 0;
 }
 
-void eng_stripe_buf_free(struct uraid_array *a, struct eng_stripe_buf *sb)
+void eng_stripe_buf_free(struct eng_array *a, struct eng_stripe_buf *sb)
 {
 	eng_buf_put(a, sb->mem);
 	sb->mem = NULL;
 }
 
 /* Run a batch; returns the number of requests that failed. */
-static int run_batch(struct uraid_array *a, struct member_ioq *q, struct member_io *io, int n)
+static int run_batch(struct eng_array *a, struct member_ioq *q, struct member_io *io, int n)
 {
 	if (n == 0)
 		return 0;
@@ -89,7 +89,7 @@ static bool run_batch_failed(const struct member_io *io, int n)
  * [co, co+nsec); positions that cannot be read are rebuilt from the rest
  * when redundancy allows. Members that were in sync but failed the read get
  * the rebuilt data written back (md's read-error correction). */
-int eng_stripe_read(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t co, const bool *want,
+int eng_stripe_read(struct eng_array *a, struct eng_stripe_buf *sb, uint64_t co, const bool *want,
                     bool *lost_out)
 {
 	int npos = sb->nsyn + (sb->has_q ? 2 : 1);
@@ -158,13 +158,13 @@ int eng_stripe_read(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t c
 	return 0;
 }
 
-int eng_stripe_read_all(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t co, bool *lost)
+int eng_stripe_read_all(struct eng_array *a, struct eng_stripe_buf *sb, uint64_t co, bool *lost)
 {
 	return eng_stripe_read(a, sb, co, NULL, lost);
 }
 
 /* One chunk piece that could not be read directly: rebuild it. */
-static int rebuild_piece(struct uraid_array *a, uint8_t *out, uint64_t stripe, int di, uint64_t co,
+static int rebuild_piece(struct eng_array *a, uint8_t *out, uint64_t stripe, int di, uint64_t co,
                          uint64_t n)
 {
 	struct eng_stripe_buf sb;
@@ -178,9 +178,9 @@ static int rebuild_piece(struct uraid_array *a, uint8_t *out, uint64_t stripe, i
 	return rc;
 }
 
-static int parity_read_members(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
+static int parity_read_members(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
 
-int eng_parity_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
+int eng_parity_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
 {
 	int rc = parity_read_members(a, buf, lsec, nsec);
 	/* Cached writes are newer than what the members hold. */
@@ -189,7 +189,7 @@ int eng_parity_read(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t
 	return rc;
 }
 
-static int parity_read_members(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
+static int parity_read_members(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
 {
 	uint64_t chunk = a->geom.chunk_sectors;
 	uint64_t k = (uint64_t)(a->geom.raid_disks - eng_nparity(a));
@@ -240,8 +240,7 @@ static int parity_read_members(struct uraid_array *a, uint8_t *buf, uint64_t lse
 
 /* Write the given positions of rows [co, co+nsec) to every writable member;
  * members that fail are marked faulty. */
-int eng_stripe_write(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t co,
-                     const bool *dirty)
+int eng_stripe_write(struct eng_array *a, struct eng_stripe_buf *sb, uint64_t co, const bool *dirty)
 {
 	int npos = sb->nsyn + (sb->has_q ? 2 : 1);
 	uint64_t msec = sb->ls.sector + co;
@@ -265,14 +264,14 @@ int eng_stripe_write(struct uraid_array *a, struct eng_stripe_buf *sb, uint64_t 
 	return eng_array_readable(a) ? 0 : -EIO;
 }
 
-int eng_stripe_gen(struct uraid_array *a, struct eng_stripe_buf *sb)
+int eng_stripe_gen(struct eng_array *a, struct eng_stripe_buf *sb)
 {
 	if (sb->has_q)
 		return a->pp->pq_gen(sb->nsyn, sb->nsec * 512, sb->blk);
 	return a->pp->xor_gen(sb->nsyn, sb->nsec * 512, sb->blk);
 }
 
-int eng_stripe_rmw(struct uraid_array *a, struct eng_stripe_buf *sb, const bool *touched,
+int eng_stripe_rmw(struct eng_array *a, struct eng_stripe_buf *sb, const bool *touched,
                    int ntouched, uint64_t nrows, eng_rmw_fill_fn fill, void *ctx)
 {
 	size_t len = nrows * 512;
@@ -317,7 +316,7 @@ static void rmw_fill(void *ctx, int di, uint8_t *nb)
 
 /* Write logical sectors [r0, r1) of stripe `s` (relative to the stripe's
  * first logical sector) from src. */
-static int write_stripe(struct uraid_array *a, const struct eng_req *rq, uint64_t s, uint64_t r0,
+static int write_stripe(struct eng_array *a, const struct eng_req *rq, uint64_t s, uint64_t r0,
                         uint64_t r1, const uint8_t *src)
 {
 	uint64_t chunk = a->geom.chunk_sectors;
@@ -436,7 +435,7 @@ write:
 
 /* Whole stripes [s0, s0+n): parity straight from the caller's buffer (no
  * reads, no copies), all stripes' member writes in one batch. */
-int eng_write_full_stripes(struct uraid_array *a, const struct eng_req *rq, uint64_t s0, int n,
+int eng_write_full_stripes(struct eng_array *a, const struct eng_req *rq, uint64_t s0, int n,
                            const uint8_t *src)
 {
 	uint64_t chunk = a->geom.chunk_sectors;
@@ -512,7 +511,7 @@ int eng_write_full_stripes(struct uraid_array *a, const struct eng_req *rq, uint
 	return rc;
 }
 
-int eng_parity_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+int eng_parity_write(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,
                      uint64_t lsec, uint64_t nsec)
 {
 	/* The stripe cache takes the locked path's writes (it changes only
@@ -522,7 +521,7 @@ int eng_parity_write(struct uraid_array *a, const struct eng_req *rq, const uint
 	return eng_parity_write_direct(a, rq, buf, lsec, nsec);
 }
 
-int eng_parity_write_direct(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+int eng_parity_write_direct(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,
                             uint64_t lsec, uint64_t nsec)
 {
 	uint64_t chunk = a->geom.chunk_sectors;

@@ -8,12 +8,12 @@
 #include "engine/core/engine.h"
 #include "engine/raid456/stripe_cache_int.h"
 
-bool eng_scache_active(const struct uraid_array *a)
+bool eng_scache_active(const struct eng_array *a)
 {
 	return a->sc && a->sc->size > 0;
 }
 
-unsigned eng_scache_size(const struct uraid_array *a)
+unsigned eng_scache_size(const struct eng_array *a)
 {
 	return a->sc && a->sc->size ? a->sc->requested : 0;
 }
@@ -59,7 +59,7 @@ void sc_release(struct eng_scache *sc, struct sc_head *h)
 
 /* A fresh head for `key`; when the cache is full the least recently
  * written head's stripe is written out first. NULL: out of memory. */
-static struct sc_head *head_get(struct uraid_array *a, struct eng_scache *sc, uint64_t key)
+static struct sc_head *head_get(struct eng_array *a, struct eng_scache *sc, uint64_t key)
 {
 	struct sc_head *h = sc_lookup(sc, key);
 	if (h)
@@ -87,7 +87,7 @@ static struct sc_head *head_get(struct uraid_array *a, struct eng_scache *sc, ui
 
 /* Member reads a write of [r0, r1) of one stripe would make straight
  * through (the choice engine/raid456/stripe.c's write_stripe makes on a healthy array). */
-static uint64_t direct_reads(const struct uraid_array *a, const struct eng_scache *sc, uint64_t r0,
+static uint64_t direct_reads(const struct eng_array *a, const struct eng_scache *sc, uint64_t r0,
                              uint64_t r1)
 {
 	uint64_t chunk = a->geom.chunk_sectors;
@@ -107,7 +107,7 @@ static uint64_t direct_reads(const struct uraid_array *a, const struct eng_scach
 }
 
 /* Cache [r0, r1) of stripe s (relative sectors) from src. */
-static int cache_piece(struct uraid_array *a, struct eng_scache *sc, uint64_t s, uint64_t r0,
+static int cache_piece(struct eng_array *a, struct eng_scache *sc, uint64_t s, uint64_t r0,
                        uint64_t r1, const uint8_t *src)
 {
 	uint64_t chunk = a->geom.chunk_sectors, hs = sc->hs;
@@ -161,7 +161,7 @@ static void drop_stripes(struct eng_scache *sc, uint64_t s0, uint64_t n)
 
 #define FULL_MAX 16 /* whole stripes per direct write */
 
-int eng_scache_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+int eng_scache_write(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,
                      uint64_t lsec, uint64_t nsec)
 {
 	struct eng_scache *sc = a->sc;
@@ -188,7 +188,7 @@ int eng_scache_write(struct uraid_array *a, const struct eng_req *rq, const uint
 	return 0;
 }
 
-void eng_scache_overlay(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
+void eng_scache_overlay(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
 {
 	struct eng_scache *sc = a->sc;
 	if (!sc || __atomic_load_n(&sc->used, __ATOMIC_RELAXED) == 0)
@@ -212,7 +212,7 @@ void eng_scache_overlay(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint
 		__atomic_add_fetch(&sc->read_hits, hits, __ATOMIC_RELAXED);
 }
 
-bool eng_scache_holds(const struct uraid_array *a, uint64_t s0, uint64_t s1)
+bool eng_scache_holds(const struct eng_array *a, uint64_t s0, uint64_t s1)
 {
 	const struct eng_scache *sc = a->sc;
 	if (!sc || __atomic_load_n(&sc->used, __ATOMIC_RELAXED) == 0)

@@ -26,30 +26,34 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct uraid_array;
+struct eng_array;
 struct eng_req;
 struct eng_scache;
 
 #define SC_IDLE_NS 50000000ull /* heads untouched this long are written out */
 
 /* True when writes of this array go through the cache. */
-bool eng_scache_active(const struct uraid_array *a);
+bool eng_scache_active(const struct eng_array *a);
 /* A write of logical sectors [lsec, lsec+nsec) on the locked path. */
-int eng_scache_write(struct uraid_array *a, const struct eng_req *rq, const uint8_t *buf,
+int eng_scache_write(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,
                      uint64_t lsec, uint64_t nsec);
 /* Copy cached (newer than the members) sectors over buf, which holds
  * [lsec, lsec+nsec) as read from the members. Needs the state lock, shared
  * is enough. */
-void eng_scache_overlay(struct uraid_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
+void eng_scache_overlay(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
 /* Any cached head in the stripes [s0, s1)? (state lock, shared enough) */
-bool eng_scache_holds(const struct uraid_array *a, uint64_t s0, uint64_t s1);
+bool eng_scache_holds(const struct eng_array *a, uint64_t s0, uint64_t s1);
 /* Write everything out (flush, stop, resize). Returns the first write-out
  * error since the last drain (as a disk reports a lost cached write at the
  * next flush). Caller holds eng_lock. */
-int eng_scache_drain(struct uraid_array *a);
+int eng_scache_drain(struct eng_array *a);
 /* Without writing anything (uraid_drop, array free): stop the idle thread,
  * free the memory. */
-void eng_scache_free(struct uraid_array *a);
-unsigned eng_scache_size(const struct uraid_array *a);
+void eng_scache_free(struct eng_array *a);
+unsigned eng_scache_size(const struct eng_array *a);
+/* uraid_set_stripe_cache of an md array. */
+int eng_set_stripe_cache(struct eng_array *a, unsigned stripes);
+/* uraid_io_stats of an md array: member I/O and the stripe cache's counters. */
+int eng_io_stats(struct eng_array *a, struct uraid_io_stats *st);
 
 #endif

@@ -53,6 +53,6 @@ struct sc_head *sc_lookup(const struct eng_scache *sc, uint64_t key);
 void sc_release(struct eng_scache *sc, struct sc_head *h);
 /* Write out (and release) every cached head of stripe s. Errors are kept
  * in sc->error. Caller holds eng_lock. */
-void sc_writeout_stripe(struct uraid_array *a, uint64_t s, enum sc_why why);
+void sc_writeout_stripe(struct eng_array *a, uint64_t s, enum sc_why why);
 
 #endif

@@ -47,7 +47,7 @@ static void overlay_fill(void *ctx, int di, uint8_t *block)
 }
 
 /* Write heads [t0, t0+nh) of stripe s; `complete`: all of them are. */
-static int writeout_run(struct uraid_array *a, struct eng_scache *sc, uint64_t s, uint64_t t0,
+static int writeout_run(struct eng_array *a, struct eng_scache *sc, uint64_t s, uint64_t t0,
                         uint64_t nh, bool complete)
 {
 	uint64_t hs = sc->hs, co = t0 * hs, nrows = nh * hs, chunk = a->geom.chunk_sectors;
@@ -143,7 +143,7 @@ out:
 	return rc;
 }
 
-void sc_writeout_stripe(struct uraid_array *a, uint64_t s, enum sc_why why)
+void sc_writeout_stripe(struct eng_array *a, uint64_t s, enum sc_why why)
 {
 	struct eng_scache *sc = a->sc;
 	uint64_t base = s * sc->hpc;
@@ -175,7 +175,7 @@ void sc_writeout_stripe(struct uraid_array *a, uint64_t s, enum sc_why why)
 	}
 }
 
-int eng_scache_drain(struct uraid_array *a)
+int eng_scache_drain(struct eng_array *a)
 {
 	struct eng_scache *sc = a->sc;
 	if (!sc)
@@ -188,7 +188,7 @@ int eng_scache_drain(struct uraid_array *a)
 }
 
 /* Stripes whose oldest head was last written before `cutoff`. */
-static void writeout_idle(struct uraid_array *a, uint64_t cutoff)
+static void writeout_idle(struct eng_array *a, uint64_t cutoff)
 {
 	struct eng_scache *sc = a->sc;
 	while (sc->lru.next != &sc->lru && sc->lru.next->touched_ns < cutoff)
@@ -197,7 +197,7 @@ static void writeout_idle(struct uraid_array *a, uint64_t cutoff)
 
 static void *idle_thread(void *arg)
 {
-	struct uraid_array *a = arg;
+	struct eng_array *a = arg;
 	struct eng_scache *sc = a->sc;
 	pthread_mutex_lock(&sc->mu);
 	while (!sc->thr_stop) {
@@ -247,7 +247,7 @@ static void heads_free(struct eng_scache *sc)
 	sc->size = 0;
 }
 
-void eng_scache_free(struct uraid_array *a)
+void eng_scache_free(struct eng_array *a)
 {
 	struct eng_scache *sc = a->sc;
 	if (!sc)
@@ -260,10 +260,10 @@ void eng_scache_free(struct uraid_array *a)
 	a->sc = NULL;
 }
 
-int uraid_set_stripe_cache(struct uraid_array *a, unsigned stripes)
+int eng_set_stripe_cache(struct eng_array *a, unsigned stripes)
 {
-	if (a->cls || !eng_is_parity(a) || stripes > URAID_STRIPE_CACHE_MAX)
-		return -EINVAL; /* GEOM arrays (a->cls) have no md stripe cache */
+	if (!eng_is_parity(a) || stripes > URAID_STRIPE_CACHE_MAX)
+		return -EINVAL;
 	if (a->readonly)
 		return stripes ? -EROFS : 0;
 	/* With a write journal every stripe write must be logged first; the
@@ -332,7 +332,7 @@ int uraid_set_stripe_cache(struct uraid_array *a, unsigned stripes)
 		sc->size = stripes;
 	}
 	eng_unlock(a);
-	if (stripes && !(a->flags & URAID_NO_SYNC_THREAD)) {
+	if (stripes && !(a->h.flags & URAID_NO_SYNC_THREAD)) {
 		sc->thr_stop = false;
 		if (pthread_create(&sc->thr, NULL, idle_thread, a) == 0)
 			sc->thr_running = true;
@@ -341,11 +341,8 @@ int uraid_set_stripe_cache(struct uraid_array *a, unsigned stripes)
 	return rc;
 }
 
-int uraid_io_stats(struct uraid_array *a, struct uraid_io_stats *st)
+int eng_io_stats(struct eng_array *a, struct uraid_io_stats *st)
 {
-	memset(st, 0, sizeof(*st));
-	if (a->cls)
-		return 0; /* GEOM arrays keep no such counters */
 	eng_lock(a);
 	st->member_reads = a->nio_reads;
 	st->member_writes = a->nio_writes;

@@ -19,7 +19,7 @@ static int data_pos(const struct layout_stripe *ls, bool has_q, int di)
 	return has_q ? ls->q_index[di] : di;
 }
 
-int sync_parity_piece(struct uraid_array *a, uint64_t pos, uint64_t n)
+int sync_parity_piece(struct eng_array *a, uint64_t pos, uint64_t n)
 {
 	uint64_t chunk = a->geom.chunk_sectors;
 	struct eng_stripe_buf sb;
@@ -100,7 +100,7 @@ int sync_parity_piece(struct uraid_array *a, uint64_t pos, uint64_t n)
 }
 
 /* The careful path over [pos, pos+n), chunk piece by chunk piece. */
-static int by_pieces(struct uraid_array *a, uint64_t pos, uint64_t n)
+static int by_pieces(struct eng_array *a, uint64_t pos, uint64_t n)
 {
 	uint64_t chunk = a->geom.chunk_sectors;
 	for (uint64_t end = pos + n; pos < end;) {
@@ -131,7 +131,7 @@ struct pbatch {
 
 /* Blocks of the stripe piece at member sector msec (len sectors) in
  * syndrome order; positions whose role is not readable go into fail[]. */
-static int piece_blocks(struct uraid_array *a, struct pbatch *b, const struct layout_stripe *ls,
+static int piece_blocks(struct eng_array *a, struct pbatch *b, const struct layout_stripe *ls,
                         uint64_t msec, uint64_t len, void **blk, int *nsyn_out, int *fail)
 {
 	bool has_q = a->geom.level == URAID_LEVEL_RAID6;
@@ -169,8 +169,8 @@ static int piece_blocks(struct uraid_array *a, struct pbatch *b, const struct la
 /* Resync / check / repair of one stripe piece: parity regenerated into
  * scratch and compared. Mismatches are counted (check) or handed to the
  * careful path, which rewrites them (resync, repair). */
-static int piece_compare(struct uraid_array *a, struct pbatch *b, void **blk, int nsyn,
-                         uint64_t msec, uint64_t len)
+static int piece_compare(struct eng_array *a, struct pbatch *b, void **blk, int nsyn, uint64_t msec,
+                         uint64_t len)
 {
 	bool has_q = a->geom.level == URAID_LEVEL_RAID6;
 	uint8_t *p_read = blk[nsyn], *q_read = has_q ? blk[nsyn + 1] : NULL;
@@ -200,7 +200,7 @@ static int piece_compare(struct uraid_array *a, struct pbatch *b, void **blk, in
 /* The one lost block of a stripe piece from the others: P, or a data block,
  * is the XOR of the rest (RAID6 as well: md's single-failure recovery, Q
  * is not read); a lost Q is regenerated (P goes to scratch, not read). */
-static int rebuild_one(struct uraid_array *a, struct pbatch *b, void **blk, int nsyn, int lost,
+static int rebuild_one(struct eng_array *a, struct pbatch *b, void **blk, int nsyn, int lost,
                        uint64_t len)
 {
 	if (lost == nsyn + 1) {
@@ -218,7 +218,7 @@ static int rebuild_one(struct uraid_array *a, struct pbatch *b, void **blk, int 
 
 /* Recovering one lost RAID6 member needs k blocks per stripe: Q is not
  * read (nor P when Q is the one lost). */
-static bool read_skipped(const struct uraid_array *a, const struct pbatch *b, int lost_role,
+static bool read_skipped(const struct eng_array *a, const struct pbatch *b, int lost_role,
                          const struct layout_stripe *ls, int role)
 {
 	return b->single && a->geom.level == URAID_LEVEL_RAID6 &&
@@ -228,7 +228,7 @@ static bool read_skipped(const struct uraid_array *a, const struct pbatch *b, in
 /* Reads of member rows [from, to) of the batch into its buffers: every
  * readable role, except that recovering one lost RAID6 member needs only
  * k blocks per stripe (Q is skipped, or P when Q is the one lost). */
-static int add_reads(struct uraid_array *a, const struct pbatch *b, int lost_role, uint64_t from,
+static int add_reads(struct eng_array *a, const struct pbatch *b, int lost_role, uint64_t from,
                      uint64_t to, struct sync_iolist *l)
 {
 	uint64_t chunk = a->geom.chunk_sectors;
@@ -256,7 +256,7 @@ static int add_reads(struct uraid_array *a, const struct pbatch *b, int lost_rol
 /* Rebuild the lost blocks of the stripe piece at msec (len sectors, stripe
  * ls) in the buffers of b: one lost member the minimal way, else by the
  * parity module's recovery. */
-static int rebuild_piece(struct uraid_array *a, struct pbatch *b, const struct layout_stripe *ls,
+static int rebuild_piece(struct eng_array *a, struct pbatch *b, const struct layout_stripe *ls,
                          uint64_t msec, uint64_t len)
 {
 	void *blk[LAYOUT_MAX_MEMBERS + 2];
@@ -271,7 +271,7 @@ static int rebuild_piece(struct uraid_array *a, struct pbatch *b, const struct l
 }
 
 /* Rebuild the targets' blocks of rows [from, to) in the batch buffers. */
-static int recover_rows(struct uraid_array *a, struct pbatch *b, uint64_t from, uint64_t to)
+static int recover_rows(struct eng_array *a, struct pbatch *b, uint64_t from, uint64_t to)
 {
 	uint64_t chunk = a->geom.chunk_sectors;
 	for (uint64_t msec = from; msec < to;) {
@@ -299,7 +299,7 @@ static int recover_rows(struct uraid_array *a, struct pbatch *b, uint64_t from, 
  * has completed when this returns. A read error sends the rest of the
  * batch to the careful path; a failed write fails its member, and the
  * rest goes the careful way too (for any other target still rebuilding). */
-static int recover_pipelined(struct uraid_array *a, struct pbatch *b, int lost_role)
+static int recover_pipelined(struct eng_array *a, struct pbatch *b, int lost_role)
 {
 	uint64_t chunk = a->geom.chunk_sectors, pos = b->pos, end = b->pos + b->n;
 	uint64_t grp = GROUP_BYTES / 512 / chunk * chunk;
@@ -369,7 +369,7 @@ static int recover_pipelined(struct uraid_array *a, struct pbatch *b, int lost_r
  * are memory copies, and two CPUs make them twice as fast as one thread's
  * queued batch; nothing is held but a piece per worker. */
 struct direct {
-	struct uraid_array *a;
+	struct eng_array *a;
 	const struct pbatch *b;
 	int lost_role;
 	size_t per; /* bytes of worker memory: a piece per role, P, Q */
@@ -381,7 +381,7 @@ struct direct {
 static int direct_piece(void *ctx, int worker, int i)
 {
 	struct direct *d = ctx;
-	struct uraid_array *a = d->a;
+	struct eng_array *a = d->a;
 	struct pbatch wb = *d->b; /* this worker's view: its own buffers, at the piece */
 	uint64_t chunk = a->geom.chunk_sectors;
 	/* Piece i: the i-th chunk piece of the batch. */
@@ -427,7 +427,7 @@ static int direct_piece(void *ctx, int worker, int i)
  * nothing has been written then. Only when every lost role is a target:
  * the others would need a buffer of their own. A read error sends the
  * batch to the careful path (what was written already is right). */
-static int recover_direct(struct uraid_array *a, struct pbatch *b, int lost_role)
+static int recover_direct(struct eng_array *a, struct pbatch *b, int lost_role)
 {
 	int nd = a->geom.raid_disks;
 	uint64_t chunk = a->geom.chunk_sectors, pos = b->pos, n = b->n;
@@ -461,7 +461,7 @@ static int recover_direct(struct uraid_array *a, struct pbatch *b, int lost_role
 	return rc;
 }
 
-int sync_parity_batch(struct uraid_array *a, uint64_t pos, uint64_t n)
+int sync_parity_batch(struct eng_array *a, uint64_t pos, uint64_t n)
 {
 	int nd = a->geom.raid_disks;
 	uint64_t chunk = a->geom.chunk_sectors;

@@ -20,7 +20,7 @@ static int grow(struct sync_iolist *l)
 	return 0;
 }
 
-int sync_iol_add(struct uraid_array *a, struct sync_iolist *l, int role, bool write, uint8_t *buf,
+int sync_iol_add(struct eng_array *a, struct sync_iolist *l, int role, bool write, uint8_t *buf,
                  uint64_t msec, uint64_t nsec)
 {
 	if (l->n > 0 && l->role[l->n - 1] == role) {
@@ -59,7 +59,7 @@ void sync_iol_free(struct sync_iolist *l)
 }
 
 /* Runs the list; true when every request succeeded. */
-bool sync_iol_run(struct uraid_array *a, struct sync_iolist *l)
+bool sync_iol_run(struct eng_array *a, struct sync_iolist *l)
 {
 	eng_ioq_run(a, a->ioq, l->io, l->n);
 	for (int i = 0; i < l->n; i++)

@@ -113,7 +113,7 @@ static bool is_replacement(const struct eng_member *em)
 }
 
 /* The member in `role`'s slot, and the index of its replacement (-1). */
-static int replacement_of(const struct uraid_array *a, int role)
+static int replacement_of(const struct eng_array *a, int role)
 {
 	for (int i = 0; i < a->nmem; i++)
 		if (is_replacement(a->mem[i]) && a->mem[i]->role == role)
@@ -121,7 +121,7 @@ static int replacement_of(const struct uraid_array *a, int role)
 	return -1;
 }
 
-bool sync_replace_any(const struct uraid_array *a)
+bool sync_replace_any(const struct eng_array *a)
 {
 	for (int i = 0; i < a->nmem; i++)
 		if (is_replacement(a->mem[i]))
@@ -129,7 +129,7 @@ bool sync_replace_any(const struct uraid_array *a)
 	return false;
 }
 
-uint64_t sync_replace_from(const struct uraid_array *a)
+uint64_t sync_replace_from(const struct eng_array *a)
 {
 	uint64_t from = UINT64_MAX;
 	for (int i = 0; i < a->nmem; i++)
@@ -139,7 +139,7 @@ uint64_t sync_replace_from(const struct uraid_array *a)
 }
 
 /* Give up on a replacement (its own write failed, or by request). */
-static void drop(struct uraid_array *a, int idx, const char *why)
+static void drop(struct eng_array *a, int idx, const char *why)
 {
 	struct eng_member *em = a->mem[idx];
 	fprintf(stderr, "uraid: replacement %s for slot %d dropped: %s\n", em->m->name, em->role,
@@ -153,7 +153,7 @@ static void drop(struct uraid_array *a, int idx, const char *why)
 	eng_sb_write_all(a);
 }
 
-int eng_replace_drop(struct uraid_array *a, int idx)
+int eng_replace_drop(struct eng_array *a, int idx)
 {
 	if (!is_replacement(a->mem[idx]))
 		return -EINVAL;
@@ -161,7 +161,7 @@ int eng_replace_drop(struct uraid_array *a, int idx)
 	return 0;
 }
 
-int eng_replace_start(struct uraid_array *a, int old_idx, struct eng_member *repl)
+int eng_replace_start(struct eng_array *a, int old_idx, struct eng_member *repl)
 {
 	struct eng_member *old = a->mem[old_idx];
 	if (replacement_of(a, old->role) >= 0)
@@ -179,7 +179,7 @@ int eng_replace_start(struct uraid_array *a, int old_idx, struct eng_member *rep
 	return rc;
 }
 
-void eng_replace_slot_failed(struct uraid_array *a, int role)
+void eng_replace_slot_failed(struct eng_array *a, int role)
 {
 	int werr = 0;
 	for (int i = 0; i < a->nmem; i++)
@@ -207,8 +207,7 @@ void eng_replace_slot_failed(struct uraid_array *a, int role)
 
 /* Data of `role`'s member sectors [pos, pos+n) without trusting the member
  * there: rebuilt from the others (parity) or read from another copy. */
-static int role_data_rebuilt(struct uraid_array *a, int role, uint8_t *buf, uint64_t pos,
-                             uint64_t n)
+static int role_data_rebuilt(struct eng_array *a, int role, uint8_t *buf, uint64_t pos, uint64_t n)
 {
 	if (!eng_is_parity(a))
 		return sync_mirror_role_data(a, role, buf, pos, n);
@@ -236,7 +235,7 @@ static int role_data_rebuilt(struct uraid_array *a, int role, uint8_t *buf, uint
 	return 0;
 }
 
-int sync_replace_copy(struct uraid_array *a, uint64_t pos, uint64_t n)
+int sync_replace_copy(struct eng_array *a, uint64_t pos, uint64_t n)
 {
 	for (int i = 0; i < a->nmem; i++) {
 		struct eng_member *em = a->mem[i];
@@ -275,7 +274,7 @@ int sync_replace_copy(struct uraid_array *a, uint64_t pos, uint64_t n)
 	return 0;
 }
 
-void sync_replace_finish(struct uraid_array *a)
+void sync_replace_finish(struct eng_array *a)
 {
 	for (int i = 0; i < a->nmem; i++) {
 		struct eng_member *em = a->mem[i];
@@ -303,7 +302,7 @@ void sync_replace_finish(struct uraid_array *a)
 	}
 }
 
-int eng_replace_assembled(struct uraid_array *a)
+int eng_replace_assembled(struct eng_array *a)
 {
 	for (int i = 0; i < a->nmem; i++) {
 		struct eng_member *em = a->mem[i];

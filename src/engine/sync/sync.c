@@ -28,25 +28,25 @@
 #define MAX_SLEEP_NS  200000000ull  /* throttling sleeps at most this at a time */
 #define SYNC_ALIGN    8u            /* sectors: checkpoints on 4 KiB boundaries */
 
-static bool has_redundancy(const struct uraid_array *a)
+static bool has_redundancy(const struct eng_array *a)
 {
 	return eng_is_parity(a) || (eng_is_mirror(a) && a->ncopies > 1);
 }
 
-static uint64_t sync_end(const struct uraid_array *a, enum uraid_sync_action act)
+static uint64_t sync_end(const struct eng_array *a, enum uraid_sync_action act)
 {
 	if (act == URAID_SYNC_RECOVER || eng_is_parity(a))
 		return a->geom.dev_sectors;
 	return a->array_sectors;
 }
 
-bool sync_role_rebuilding(const struct uraid_array *a, int role)
+bool sync_role_rebuilding(const struct eng_array *a, int role)
 {
 	return role >= 0 && role < a->geom.raid_disks && a->slot[role] >= 0 &&
 	       a->mem[a->slot[role]]->state == URAID_MEMBER_REBUILDING;
 }
 
-bool sync_in_memory(const struct uraid_array *a)
+bool sync_in_memory(const struct eng_array *a)
 {
 	for (int r = 0; r < a->geom.raid_disks; r++) {
 		if (a->slot[r] < 0)
@@ -58,7 +58,7 @@ bool sync_in_memory(const struct uraid_array *a)
 	return true;
 }
 
-static bool any_rebuilding(const struct uraid_array *a)
+static bool any_rebuilding(const struct eng_array *a)
 {
 	for (int r = 0; r < a->geom.raid_disks; r++)
 		if (sync_role_rebuilding(a, r))
@@ -67,7 +67,7 @@ static bool any_rebuilding(const struct uraid_array *a)
 }
 
 /* Where recovery stands: the lowest checkpoint of everything rebuilt. */
-static uint64_t recovery_from(const struct uraid_array *a)
+static uint64_t recovery_from(const struct eng_array *a)
 {
 	uint64_t from = sync_replace_from(a);
 	for (int r = 0; r < a->geom.raid_disks; r++)
@@ -87,7 +87,7 @@ uint64_t sync_count_mismatch(const uint8_t *x, const uint8_t *y, uint64_t nsec)
 	return n;
 }
 
-static void speed_mark(struct uraid_array *a)
+static void speed_mark(struct eng_array *a)
 {
 	a->speed_t0_ns = eng_now_ns();
 	a->speed_pos0 = a->sync_pos;
@@ -96,7 +96,7 @@ static void speed_mark(struct uraid_array *a)
 /* No redundancy left among the in-sync members (raid4/5/6 missing as many
  * slots as they have parity, raid1 down to one copy): a resync cannot
  * compare or fix anything. */
-static bool resync_pointless(const struct uraid_array *a)
+static bool resync_pointless(const struct eng_array *a)
 {
 	int insync = 0;
 	for (int r = 0; r < a->geom.raid_disks; r++)
@@ -109,7 +109,7 @@ static bool resync_pointless(const struct uraid_array *a)
 	return false;
 }
 
-void eng_sync_schedule(struct uraid_array *a)
+void eng_sync_schedule(struct eng_array *a)
 {
 	if (a->action != URAID_SYNC_IDLE || a->readonly || !has_redundancy(a))
 		return;
@@ -160,7 +160,7 @@ void eng_sync_schedule(struct uraid_array *a)
 	a->persist_ns = a->speed_t0_ns;
 }
 
-static void finish(struct uraid_array *a)
+static void finish(struct eng_array *a)
 {
 	sync_par_free(a->par); /* the job's helper worker */
 	a->par = NULL;
@@ -190,7 +190,7 @@ static void finish(struct uraid_array *a)
 
 /* Sectors per batch: bounded by SYNC_BATCH_BYTES across the members a
  * batch holds in memory. */
-static uint64_t batch_limit(const struct uraid_array *a)
+static uint64_t batch_limit(const struct eng_array *a)
 {
 	uint64_t per = eng_is_parity(a)                  ? (uint64_t)a->geom.raid_disks
 	               : a->action == URAID_SYNC_RECOVER ? 1
@@ -205,7 +205,7 @@ static uint64_t batch_limit(const struct uraid_array *a)
 	return n >= SYNC_ALIGN ? n - n % SYNC_ALIGN : SYNC_ALIGN;
 }
 
-static int run_recovery(struct uraid_array *a, uint64_t pos, uint64_t n)
+static int run_recovery(struct eng_array *a, uint64_t pos, uint64_t n)
 {
 	/* What this batch rebuilds; members that change role meanwhile (a
 	 * replacement taking over a failed slot) keep their own checkpoint. */
@@ -242,7 +242,7 @@ static int run_recovery(struct uraid_array *a, uint64_t pos, uint64_t n)
 }
 
 /* One batch of sync work; caller holds the lock. */
-static int step_locked(struct uraid_array *a, uint64_t max)
+static int step_locked(struct eng_array *a, uint64_t max)
 {
 	if (a->action == URAID_SYNC_IDLE)
 		eng_sync_schedule(a);
@@ -310,10 +310,8 @@ static int step_locked(struct uraid_array *a, uint64_t max)
 	return a->action != URAID_SYNC_IDLE;
 }
 
-int uraid_sync_step(struct uraid_array *a, uint64_t max_sectors)
+int eng_sync_step(struct eng_array *a, uint64_t max_sectors)
 {
-	if (a->cls) /* GEOM arrays (geom/class.c) */
-		return a->cls->sync_step(a, max_sectors);
 	if (a->readonly)
 		return 0;
 	eng_lock(a);
@@ -335,10 +333,8 @@ int uraid_sync_step(struct uraid_array *a, uint64_t max_sectors)
 	return rc;
 }
 
-int uraid_sync_action(struct uraid_array *a, enum uraid_sync_action act, char *err, size_t errlen)
+int eng_sync_action(struct eng_array *a, enum uraid_sync_action act, char *err, size_t errlen)
 {
-	if (a->cls) /* GEOM arrays (geom/class.c) */
-		return a->cls->sync_action(a, act, err, errlen);
 	if (a->readonly)
 		return errmsg(err, errlen, -EROFS, "array is read-only");
 	eng_lock(a);
@@ -376,12 +372,8 @@ int uraid_sync_action(struct uraid_array *a, enum uraid_sync_action act, char *e
 	return rc;
 }
 
-void uraid_sync_speed(struct uraid_array *a, uint64_t min_kibs, uint64_t max_kibs)
+void eng_sync_speed(struct eng_array *a, uint64_t min_kibs, uint64_t max_kibs)
 {
-	if (a->cls) { /* GEOM arrays (geom/class.c) */
-		a->cls->sync_speed(a, min_kibs, max_kibs);
-		return;
-	}
 	eng_lock(a);
 	a->speed_min = min_kibs;
 	a->speed_max = max_kibs;
@@ -390,15 +382,13 @@ void uraid_sync_speed(struct uraid_array *a, uint64_t min_kibs, uint64_t max_kib
 	eng_unlock(a);
 }
 
-int uraid_sync_wait(struct uraid_array *a)
+int eng_sync_wait(struct eng_array *a)
 {
-	if (a->cls) /* GEOM arrays (geom/class.c) */
-		return a->cls->sync_wait(a);
 	if (a->readonly)
 		return 0;
 	if (!a->thread_running) {
 		int rc;
-		while ((rc = uraid_sync_step(a, UINT64_MAX)) > 0)
+		while ((rc = eng_sync_step(a, UINT64_MAX)) > 0)
 			;
 		return rc;
 	}
@@ -410,7 +400,7 @@ int uraid_sync_wait(struct uraid_array *a)
 	return 0;
 }
 
-static void timed_wait(struct uraid_array *a, uint64_t ns)
+static void timed_wait(struct eng_array *a, uint64_t ns)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -426,7 +416,7 @@ static void timed_wait(struct uraid_array *a, uint64_t ns)
 /* After a batch: sleep while the sync is ahead of the speed that applies
  * (speed_max when idle, speed_min while foreground requests arrive), as
  * md's md_do_sync does. Sleeping releases the lock. */
-static void throttle(struct uraid_array *a, bool busy)
+static void throttle(struct eng_array *a, bool busy)
 {
 	uint64_t limit = busy ? a->speed_min : a->speed_max;
 	uint64_t now = eng_now_ns();
@@ -456,7 +446,7 @@ static void throttle(struct uraid_array *a, bool busy)
 
 static void *sync_thread(void *arg)
 {
-	struct uraid_array *a = arg;
+	struct eng_array *a = arg;
 	uint64_t fg_seen = 0, fg_ns = 0;
 	bool was_busy = false;
 	eng_lock(a);
@@ -491,14 +481,14 @@ static void *sync_thread(void *arg)
 	return NULL;
 }
 
-void eng_sync_thread_start(struct uraid_array *a)
+void eng_sync_thread_start(struct eng_array *a)
 {
 	a->thread_stop = false;
 	if (pthread_create(&a->thread, NULL, sync_thread, a) == 0)
 		a->thread_running = true;
 }
 
-void eng_sync_thread_stop(struct uraid_array *a)
+void eng_sync_thread_stop(struct eng_array *a)
 {
 	if (!a->thread_running)
 		return;

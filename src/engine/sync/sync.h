@@ -29,50 +29,50 @@ struct sync_iolist {
 	int *role;
 	int n, cap;
 };
-int sync_iol_add(struct uraid_array *a, struct sync_iolist *l, int role, bool write, uint8_t *buf,
+int sync_iol_add(struct eng_array *a, struct sync_iolist *l, int role, bool write, uint8_t *buf,
                  uint64_t msec, uint64_t nsec);
 /* Append from's requests to l as they are (no merging). */
 int sync_iol_append(struct sync_iolist *l, const struct sync_iolist *from);
 /* Runs the list on a->ioq; true when every request succeeded. */
-bool sync_iol_run(struct uraid_array *a, struct sync_iolist *l);
+bool sync_iol_run(struct eng_array *a, struct sync_iolist *l);
 void sync_iol_free(struct sync_iolist *l);
 
 /* Sectors of 4 KiB units that differ between x and y (nsec sectors). */
 uint64_t sync_count_mismatch(const uint8_t *x, const uint8_t *y, uint64_t nsec);
 
 /* A rebuilding member in a slot (not a replacement). */
-bool sync_role_rebuilding(const struct uraid_array *a, int role);
+bool sync_role_rebuilding(const struct eng_array *a, int role);
 
 /* Every member in a slot that is not faulty holds its data in memory
  * (member in_memory): recovery then reads and writes with synchronous
  * requests on two workers (engine/sync/workers.h) instead of queued batches. */
-bool sync_in_memory(const struct uraid_array *a);
+bool sync_in_memory(const struct eng_array *a);
 
 /* engine/raid456/sync.c: work on member rows [pos, pos+n) of a parity level for the
  * current action; recovery rebuilds every rebuilding slot member there.
  * Any chunk boundaries; large member requests, one batch. */
-int sync_parity_batch(struct uraid_array *a, uint64_t pos, uint64_t n);
+int sync_parity_batch(struct eng_array *a, uint64_t pos, uint64_t n);
 /* Only rows [pos, pos+n) of one chunk: the careful path (read retries,
  * reconstruction, read-error correction), also for RAID6 repair. */
-int sync_parity_piece(struct uraid_array *a, uint64_t pos, uint64_t n);
+int sync_parity_piece(struct eng_array *a, uint64_t pos, uint64_t n);
 
 /* engine/mirror/sync.c */
 /* Resync / check / repair of logical sectors [pos, pos+n). */
-int sync_mirror_batch(struct uraid_array *a, uint64_t pos, uint64_t n);
+int sync_mirror_batch(struct eng_array *a, uint64_t pos, uint64_t n);
 /* Recovery of member sectors [pos, pos+n) of every rebuilding slot member. */
-int sync_mirror_recover(struct uraid_array *a, uint64_t pos, uint64_t n);
+int sync_mirror_recover(struct eng_array *a, uint64_t pos, uint64_t n);
 /* Data of member sectors [msec, msec+n) of `role` as the array holds it,
  * from any copy (read errors repaired), without using `role` itself. */
-int sync_mirror_role_data(struct uraid_array *a, int role, uint8_t *buf, uint64_t msec, uint64_t n);
+int sync_mirror_role_data(struct eng_array *a, int role, uint8_t *buf, uint64_t msec, uint64_t n);
 
 /* engine/sync/replace.c */
-bool sync_replace_any(const struct uraid_array *a);
+bool sync_replace_any(const struct eng_array *a);
 /* Lowest recovery_offset of the replacements (UINT64_MAX when none). */
-uint64_t sync_replace_from(const struct uraid_array *a);
+uint64_t sync_replace_from(const struct eng_array *a);
 /* Copy member sectors [pos, pos+n) of each replaced slot onto its
  * replacement; drops replacements whose writes failed. */
-int sync_replace_copy(struct uraid_array *a, uint64_t pos, uint64_t n);
+int sync_replace_copy(struct eng_array *a, uint64_t pos, uint64_t n);
 /* Recovery finished: replacements take over their slots. */
-void sync_replace_finish(struct uraid_array *a);
+void sync_replace_finish(struct eng_array *a);
 
 #endif

@@ -1,0 +1,290 @@
+/* The public array calls of include/uraid.h. Each checks what needs no
+ * knowledge of the array's class, then hands the request to the class
+ * (core/class.h): md (md_class.c) or FreeBSD GEOM (geom/class.c). Assembly
+ * tries the classes in turn: GEOM when no member carries an md superblock
+ * and one carries GEOM metadata, md otherwise. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/md.h"
+#include "geom/class.h"
+#include "member/member.h"
+#include "util/errmsg.h"
+
+static void close_all(struct member **mm, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (mm[i])
+			member_close(mm[i]);
+}
+
+/* Open a member file named by a caller; the message names the path. */
+static int open_path(const char *path, unsigned mf, struct member **m, char *err, size_t errlen)
+{
+	char e[256];
+	int rc = member_open_file(path, mf, 0, m, e, sizeof(e));
+	if (rc < 0)
+		return strstr(e, path) ? errmsg(err, errlen, rc, "%s", e)
+		                       : errmsg(err, errlen, rc, "%s: %s", path, e);
+	return 0;
+}
+
+/* A member given to a running array is opened the way its members were. */
+static int open_for(const struct uraid_array *a, const char *path, struct member **m, char *err,
+                    size_t errlen)
+{
+	if (a->flags & URAID_RDONLY)
+		return errmsg(err, errlen, -EROFS, "array is read-only");
+	return open_path(path, (a->flags & URAID_DIRECT) ? MEMBER_DIRECT : 0, m, err, errlen);
+}
+
+/* An operation the array's class does not have. */
+static int unsupported(const struct uraid_array *a, const char *what, char *err, size_t errlen)
+{
+	return errmsg(err, errlen, -EOPNOTSUPP, "%s arrays have no %s", a->cls->name, what);
+}
+
+int uraid_assemble_members(struct member **mm, int n, unsigned flags, struct uraid_array **out,
+                           char *err, size_t errlen, char *warn, size_t warnlen)
+{
+	*out = NULL;
+	if (warn && warnlen)
+		warn[0] = 0;
+	if (n >= 1 && n <= ENG_MAX_MEMBERS && geom_class_probe(mm, n))
+		return geom_class_assemble(mm, n, flags, out, err, errlen, warn, warnlen);
+	struct eng_array *a;
+	int rc = eng_assemble(mm, n, flags, &a, err, errlen, warn, warnlen);
+	if (rc == 0)
+		*out = &a->h;
+	return rc;
+}
+
+int uraid_assemble(const char *const *paths, int n, unsigned flags, struct uraid_array **out,
+                   char *err, size_t errlen, char *warn, size_t warnlen)
+{
+	*out = NULL;
+	if (warn && warnlen)
+		warn[0] = 0;
+	if (n < 1 || n > ENG_MAX_MEMBERS)
+		return errmsg(err, errlen, -EINVAL, "need 1 to %d members, got %d", ENG_MAX_MEMBERS,
+		              n);
+	struct member **mm = calloc((size_t)n, sizeof(*mm));
+	if (!mm)
+		return errmsg(err, errlen, -ENOMEM, "out of memory");
+	unsigned mf = (flags & URAID_RDONLY) ? MEMBER_RDONLY : 0;
+	if (flags & URAID_DIRECT)
+		mf |= MEMBER_DIRECT;
+	for (int i = 0; i < n; i++) {
+		int rc = 0;
+		for (int j = 0; j < i && rc == 0; j++)
+			if (!strcmp(paths[i], paths[j]))
+				rc = errmsg(err, errlen, -EINVAL, "%s given twice", paths[i]);
+		if (rc == 0)
+			rc = open_path(paths[i], mf, &mm[i], err, errlen);
+		if (rc < 0) {
+			close_all(mm, n);
+			free(mm);
+			return rc;
+		}
+	}
+	int rc = uraid_assemble_members(mm, n, flags, out, err, errlen, warn, warnlen);
+	free(mm);
+	return rc;
+}
+
+int uraid_create_members(const struct uraid_create_opts *o, struct member **mm, int n,
+                         unsigned flags, struct uraid_array **out, char *err, size_t errlen)
+{
+	struct eng_array *a;
+	int rc = eng_create_members(o, mm, n, flags, &a, err, errlen);
+	*out = rc == 0 ? &a->h : NULL;
+	return rc;
+}
+
+int uraid_create(const struct uraid_create_opts *o, const char *const *paths, int n, unsigned flags,
+                 struct uraid_array **out, char *err, size_t errlen)
+{
+	struct eng_array *a;
+	int rc = eng_create_files(o, paths, n, flags, &a, err, errlen);
+	*out = rc == 0 ? &a->h : NULL;
+	return rc;
+}
+
+int uraid_stop(struct uraid_array *a)
+{
+	return a ? a->cls->stop(a) : 0;
+}
+
+void uraid_drop(struct uraid_array *a)
+{
+	if (a)
+		a->cls->drop(a);
+}
+
+uint64_t uraid_size(const struct uraid_array *a)
+{
+	return a->cls->size(a);
+}
+
+int uraid_read(struct uraid_array *a, void *buf, size_t len, uint64_t off)
+{
+	return a->cls->read(a, buf, len, off);
+}
+
+int uraid_write(struct uraid_array *a, const void *buf, size_t len, uint64_t off)
+{
+	return a->cls->write(a, buf, len, off);
+}
+
+int uraid_flush(struct uraid_array *a)
+{
+	return a->cls->flush(a);
+}
+
+int uraid_status(struct uraid_array *a, struct uraid_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	return a->cls->status(a, st);
+}
+
+int uraid_io_stats(struct uraid_array *a, struct uraid_io_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	return a->cls->io_stats ? a->cls->io_stats(a, st) : 0; /* no counters: all zero */
+}
+
+int uraid_fail(struct uraid_array *a, const char *member, char *err, size_t errlen)
+{
+	return a->cls->fail(a, member, err, errlen);
+}
+
+int uraid_remove(struct uraid_array *a, const char *member, char *err, size_t errlen)
+{
+	return a->cls->remove(a, member, err, errlen);
+}
+
+int uraid_add_member(struct uraid_array *a, struct member *m, char *err, size_t errlen)
+{
+	return a->cls->add_member(a, m, err, errlen);
+}
+
+int uraid_add(struct uraid_array *a, const char *path, char *err, size_t errlen)
+{
+	struct member *m;
+	int rc = open_for(a, path, &m, err, errlen);
+	return rc < 0 ? rc : uraid_add_member(a, m, err, errlen);
+}
+
+int uraid_replace_member(struct uraid_array *a, const char *old, struct member *m, char *err,
+                         size_t errlen)
+{
+	if (!a->cls->replace_member) {
+		member_close(m);
+		return unsupported(a, "replace (insert the new member, then remove the old one)",
+		                   err, errlen);
+	}
+	return a->cls->replace_member(a, old, m, err, errlen);
+}
+
+int uraid_replace(struct uraid_array *a, const char *old, const char *path, char *err,
+                  size_t errlen)
+{
+	struct member *m;
+	int rc = open_for(a, path, &m, err, errlen);
+	return rc < 0 ? rc : uraid_replace_member(a, old, m, err, errlen);
+}
+
+int uraid_re_add_member(struct uraid_array *a, struct member *m, char *err, size_t errlen)
+{
+	if (!a || !m)
+		return -EINVAL;
+	if (!a->cls->re_add_member) {
+		member_close(m);
+		return unsupported(a, "re-add", err, errlen);
+	}
+	return a->cls->re_add_member(a, m, err, errlen);
+}
+
+int uraid_re_add(struct uraid_array *a, const char *path, char *err, size_t errlen)
+{
+	if (!a || !path)
+		return -EINVAL;
+	struct member *m;
+	int rc = open_for(a, path, &m, err, errlen);
+	return rc < 0 ? rc : uraid_re_add_member(a, m, err, errlen);
+}
+
+int uraid_sync_action(struct uraid_array *a, enum uraid_sync_action action, char *err,
+                      size_t errlen)
+{
+	return a->cls->sync_action(a, action, err, errlen);
+}
+
+int uraid_sync_step(struct uraid_array *a, uint64_t max_sectors)
+{
+	return a->cls->sync_step(a, max_sectors);
+}
+
+int uraid_sync_wait(struct uraid_array *a)
+{
+	return a->cls->sync_wait(a);
+}
+
+void uraid_sync_speed(struct uraid_array *a, uint64_t min_kibs, uint64_t max_kibs)
+{
+	a->cls->sync_speed(a, min_kibs, max_kibs);
+}
+
+int uraid_bitmap_add(struct uraid_array *a, uint32_t chunk_bytes, char *err, size_t errlen)
+{
+	if (!a->cls->bitmap_add)
+		return unsupported(a, "write-intent bitmap", err, errlen);
+	return a->cls->bitmap_add(a, chunk_bytes, err, errlen);
+}
+
+uint64_t uraid_bitmap_resync_skipped(struct uraid_array *a)
+{
+	return a->cls->bitmap_skipped ? a->cls->bitmap_skipped(a, false) : 0;
+}
+
+uint64_t uraid_bitmap_recovery_skipped(struct uraid_array *a)
+{
+	return a->cls->bitmap_skipped ? a->cls->bitmap_skipped(a, true) : 0;
+}
+
+int uraid_set_stripe_cache(struct uraid_array *a, unsigned stripes)
+{
+	return a->cls->set_stripe_cache ? a->cls->set_stripe_cache(a, stripes) : -EINVAL;
+}
+
+int uraid_journal_mode(struct uraid_array *a, enum uraid_journal_mode mode, char *err,
+                       size_t errlen)
+{
+	if (!a->cls->journal_mode)
+		return unsupported(a, "write journal", err, errlen);
+	return a->cls->journal_mode(a, mode, err, errlen);
+}
+
+int uraid_journal_add_member(struct uraid_array *a, struct member *m, char *err, size_t errlen)
+{
+	if (!a->cls->journal_add_member) {
+		member_close(m);
+		return unsupported(a, "write journal", err, errlen);
+	}
+	return a->cls->journal_add_member(a, m, err, errlen);
+}
+
+int uraid_journal_add(struct uraid_array *a, const char *path, char *err, size_t errlen)
+{
+	struct member *m;
+	int rc = open_for(a, path, &m, err, errlen);
+	return rc < 0 ? rc : uraid_journal_add_member(a, m, err, errlen);
+}
+
+int uraid_geom_ctl(struct uraid_array *a, const char *request, char *err, size_t errlen)
+{
+	if (!a->cls->ctl)
+		return errmsg(err, errlen, -EOPNOTSUPP, "not a GEOM array (gmirror or graid3)");
+	return a->cls->ctl(a, request, err, errlen);
+}

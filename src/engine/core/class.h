@@ -1,0 +1,66 @@
+/* An array class: what a kind of array (md: src/engine/md_class.c; FreeBSD
+ * GEOM: src/geom/class.c) does behind the public handle. The public calls
+ * (src/engine/api.c) check their arguments where that needs no knowledge
+ * of the class, then hand the request to the array's class; an operation
+ * a class leaves NULL is refused there, with a message naming the class.
+ *
+ * A class embeds struct uraid_array in its own array structure and gets it
+ * back with container_of; the handle itself holds only what every class
+ * shares. */
+#ifndef URAID_ENGINE_CORE_CLASS_H
+#define URAID_ENGINE_CORE_CLASS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "uraid.h"
+
+struct member;
+
+/* The public handle (opaque in include/uraid.h). */
+struct uraid_array {
+	const struct eng_class *cls;
+	/* URAID_* flags the array was assembled with: members given later
+	 * (add, replace, journal) are opened the same way (O_DIRECT). */
+	unsigned flags;
+};
+
+#define eng_container_of(p, type, field) ((type *)((char *)(p)-offsetof(type, field)))
+
+struct eng_class {
+	const char *name; /* "md", "GEOM": messages name it */
+	uint64_t (*size)(const struct uraid_array *a); /* bytes */
+	int (*read)(struct uraid_array *a, void *buf, size_t len, uint64_t off);
+	int (*write)(struct uraid_array *a, const void *buf, size_t len, uint64_t off);
+	int (*flush)(struct uraid_array *a);
+	int (*stop)(struct uraid_array *a); /* clean stop; frees a */
+	void (*drop)(struct uraid_array *a); /* as a crash leaves it; frees a */
+	int (*status)(struct uraid_array *a, struct uraid_status *st); /* st zeroed */
+	int (*io_stats)(struct uraid_array *a, struct uraid_io_stats *st); /* st zeroed */
+	/* Member management; add/replace/re-add take ownership of m. */
+	int (*fail)(struct uraid_array *a, const char *member, char *err, size_t errlen);
+	int (*remove)(struct uraid_array *a, const char *member, char *err, size_t errlen);
+	int (*add_member)(struct uraid_array *a, struct member *m, char *err, size_t errlen);
+	int (*replace_member)(struct uraid_array *a, const char *old, struct member *m, char *err,
+	                      size_t errlen);
+	int (*re_add_member)(struct uraid_array *a, struct member *m, char *err, size_t errlen);
+	/* Background work. */
+	int (*sync_action)(struct uraid_array *a, enum uraid_sync_action act, char *err,
+	                   size_t errlen);
+	int (*sync_step)(struct uraid_array *a, uint64_t max_sectors);
+	int (*sync_wait)(struct uraid_array *a);
+	void (*sync_speed)(struct uraid_array *a, uint64_t min_kibs, uint64_t max_kibs);
+	/* md's logs and caches (NULL elsewhere). */
+	int (*bitmap_add)(struct uraid_array *a, uint32_t chunk_bytes, char *err, size_t errlen);
+	uint64_t (*bitmap_skipped)(struct uraid_array *a, bool recovery);
+	int (*set_stripe_cache)(struct uraid_array *a, unsigned stripes);
+	int (*journal_mode)(struct uraid_array *a, enum uraid_journal_mode mode, char *err,
+	                    size_t errlen);
+	int (*journal_add_member)(struct uraid_array *a, struct member *m, char *err,
+	                          size_t errlen);
+	/* The class's own verbs (GEOM: gmirror/graid3's), one request line. */
+	int (*ctl)(struct uraid_array *a, const char *request, char *err, size_t errlen);
+};
+
+#endif

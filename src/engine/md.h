@@ -1,0 +1,41 @@
+/* The md array class: the entry points of a running md array that
+ * md_class.c puts behind the public handle (struct eng_class), and
+ * assembly/creation, which the public calls (api.c) use directly. Each
+ * function takes the md array itself; the caller has checked what needs no
+ * knowledge of md (core/class.h). */
+#ifndef URAID_ENGINE_MD_H
+#define URAID_ENGINE_MD_H
+
+#include "engine/core/engine.h"
+
+extern const struct eng_class eng_md_class;
+
+/* assemble.c: members with md superblocks (ownership as
+ * uraid_assemble_members). */
+int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **out, char *err,
+                 size_t errlen, char *warn, size_t warnlen);
+/* create.c: a new array on opened members, or on member paths (created
+ * when o->member_bytes asks for it), then assembled. */
+int eng_create_members(const struct uraid_create_opts *o, struct member **mm, int n, unsigned flags,
+                       struct eng_array **out, char *err, size_t errlen);
+int eng_create_files(const struct uraid_create_opts *o, const char *const *paths, int n,
+                     unsigned flags, struct eng_array **out, char *err, size_t errlen);
+
+/* array.c: I/O and life cycle. */
+uint64_t eng_size(const struct eng_array *a);
+int eng_read(struct eng_array *a, void *buf, size_t len, uint64_t off);
+int eng_write(struct eng_array *a, const void *buf, size_t len, uint64_t off);
+int eng_flush(struct eng_array *a);
+int eng_stop(struct eng_array *a);
+void eng_drop(struct eng_array *a);
+int eng_status(struct eng_array *a, struct uraid_status *st);
+
+/* manage.c, readd.c: members (ownership of m passes). */
+int eng_fail(struct eng_array *a, const char *name, char *err, size_t errlen);
+int eng_remove(struct eng_array *a, const char *name, char *err, size_t errlen);
+int eng_add_member(struct eng_array *a, struct member *m, char *err, size_t errlen);
+int eng_replace_member(struct eng_array *a, const char *old, struct member *m, char *err,
+                       size_t errlen);
+int eng_re_add_member(struct eng_array *a, struct member *m, char *err, size_t errlen);
+
+#endif
