@@ -36,8 +36,7 @@ LIBS += -luring
 endif
 
 LIB_DIRS  := src/util src/parity src/layout src/meta src/member \
-             src/engine src/engine/core src/engine/raid456 src/engine/mirror src/engine/sync \
-             src/engine/bitmap src/engine/journal src/geom src/control
+             $(sort $(shell find src/engine -type d)) src/geom src/control
 LIB_SRCS  := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 CLI_SRCS  := src/main.c $(sort $(wildcard src/cli/*.c src/bench/*.c))
 TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))

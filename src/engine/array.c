@@ -1,5 +1,6 @@
-/* Array life cycle and the request entry points: setup after assemble or
- * create, read/write dispatch by level, flush, stop, status. */
+/* Life cycle and request entry points of an md array: setup after assemble
+ * or create, reads and writes through the level's personality, flush, stop,
+ * status and counters. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -9,7 +10,6 @@
 #include "engine/bitmap/bitmap.h"
 #include "engine/md.h"
 #include "engine/journal/journal.h"
-#include "engine/raid456/stripe_cache.h"
 #include "engine/sync/workers.h"
 #include "util/errmsg.h"
 
@@ -17,9 +17,25 @@ int eng_array_setup(struct eng_array *a, char *err, size_t errlen)
 {
 	char e[256];
 	a->ops = layout_ops_for(a->geom.level);
-	if (!a->ops)
+	a->pers = eng_pers_for(a->geom.level);
+	if (!a->ops || !a->pers)
 		return errmsg(err, errlen, -EOPNOTSUPP, "RAID level %d is not supported",
 		              a->geom.level);
+	/* The geometry first: everything below computes with it. A missing
+	 * slot's size is unknown (0); a stand-in lets the layout's parameters
+	 * be checked, and the readability test below refuses the levels that
+	 * needed the missing member's data. */
+	struct layout_geom g = a->geom;
+	uint64_t stand_in = 0;
+	for (int r = 0; r < g.raid_disks; r++)
+		if (a->slot[r] >= 0 && g.member_sectors[r] > stand_in)
+			stand_in = g.member_sectors[r];
+	for (int r = 0; r < g.raid_disks; r++)
+		if (a->slot[r] < 0)
+			g.member_sectors[r] = stand_in;
+	int rc = a->ops->validate(&g, e, sizeof(e));
+	if (rc < 0)
+		return errmsg(err, errlen, rc, "unsupported geometry: %s", e);
 	bool missing[LAYOUT_MAX_MEMBERS];
 	int have = 0;
 	for (int r = 0; r < a->geom.raid_disks; r++) {
@@ -38,13 +54,10 @@ int eng_array_setup(struct eng_array *a, char *err, size_t errlen)
 		              "%s missing",
 		              a->ops->name, a->geom.raid_disks, have, slots);
 	}
-	int rc = a->ops->validate(&a->geom, e, sizeof(e));
-	if (rc < 0)
-		return errmsg(err, errlen, rc, "unsupported geometry: %s", e);
-	if (eng_is_parity(a)) {
-		a->pp = uraid_parity_get(NULL);
-		if (!a->pp)
-			return errmsg(err, errlen, -ENOSYS, "no parity backend available");
+	if (a->pers->start) {
+		rc = a->pers->start(a, err, errlen);
+		if (rc < 0)
+			return rc;
 	}
 	a->array_sectors = a->ops->array_sectors(&a->geom);
 	a->ncopies = a->ops->ncopies(&a->geom);
@@ -53,7 +66,7 @@ int eng_array_setup(struct eng_array *a, char *err, size_t errlen)
 	rc = member_ioq_open(128, &a->ioq);
 	if (rc < 0)
 		return errmsg(err, errlen, rc, "cannot set up the I/O queue");
-	if (eng_is_parity(a) || eng_is_mirror(a)) {
+	if (a->pers->consistency) {
 		if (a->ref.version == MD_SB_0_90)
 			a->resync_offset = md_sb_clean(&a->ref) ? MD_RESYNC_NONE : 0;
 		else
@@ -98,7 +111,8 @@ void eng_array_free(struct eng_array *a)
 	if (!a)
 		return;
 	sync_par_free(a->par);
-	eng_scache_free(a); /* cached writes are lost, as in a crash */
+	if (a->pers && a->pers->stop)
+		a->pers->stop(a); /* cached writes are lost, as in a crash */
 	eng_bitmap_free(a);
 	eng_journal_free(a);
 	for (int i = 0; i < a->nmem; i++) {
@@ -150,15 +164,9 @@ int eng_read(struct eng_array *a, void *buf, size_t len, uint64_t off)
 	if (rc != -EAGAIN)
 		return rc;
 	eng_lock(a);
-	if (eng_is_parity(a)) {
-		rc = eng_parity_read(a, buf, off / 512, len / 512);
-		if (rc == 0 && a->journal && a->journal->wb)
-			eng_wb_overlay(a, buf, off / 512, len / 512);
-	} else if (eng_is_mirror(a)) {
-		rc = eng_mirror_read(a, buf, off / 512, len / 512);
-	} else {
-		rc = eng_plain_read(a, buf, off / 512, len / 512);
-	}
+	rc = a->pers->read(a, buf, off / 512, len / 512);
+	if (rc == 0 && a->journal && a->journal->wb)
+		eng_wb_overlay(a, buf, off / 512, len / 512);
 	eng_unlock(a);
 	return rc;
 }
@@ -187,14 +195,8 @@ int eng_write(struct eng_array *a, const void *buf, size_t len, uint64_t off)
 	if (rc == 0)
 		rc = eng_bitmap_start_write(a, off / 512, len / 512);
 	struct eng_req rq = {.q = a->ioq, .force_rcw = redo};
-	if (rc == 0) {
-		if (eng_is_parity(a))
-			rc = eng_parity_write(a, &rq, buf, off / 512, len / 512);
-		else if (eng_is_mirror(a))
-			rc = eng_mirror_write(a, &rq, buf, off / 512, len / 512);
-		else
-			rc = eng_plain_write(a, &rq, buf, off / 512, len / 512);
-	}
+	if (rc == 0)
+		rc = a->pers->write(a, &rq, buf, off / 512, len / 512);
 	eng_unlock(a);
 	return rc;
 }
@@ -223,7 +225,7 @@ int eng_flush(struct eng_array *a)
 	eng_lock(a);
 	/* The stripe cache first: what it holds is acknowledged data; then
 	 * the journal's write-back cache, then the members. */
-	int rc = eng_scache_drain(a);
+	int rc = a->pers->drain ? a->pers->drain(a) : 0;
 	if (rc == 0 && a->journal)
 		rc = eng_wb_flush(a);
 	int f = flush_locked(a);
@@ -241,7 +243,7 @@ int eng_stop(struct eng_array *a)
 	if (!a->readonly) {
 		eng_sync_thread_stop(a);
 		eng_lock(a);
-		rc = eng_scache_drain(a);
+		rc = a->pers->drain ? a->pers->drain(a) : 0;
 		if (rc == 0 && a->journal)
 			rc = eng_wb_flush(a);
 		int f = flush_locked(a);
@@ -327,7 +329,7 @@ int eng_status(struct eng_array *a, struct uraid_status *st)
 	st->sync_done = a->sync_pos;
 	st->sync_total = a->sync_end;
 	st->sync_speed_kibs = a->speed_kibs;
-	st->stripe_cache_size = eng_scache_size(a);
+	st->stripe_cache_size = a->pers->cache_size ? a->pers->cache_size(a) : 0;
 	eng_bitmap_status(a, st);
 	st->mismatch_cnt = a->action == URAID_SYNC_CHECK || a->action == URAID_SYNC_REPAIR
 	                       ? a->mismatches
@@ -335,4 +337,22 @@ int eng_status(struct eng_array *a, struct uraid_status *st)
 	eng_journal_status(a, st);
 	eng_unlock(a);
 	return 0;
+}
+
+int eng_io_stats(struct eng_array *a, struct uraid_io_stats *st)
+{
+	eng_lock(a);
+	st->member_reads = a->nio_reads;
+	st->member_writes = a->nio_writes;
+	st->member_read_bytes = a->nio_rbytes;
+	st->member_write_bytes = a->nio_wbytes;
+	if (a->pers->cache_stats)
+		a->pers->cache_stats(a, st);
+	eng_unlock(a);
+	return 0;
+}
+
+int eng_set_stripe_cache(struct eng_array *a, unsigned stripes)
+{
+	return a->pers->set_cache ? a->pers->set_cache(a, stripes) : -EINVAL;
 }

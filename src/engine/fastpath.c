@@ -10,7 +10,6 @@
 
 #include "engine/bitmap/bitmap.h"
 #include "engine/core/engine.h"
-#include "engine/raid456/stripe_cache.h"
 
 /* Pieces per member_ioq batch. Each batch waits for its slowest member, so
  * a big read cut into small batches leaves disks idle between them (and a
@@ -20,7 +19,6 @@
  * pieces 530. */
 #define FAST_BATCH   256
 #define FAST_MAX_SEC 2048 /* largest piece per member request */
-#define REGION_SEC   2048 /* lock unit of mirror/plain writes */
 
 void eng_cond_wait(struct eng_array *a)
 {
@@ -75,12 +73,7 @@ static bool healthy(const struct eng_array *a)
 	for (int r = 0; r < a->geom.raid_disks; r++)
 		if (a->slot[r] < 0 || a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC)
 			return false;
-	/* Mirrors not known consistent: md reads one fixed copy there, the
-	 * locked path does the same. */
-	if (eng_is_mirror(a) &&
-	    (a->resync_offset != MD_RESYNC_NONE || a->action != URAID_SYNC_IDLE))
-		return false;
-	return true;
+	return !a->pers->fast_read_ok || a->pers->fast_read_ok(a);
 }
 
 /* The copy of a mirror piece whose member's last read ended nearest. */
@@ -108,7 +101,7 @@ static int read_pieces(struct eng_array *a, struct member_ioq *q, uint8_t *buf, 
                        uint64_t nsec)
 {
 	struct member_io io[FAST_BATCH];
-	bool mirror = eng_is_mirror(a);
+	bool mirror = a->ncopies > 1; /* pick the copy nearest the member's head */
 	while (nsec) {
 		int n = 0;
 		while (nsec && n < FAST_BATCH) {
@@ -159,24 +152,22 @@ int eng_fast_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nse
 		if (q) {
 			rc = read_pieces(a, q, buf, lsec, nsec);
 			ioq_put(a, node);
-			/* The cache changes only under the state lock held
+			/* A cache changes only under the state lock held
 			 * exclusively: what it holds now is stable. */
-			if (rc == 0 && eng_is_parity(a))
-				eng_scache_overlay(a, buf, lsec, nsec);
+			if (rc == 0 && a->pers->overlay)
+				a->pers->overlay(a, buf, lsec, nsec);
 		}
 	}
 	pthread_rwlock_unlock(&a->iolock);
 	return rc;
 }
 
-/* Lock buckets of the stripes (parity) or 1 MiB regions (other levels) the
- * range touches, as a bit mask; taken in ascending bucket order, so two
+/* Lock buckets of the personality's lock units (stripes, 1 MiB regions)
+ * the range touches, as a bit mask; taken in ascending bucket order, so two
  * writers never wait on each other crosswise. */
 static uint64_t lock_mask(const struct eng_array *a, uint64_t lsec, uint64_t nsec)
 {
-	uint64_t unit = REGION_SEC;
-	if (eng_is_parity(a))
-		unit = (uint64_t)(a->geom.raid_disks - eng_nparity(a)) * a->geom.chunk_sectors;
+	uint64_t unit = a->pers->lock_unit(a);
 	uint64_t k0 = lsec / unit, k1 = (lsec + nsec - 1) / unit;
 	if (k1 - k0 + 1 >= ENG_STRIPE_LOCKS)
 		return ~0ull;
@@ -208,15 +199,10 @@ again:
 		}
 		return -EAGAIN;
 	}
-	/* With a stripe cache only whole stripes it holds nothing of bypass
-	 * the lock; everything else goes into the cache (locked path). */
-	if (eng_scache_active(a)) {
-		uint64_t w =
-		    (uint64_t)(a->geom.raid_disks - eng_nparity(a)) * a->geom.chunk_sectors;
-		if (lsec % w || nsec % w || eng_scache_holds(a, lsec / w, (lsec + nsec) / w)) {
-			pthread_rwlock_unlock(&a->iolock);
-			return -EAGAIN;
-		}
+	/* A write cache may want this write (locked path). */
+	if (a->pers->fast_write_ok && !a->pers->fast_write_ok(a, lsec, nsec)) {
+		pthread_rwlock_unlock(&a->iolock);
+		return -EAGAIN;
 	}
 	struct eng_ioq_node *node = NULL;
 	struct member_ioq *q = ioq_get(a, &node);
@@ -230,19 +216,13 @@ again:
 		if (mask & (1ull << i))
 			pthread_mutex_lock(&a->stripe_mu[i]);
 	struct eng_req rq = {.q = q, .shared = true};
-	int rc;
-	if (eng_is_parity(a))
-		rc = eng_parity_write(a, &rq, buf, lsec, nsec);
-	else if (eng_is_mirror(a))
-		rc = eng_mirror_write(a, &rq, buf, lsec, nsec);
-	else
-		rc = eng_plain_write(a, &rq, buf, lsec, nsec);
+	int rc = a->pers->write(a, &rq, buf, lsec, nsec);
 	for (int i = ENG_STRIPE_LOCKS - 1; i >= 0; i--)
 		if (mask & (1ull << i))
 			pthread_mutex_unlock(&a->stripe_mu[i]);
 	ioq_put(a, node);
 	pthread_rwlock_unlock(&a->iolock);
-	if (rc == -EBUSY || (rc < 0 && !eng_is_parity(a) && !eng_is_mirror(a))) {
+	if (rc == -EBUSY) {
 		/* Redo locked; it handles the errors (fails members). */
 		*redo = true;
 		return -EAGAIN;

@@ -217,7 +217,7 @@ int eng_replace_member(struct eng_array *a, const char *old, struct member *m, c
 	struct eng_member *em = NULL;
 	if (i < 0) {
 		rc = errmsg(err, errlen, -ENOENT, "%s is not a member of this array", old);
-	} else if (!eng_is_parity(a) && !(eng_is_mirror(a) && a->ncopies > 1)) {
+	} else if (!a->pers->redundant(a)) {
 		rc = errmsg(err, errlen, -EOPNOTSUPP,
 		            "%s has no redundancy to rebuild a replacement from", a->ops->name);
 	} else if (a->ref.version == MD_SB_0_90) {

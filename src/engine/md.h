@@ -10,6 +10,9 @@
 
 extern const struct eng_class eng_md_class;
 
+/* pers.c: the I/O personality of an md level, NULL when none. */
+const struct eng_pers *eng_pers_for(int level);
+
 /* assemble.c: members with md superblocks (ownership as
  * uraid_assemble_members). */
 int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **out, char *err,
@@ -29,6 +32,9 @@ int eng_flush(struct eng_array *a);
 int eng_stop(struct eng_array *a);
 void eng_drop(struct eng_array *a);
 int eng_status(struct eng_array *a, struct uraid_status *st);
+int eng_io_stats(struct eng_array *a, struct uraid_io_stats *st);
+/* The personality's stripe cache; -EINVAL for levels without one. */
+int eng_set_stripe_cache(struct eng_array *a, unsigned stripes);
 
 /* manage.c, readd.c: members (ownership of m passes). */
 int eng_fail(struct eng_array *a, const char *name, char *err, size_t errlen);

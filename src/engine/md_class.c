@@ -3,7 +3,6 @@
 #include "engine/bitmap/bitmap.h"
 #include "engine/journal/journal.h"
 #include "engine/md.h"
-#include "engine/raid456/stripe_cache.h"
 
 static uint64_t md_size(const struct uraid_array *h)
 {

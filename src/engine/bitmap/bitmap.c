@@ -27,9 +27,9 @@ bool eng_bitmap_supported(int md_version, int level)
 
 uint64_t eng_bitmap_coverage(const struct eng_array *a)
 {
-	/* raid10's resync and its bitmap work in array sectors (the kernel's
-	 * resync_max_sectors = raid10_size()); the others in member sectors. */
-	return a->geom.level == URAID_LEVEL_RAID10 ? a->array_sectors : a->geom.dev_sectors;
+	/* The resync's positions: array sectors for raid10 (the kernel's
+	 * resync_max_sectors = raid10_size()), member sectors for the others. */
+	return a->pers->sync_size(a);
 }
 
 uint64_t eng_bitmap_where(const struct eng_array *a, const struct eng_member *em)
@@ -221,14 +221,8 @@ void eng_bitmap_range(const struct eng_array *a, uint64_t lsec, uint64_t nsec, u
                       uint64_t *i1)
 {
 	const struct eng_bitmap *b = a->bitmap;
-	uint64_t m0 = lsec, m1 = lsec + nsec; /* raid1: member = logical; raid10: logical */
-	if (eng_is_parity(a)) {
-		/* whole stripe rows: a partial write may rewrite parity anywhere in it */
-		uint64_t chunk = a->geom.chunk_sectors;
-		uint64_t k = (uint64_t)(a->geom.raid_disks - eng_nparity(a));
-		m0 = lsec / (k * chunk) * chunk;
-		m1 = ((lsec + nsec - 1) / (k * chunk) + 1) * chunk;
-	}
+	uint64_t m0, m1;
+	a->pers->sync_range(a, lsec, nsec, &m0, &m1);
 	*i0 = m0 / b->chunk_sectors;
 	*i1 = (m1 - 1) / b->chunk_sectors + 1;
 	if (*i1 > b->nbits)

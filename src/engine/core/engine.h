@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "engine/core/class.h"
+#include "engine/core/pers.h"
 #include "layout/layout.h"
 #include "member/member.h"
 #include "meta/md_super.h"
@@ -95,6 +96,7 @@ struct eng_array {
 
 	struct layout_geom geom;
 	const struct layout_ops *ops;
+	const struct eng_pers *pers; /* I/O personality of the level (engine/pers.c) */
 	const struct uraid_parity *pp;
 	uint64_t array_sectors;
 	int ncopies;
@@ -157,9 +159,6 @@ void eng_set_io(struct eng_array *a, struct member_io *io, int role, bool write,
                 uint64_t msec, uint64_t nsec);
 int eng_member_io(struct eng_array *a, int role, bool write, void *buf, uint64_t msec,
                   uint64_t nsec);
-bool eng_is_parity(const struct eng_array *a);
-bool eng_is_mirror(const struct eng_array *a);
-int eng_nparity(const struct eng_array *a);
 
 /* engine/core/super.c: superblock bookkeeping (caller holds the lock). */
 int eng_sb_write_all(struct eng_array *a);
@@ -176,80 +175,6 @@ void eng_member_failed(struct eng_array *a, int role, const char *why);
  * the caller holds the lock and writes the superblocks. */
 void eng_member_drop(struct eng_array *a, int i);
 bool eng_array_readable(const struct eng_array *a);
-
-/* How a write runs. Locked (shared false): the caller holds eng_lock, q is
- * a->ioq, errors are handled (members failed). Shared: the caller holds
- * iolock shared and the stripe locks of the range, q is its own; any error
- * returns -EBUSY with no state changed, and the caller redoes the request
- * locked with force_rcw (parity from data: the first attempt may have left
- * data and parity of a stripe out of step, so read-modify-write is off). */
-struct eng_req {
-	struct member_ioq *q;
-	bool shared;
-	bool force_rcw;
-};
-
-/* engine/raid456/stripe.c: parity levels. */
-/* Syndrome position of data index di. */
-int eng_stripe_data_pos(const struct eng_stripe_buf *sb, int di);
-/* Whole stripes [s0, s0+n) from src: parity from the data, no reads. */
-int eng_write_full_stripes(struct eng_array *a, const struct eng_req *rq, uint64_t s0, int n,
-                           const uint8_t *src);
-int eng_parity_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
-int eng_parity_write(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,
-                     uint64_t lsec, uint64_t nsec);
-/* The same without the stripe cache (the cache's own whole-stripe writes). */
-int eng_parity_write_direct(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,
-                            uint64_t lsec, uint64_t nsec);
-/* Read the rows [co, co+n) of stripe `s` for every role into blocks laid out
- * in syndrome order (k data, P, Q); roles unreadable are reconstructed when
- * possible. */
-struct eng_stripe_buf {
-	struct layout_stripe ls;
-	int k;    /* data blocks */
-	int nsyn; /* syndrome positions (k, or more for DDF layouts) */
-	bool has_q;
-	uint64_t nsec;        /* rows held */
-	uint8_t *mem;         /* (nsyn + 1 or 2) * nsec * 512 */
-	struct member_ioq *q; /* a->ioq unless the request brings its own */
-	bool shared;          /* eng_req.shared: errors give -EBUSY, no repairs */
-	void *blk[LAYOUT_MAX_MEMBERS + 2];
-	int pos_role[LAYOUT_MAX_MEMBERS + 2]; /* syndrome position -> role, -1 for zero fill */
-};
-int eng_stripe_buf_init(struct eng_array *a, struct eng_stripe_buf *sb, uint64_t stripe,
-                        uint64_t nsec);
-void eng_stripe_buf_free(struct eng_array *a, struct eng_stripe_buf *sb);
-/* Read rows [co, co+nsec) of all members; missing/failed ones are
- * reconstructed. `lost` receives the positions that had to be rebuilt. */
-int eng_stripe_read_all(struct eng_array *a, struct eng_stripe_buf *sb, uint64_t co, bool *lost);
-/* Read only the positions in `want`; -EAGAIN when one of them cannot be
- * read (the caller then uses eng_stripe_read_all). */
-int eng_stripe_read(struct eng_array *a, struct eng_stripe_buf *sb, uint64_t co, const bool *want,
-                    bool *lost);
-/* Write the positions in `dirty` to every writable member. */
-int eng_stripe_write(struct eng_array *a, struct eng_stripe_buf *sb, uint64_t co,
-                     const bool *dirty);
-/* Regenerate P (and Q) from the data positions. */
-int eng_stripe_gen(struct eng_array *a, struct eng_stripe_buf *sb);
-/* Read-modify-write of P (and Q) over the touched data blocks of `sb`, whose
- * old data and old parity are in it: fill(ctx, di, block) puts the new bytes
- * of data index di over a copy of its old block; parity is updated from old
- * and new, then the new blocks replace the old. 0, -ENOMEM or -EIO. */
-typedef void (*eng_rmw_fill_fn)(void *ctx, int di, uint8_t *block);
-int eng_stripe_rmw(struct eng_array *a, struct eng_stripe_buf *sb, const bool *touched,
-                   int ntouched, uint64_t nrows, eng_rmw_fill_fn fill, void *ctx);
-static inline int eng_stripe_npos(const struct eng_stripe_buf *sb)
-{
-	return sb->nsyn + (sb->has_q ? 2 : 1);
-}
-
-/* engine/mirror/mirror.c: raid1/raid10 and the plain levels. */
-int eng_mirror_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
-int eng_mirror_write(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,
-                     uint64_t lsec, uint64_t nsec);
-int eng_plain_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
-int eng_plain_write(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,
-                    uint64_t lsec, uint64_t nsec);
 
 /* engine/sync/sync.c */
 int eng_sync_start(struct eng_array *a, enum uraid_sync_action act);

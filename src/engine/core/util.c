@@ -68,22 +68,6 @@ int eng_member_io(struct eng_array *a, int role, bool write, void *buf, uint64_t
 	return member_read(eng_data_member(em), buf, nsec * 512, off);
 }
 
-bool eng_is_parity(const struct eng_array *a)
-{
-	return a->geom.level == URAID_LEVEL_RAID4 || a->geom.level == URAID_LEVEL_RAID5 ||
-	       a->geom.level == URAID_LEVEL_RAID6;
-}
-
-bool eng_is_mirror(const struct eng_array *a)
-{
-	return a->geom.level == URAID_LEVEL_RAID1 || a->geom.level == URAID_LEVEL_RAID10;
-}
-
-int eng_nparity(const struct eng_array *a)
-{
-	return a->geom.level == URAID_LEVEL_RAID6 ? 2 : 1;
-}
-
 void eng_count_io(struct eng_array *a, bool write, uint64_t bytes)
 {
 	__atomic_add_fetch(write ? &a->nio_writes : &a->nio_reads, 1, __ATOMIC_RELAXED);

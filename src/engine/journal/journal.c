@@ -8,6 +8,7 @@
 #include <sys/random.h>
 
 #include "engine/journal/journal.h"
+#include "engine/raid456/raid456.h"
 #include "engine/raid456/stripe_cache.h"
 #include "util/errmsg.h"
 
@@ -91,7 +92,7 @@ int eng_journal_load(struct eng_array *a, char *err, size_t errlen)
 	bool want = a->ref.version != MD_SB_0_90 && (a->ref.feature_map & MD_FEATURE_JOURNAL);
 	if (!want && !a->journal)
 		return 0;
-	if (!eng_is_parity(a))
+	if (!eng_raid456(a))
 		return errmsg(err, errlen, -EINVAL,
 		              "a write journal needs raid4/5/6, this array is %s", a->ops->name);
 	struct eng_journal *j = journal_new(a);
@@ -408,7 +409,7 @@ int eng_journal_add_member(struct eng_array *a, struct member *m, char *err, siz
 		member_close(m);
 		return errmsg(err, errlen, -EROFS, "array is read-only");
 	}
-	if (!eng_is_parity(a) || a->ref.version == MD_SB_0_90) {
+	if (!eng_raid456(a) || a->ref.version == MD_SB_0_90) {
 		member_close(m);
 		return errmsg(err, errlen, -EINVAL,
 		              "a write journal needs raid4/5/6 with 1.x metadata");
@@ -426,7 +427,7 @@ int eng_journal_add_member(struct eng_array *a, struct member *m, char *err, siz
 	/* The stripe cache writes partial stripes out without logging them:
 	 * write it out and turn it off (the journal's write-back mode takes
 	 * its place). */
-	rc = eng_set_stripe_cache(a, 0);
+	rc = eng_scache_set(a, 0);
 	if (rc < 0) {
 		member_close(m);
 		return errmsg(err, errlen, rc, "writing the stripe cache out failed");
@@ -557,7 +558,7 @@ int eng_journal_write(struct eng_array *a, const uint8_t *buf, uint64_t lsec, ui
 		struct eng_req rq = {.q = a->ioq};
 		while (rc == 0 && nsec) {
 			uint64_t n = eng_journal_piece(a, lsec, nsec);
-			rc = eng_parity_write(a, &rq, buf, lsec, n);
+			rc = a->pers->write(a, &rq, buf, lsec, n);
 			buf += n * 512;
 			lsec += n;
 			nsec -= n;

@@ -15,6 +15,7 @@
 #include <sys/random.h>
 
 #include "engine/journal/journal.h"
+#include "engine/raid456/raid456.h"
 #include "util/errmsg.h"
 
 struct jrow {
@@ -345,7 +346,7 @@ int eng_journal_replay_finish(struct eng_array *a)
 	int rc = eng_mark_dirty(a);
 	struct eng_req rq = {.q = a->ioq};
 	for (size_t i = 0; i < pend->n && rc == 0; i++)
-		rc = eng_parity_write(a, &rq, pend->p[i].page, pend->p[i].lsec, MDJ_BLOCK_SECTORS);
+		rc = a->pers->write(a, &rq, pend->p[i].page, pend->p[i].lsec, MDJ_BLOCK_SECTORS);
 	free(pend->p);
 	free(pend);
 	j->pending = NULL;

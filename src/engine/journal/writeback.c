@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "engine/journal/journal.h"
+#include "engine/raid456/raid456.h"
 
 struct eng_wb_cache {
 	size_t cap;     /* slots, power of two */
@@ -359,7 +360,7 @@ int eng_wb_write(struct eng_array *a, const uint8_t *buf, uint64_t lsec, uint64_
 				if (c->key[h])
 					memcpy(pg[i], c->data[h], MDJ_BLOCK);
 				else
-					rc = eng_parity_read(a, pg[i], p * 8, 8);
+					rc = eng_parity_read_members(a, pg[i], p * 8, 8);
 			}
 			if (rc == 0)
 				memcpy(pg[i] + (s0 - p * 8) * 512, buf + (s0 - lsec) * 512,

@@ -1,202 +1,75 @@
-/* Mirrored levels (raid1, raid10) and the plain ones (linear, raid0).
- * Mirror reads go to the readable copy whose member last read just before
- * the piece (a sequential stream stays on one member), else to the one whose
- * last read ended nearest (md's read_balance); a failed read falls back to
- * the next copy and the good data is written back over the bad copy (md's
- * read-error correction). */
-#include <errno.h>
-#include <string.h>
+/* The mirror personality (raid1, raid10): every logical sector has
+ * a->ncopies copies (layout_ops.map names them); requests in io.c, resync,
+ * check, repair and recovery in sync.c. Resync positions are logical
+ * sectors, as md's raid1/raid10 sync_request walks them. */
+#include "engine/mirror/mirror.h"
+#include "engine/sync/sync.h"
 
-#include "engine/core/engine.h"
-
-#define BATCH          64
-#define REGION_SECTORS 2048 /* largest piece per member request */
-
-static bool io_ok(const struct member_io *io)
+static bool mirror_redundant(const struct eng_array *a)
 {
-	return io->result >= 0 && (size_t)io->result == io->len;
+	return a->ncopies > 1;
 }
 
-/* Piece of [lsec, lsec+nsec) that stays contiguous on every copy. */
-static int piece(struct eng_array *a, uint64_t lsec, uint64_t nsec, uint64_t *len)
+/* Mirrors not known consistent: md reads one fixed copy there, and so does
+ * the locked path. */
+static bool mirror_fast_read_ok(const struct eng_array *a)
 {
-	struct layout_loc loc;
-	int rc = a->ops->map(&a->geom, lsec, 0, &loc, len);
-	if (rc < 0)
-		return rc;
-	uint64_t to_region = REGION_SECTORS - lsec % REGION_SECTORS;
-	if (*len > to_region)
-		*len = to_region;
-	if (*len > nsec)
-		*len = nsec;
-	return 0;
+	return a->resync_offset == MD_RESYNC_NONE && a->action == URAID_SYNC_IDLE;
 }
 
-/* Slow path for one piece: try every copy, repair the ones that failed. */
-static int read_piece_any(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t len, int first)
+static uint64_t mirror_lock_unit(const struct eng_array *a)
 {
-	int bad_role[LAYOUT_MAX_MEMBERS];
-	uint64_t bad_sec[LAYOUT_MAX_MEMBERS];
-	int nbad = 0;
-	for (int i = 0; i < a->ncopies; i++) {
-		int c = (first + i) % a->ncopies;
-		struct layout_loc loc;
-		uint64_t l;
-		if (a->ops->map(&a->geom, lsec, c, &loc, &l) < 0)
-			return -EIO;
-		if (!eng_role_readable(a, loc.role, loc.sector, len))
-			continue;
-		/* Two tries per copy: a transient error is not worth a rewrite. */
-		if (eng_member_io(a, loc.role, false, buf, loc.sector, len) < 0 &&
-		    eng_member_io(a, loc.role, false, buf, loc.sector, len) < 0) {
-			bad_role[nbad] = loc.role;
-			bad_sec[nbad++] = loc.sector;
-			continue;
-		}
-		for (int b = 0; b < nbad && !a->readonly; b++) {
-			if (eng_member_io(a, bad_role[b], true, buf, bad_sec[b], len) < 0)
-				eng_member_failed(a, bad_role[b],
-				                  "read error, and rewriting from a mirror failed");
-			else if (a->slot[bad_role[b]] >= 0)
-				a->mem[a->slot[bad_role[b]]]->sb.cnt_corrected_read++;
-		}
-		return 0;
-	}
-	/* Every copy failed; md fails the request rather than the last copy. */
-	return -EIO;
+	(void)a;
+	return ENG_REGION_SECTORS;
 }
 
-int eng_mirror_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
+static uint64_t mirror_sync_size(const struct eng_array *a)
 {
-	struct member_io io[BATCH];
-	uint64_t io_lsec[BATCH];
-	int io_first[BATCH];
-	while (nsec) {
-		int n = 0;
-		while (nsec && n < BATCH) {
-			uint64_t len;
-			int rc = piece(a, lsec, nsec, &len);
-			if (rc < 0)
-				return rc;
-			int chosen = -1;
-			uint64_t best = UINT64_MAX;
-			struct layout_loc loc = {0}, cl;
-			for (int c = 0; c < a->ncopies && best > 0; c++) {
-				uint64_t l;
-				if (a->ops->map(&a->geom, lsec, c, &cl, &l) < 0)
-					return -EIO;
-				if (!eng_role_readable(a, cl.role, cl.sector, len))
-					continue;
-				uint64_t h = __atomic_load_n(&a->mem[a->slot[cl.role]]->head,
-				                             __ATOMIC_RELAXED);
-				uint64_t d = h > cl.sector ? h - cl.sector : cl.sector - h;
-				if (d < best) {
-					best = d;
-					chosen = c;
-					loc = cl;
-				}
-			}
-			if (chosen < 0)
-				return -EIO;
-			__atomic_store_n(&a->mem[a->slot[loc.role]]->head, loc.sector + len,
-			                 __ATOMIC_RELAXED);
-			eng_set_io(a, &io[n], loc.role, false, buf, loc.sector, len);
-			io_lsec[n] = lsec;
-			io_first[n] = chosen;
-			n++;
-			buf += len * 512;
-			lsec += len;
-			nsec -= len;
-		}
-		eng_ioq_run(a, a->ioq, io, n);
-		for (int i = 0; i < n; i++) {
-			if (io_ok(&io[i]))
-				continue;
-			int rc =
-			    read_piece_any(a, io[i].buf, io_lsec[i], io[i].len / 512, io_first[i]);
-			if (rc < 0)
-				return rc;
-		}
-	}
-	return 0;
+	return a->array_sectors;
 }
 
-int eng_mirror_write(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,
-                     uint64_t lsec, uint64_t nsec)
+static void mirror_sync_range(const struct eng_array *a, uint64_t lsec, uint64_t nsec, uint64_t *p0,
+                              uint64_t *p1)
 {
-	struct member_io io[BATCH];
-	int io_role[BATCH];
-	while (nsec) {
-		int n = 0;
-		while (nsec && n + a->ncopies <= BATCH) {
-			uint64_t len;
-			int rc = piece(a, lsec, nsec, &len);
-			if (rc < 0)
-				return rc;
-			for (int c = 0; c < a->ncopies; c++) {
-				struct layout_loc loc;
-				uint64_t l;
-				if (a->ops->map(&a->geom, lsec, c, &loc, &l) < 0)
-					return -EIO;
-				if (!eng_role_writable(a, loc.role))
-					continue;
-				eng_set_io(a, &io[n], loc.role, true, (void *)buf, loc.sector, len);
-				io_role[n++] = loc.role;
-			}
-			buf += len * 512;
-			lsec += len;
-			nsec -= len;
-		}
-		eng_ioq_run(a, rq->q, io, n);
-		for (int i = 0; i < n; i++) {
-			if (io_ok(&io[i]))
-				continue;
-			if (rq->shared)
-				return -EBUSY;
-			eng_member_failed(a, io_role[i], "write error");
-		}
-		if (!eng_array_readable(a))
-			return -EIO;
-	}
-	return 0;
+	(void)a;
+	*p0 = lsec;
+	*p1 = lsec + nsec;
 }
 
-static int plain_io(struct eng_array *a, struct member_ioq *q, uint8_t *buf, uint64_t lsec,
-                    uint64_t nsec, bool write)
+/* A resync reads every copy of its positions; a recovery reads one copy
+ * and writes the rebuilt member. */
+static uint64_t mirror_sync_batch(const struct eng_array *a, enum uraid_sync_action act)
 {
-	struct member_io io[BATCH];
-	while (nsec) {
-		int n = 0;
-		while (nsec && n < BATCH) {
-			struct layout_loc loc;
-			uint64_t len;
-			int rc = a->ops->map(&a->geom, lsec, 0, &loc, &len);
-			if (rc < 0)
-				return rc;
-			if (len > nsec)
-				len = nsec;
-			if (!eng_role_readable(a, loc.role, loc.sector, len))
-				return -EIO;
-			eng_set_io(a, &io[n++], loc.role, write, buf, loc.sector, len);
-			buf += len * 512;
-			lsec += len;
-			nsec -= len;
-		}
-		eng_ioq_run(a, q, io, n);
-		for (int i = 0; i < n; i++)
-			if (!io_ok(&io[i]))
-				return -EIO; /* no redundancy to fall back on */
-	}
-	return 0;
+	uint64_t per = act == URAID_SYNC_RECOVER ? 1 : (uint64_t)(a->ncopies > 0 ? a->ncopies : 1);
+	uint64_t n = SYNC_BATCH_BYTES / 512 / per;
+	return n > SYNC_BATCH_SECTORS ? SYNC_BATCH_SECTORS : n;
 }
 
-int eng_plain_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
+/* raid1 down to one in-sync copy (as md's raid1 sync_request); raid10
+ * always resyncs what it has. */
+static bool mirror_resync_pointless(const struct eng_array *a)
 {
-	return plain_io(a, a->ioq, buf, lsec, nsec, false);
+	if (a->geom.level != URAID_LEVEL_RAID1)
+		return false;
+	int insync = 0;
+	for (int r = 0; r < a->geom.raid_disks; r++)
+		insync += a->slot[r] >= 0 && a->mem[a->slot[r]]->state == URAID_MEMBER_IN_SYNC;
+	return insync <= 1;
 }
 
-int eng_plain_write(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,
-                    uint64_t lsec, uint64_t nsec)
-{
-	return plain_io(a, rq->q, (uint8_t *)buf, lsec, nsec, true);
-}
+const struct eng_pers eng_pers_mirror = {
+    .name = "mirror",
+    .consistency = true,
+    .redundant = mirror_redundant,
+    .read = eng_mirror_read,
+    .write = eng_mirror_write,
+    .fast_read_ok = mirror_fast_read_ok,
+    .lock_unit = mirror_lock_unit,
+    .sync_size = mirror_sync_size,
+    .sync_range = mirror_sync_range,
+    .sync_batch = mirror_sync_batch,
+    .resync = sync_mirror_batch,
+    .recover = sync_mirror_recover,
+    .role_data = sync_mirror_role_data,
+    .resync_pointless = mirror_resync_pointless,
+};

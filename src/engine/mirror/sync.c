@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/mirror/mirror.h"
 #include "engine/sync/sync.h"
 #include "engine/sync/workers.h"
 

@@ -8,9 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/core/engine.h"
 #include "engine/journal/journal.h"
-#include "engine/raid456/stripe_cache.h"
+#include "engine/raid456/raid456.h"
 
 #define BATCH 64
 
@@ -178,18 +177,7 @@ static int rebuild_piece(struct eng_array *a, uint8_t *out, uint64_t stripe, int
 	return rc;
 }
 
-static int parity_read_members(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
-
-int eng_parity_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
-{
-	int rc = parity_read_members(a, buf, lsec, nsec);
-	/* Cached writes are newer than what the members hold. */
-	if (rc == 0)
-		eng_scache_overlay(a, buf, lsec, nsec);
-	return rc;
-}
-
-static int parity_read_members(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
+int eng_parity_read_members(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
 {
 	uint64_t chunk = a->geom.chunk_sectors;
 	uint64_t k = (uint64_t)(a->geom.raid_disks - eng_nparity(a));
@@ -509,16 +497,6 @@ int eng_write_full_stripes(struct eng_array *a, const struct eng_req *rq, uint64
 	free(io);
 	free(io_role);
 	return rc;
-}
-
-int eng_parity_write(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,
-                     uint64_t lsec, uint64_t nsec)
-{
-	/* The stripe cache takes the locked path's writes (it changes only
-	 * under eng_lock); it sends whole stripes back here. */
-	if (!rq->shared && eng_scache_active(a))
-		return eng_scache_write(a, rq, buf, lsec, nsec);
-	return eng_parity_write_direct(a, rq, buf, lsec, nsec);
 }
 
 int eng_parity_write_direct(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/core/engine.h"
+#include "engine/raid456/raid456.h"
 #include "engine/raid456/stripe_cache_int.h"
 
 bool eng_scache_active(const struct eng_array *a)

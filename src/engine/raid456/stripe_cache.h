@@ -26,6 +26,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "uraid.h"
+
 struct eng_array;
 struct eng_req;
 struct eng_scache;
@@ -51,9 +53,9 @@ int eng_scache_drain(struct eng_array *a);
  * free the memory. */
 void eng_scache_free(struct eng_array *a);
 unsigned eng_scache_size(const struct eng_array *a);
-/* uraid_set_stripe_cache of an md array. */
-int eng_set_stripe_cache(struct eng_array *a, unsigned stripes);
-/* uraid_io_stats of an md array: member I/O and the stripe cache's counters. */
-int eng_io_stats(struct eng_array *a, struct uraid_io_stats *st);
+/* Resize (0: off), writing the cache out first (uraid_set_stripe_cache). */
+int eng_scache_set(struct eng_array *a, unsigned stripes);
+/* The cache's counters into st (uraid_io_stats); caller holds eng_lock. */
+void eng_scache_stats(const struct eng_array *a, struct uraid_io_stats *st);
 
 #endif

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "engine/bitmap/bitmap.h"
-#include "engine/core/engine.h"
+#include "engine/raid456/raid456.h"
 #include "engine/raid456/stripe_cache_int.h"
 
 #define SC_TICK_NS 20000000ull /* idle thread period */
@@ -260,9 +260,9 @@ void eng_scache_free(struct eng_array *a)
 	a->sc = NULL;
 }
 
-int eng_set_stripe_cache(struct eng_array *a, unsigned stripes)
+int eng_scache_set(struct eng_array *a, unsigned stripes)
 {
-	if (!eng_is_parity(a) || stripes > URAID_STRIPE_CACHE_MAX)
+	if (stripes > URAID_STRIPE_CACHE_MAX)
 		return -EINVAL;
 	if (a->readonly)
 		return stripes ? -EROFS : 0;
@@ -341,27 +341,20 @@ int eng_set_stripe_cache(struct eng_array *a, unsigned stripes)
 	return rc;
 }
 
-int eng_io_stats(struct eng_array *a, struct uraid_io_stats *st)
+void eng_scache_stats(const struct eng_array *a, struct uraid_io_stats *st)
 {
-	eng_lock(a);
-	st->member_reads = a->nio_reads;
-	st->member_writes = a->nio_writes;
-	st->member_read_bytes = a->nio_rbytes;
-	st->member_write_bytes = a->nio_wbytes;
 	const struct eng_scache *sc = a->sc;
-	if (sc) {
-		st->sc_size = sc->size ? sc->requested : 0;
-		st->sc_used = sc->used;
-		st->sc_write_sectors = sc->write_sectors;
-		st->sc_read_hit_sectors = __atomic_load_n(&sc->read_hits, __ATOMIC_RELAXED);
-		st->sc_full_runs = sc->full_runs;
-		st->sc_rmw_runs = sc->rmw_runs;
-		st->sc_rcw_runs = sc->rcw_runs;
-		st->sc_evicted = sc->evicted;
-		st->sc_idle = sc->idle;
-		st->sc_reads_direct = sc->reads_direct;
-		st->sc_reads_writeout = sc->reads_writeout;
-	}
-	eng_unlock(a);
-	return 0;
+	if (!sc)
+		return;
+	st->sc_size = sc->size ? sc->requested : 0;
+	st->sc_used = sc->used;
+	st->sc_write_sectors = sc->write_sectors;
+	st->sc_read_hit_sectors = __atomic_load_n(&sc->read_hits, __ATOMIC_RELAXED);
+	st->sc_full_runs = sc->full_runs;
+	st->sc_rmw_runs = sc->rmw_runs;
+	st->sc_rcw_runs = sc->rcw_runs;
+	st->sc_evicted = sc->evicted;
+	st->sc_idle = sc->idle;
+	st->sc_reads_direct = sc->reads_direct;
+	st->sc_reads_writeout = sc->reads_writeout;
 }

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "engine/raid456/raid456.h"
 #include "engine/sync/sync.h"
 #include "engine/sync/workers.h"
 

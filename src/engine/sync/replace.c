@@ -205,36 +205,6 @@ void eng_replace_slot_failed(struct eng_array *a, int role)
 	a->geom.member_sectors[role] = em->sb.data_size;
 }
 
-/* Data of `role`'s member sectors [pos, pos+n) without trusting the member
- * there: rebuilt from the others (parity) or read from another copy. */
-static int role_data_rebuilt(struct eng_array *a, int role, uint8_t *buf, uint64_t pos, uint64_t n)
-{
-	if (!eng_is_parity(a))
-		return sync_mirror_role_data(a, role, buf, pos, n);
-	uint64_t chunk = a->geom.chunk_sectors;
-	for (uint64_t end = pos + n; pos < end;) {
-		uint64_t len = chunk - pos % chunk;
-		if (len > end - pos)
-			len = end - pos;
-		struct eng_stripe_buf sb;
-		int rc = eng_stripe_buf_init(a, &sb, pos / chunk, len);
-		if (rc < 0)
-			return rc;
-		rc = eng_stripe_read_all(a, &sb, pos % chunk, NULL);
-		int p = 0;
-		while (rc == 0 && p < eng_stripe_npos(&sb) && sb.pos_role[p] != role)
-			p++;
-		if (rc == 0 && p < eng_stripe_npos(&sb))
-			memcpy(buf, sb.blk[p], len * 512);
-		eng_stripe_buf_free(a, &sb);
-		if (rc < 0)
-			return rc;
-		buf += len * 512;
-		pos += len;
-	}
-	return 0;
-}
-
 int sync_replace_copy(struct eng_array *a, uint64_t pos, uint64_t n)
 {
 	for (int i = 0; i < a->nmem; i++) {
@@ -260,7 +230,7 @@ int sync_replace_copy(struct eng_array *a, uint64_t pos, uint64_t n)
 			return -ENOMEM;
 		int rc = eng_member_io(a, role, false, buf, pos, end - pos);
 		if (rc < 0)
-			rc = role_data_rebuilt(a, role, buf, pos, end - pos);
+			rc = a->pers->role_data(a, role, buf, pos, end - pos);
 		/* The old member may have failed meanwhile: then this member is
 		 * in the slot and the rebuild continues the ordinary way. */
 		if (rc == 0 && is_replacement(em) &&

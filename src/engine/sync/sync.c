@@ -30,14 +30,15 @@
 
 static bool has_redundancy(const struct eng_array *a)
 {
-	return eng_is_parity(a) || (eng_is_mirror(a) && a->ncopies > 1);
+	return a->pers->redundant(a);
 }
 
+/* Recovery walks member sectors; the rest the personality's positions. */
 static uint64_t sync_end(const struct eng_array *a, enum uraid_sync_action act)
 {
-	if (act == URAID_SYNC_RECOVER || eng_is_parity(a))
+	if (act == URAID_SYNC_RECOVER)
 		return a->geom.dev_sectors;
-	return a->array_sectors;
+	return a->pers->sync_size(a);
 }
 
 bool sync_role_rebuilding(const struct eng_array *a, int role)
@@ -93,22 +94,6 @@ static void speed_mark(struct eng_array *a)
 	a->speed_pos0 = a->sync_pos;
 }
 
-/* No redundancy left among the in-sync members (raid4/5/6 missing as many
- * slots as they have parity, raid1 down to one copy): a resync cannot
- * compare or fix anything. */
-static bool resync_pointless(const struct eng_array *a)
-{
-	int insync = 0;
-	for (int r = 0; r < a->geom.raid_disks; r++)
-		if (a->slot[r] >= 0 && a->mem[a->slot[r]]->state == URAID_MEMBER_IN_SYNC)
-			insync++;
-	if (eng_is_parity(a))
-		return a->geom.raid_disks - insync >= eng_nparity(a);
-	if (a->geom.level == URAID_LEVEL_RAID1)
-		return insync <= 1;
-	return false;
-}
-
 void eng_sync_schedule(struct eng_array *a)
 {
 	if (a->action != URAID_SYNC_IDLE || a->readonly || !has_redundancy(a))
@@ -139,7 +124,7 @@ void eng_sync_schedule(struct eng_array *a)
 	if (any_rebuilding(a) || sync_replace_any(a)) {
 		a->action = URAID_SYNC_RECOVER;
 		a->sync_pos = recovery_from(a);
-	} else if (a->resync_offset != MD_RESYNC_NONE && resync_pointless(a)) {
+	} else if (a->resync_offset != MD_RESYNC_NONE && a->pers->resync_pointless(a)) {
 		/* As md's raid5/raid1 sync_request: with no redundancy left
 		 * there is nothing to make consistent, so the resync "skips"
 		 * the whole array and the array is clean again. */
@@ -188,20 +173,11 @@ static void finish(struct eng_array *a)
 	pthread_cond_broadcast(&a->cond);
 }
 
-/* Sectors per batch: bounded by SYNC_BATCH_BYTES across the members a
- * batch holds in memory. */
+/* Positions per batch: the personality's bound (SYNC_BATCH_BYTES across
+ * the members a batch holds in memory), on checkpoint boundaries. */
 static uint64_t batch_limit(const struct eng_array *a)
 {
-	uint64_t per = eng_is_parity(a)                  ? (uint64_t)a->geom.raid_disks
-	               : a->action == URAID_SYNC_RECOVER ? 1
-	                                                 : (uint64_t)a->ncopies;
-	uint64_t n = SYNC_BATCH_BYTES / 512 / (per ? per : 1);
-	if (n > SYNC_BATCH_SECTORS)
-		n = SYNC_BATCH_SECTORS;
-	/* whole chunk rows where they fit: no partial stripes mid-run */
-	uint64_t chunk = a->geom.chunk_sectors;
-	if (eng_is_parity(a) && chunk && n >= chunk)
-		n -= n % chunk;
+	uint64_t n = a->pers->sync_batch(a, a->action);
 	return n >= SYNC_ALIGN ? n - n % SYNC_ALIGN : SYNC_ALIGN;
 }
 
@@ -219,8 +195,7 @@ static int run_recovery(struct eng_array *a, uint64_t pos, uint64_t n)
 		}
 	int rc = 0;
 	if (any_rebuilding(a))
-		rc = eng_is_parity(a) ? sync_parity_batch(a, pos, n)
-		                      : sync_mirror_recover(a, pos, n);
+		rc = a->pers->recover(a, pos, n);
 	if (rc == 0 && sync_replace_any(a))
 		rc = sync_replace_copy(a, pos, n);
 	if (rc < 0)
@@ -280,10 +255,8 @@ static int step_locked(struct eng_array *a, uint64_t max)
 	int rc;
 	if (a->action == URAID_SYNC_RECOVER)
 		rc = run_recovery(a, pos, n);
-	else if (eng_is_parity(a))
-		rc = sync_parity_batch(a, pos, n);
 	else
-		rc = sync_mirror_batch(a, pos, n);
+		rc = a->pers->resync(a, pos, n);
 	if (rc < 0) {
 		fprintf(stderr, "uraid: %s stopped at sector %llu: error %d\n",
 		        a->action == URAID_SYNC_RECOVER ? "recovery" : "sync",

@@ -48,23 +48,6 @@ bool sync_role_rebuilding(const struct eng_array *a, int role);
  * requests on two workers (engine/sync/workers.h) instead of queued batches. */
 bool sync_in_memory(const struct eng_array *a);
 
-/* engine/raid456/sync.c: work on member rows [pos, pos+n) of a parity level for the
- * current action; recovery rebuilds every rebuilding slot member there.
- * Any chunk boundaries; large member requests, one batch. */
-int sync_parity_batch(struct eng_array *a, uint64_t pos, uint64_t n);
-/* Only rows [pos, pos+n) of one chunk: the careful path (read retries,
- * reconstruction, read-error correction), also for RAID6 repair. */
-int sync_parity_piece(struct eng_array *a, uint64_t pos, uint64_t n);
-
-/* engine/mirror/sync.c */
-/* Resync / check / repair of logical sectors [pos, pos+n). */
-int sync_mirror_batch(struct eng_array *a, uint64_t pos, uint64_t n);
-/* Recovery of member sectors [pos, pos+n) of every rebuilding slot member. */
-int sync_mirror_recover(struct eng_array *a, uint64_t pos, uint64_t n);
-/* Data of member sectors [msec, msec+n) of `role` as the array holds it,
- * from any copy (read errors repaired), without using `role` itself. */
-int sync_mirror_role_data(struct eng_array *a, int role, uint8_t *buf, uint64_t msec, uint64_t n);
-
 /* engine/sync/replace.c */
 bool sync_replace_any(const struct eng_array *a);
 /* Lowest recovery_offset of the replacements (UINT64_MAX when none). */

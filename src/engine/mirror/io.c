@@ -1,0 +1,160 @@
+/* Requests of the mirrored levels (raid1, raid10). Reads go to the readable copy whose member last
+ * read just before the piece (a sequential stream stays on one member), else to the one whose last
+ * read ended nearest (md's read_balance); a failed read falls back to the next copy and the good
+ * data is written back over the bad copy (md's read-error correction). */
+#include <errno.h>
+#include <string.h>
+
+#include "engine/mirror/mirror.h"
+
+#define BATCH          64
+#define REGION_SECTORS 2048 /* largest piece per member request */
+
+static bool io_ok(const struct member_io *io)
+{
+	return io->result >= 0 && (size_t)io->result == io->len;
+}
+
+/* Piece of [lsec, lsec+nsec) that stays contiguous on every copy. */
+static int piece(struct eng_array *a, uint64_t lsec, uint64_t nsec, uint64_t *len)
+{
+	struct layout_loc loc;
+	int rc = a->ops->map(&a->geom, lsec, 0, &loc, len);
+	if (rc < 0)
+		return rc;
+	uint64_t to_region = REGION_SECTORS - lsec % REGION_SECTORS;
+	if (*len > to_region)
+		*len = to_region;
+	if (*len > nsec)
+		*len = nsec;
+	return 0;
+}
+
+/* Slow path for one piece: try every copy, repair the ones that failed. */
+static int read_piece_any(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t len, int first)
+{
+	int bad_role[LAYOUT_MAX_MEMBERS];
+	uint64_t bad_sec[LAYOUT_MAX_MEMBERS];
+	int nbad = 0;
+	for (int i = 0; i < a->ncopies; i++) {
+		int c = (first + i) % a->ncopies;
+		struct layout_loc loc;
+		uint64_t l;
+		if (a->ops->map(&a->geom, lsec, c, &loc, &l) < 0)
+			return -EIO;
+		if (!eng_role_readable(a, loc.role, loc.sector, len))
+			continue;
+		/* Two tries per copy: a transient error is not worth a rewrite. */
+		if (eng_member_io(a, loc.role, false, buf, loc.sector, len) < 0 &&
+		    eng_member_io(a, loc.role, false, buf, loc.sector, len) < 0) {
+			bad_role[nbad] = loc.role;
+			bad_sec[nbad++] = loc.sector;
+			continue;
+		}
+		for (int b = 0; b < nbad && !a->readonly; b++) {
+			if (eng_member_io(a, bad_role[b], true, buf, bad_sec[b], len) < 0)
+				eng_member_failed(a, bad_role[b],
+				                  "read error, and rewriting from a mirror failed");
+			else if (a->slot[bad_role[b]] >= 0)
+				a->mem[a->slot[bad_role[b]]]->sb.cnt_corrected_read++;
+		}
+		return 0;
+	}
+	/* Every copy failed; md fails the request rather than the last copy. */
+	return -EIO;
+}
+
+int eng_mirror_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
+{
+	struct member_io io[BATCH];
+	uint64_t io_lsec[BATCH];
+	int io_first[BATCH];
+	while (nsec) {
+		int n = 0;
+		while (nsec && n < BATCH) {
+			uint64_t len;
+			int rc = piece(a, lsec, nsec, &len);
+			if (rc < 0)
+				return rc;
+			int chosen = -1;
+			uint64_t best = UINT64_MAX;
+			struct layout_loc loc = {0}, cl;
+			for (int c = 0; c < a->ncopies && best > 0; c++) {
+				uint64_t l;
+				if (a->ops->map(&a->geom, lsec, c, &cl, &l) < 0)
+					return -EIO;
+				if (!eng_role_readable(a, cl.role, cl.sector, len))
+					continue;
+				uint64_t h = __atomic_load_n(&a->mem[a->slot[cl.role]]->head,
+				                             __ATOMIC_RELAXED);
+				uint64_t d = h > cl.sector ? h - cl.sector : cl.sector - h;
+				if (d < best) {
+					best = d;
+					chosen = c;
+					loc = cl;
+				}
+			}
+			if (chosen < 0)
+				return -EIO;
+			__atomic_store_n(&a->mem[a->slot[loc.role]]->head, loc.sector + len,
+			                 __ATOMIC_RELAXED);
+			eng_set_io(a, &io[n], loc.role, false, buf, loc.sector, len);
+			io_lsec[n] = lsec;
+			io_first[n] = chosen;
+			n++;
+			buf += len * 512;
+			lsec += len;
+			nsec -= len;
+		}
+		eng_ioq_run(a, a->ioq, io, n);
+		for (int i = 0; i < n; i++) {
+			if (io_ok(&io[i]))
+				continue;
+			int rc =
+			    read_piece_any(a, io[i].buf, io_lsec[i], io[i].len / 512, io_first[i]);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int eng_mirror_write(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,
+                     uint64_t lsec, uint64_t nsec)
+{
+	struct member_io io[BATCH];
+	int io_role[BATCH];
+	while (nsec) {
+		int n = 0;
+		while (nsec && n + a->ncopies <= BATCH) {
+			uint64_t len;
+			int rc = piece(a, lsec, nsec, &len);
+			if (rc < 0)
+				return rc;
+			for (int c = 0; c < a->ncopies; c++) {
+				struct layout_loc loc;
+				uint64_t l;
+				if (a->ops->map(&a->geom, lsec, c, &loc, &l) < 0)
+					return -EIO;
+				if (!eng_role_writable(a, loc.role))
+					continue;
+				eng_set_io(a, &io[n], loc.role, true, (void *)buf, loc.sector, len);
+				io_role[n++] = loc.role;
+			}
+			buf += len * 512;
+			lsec += len;
+			nsec -= len;
+		}
+		eng_ioq_run(a, rq->q, io, n);
+		for (int i = 0; i < n; i++) {
+			if (io_ok(&io[i]))
+				continue;
+			if (rq->shared)
+				return -EBUSY;
+			eng_member_failed(a, io_role[i], "write error");
+		}
+		if (!eng_array_readable(a))
+			return -EIO;
+	}
+	return 0;
+}

@@ -1,0 +1,76 @@
+/* The plain personality (linear, raid0): every logical sector lives on one
+ * member, so a request is its mapped pieces, one batch; nothing to rebuild,
+ * resync or check, and an error is the request's. */
+#include <errno.h>
+#include <string.h>
+
+#include "engine/plain/plain.h"
+
+#define BATCH 64
+
+static bool io_ok(const struct member_io *io)
+{
+	return io->result >= 0 && (size_t)io->result == io->len;
+}
+
+static int plain_io(struct eng_array *a, struct member_ioq *q, bool shared, uint8_t *buf,
+                    uint64_t lsec, uint64_t nsec, bool write)
+{
+	struct member_io io[BATCH];
+	while (nsec) {
+		int n = 0;
+		while (nsec && n < BATCH) {
+			struct layout_loc loc;
+			uint64_t len;
+			int rc = a->ops->map(&a->geom, lsec, 0, &loc, &len);
+			if (rc < 0)
+				return rc;
+			if (len > nsec)
+				len = nsec;
+			if (!eng_role_readable(a, loc.role, loc.sector, len))
+				return -EIO;
+			eng_set_io(a, &io[n++], loc.role, write, buf, loc.sector, len);
+			buf += len * 512;
+			lsec += len;
+			nsec -= len;
+		}
+		eng_ioq_run(a, q, io, n);
+		for (int i = 0; i < n; i++)
+			if (!io_ok(&io[i]))
+				return shared ? -EBUSY : -EIO; /* no redundancy to fall back on */
+	}
+	return 0;
+}
+
+static int plain_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
+{
+	return plain_io(a, a->ioq, false, buf, lsec, nsec, false);
+}
+
+/* A shared write's error gives -EBUSY: the locked path repeats it and
+ * reports -EIO (no member is failed: nothing could take its place). */
+static int plain_write(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,
+                       uint64_t lsec, uint64_t nsec)
+{
+	return plain_io(a, rq->q, rq->shared, (uint8_t *)buf, lsec, nsec, true);
+}
+
+static bool plain_redundant(const struct eng_array *a)
+{
+	(void)a;
+	return false;
+}
+
+static uint64_t plain_lock_unit(const struct eng_array *a)
+{
+	(void)a;
+	return ENG_REGION_SECTORS;
+}
+
+const struct eng_pers eng_pers_plain = {
+    .name = "plain",
+    .redundant = plain_redundant,
+    .read = plain_read,
+    .write = plain_write,
+    .lock_unit = plain_lock_unit,
+};
