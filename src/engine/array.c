@@ -7,9 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/bitmap/bitmap.h"
 #include "engine/md.h"
-#include "engine/journal/journal.h"
+#include "engine/core/log.h"
 #include "engine/sync/workers.h"
 #include "util/errmsg.h"
 
@@ -74,10 +73,7 @@ int eng_array_setup(struct eng_array *a, char *err, size_t errlen)
 	} else {
 		a->resync_offset = MD_RESYNC_NONE;
 	}
-	rc = eng_bitmap_load(a, err, errlen);
-	if (rc < 0)
-		return rc;
-	rc = eng_journal_load(a, err, errlen);
+	rc = eng_logs_load(a, err, errlen);
 	if (rc < 0)
 		return rc;
 	a->dirty = false;
@@ -93,9 +89,11 @@ int eng_array_setup(struct eng_array *a, char *err, size_t errlen)
 	pthread_cond_init(&a->cond, NULL);
 	eng_bufpool_init(&a->pool);
 	a->inited = true;
-	rc = eng_journal_start(a, err, errlen);
-	if (rc < 0)
-		return rc;
+	if (a->log && a->log->start) {
+		rc = a->log->start(a, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
 	if (!a->readonly) {
 		eng_lock(a);
 		eng_sync_schedule(a);
@@ -113,8 +111,13 @@ void eng_array_free(struct eng_array *a)
 	sync_par_free(a->par);
 	if (a->pers && a->pers->stop)
 		a->pers->stop(a); /* cached writes are lost, as in a crash */
-	eng_bitmap_free(a);
-	eng_journal_free(a);
+	if (a->log && a->log->free)
+		a->log->free(a);
+	if (a->logdev) {
+		if (a->logdev->m)
+			member_close(a->logdev->m);
+		free(a->logdev);
+	}
 	for (int i = 0; i < a->nmem; i++) {
 		if (a->mem[i]->m)
 			member_close(a->mem[i]->m);
@@ -158,15 +161,14 @@ int eng_read(struct eng_array *a, void *buf, size_t len, uint64_t off)
 		return rc;
 	/* Healthy arrays: reads in parallel, each on its own I/O queue. Any
 	 * trouble (-EAGAIN) goes the locked way, which repairs and rebuilds. */
-	/* Write-back journal: the newest data may be only in the cache. */
-	bool wb = a->journal && a->journal->wb;
-	rc = wb ? -EAGAIN : eng_fast_read(a, buf, off / 512, len / 512);
+	/* A log may hold newer data than the members (write-back journal). */
+	rc = eng_log_reads_locked(a) ? -EAGAIN : eng_fast_read(a, buf, off / 512, len / 512);
 	if (rc != -EAGAIN)
 		return rc;
 	eng_lock(a);
 	rc = a->pers->read(a, buf, off / 512, len / 512);
-	if (rc == 0 && a->journal && a->journal->wb)
-		eng_wb_overlay(a, buf, off / 512, len / 512);
+	if (rc == 0)
+		eng_log_overlay(a, buf, off / 512, len / 512);
 	eng_unlock(a);
 	return rc;
 }
@@ -180,8 +182,8 @@ int eng_write(struct eng_array *a, const void *buf, size_t len, uint64_t off)
 	int rc = check_range(a, len, off);
 	if (rc < 0 || len == 0)
 		return rc;
-	if (a->journal) /* logged first: always the locked path */
-		return eng_journal_write(a, buf, off / 512, len / 512);
+	if (a->log && a->log->write) /* a log that takes every write (journal) */
+		return a->log->write(a, buf, off / 512, len / 512);
 	/* Writes to different stripes of a healthy array run in parallel. */
 	bool redo = false;
 	rc = eng_fast_write(a, buf, off / 512, len / 512, &redo);
@@ -193,7 +195,7 @@ int eng_write(struct eng_array *a, const void *buf, size_t len, uint64_t off)
 	__atomic_store_n(&a->last_write_ns, eng_now_ns(), __ATOMIC_RELAXED);
 	rc = eng_mark_dirty(a);
 	if (rc == 0)
-		rc = eng_bitmap_start_write(a, off / 512, len / 512);
+		rc = eng_log_write_start(a, off / 512, len / 512);
 	struct eng_req rq = {.q = a->ioq, .force_rcw = redo};
 	if (rc == 0)
 		rc = a->pers->write(a, &rq, buf, off / 512, len / 512);
@@ -223,16 +225,17 @@ int eng_flush(struct eng_array *a)
 	if (a->readonly)
 		return 0;
 	eng_lock(a);
-	/* The stripe cache first: what it holds is acknowledged data; then
-	 * the journal's write-back cache, then the members. */
+	/* The personality's cache first: what it holds is acknowledged data;
+	 * then what only the log holds, then the members; then the log may
+	 * drop what is durable now. */
 	int rc = a->pers->drain ? a->pers->drain(a) : 0;
-	if (rc == 0 && a->journal)
-		rc = eng_wb_flush(a);
+	if (rc == 0)
+		rc = eng_log_flush(a);
 	int f = flush_locked(a);
 	if (rc == 0)
 		rc = f;
 	if (rc == 0)
-		rc = eng_bitmap_clear_synced(a);
+		rc = eng_log_synced(a, false);
 	eng_unlock(a);
 	return rc;
 }
@@ -244,20 +247,19 @@ int eng_stop(struct eng_array *a)
 		eng_sync_thread_stop(a);
 		eng_lock(a);
 		rc = a->pers->drain ? a->pers->drain(a) : 0;
-		if (rc == 0 && a->journal)
-			rc = eng_wb_flush(a);
+		if (rc == 0)
+			rc = eng_log_flush(a);
 		int f = flush_locked(a);
 		if (rc == 0)
 			rc = f;
-		/* Members durable: the log is needed no more. */
-		if (rc == 0 && a->journal)
-			rc = eng_journal_reclaim(a);
 		/* Clean: resync_offset records how far an interrupted resync got
-		 * (MD_RESYNC_NONE when complete). */
+		 * (MD_RESYNC_NONE when complete). Then, members durable and the
+		 * array clean, the log is needed no more (every bit cleared, the
+		 * journal's tail moved up). */
 		int c = eng_mark_clean(a);
 		if (rc == 0)
 			rc = c;
-		c = eng_bitmap_clear_synced(a);
+		c = eng_log_synced(a, true);
 		if (rc == 0)
 			rc = c;
 		eng_unlock(a);
@@ -330,11 +332,11 @@ int eng_status(struct eng_array *a, struct uraid_status *st)
 	st->sync_total = a->sync_end;
 	st->sync_speed_kibs = a->speed_kibs;
 	st->stripe_cache_size = a->pers->cache_size ? a->pers->cache_size(a) : 0;
-	eng_bitmap_status(a, st);
+	if (a->log && a->log->status)
+		a->log->status(a, st);
 	st->mismatch_cnt = a->action == URAID_SYNC_CHECK || a->action == URAID_SYNC_REPAIR
 	                       ? a->mismatches
 	                       : a->last_mismatch_cnt;
-	eng_journal_status(a, st);
 	eng_unlock(a);
 	return 0;
 }

@@ -6,9 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/bitmap/bitmap.h"
 #include "engine/core/engine.h"
-#include "engine/journal/journal.h"
 #include "engine/md.h"
 #include "util/errmsg.h"
 
@@ -176,21 +174,6 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 			errmsg(err, errlen, rc, "%s: %s", mm[i]->name, e);
 			goto fail;
 		}
-		/* Writes would have to keep the bitmap in step, or the kernel's
-		 * next bitmap-based resync would miss them. */
-		bool bitmap = (sbs[i].version != MD_SB_0_90 &&
-		               (sbs[i].feature_map & MD_FEATURE_BITMAP_OFFSET)) ||
-		              (sbs[i].version == MD_SB_0_90 &&
-		               (sbs[i].v0.state & (1u << MD_SB0_BITMAP_PRESENT)));
-		if (bitmap && !(flags & URAID_RDONLY) &&
-		    !eng_bitmap_supported(sbs[i].version, (int)sbs[i].level)) {
-			rc = errmsg(err, errlen, -EOPNOTSUPP,
-			            "%s: uraid keeps write-intent bitmaps only for raid1/4/5/6/10: "
-			            "read-only use only (or remove the bitmap with mdadm --grow "
-			            "--bitmap=none)",
-			            mm[i]->name);
-			goto fail;
-		}
 		rc = md_sb_check_device(&sbs[i], mm[i]->size / 512, e, sizeof(e));
 		if (rc < 0) {
 			errmsg(err, errlen, rc, "%s: member truncated or damaged: %s", mm[i]->name,
@@ -264,13 +247,18 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 		int role = role_in(fs, &sbs[i]);
 		em->role = role >= 0 ? role : -1;
 		if (role == -3) {
-			/* The journal member lives beside the slots (a->journal). */
-			struct member *jm = em->m;
+			/* A log member (md's journal role): the log takes it at
+			 * setup (engine/logs.c). */
 			a->mem[--a->nmem] = NULL;
-			free(em);
-			rc = eng_journal_attach(a, jm, &sbs[i], err, errlen);
-			if (rc < 0)
+			if (a->logdev) {
+				rc = errmsg(err, errlen, -EINVAL, "two journal members: %s and %s",
+				            a->logdev->m->name, em->m->name);
+				member_close(em->m);
+				free(em);
 				goto fail_a;
+			}
+			em->role = -1;
+			a->logdev = em;
 			continue;
 		}
 		if (role == -2) {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/bitmap/bitmap.h"
+#include "engine/core/log.h"
 #include "engine/core/engine.h"
 
 /* Pieces per member_ioq batch. Each batch waits for its slowest member, so
@@ -177,6 +177,11 @@ static uint64_t lock_mask(const struct eng_array *a, uint64_t lsec, uint64_t nse
 	return mask;
 }
 
+static bool log_ready(struct eng_array *a, uint64_t lsec, uint64_t nsec)
+{
+	return !a->log || !a->log->write_ready || a->log->write_ready(a, lsec, nsec);
+}
+
 int eng_fast_write(struct eng_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec,
                    bool *redo)
 {
@@ -186,14 +191,16 @@ again:
 	if (pthread_rwlock_tryrdlock(&a->iolock) != 0)
 		return -EAGAIN;
 	/* Marking dirty writes superblocks (locked path); a resync in progress
-	 * or parity not trusted needs the locked path's choices; a write-intent
-	 * bitmap must have its bits set (and on disk) first. */
+	 * or parity not trusted needs the locked path's choices; the log may
+	 * need to go first (a write-intent bitmap: its bits set, on disk). */
 	if (!a->dirty || !healthy(a) || a->resync_offset != MD_RESYNC_NONE ||
-	    a->action != URAID_SYNC_IDLE || (bits_missing = !eng_bitmap_covered(a, lsec, nsec))) {
+	    a->action != URAID_SYNC_IDLE || (bits_missing = !log_ready(a, lsec, nsec))) {
 		pthread_rwlock_unlock(&a->iolock);
-		/* Only bits missing: set them, briefly locked (engine/bitmap/bitmap.c), and
-		 * write shared, rather than the whole write locked. */
-		if (bits_missing && !bits_set && eng_bitmap_prepare(a, lsec, nsec) == 0) {
+		/* Only the log not ready: prepare it without the exclusive lock
+		 * (bitmap_fast.c) and write shared, rather than the whole write
+		 * locked. */
+		if (bits_missing && !bits_set && a->log->write_prepare &&
+		    a->log->write_prepare(a, lsec, nsec) == 0) {
 			bits_set = true;
 			goto again;
 		}

@@ -7,7 +7,6 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "engine/bitmap/bitmap.h"
 #include "engine/md.h"
 #include "util/errmsg.h"
 

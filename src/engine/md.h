@@ -12,6 +12,8 @@ extern const struct eng_class eng_md_class;
 
 /* pers.c: the I/O personality of an md level, NULL when none. */
 const struct eng_pers *eng_pers_for(int level);
+/* logs.c: load the log the superblocks (or a log member) name, if any. */
+int eng_logs_load(struct eng_array *a, char *err, size_t errlen);
 
 /* assemble.c: members with md superblocks (ownership as
  * uraid_assemble_members). */
@@ -43,5 +45,13 @@ int eng_add_member(struct eng_array *a, struct member *m, char *err, size_t errl
 int eng_replace_member(struct eng_array *a, const char *old, struct member *m, char *err,
                        size_t errlen);
 int eng_re_add_member(struct eng_array *a, struct member *m, char *err, size_t errlen);
+
+/* readd.c, for add: re-add *mp, a former member whose superblock names a slot of
+ * this array that is empty now, into that slot (the caller holds the lock and
+ * the member's flock). Returns 1 when done, 0 when it is not such a member
+ * (strict: an error saying why instead; not strict, as `add`: also when it
+ * would need a full recovery, which add does as a spare), <0 on failure.
+ * *mp is set to NULL once the array owns the member (even on failure). */
+int eng_readd(struct eng_array *a, struct member **mp, bool strict, char *err, size_t errlen);
 
 #endif

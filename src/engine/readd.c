@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/bitmap/bitmap.h"
+#include "engine/core/log.h"
 #include "engine/md.h"
 #include "util/errmsg.h"
 
@@ -65,8 +65,8 @@ int eng_readd(struct eng_array *a, struct member **mp, bool strict, char *err, s
 		              m->name, sb.events, a->events);
 	if (any_rebuilding(a) || a->action == URAID_SYNC_RECOVER)
 		return REFUSE(-EBUSY, "a recovery is running: re-add %s when it is done", m->name);
-	struct eng_bitmap *b = a->bitmap;
-	bool partial = b && !(b->sb.state & MD_BITMAP_STALE) && sb.events >= b->sb.events_cleared;
+	const struct eng_log_ops *log = a->log && a->log->covers_since ? a->log : NULL;
+	bool partial = log && log->covers_since(a, sb.events);
 	if (!partial && !strict)
 		return 0; /* add: a spare, rebuilt completely */
 	if (a->nmem >= ENG_MAX_MEMBERS)
@@ -89,16 +89,15 @@ int eng_readd(struct eng_array *a, struct member **mp, bool strict, char *err, s
 	a->mem[a->nmem] = em;
 	a->slot[role] = a->nmem++;
 	a->geom.member_sectors[role] = sb.data_size;
-	if (b) {
-		b->partial[role] = partial;
-		b->partial_em[role] = em;
-		memcpy(b->partial_uuid[role], em->sb.device_uuid, 16);
-	}
+	if (partial)
+		log->recover_marked(a, role, em);
+	else
+		eng_log_full_recovery(a, role);
 	fprintf(stderr,
 	        "uraid: %s re-added in slot %d (events %" PRIu64 ", array %" PRIu64 "): %s\n",
 	        m->name, role, sb.events, a->events,
 	        partial ? "recovering the chunks the bitmap marks"
-	        : b     ? "behind the bitmap's events_cleared, full recovery"
+	        : log   ? "behind the bitmap's events_cleared, full recovery"
 	                : "no bitmap, full recovery");
 	rc = eng_sb_write_all(a);
 	if (rc < 0 || em->state == URAID_MEMBER_FAULTY)

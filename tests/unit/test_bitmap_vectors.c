@@ -106,7 +106,8 @@ static void one(const char *name)
 	       "%s: %s", name, err);
 	if (!a)
 		goto out;
-	const struct eng_bitmap *bm = eng_of(a)->bitmap;
+	const struct eng_array *e = eng_of(a);
+	const struct eng_bitmap *bm = e->log == &eng_log_bitmap ? eng_bitmap_of(e) : NULL;
 	CHECKF(bm != NULL, "%s: bitmap not loaded", name);
 	if (bm) {
 		const struct md_bitmap_sb *s = &bm->sb;

@@ -18,13 +18,6 @@ static bool bm_level_ok(int level)
 	       level == URAID_LEVEL_RAID10;
 }
 
-bool eng_bitmap_supported(int md_version, int level)
-{
-	return (md_version == MD_SB_0_90 || md_version == MD_SB_1_0 || md_version == MD_SB_1_1 ||
-	        md_version == MD_SB_1_2) &&
-	       bm_level_ok(level);
-}
-
 uint64_t eng_bitmap_coverage(const struct eng_array *a)
 {
 	/* The resync's positions: array sectors for raid10 (the kernel's
@@ -49,7 +42,7 @@ bool eng_bitmap_member_used(const struct eng_array *a, int i)
  * any data write that relies on it. */
 static int bm_write_range(struct eng_array *a, size_t from, size_t to)
 {
-	struct eng_bitmap *b = a->bitmap;
+	struct eng_bitmap *b = eng_bitmap_of(a);
 	b->sb.events = a->events;
 	b->sb.sync_size = eng_bitmap_coverage(a);
 	md_bitmap_encode(&b->sb, b->img);
@@ -91,7 +84,7 @@ static int bm_write_range(struct eng_array *a, size_t from, size_t to)
 
 int eng_bitmap_write_all(struct eng_array *a)
 {
-	return bm_write_range(a, 0, a->bitmap->img_len);
+	return bm_write_range(a, 0, eng_bitmap_of(a)->img_len);
 }
 
 static bool bm_degraded(const struct eng_array *a)
@@ -133,19 +126,25 @@ int eng_bitmap_alloc(struct eng_array *a, const struct md_bitmap_sb *sb, char *e
 	b->chunk_sectors = cov.chunksize / 512;
 	b->img_len = (size_t)len;
 	b->hdr_events = UINT64_MAX;
-	a->bitmap = b;
+	a->log_state = b;
 	return 0;
+}
+
+bool eng_bitmap_present(const struct eng_array *a)
+{
+	return (a->ref.feature_map & MD_FEATURE_BITMAP_OFFSET) != 0;
 }
 
 int eng_bitmap_load(struct eng_array *a, char *err, size_t errlen)
 {
-	if (!(a->ref.feature_map & MD_FEATURE_BITMAP_OFFSET))
-		return 0;
+	/* Writes would have to keep the bitmap in step, or the kernel's next
+	 * bitmap-based resync would miss them. */
 	if (!bm_level_ok(a->geom.level))
 		return a->readonly ? 0
 		                   : errmsg(err, errlen, -EOPNOTSUPP,
-		                            "internal bitmaps on %s are not supported (assemble "
-		                            "read-only to read this array)",
+		                            "uraid keeps write-intent bitmaps only for "
+		                            "raid1/4/5/6/10, not %s: read-only use only (or remove "
+		                            "the bitmap with mdadm --grow --bitmap=none)",
 		                            level_name(a->geom.level));
 	int src = -1;
 	for (int i = 0; i < a->nmem && src < 0; i++)
@@ -176,51 +175,71 @@ int eng_bitmap_load(struct eng_array *a, char *err, size_t errlen)
 	rc = eng_bitmap_alloc(a, &sb, err, errlen);
 	if (rc < 0)
 		return rc;
+	struct eng_bitmap *b = eng_bitmap_of(a);
 	/* Where the kernel would refuse to write it, uraid does not either. */
 	for (int i = 0; i < a->nmem; i++) {
 		if (!eng_bitmap_member_used(a, i))
 			continue;
-		rc =
-		    md_bitmap_check_place(&a->mem[i]->sb, a->ref.bitmap_offset, a->geom.dev_sectors,
-		                          a->bitmap->img_len, why, sizeof(why));
+		rc = md_bitmap_check_place(&a->mem[i]->sb, a->ref.bitmap_offset,
+		                           a->geom.dev_sectors, b->img_len, why, sizeof(why));
 		if (rc < 0) {
 			eng_bitmap_free(a);
 			return errmsg(err, errlen, rc, "%s: %s", a->mem[i]->m->name, why);
 		}
 	}
-	rc = member_read(em->m, a->bitmap->img, a->bitmap->img_len, eng_bitmap_where(a, em));
+	rc = member_read(em->m, b->img, b->img_len, eng_bitmap_where(a, em));
 	if (rc < 0) {
 		eng_bitmap_free(a);
 		return errmsg(err, errlen, rc, "%s: cannot read the bitmap", em->m->name);
 	}
 	/* Bits past the last chunk mean nothing (mdadm writes them set). */
-	uint8_t *bits = a->bitmap->img + MD_BITMAP_SB_BYTES;
-	for (uint64_t i = a->bitmap->nbits; i < (a->bitmap->img_len - MD_BITMAP_SB_BYTES) * 8; i++)
+	uint8_t *bits = b->img + MD_BITMAP_SB_BYTES;
+	for (uint64_t i = b->nbits; i < (b->img_len - MD_BITMAP_SB_BYTES) * 8; i++)
 		md_bitmap_assign(bits, i, false);
-	a->bitmap->hdr_events = sb.events;
+	b->hdr_events = sb.events;
 	/* The kernel's rule: a bitmap older than the superblocks may have
 	 * missed writes, so only a fresh one may narrow the resync. */
-	a->bitmap->use_for_resync = a->resync_offset != MD_RESYNC_NONE && sb.events >= a->events &&
-	                            !(sb.state & MD_BITMAP_STALE);
+	b->use_for_resync = a->resync_offset != MD_RESYNC_NONE && sb.events >= a->events &&
+	                    !(sb.state & MD_BITMAP_STALE);
 	return 0;
 }
 
 void eng_bitmap_free(struct eng_array *a)
 {
-	if (!a->bitmap)
+	struct eng_bitmap *b = eng_bitmap_of(a);
+	if (!b)
 		return;
-	pthread_mutex_destroy(&a->bitmap->mu);
-	member_ioq_close(a->bitmap->q);
-	free(a->bitmap->img);
-	free(a->bitmap->touched);
-	free(a->bitmap);
-	a->bitmap = NULL;
+	pthread_mutex_destroy(&b->mu);
+	member_ioq_close(b->q);
+	free(b->img);
+	free(b->touched);
+	free(b);
+	a->log_state = NULL;
+}
+
+/* The kernel's re-add rule: bits are never cleared while a member is
+ * missing, so a member whose events are at least events_cleared missed only
+ * writes whose bits are still set. */
+bool eng_bitmap_covers_since(const struct eng_array *a, uint64_t events)
+{
+	const struct eng_bitmap *b = eng_bitmap_of(a);
+	return b && !(b->sb.state & MD_BITMAP_STALE) && events >= b->sb.events_cleared;
+}
+
+void eng_bitmap_recover_marked(struct eng_array *a, int role, const struct eng_member *em)
+{
+	struct eng_bitmap *b = eng_bitmap_of(a);
+	if (!b || role < 0 || role >= LAYOUT_MAX_MEMBERS)
+		return;
+	b->partial[role] = true;
+	b->partial_em[role] = em;
+	memcpy(b->partial_uuid[role], em->sb.device_uuid, 16);
 }
 
 void eng_bitmap_range(const struct eng_array *a, uint64_t lsec, uint64_t nsec, uint64_t *i0,
                       uint64_t *i1)
 {
-	const struct eng_bitmap *b = a->bitmap;
+	const struct eng_bitmap *b = eng_bitmap_of(a);
 	uint64_t m0, m1;
 	a->pers->sync_range(a, lsec, nsec, &m0, &m1);
 	*i0 = m0 / b->chunk_sectors;
@@ -231,7 +250,7 @@ void eng_bitmap_range(const struct eng_array *a, uint64_t lsec, uint64_t nsec, u
 
 bool eng_bitmap_covered(struct eng_array *a, uint64_t lsec, uint64_t nsec)
 {
-	struct eng_bitmap *b = a->bitmap;
+	struct eng_bitmap *b = eng_bitmap_of(a);
 	if (!b || nsec == 0)
 		return true;
 	uint64_t i0, i1;
@@ -249,7 +268,7 @@ bool eng_bitmap_covered(struct eng_array *a, uint64_t lsec, uint64_t nsec)
 
 int eng_bitmap_start_write(struct eng_array *a, uint64_t lsec, uint64_t nsec)
 {
-	struct eng_bitmap *b = a->bitmap;
+	struct eng_bitmap *b = eng_bitmap_of(a);
 	if (!b || nsec == 0)
 		return 0;
 	uint64_t i0, i1;
@@ -273,7 +292,7 @@ int eng_bitmap_start_write(struct eng_array *a, uint64_t lsec, uint64_t nsec)
 
 int eng_bitmap_clear_synced(struct eng_array *a)
 {
-	struct eng_bitmap *b = a->bitmap;
+	struct eng_bitmap *b = eng_bitmap_of(a);
 	if (!b || a->readonly)
 		return 0;
 	/* Bits may go only when the data they guard is durable everywhere and
@@ -314,7 +333,7 @@ int eng_bitmap_clear_synced(struct eng_array *a)
 /* Is every member being recovered one re-added with a bitmap-based recovery? */
 static bool bm_recovery_partial(const struct eng_array *a)
 {
-	const struct eng_bitmap *b = a->bitmap;
+	const struct eng_bitmap *b = eng_bitmap_of(a);
 	bool any = false;
 	for (int r = 0; r < a->geom.raid_disks; r++) {
 		if (a->slot[r] < 0 || a->mem[a->slot[r]]->state != URAID_MEMBER_REBUILDING)
@@ -330,8 +349,9 @@ static bool bm_recovery_partial(const struct eng_array *a)
 
 void eng_bitmap_full_recovery(struct eng_array *a, int role)
 {
-	if (a->bitmap && role >= 0 && role < LAYOUT_MAX_MEMBERS)
-		a->bitmap->partial[role] = false;
+	struct eng_bitmap *b = eng_bitmap_of(a);
+	if (b && role >= 0 && role < LAYOUT_MAX_MEMBERS)
+		b->partial[role] = false;
 }
 
 /* raid10 recovery walks the rebuilding member's own sectors (engine/mirror/sync.c)
@@ -339,7 +359,7 @@ void eng_bitmap_full_recovery(struct eng_array *a, int role)
  * sectors [p, p+n) (within one layout chunk) of a rebuilding role dirty? */
 static bool r10_range_dirty(const struct eng_array *a, uint64_t p, uint64_t n)
 {
-	const struct eng_bitmap *b = a->bitmap;
+	const struct eng_bitmap *b = eng_bitmap_of(a);
 	const uint8_t *bits = b->img + MD_BITMAP_SB_BYTES;
 	for (int r = 0; r < a->geom.raid_disks; r++) {
 		if (a->slot[r] < 0 || a->mem[a->slot[r]]->state != URAID_MEMBER_REBUILDING)
@@ -359,8 +379,8 @@ static uint64_t r10_next_dirty(struct eng_array *a, uint64_t pos, uint64_t end, 
 {
 	/* Units that lie in one layout chunk and one bitmap chunk (both
 	 * powers of two), so the recovery writes exactly the dirty ones. */
-	uint64_t cs = a->geom.chunk_sectors < a->bitmap->chunk_sectors ? a->geom.chunk_sectors
-	                                                               : a->bitmap->chunk_sectors;
+	uint64_t bcs = eng_bitmap_of(a)->chunk_sectors;
+	uint64_t cs = a->geom.chunk_sectors < bcs ? a->geom.chunk_sectors : bcs;
 	uint64_t p = pos;
 	while (p < end) {
 		uint64_t ce = (p / cs + 1) * cs < end ? (p / cs + 1) * cs : end;
@@ -382,7 +402,7 @@ static uint64_t r10_next_dirty(struct eng_array *a, uint64_t pos, uint64_t end, 
 
 uint64_t eng_bitmap_next_dirty(struct eng_array *a, uint64_t pos, uint64_t end, uint64_t *len)
 {
-	struct eng_bitmap *b = a->bitmap;
+	struct eng_bitmap *b = eng_bitmap_of(a);
 	*len = end > pos ? end - pos : 0;
 	if (!b || pos >= end)
 		return pos;
@@ -419,7 +439,7 @@ uint64_t eng_bitmap_next_dirty(struct eng_array *a, uint64_t pos, uint64_t end, 
 
 void eng_bitmap_status(const struct eng_array *a, struct uraid_status *st)
 {
-	const struct eng_bitmap *b = a->bitmap;
+	const struct eng_bitmap *b = eng_bitmap_of(a);
 	if (!b)
 		return;
 	st->bitmap_chunk_kib = (uint32_t)(b->chunk_sectors / 2);
@@ -436,14 +456,4 @@ void eng_bitmap_status(const struct eng_array *a, struct uraid_status *st)
 			st->bitmap_pages_used++;
 		}
 	}
-}
-
-uint64_t eng_bitmap_skipped(struct eng_array *a, bool recovery)
-{
-	eng_lock(a);
-	uint64_t n = !a->bitmap ? 0
-	             : recovery ? a->bitmap->recovery_skipped
-	                        : a->bitmap->resync_skipped;
-	eng_unlock(a);
-	return n;
 }

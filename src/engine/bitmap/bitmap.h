@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/core/log.h"
 #include "layout/layout.h"
 #include "meta/md_bitmap.h"
 
@@ -57,14 +58,24 @@ struct eng_bitmap {
 	uint64_t recovery_skipped;                  /* sectors recoveries did not need to copy */
 };
 
-/* Can the engine keep a bitmap of this metadata version and level? */
-bool eng_bitmap_supported(int md_version, int level);
+/* The write-intent bitmap as the array's log (bitmap_log.c). */
+extern const struct eng_log_ops eng_log_bitmap;
+
+/* The bitmap of an array whose log is the bitmap (a->log == &eng_log_bitmap). */
+static inline struct eng_bitmap *eng_bitmap_of(const struct eng_array *a)
+{
+	return (struct eng_bitmap *)a->log_state;
+}
+
+/* Do the superblocks name a bitmap? */
+bool eng_bitmap_present(const struct eng_array *a);
 /* Sectors one bit per chunk stands for, in total: the resync's range. */
 uint64_t eng_bitmap_coverage(const struct eng_array *a);
 /* Fill the status's bitmap_* fields (none without a bitmap). */
 struct uraid_status;
 void eng_bitmap_status(const struct eng_array *a, struct uraid_status *st);
-/* At assembly: load the bitmap when the superblock says there is one. */
+/* At setup: load the bitmap the superblocks name (refused for levels uraid
+ * cannot keep one for, unless read-only). */
 int eng_bitmap_load(struct eng_array *a, char *err, size_t errlen);
 void eng_bitmap_free(struct eng_array *a);
 /* Before a write of logical sectors [lsec, lsec+nsec) reaches members. */
@@ -99,24 +110,20 @@ int eng_bitmap_clear_synced(struct eng_array *a);
 uint64_t eng_bitmap_next_dirty(struct eng_array *a, uint64_t pos, uint64_t end, uint64_t *len);
 /* Write header + bits to every member in use (readd.c, engine/bitmap/bitmap_add.c). */
 int eng_bitmap_write_all(struct eng_array *a);
-/* Allocate a->bitmap for header `sb` covering the array (engine/bitmap/bitmap_add.c). */
+/* Allocate the bitmap (a->log_state) for header `sb` covering the array (engine/bitmap/bitmap_add.c). */
 int eng_bitmap_alloc(struct eng_array *a, const struct md_bitmap_sb *sb, char *err,
                      size_t errlen);
 
 /* A member that was not re-added starts a recovery in `role` (a spare):
  * that one needs a full recovery. */
 void eng_bitmap_full_recovery(struct eng_array *a, int role);
+/* Re-add: see struct eng_log_ops covers_since / recover_marked. */
+bool eng_bitmap_covers_since(const struct eng_array *a, uint64_t events);
+void eng_bitmap_recover_marked(struct eng_array *a, int role, const struct eng_member *em);
 
 /* uraid_bitmap_add (bitmap_add.c) and uraid_bitmap_*_skipped of an md array. */
 int eng_bitmap_add(struct eng_array *a, uint32_t chunk_bytes, char *err, size_t errlen);
 uint64_t eng_bitmap_skipped(struct eng_array *a, bool recovery);
 
-/* readd.c: re-add *mp, a former member whose superblock names a slot of
- * this array that is empty now, into that slot (the caller holds the lock and
- * the member's flock). Returns 1 when done, 0 when it is not such a member
- * (strict: an error saying why instead; not strict, as `add`: also when it
- * would need a full recovery, which add does as a spare), <0 on failure.
- * *mp is set to NULL once the array owns the member (even on failure). */
-int eng_readd(struct eng_array *a, struct member **mp, bool strict, char *err, size_t errlen);
 
 #endif

@@ -91,11 +91,11 @@ int eng_bitmap_add(struct eng_array *a, uint32_t chunk_bytes, char *err, size_t 
 		              chunk_bytes);
 	eng_lock(a);
 	int rc = 0;
-	if (a->bitmap || (a->ref.feature_map & MD_FEATURE_BITMAP_OFFSET)) {
+	if (a->log == &eng_log_bitmap || (a->ref.feature_map & MD_FEATURE_BITMAP_OFFSET)) {
 		rc = errmsg(err, errlen, -EEXIST, "the array already has a bitmap");
 		goto out;
 	}
-	if (a->journal || (a->ref.feature_map & MD_FEATURE_JOURNAL)) {
+	if (a->log || (a->ref.feature_map & MD_FEATURE_JOURNAL)) {
 		rc = errmsg(
 		    err, errlen, -EINVAL,
 		    "the array has a write journal: md allows a journal or a bitmap, not both");
@@ -117,22 +117,24 @@ int eng_bitmap_add(struct eng_array *a, uint32_t chunk_bytes, char *err, size_t 
 	rc = eng_bitmap_alloc(a, &sb, err, errlen);
 	if (rc < 0)
 		goto out;
+	a->log = &eng_log_bitmap;
+	struct eng_bitmap *b = eng_bitmap_of(a);
 	char why[200];
 	for (int i = 0; i < a->nmem; i++) {
 		if (!used(a, i))
 			continue;
 		rc = md_bitmap_check_place(&a->mem[i]->sb, plan.bitmap_offset, a->geom.dev_sectors,
-		                           a->bitmap->img_len, why, sizeof(why));
+		                           b->img_len, why, sizeof(why));
 		if (rc < 0) {
 			eng_bitmap_free(a);
+			a->log = NULL;
 			errmsg(err, errlen, rc, "%s: %s", a->mem[i]->m->name, why);
 			goto out;
 		}
 	}
 	/* A pending resync must cover everything: all bits dirty then. */
 	if (a->resync_offset != MD_RESYNC_NONE)
-		memset(a->bitmap->img + MD_BITMAP_SB_BYTES, 0xff,
-		       a->bitmap->img_len - MD_BITMAP_SB_BYTES);
+		memset(b->img + MD_BITMAP_SB_BYTES, 0xff, b->img_len - MD_BITMAP_SB_BYTES);
 	/* Bitmap first, then the superblocks that point at it, then the
 	 * bitmap again with their events. */
 	a->ref.bitmap_offset = plan.bitmap_offset;
@@ -149,6 +151,7 @@ int eng_bitmap_add(struct eng_array *a, uint32_t chunk_bytes, char *err, size_t 
 		a->ref.feature_map &= ~MD_FEATURE_BITMAP_OFFSET;
 		a->ref.v0.state &= ~(1u << MD_SB0_BITMAP_PRESENT);
 		eng_bitmap_free(a);
+		a->log = NULL;
 		errmsg(err, errlen, rc, "writing the bitmap failed");
 	}
 out:

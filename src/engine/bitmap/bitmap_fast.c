@@ -17,7 +17,7 @@ int eng_bitmap_prepare(struct eng_array *a, uint64_t lsec, uint64_t nsec)
 {
 	if (pthread_rwlock_rdlock(&a->iolock) != 0)
 		return -EAGAIN;
-	struct eng_bitmap *b = a->bitmap;
+	struct eng_bitmap *b = eng_bitmap_of(a);
 	if (!b || !a->dirty) {
 		pthread_rwlock_unlock(&a->iolock);
 		return -EAGAIN;

@@ -39,7 +39,7 @@ void eng_bufpool_destroy(struct eng_bufpool *bp);
 void *eng_buf_get(struct eng_array *a, size_t len);
 void eng_buf_put(struct eng_array *a, void *p);
 
-struct eng_bitmap;
+struct eng_log_ops;
 struct sync_par;
 struct eng_scache;
 struct eng_stripe_buf;
@@ -111,8 +111,12 @@ struct eng_array {
 	uint64_t resync_offset; /* MD_RESYNC_NONE when parity/mirrors are known consistent */
 
 	struct member_ioq *ioq;
-	struct eng_bitmap *bitmap;   /* write-intent bitmap (engine/bitmap/bitmap.h), NULL if none */
-	struct eng_journal *journal; /* write journal (engine/journal/journal.h), NULL if none */
+	/* The log (core/log.h: a write-intent bitmap or a write journal), NULL
+	 * if none, and its state; logdev: a member assembly found that holds a
+	 * log rather than data (md's journal role), until the log takes it. */
+	const struct eng_log_ops *log;
+	void *log_state;
+	struct eng_member *logdev;
 	/* Every member is a tmpfs file: plain synchronous calls instead of the
 	 * queue for small batches (io_uring hands tmpfs I/O to kernel workers;
 	 * measured 4x fewer 4 KiB IOPS, docs/PERFORMANCE.md).

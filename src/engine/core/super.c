@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "engine/core/engine.h"
-#include "engine/journal/journal.h"
+#include "engine/core/log.h"
 
 #define SB0_FAULTY 1u
 #define SB0_ACTIVE 2u
@@ -82,10 +82,9 @@ static void update_ref(struct eng_array *a)
 	r->utime = (uint64_t)time(NULL);
 	/* Active: resync_offset 0 (0.90: state not clean), as md writes it. */
 	bool clean = !a->dirty && a->resync_offset == MD_RESYNC_NONE;
-	/* With a working journal md keeps saying clean while writing
-	 * (MD_JOURNAL_CLEAN): after a crash the log, not a resync, makes
-	 * parity agree. */
-	if (a->journal && !a->journal->failed && a->journal->em.m &&
+	/* A log that makes parity right after a crash (md's MD_JOURNAL_CLEAN)
+	 * lets the superblocks say clean while writing. */
+	if (a->log && a->log->keeps_clean && a->log->keeps_clean(a) &&
 	    a->resync_offset == MD_RESYNC_NONE)
 		clean = true;
 	md_sb_set_clean(r, clean, a->dirty && !clean ? 0 : a->resync_offset);
@@ -105,8 +104,8 @@ static void update_ref(struct eng_array *a)
 		if (em->sb.dev_number >= r->max_dev)
 			r->max_dev = em->sb.dev_number + 1;
 	}
-	uint16_t jw;
-	int jd = eng_journal_dev(a, &jw);
+	uint16_t jw = 0;
+	int jd = a->log && a->log->role ? a->log->role(a, &jw) : -1;
 	if (jd >= 0 && jd < MD_SB1_MAX_DEVS) {
 		r->dev_roles[jd] = jw;
 		if ((uint32_t)jd >= r->max_dev)
@@ -172,7 +171,9 @@ int eng_sb_write_all(struct eng_array *a)
 			em->sb = s;
 		}
 		if (failed < 0) {
-			eng_journal_sb_write(a); /* a failure there refuses writes */
+			/* The log's own member (a failure there refuses writes). */
+			if (a->log && a->log->sb_written)
+				a->log->sb_written(a);
 			return 0;
 		}
 		struct eng_member *em = a->mem[failed];

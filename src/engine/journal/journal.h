@@ -14,15 +14,25 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "engine/core/engine.h"
+#include "engine/core/log.h"
 #include "meta/md_journal.h"
 
-struct eng_wb_cache;
 struct eng_journal_pending;
 
 #define ENG_GC_MAX    256  /* pages in one write-back group commit */
 #define ENG_WB_FIN    1024 /* fast write-back units in flight, at most */
 #define WB_FAST_PAGES 16   /* largest fast write-back request: 64 KiB */
+
+/* The write-back cache (writeback.c): 4 KiB pages by array page number. */
+struct eng_wb_cache {
+	size_t cap;     /* slots, power of two */
+	size_t n;       /* cached pages */
+	size_t max;     /* pages before a write-out */
+	uint64_t *key;  /* array page number + 1; 0 = empty slot */
+	uint8_t **data; /* 4 KiB each */
+	/* Log sectors the write-out of the cache needs at most. */
+	uint64_t out_cost;
+};
 
 struct eng_journal {
 	struct eng_member em; /* the journal member (em.m NULL when missing) */
@@ -67,35 +77,47 @@ struct eng_journal {
 	int fast_err;         /* a fast log write failed */
 };
 
-/* engine/journal/journal.c */
-/* A journal member found at assembly (the array takes ownership of m). */
-int eng_journal_attach(struct eng_array *a, struct member *m, const struct md_sb *sb, char *err,
-                       size_t errlen);
-/* At setup, before I/O: nothing attached but the superblocks say there is
- * a journal -> writes refused. Replays the log (engine/journal/replay.c) when
- * present. */
-int eng_journal_load(struct eng_array *a, char *err, size_t errlen);
-/* After setup (array lock usable): data-only stripes found by replay are
- * written through the array. */
-int eng_journal_start(struct eng_array *a, char *err, size_t errlen);
+/* The write journal as the array's log (journal_log.c). */
+extern const struct eng_log_ops eng_log_journal;
+
+/* The journal of an array whose log is the journal. */
+static inline struct eng_journal *eng_journal_of(const struct eng_array *a)
+{
+	return (struct eng_journal *)a->log_state;
+}
+
+/* Pages the write-back cache holds (0 in write-through). */
+static inline uint64_t eng_wb_pages(const struct eng_array *a)
+{
+	const struct eng_journal *j = eng_journal_of(a);
+	return j && j->wb ? j->wb->n : 0;
+}
+
+static inline bool eng_wb_has(const struct eng_array *a)
+{
+	return eng_wb_pages(a) > 0;
+}
+
+/* journal.c: the log itself. */
+/* The journal state (a->log_state), allocated when there is none. */
+struct eng_journal *eng_journal_new(struct eng_array *a);
+/* Free the state (and close the journal member); not the write-back cache. */
 void eng_journal_free(struct eng_array *a);
+/* Writes refused from now on, for `why`. */
+void eng_journal_set_failed(struct eng_journal *j, const char *why);
+/* Ring size and checksum seed from the journal member's superblock. */
+int eng_journal_geometry(struct eng_array *a, char *err, size_t errlen);
 /* Log the rows [co, co+nsec) of n stripe buffers (positions in `dirty`,
  * all real positions when NULL): data pages, P (and Q); durable on return. */
 int eng_journal_log(struct eng_array *a, struct eng_stripe_buf *sb, int n, uint64_t co,
                     const bool *dirty);
-/* Widen a row range [lo, hi) inside a chunk to whole 4 KiB rows. */
-static inline void eng_journal_rows(uint64_t *lo, uint64_t *hi)
-{
-	*lo -= *lo % MDJ_BLOCK_SECTORS;
-	*hi += (MDJ_BLOCK_SECTORS - *hi % MDJ_BLOCK_SECTORS) % MDJ_BLOCK_SECTORS;
-}
 /* Largest piece (sectors) of a write at lsec the journal takes in one go. */
 uint64_t eng_journal_piece(const struct eng_array *a, uint64_t lsec, uint64_t nsec);
 /* Members flushed: the log before the last unit is no longer needed. */
 int eng_journal_reclaim(struct eng_array *a);
 /* The journal member failed (I/O error): writes refused from now on. */
 void eng_journal_fail(struct eng_array *a, const char *why);
-/* Write the journal member's superblock (from eng_sb_write_all). */
+/* Write the journal member's superblock (after every superblock update). */
 int eng_journal_sb_write(struct eng_array *a);
 /* Role table entry for the journal device, or -1 when there is none. */
 int eng_journal_dev(const struct eng_array *a, uint16_t *role_word);
@@ -104,19 +126,17 @@ int eng_journal_dev(const struct eng_array *a, uint16_t *role_word);
 int eng_journal_ring_io(struct eng_array *a, bool write, void *buf, uint64_t pos, uint64_t nsec,
                         unsigned flags);
 
-/* uraid_write of a journal array (locked path, in pieces). */
-int eng_journal_write(struct eng_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec);
-void eng_journal_status(struct eng_array *a, struct uraid_status *st);
-/* uraid_journal_mode / uraid_journal_add_member of an md array. */
+/* journal_log.c: uraid_journal_mode of an md array. */
 int eng_journal_mode(struct eng_array *a, enum uraid_journal_mode mode, char *err, size_t errlen);
+/* journal_add.c: uraid_journal_add_member of an md array. */
 int eng_journal_add_member(struct eng_array *a, struct member *m, char *err, size_t errlen);
 
-/* engine/journal/replay.c: scan from the tail, replay data+parity stripes, keep
- * data-only pages for eng_journal_start. */
+/* replay.c: scan from the tail, replay data+parity stripes, keep data-only
+ * pages for the log's start. */
 int eng_journal_replay(struct eng_array *a, char *err, size_t errlen);
 int eng_journal_replay_finish(struct eng_array *a);
 
-/* engine/journal/writeback.c: write-back cache. */
+/* writeback.c: write-back cache. */
 int eng_wb_enable(struct eng_array *a);
 void eng_wb_free(struct eng_array *a);
 /* A write in write-back mode: logged (data only) and cached. Locked path. */
@@ -127,9 +147,7 @@ int eng_wb_fast_write(struct eng_array *a, const uint8_t *buf, uint64_t lsec, ui
 void eng_wb_overlay(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
 /* Write every cached page to the array (logged with parity). */
 int eng_wb_flush(struct eng_array *a);
-bool eng_wb_has(const struct eng_array *a);
 /* Wait until no write-back batch is in flight (before any other log write). */
 void eng_wb_quiesce(struct eng_array *a);
-uint64_t eng_wb_pages(const struct eng_array *a);
 
 #endif

@@ -125,7 +125,7 @@ struct eng_journal_pending {
 
 static int write_empty(struct eng_array *a, uint64_t pos, uint64_t seq)
 {
-	struct eng_journal *j = a->journal;
+	struct eng_journal *j = eng_journal_of(a);
 	uint8_t *blk = eng_alloc(MDJ_BLOCK);
 	if (!blk)
 		return -ENOMEM;
@@ -215,7 +215,7 @@ static bool pages_ok(const struct eng_journal *j, const struct mdj_meta *m, cons
 
 int eng_journal_replay(struct eng_array *a, char *err, size_t errlen)
 {
-	struct eng_journal *j = a->journal;
+	struct eng_journal *j = eng_journal_of(a);
 	uint64_t tail = j->em.sb.recovery_offset;
 	if (tail >= j->size || tail % MDJ_BLOCK_SECTORS)
 		tail = 0;
@@ -339,7 +339,7 @@ out:
 
 int eng_journal_replay_finish(struct eng_array *a)
 {
-	struct eng_journal *j = a->journal;
+	struct eng_journal *j = eng_journal_of(a);
 	struct eng_journal_pending *pend = j->pending;
 	if (!pend)
 		return 0;

@@ -18,16 +18,6 @@
 #include "engine/journal/journal.h"
 #include "engine/raid456/raid456.h"
 
-struct eng_wb_cache {
-	size_t cap;     /* slots, power of two */
-	size_t n;       /* cached pages */
-	size_t max;     /* pages before a write-out */
-	uint64_t *key;  /* array page number + 1; 0 = empty slot */
-	uint8_t **data; /* 4 KiB each */
-	/* Log sectors the write-out of the cache needs at most. */
-	uint64_t out_cost;
-};
-
 #define WB_MAX_DEFAULT (65536u) /* 256 MiB of cached pages */
 
 static size_t slot_of(const struct eng_wb_cache *c, uint64_t page)
@@ -40,7 +30,7 @@ static size_t slot_of(const struct eng_wb_cache *c, uint64_t page)
 
 int eng_wb_enable(struct eng_array *a)
 {
-	struct eng_journal *j = a->journal;
+	struct eng_journal *j = eng_journal_of(a);
 	if (j->wb)
 		return 0;
 	for (int r = 0; r < a->geom.raid_disks; r++)
@@ -85,7 +75,7 @@ static void cache_clear(struct eng_wb_cache *c)
 
 void eng_wb_free(struct eng_array *a)
 {
-	struct eng_journal *j = a->journal;
+	struct eng_journal *j = eng_journal_of(a);
 	if (!j || !j->wb)
 		return;
 	cache_clear(j->wb);
@@ -95,19 +85,9 @@ void eng_wb_free(struct eng_array *a)
 	j->wb = NULL;
 }
 
-bool eng_wb_has(const struct eng_array *a)
-{
-	return a->journal && a->journal->wb && a->journal->wb->n > 0;
-}
-
-uint64_t eng_wb_pages(const struct eng_array *a)
-{
-	return a->journal && a->journal->wb ? a->journal->wb->n : 0;
-}
-
 void eng_wb_overlay(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
 {
-	struct eng_wb_cache *c = a->journal->wb;
+	struct eng_wb_cache *c = eng_journal_of(a)->wb;
 	if (!c || !c->n)
 		return;
 	for (uint64_t p = lsec / 8; p * 8 < lsec + nsec; p++) {
@@ -141,7 +121,7 @@ static int data_pos(const struct eng_stripe_buf *sb, int di)
 static int write_rows(struct eng_array *a, const struct wb_key *e, size_t n, uint64_t s,
                       uint64_t r0, uint64_t r1)
 {
-	struct eng_wb_cache *c = a->journal->wb;
+	struct eng_wb_cache *c = eng_journal_of(a)->wb;
 	uint64_t chunk = a->geom.chunk_sectors, rows = chunk / MDJ_BLOCK_SECTORS;
 	uint64_t k = (uint64_t)(a->geom.raid_disks - eng_nparity(a));
 	struct eng_stripe_buf sb;
@@ -173,9 +153,9 @@ static int write_rows(struct eng_array *a, const struct wb_key *e, size_t n, uin
 		dirty[p] = true;
 	/* A journal that failed cannot take the log any more, but acknowledged
 	 * data must still reach the members (without write-hole protection). */
-	if (rc == 0 && !a->journal->failed) {
+	if (rc == 0 && !eng_journal_of(a)->failed) {
 		rc = eng_journal_log(a, &sb, 1, co, dirty);
-		if (rc == -EROFS && a->journal->failed)
+		if (rc == -EROFS && eng_journal_of(a)->failed)
 			rc = 0;
 	}
 	if (rc == 0)
@@ -186,7 +166,7 @@ static int write_rows(struct eng_array *a, const struct wb_key *e, size_t n, uin
 
 int eng_wb_flush(struct eng_array *a)
 {
-	struct eng_journal *j = a->journal;
+	struct eng_journal *j = eng_journal_of(a);
 	eng_wb_quiesce(a);
 	struct eng_wb_cache *c = j ? j->wb : NULL;
 	if (!c || !c->n)
@@ -232,7 +212,7 @@ int eng_wb_flush(struct eng_array *a)
  * them logs and caches. eng_wb_fast_write is the usual path. */
 void eng_wb_quiesce(struct eng_array *a)
 {
-	struct eng_journal *j = a->journal;
+	struct eng_journal *j = eng_journal_of(a);
 	while (j && j->gc_io)
 		eng_cond_wait(a);
 }
@@ -240,7 +220,7 @@ void eng_wb_quiesce(struct eng_array *a)
 /* Log one batch of data-only pages (one payload each) and cache them. */
 static int log_batch(struct eng_array *a, uint8_t **pg, const uint64_t *page, size_t n)
 {
-	struct eng_journal *j = a->journal;
+	struct eng_journal *j = eng_journal_of(a);
 	struct eng_wb_cache *c = j->wb;
 	size_t units = n / MDJ_MAX_PAYLOADS + 1;
 	uint64_t total = (uint64_t)(n + units) * MDJ_BLOCK_SECTORS;
@@ -309,7 +289,7 @@ static int log_batch(struct eng_array *a, uint8_t **pg, const uint64_t *page, si
 /* The leader: batches until none is pending. */
 static void gc_lead(struct eng_array *a)
 {
-	struct eng_journal *j = a->journal;
+	struct eng_journal *j = eng_journal_of(a);
 	uint8_t *pg[ENG_GC_MAX];
 	uint64_t page[ENG_GC_MAX];
 	while (j->gc_n > 0) {
@@ -332,7 +312,7 @@ static void gc_lead(struct eng_array *a)
 
 int eng_wb_write(struct eng_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec)
 {
-	struct eng_journal *j = a->journal;
+	struct eng_journal *j = eng_journal_of(a);
 	struct eng_wb_cache *c = j->wb;
 	int rc = 0;
 	uint8_t *pg[WB_CHUNK_PAGES];
@@ -408,7 +388,7 @@ int eng_wb_fast_write(struct eng_array *a, const uint8_t *buf, uint64_t lsec, ui
 		return -EAGAIN;
 	if (pthread_rwlock_tryrdlock(&a->iolock) != 0)
 		return -EAGAIN;
-	struct eng_journal *j = a->journal;
+	struct eng_journal *j = eng_journal_of(a);
 	struct eng_wb_cache *c = j ? j->wb : NULL;
 	if (!c || j->failed || j->fast_err || !a->dirty || a->readonly) {
 		pthread_rwlock_unlock(&a->iolock);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/journal/journal.h"
+#include "engine/core/log.h"
 #include "engine/raid456/raid456.h"
 
 #define BATCH 64
@@ -316,8 +316,7 @@ static int write_stripe(struct eng_array *a, const struct eng_req *rq, uint64_t 
 		lo = r0 % chunk;
 		hi = (r1 - 1) % chunk + 1;
 	}
-	if (a->journal) /* the journal logs whole 4 KiB rows */
-		eng_journal_rows(&lo, &hi);
+	eng_log_rows(a, &lo, &hi); /* a log of whole rows (the journal's 4 KiB) */
 	uint64_t nrows = hi - lo;
 	struct eng_stripe_buf sb;
 	int rc = eng_stripe_buf_init(a, &sb, s, nrows);
@@ -412,7 +411,7 @@ static int write_stripe(struct eng_array *a, const struct eng_req *rq, uint64_t 
 write:
 	for (int p = 0; p < npos; p++)
 		dirty[p] = touched[p] || p >= sb.nsyn;
-	rc = eng_journal_log(a, &sb, 1, lo, dirty); /* no-op without a journal */
+	rc = eng_log_stripes(a, &sb, 1, lo, dirty); /* no-op without such a log */
 	if (rc == 0)
 		rc = eng_stripe_write(a, &sb, lo, dirty);
 	eng_stripe_buf_free(a, &sb);
@@ -481,7 +480,7 @@ int eng_write_full_stripes(struct eng_array *a, const struct eng_req *rq, uint64
 		}
 	}
 	if (rc == 0)
-		rc = eng_journal_log(a, sb, n, 0, NULL); /* no-op without a journal */
+		rc = eng_log_stripes(a, sb, n, 0, NULL); /* no-op without such a log */
 	if (rc == 0 && run_batch(a, rq->q, io, nio) && rq->shared) {
 		rc = -EBUSY;
 	} else if (rc == 0 && nio && run_batch_failed(io, nio)) {

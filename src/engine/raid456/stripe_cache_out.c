@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/bitmap/bitmap.h"
+#include "engine/core/log.h"
 #include "engine/raid456/raid456.h"
 #include "engine/raid456/stripe_cache_int.h"
 
@@ -85,8 +85,8 @@ static int writeout_run(struct eng_array *a, struct eng_scache *sc, uint64_t s, 
 	rc = eng_mark_dirty(a);
 	for (int di = 0; di < sb.k && rc == 0; di++)
 		if (touched[eng_stripe_data_pos(&sb, di)])
-			rc = eng_bitmap_start_write(a, s * sc->width + (uint64_t)di * chunk + co,
-			                            nrows);
+			rc = eng_log_write_start(a, s * sc->width + (uint64_t)di * chunk + co,
+			                         nrows);
 	if (rc < 0)
 		goto out;
 	uint64_t reads0 = __atomic_load_n(&a->nio_reads, __ATOMIC_RELAXED);
@@ -269,7 +269,7 @@ int eng_scache_set(struct eng_array *a, unsigned stripes)
 	/* With a write journal every stripe write must be logged first; the
 	 * cache's partial write-outs are not, so the journal's write-back
 	 * mode is the cache of a journaled array (uraid_journal_mode). */
-	if (a->journal && stripes)
+	if (a->log && a->log->log_stripes && stripes)
 		return -EOPNOTSUPP;
 	/* One resize at a time (control connections run in parallel); the
 	 * idle thread is stopped without eng_lock, which it may be waiting

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/bitmap/bitmap.h"
+#include "engine/core/log.h"
 #include "engine/sync/sync.h"
 #include "engine/sync/workers.h"
 #include "util/errmsg.h"
@@ -114,7 +114,7 @@ void eng_sync_schedule(struct eng_array *a)
 			em->state = URAID_MEMBER_REBUILDING;
 			em->recovery_offset = 0;
 			a->slot[r] = spare;
-			eng_bitmap_full_recovery(a, r); /* a spare: nothing on it to trust */
+			eng_log_full_recovery(a, r); /* a spare: nothing on it to trust */
 			if (a->geom.level == 0 || a->geom.level == URAID_LEVEL_LINEAR)
 				break;
 			a->geom.member_sectors[r] = em->sb.data_size;
@@ -231,8 +231,8 @@ static int step_locked(struct eng_array *a, uint64_t max)
 	}
 	uint64_t pos = a->sync_pos, dirty_len = UINT64_MAX;
 	/* The bitmap narrows a resync, and the recovery of a re-added member. */
-	if ((a->action == URAID_SYNC_RESYNC || a->action == URAID_SYNC_RECOVER) && a->bitmap)
-		pos = a->sync_pos = eng_bitmap_next_dirty(a, pos, a->sync_end, &dirty_len);
+	if (a->action == URAID_SYNC_RESYNC || a->action == URAID_SYNC_RECOVER)
+		pos = a->sync_pos = eng_log_next_dirty(a, pos, a->sync_end, &dirty_len);
 	if (pos >= a->sync_end) {
 		finish(a);
 		return 0;
