@@ -66,20 +66,6 @@ out:
 	return rc;
 }
 
-void eng_member_drop(struct eng_array *a, int i)
-{
-	struct eng_member *em = a->mem[i];
-	if (em->m)
-		member_close(em->m);
-	free(em);
-	for (int j = i; j + 1 < a->nmem; j++)
-		a->mem[j] = a->mem[j + 1];
-	a->nmem--;
-	for (int r = 0; r < a->geom.raid_disks; r++)
-		if (a->slot[r] > i)
-			a->slot[r]--;
-}
-
 int eng_remove(struct eng_array *a, const char *name, char *err, size_t errlen)
 {
 	if (a->readonly)
@@ -238,6 +224,9 @@ int eng_replace_member(struct eng_array *a, const char *old, struct member *m, c
 		return rc;
 	}
 	rc = eng_replace_start(a, i, em);
+	if (a->action == URAID_SYNC_IDLE)
+		eng_sync_schedule(a);
+	pthread_cond_broadcast(&a->cond);
 	if (rc < 0 || em->state == URAID_MEMBER_FAULTY)
 		rc = errmsg(err, errlen, rc < 0 ? rc : -EIO, "%s: writing superblocks failed",
 		            m->name);

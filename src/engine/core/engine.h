@@ -173,11 +173,14 @@ void eng_member_params(const struct eng_array *a, struct md_create_params *p);
 void eng_sb_merge(const struct eng_array *a, const struct eng_member *em, struct md_sb *s);
 int eng_mark_dirty(struct eng_array *a);
 int eng_mark_clean(struct eng_array *a);
+
+/* slot.c */
 /* A member failed (I/O error or by request): mark it faulty everywhere. */
 void eng_member_failed(struct eng_array *a, int role, const char *why);
-/* manage.c: close and forget member i (a->mem shifts down, slots follow);
- * the caller holds the lock and writes the superblocks. */
+/* Close and forget member i (a->mem shifts down, slots follow); the caller
+ * holds the lock and writes the superblocks. */
 void eng_member_drop(struct eng_array *a, int i);
+/* Can every logical sector be read with the members in sync now? */
 bool eng_array_readable(const struct eng_array *a);
 
 /* engine/sync/sync.c */
@@ -192,18 +195,27 @@ int eng_sync_action(struct eng_array *a, enum uraid_sync_action act, char *err, 
 void eng_sync_speed(struct eng_array *a, uint64_t min_kibs, uint64_t max_kibs);
 int eng_sync_wait(struct eng_array *a);
 
-/* engine/sync/replace.c: replace (md's want_replacement). Caller holds the lock. */
+/* replace.c: replace (md's want_replacement). Caller holds the lock. */
 /* After assembly: a replacement whose slot is empty takes the slot, one
  * that finished takes over from the old member, else writes are teed. */
 int eng_replace_assembled(struct eng_array *a);
 /* The slot's member failed: its replacement (if any) takes the slot and
  * continues as an ordinary rebuild. */
 void eng_replace_slot_failed(struct eng_array *a, int role);
-/* Start rebuilding `repl` (a new member with its superblock prepared) as
- * the replacement of a->mem[old_idx]; takes ownership of repl. */
+/* Make `repl` (a new member with its superblock prepared) the replacement
+ * of a->mem[old_idx] and record it; takes ownership of repl. The caller
+ * schedules the copy (eng_sync_schedule). */
 int eng_replace_start(struct eng_array *a, int old_idx, struct eng_member *repl);
 /* Give up the replacement a->mem[idx] (it is marked faulty). */
 int eng_replace_drop(struct eng_array *a, int idx);
+void eng_replace_give_up(struct eng_array *a, int idx, const char *why);
+/* A member being rebuilt as a slot's replacement. */
+bool eng_is_replacement(const struct eng_member *em);
+bool eng_replace_any(const struct eng_array *a);
+/* Lowest recovery_offset of the replacements (UINT64_MAX when none). */
+uint64_t eng_replace_from(const struct eng_array *a);
+/* The old member's writes stop going to its replacement too. */
+void eng_tee_remove(struct eng_member *old);
 
 /* engine/fastpath.c */
 static inline void eng_lock(struct eng_array *a)

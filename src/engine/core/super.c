@@ -202,35 +202,6 @@ int eng_mark_clean(struct eng_array *a)
 	return eng_sb_write_all(a);
 }
 
-bool eng_array_readable(const struct eng_array *a)
-{
-	bool missing[LAYOUT_MAX_MEMBERS];
-	for (int r = 0; r < a->geom.raid_disks; r++)
-		missing[r] = !eng_role_readable(a, r, 0, 0) ||
-		             a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC;
-	return a->ops->readable(&a->geom, missing);
-}
-
-void eng_member_failed(struct eng_array *a, int role, const char *why)
-{
-	if (role < 0 || role >= a->geom.raid_disks || a->slot[role] < 0)
-		return;
-	struct eng_member *em = a->mem[a->slot[role]];
-	if (em->state == URAID_MEMBER_FAULTY)
-		return;
-	fprintf(stderr, "uraid: %s (slot %d) marked faulty: %s\n", em->m ? em->m->name : "?", role,
-	        why);
-	em->state = URAID_MEMBER_FAULTY;
-	a->slot[role] = -1;
-	eng_replace_slot_failed(a, role);
-	/* md keeps the slot number with the faulty device until removal, but
-	 * the superblocks record it as faulty. */
-	if (!a->readonly)
-		eng_sb_write_all(a);
-	if (a->action == URAID_SYNC_RECOVER || a->action == URAID_SYNC_RESYNC)
-		pthread_cond_broadcast(&a->cond);
-}
-
 void eng_member_params(const struct eng_array *a, struct md_create_params *p)
 {
 	memset(p, 0, sizeof(*p));

@@ -1,223 +1,26 @@
-/* Replace, as md does it (mdadm --replace): a new member is rebuilt as the
- * *replacement* of a slot while the slot's member stays in the array,
- * serves every read and receives every write, so the array is never
- * degraded. When the copy is complete the old member is marked faulty and
- * the replacement takes the slot.
- *
- * On disk (1.x only, as md): the replacement's own superblock has the
- * REPLACEMENT feature bit, its slot in dev_roles and, until complete, a
- * recovery_offset; so an interrupted replace resumes at the next assembly,
- * here or in the kernel.
- *
- * Writes reach both members through a tee in the old member's data path
- * (eng_member.data_m): the write paths stay unchanged. The copy itself reads
- * the old member's sectors (falling back to reconstruction from the rest of
- * the array when a read fails) and writes them to the replacement. */
+/* The copy of a replace (md's want_replacement; state in
+ * engine/core/replace.c): the old member's sectors, read from it, or rebuilt
+ * from the rest of the array when a read fails, are written to the
+ * replacement; at the end of the recovery the replacement takes the slot. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "engine/sync/sync.h"
 
-static struct eng_member *tee_owner(struct member *m)
-{
-	return m->priv;
-}
-
-/* Byte offset on the replacement for a byte offset on the old member: the
- * two may have different data offsets. */
-static uint64_t tee_off(const struct eng_member *em, uint64_t off)
-{
-	return off - em->sb.data_offset * 512 + em->tee_to->sb.data_offset * 512;
-}
-
-static ssize_t tee_pread(struct member *m, void *buf, size_t len, uint64_t off)
-{
-	struct member *in = tee_owner(m)->m;
-	return in->ops->pread(in, buf, len, off);
-}
-
-static ssize_t tee_pwrite(struct member *m, const void *buf, size_t len, uint64_t off,
-                          unsigned flags)
-{
-	struct eng_member *em = tee_owner(m);
-	int rc = member_write(em->m, buf, len, off, flags);
-	/* The replacement is written even when the old member failed: it then
-	 * takes the slot (eng_replace_slot_failed) and must hold this write. */
-	int r2 = member_write(em->tee_to->m, buf, len, tee_off(em, off), flags);
-	if (r2 < 0) {
-		int zero = 0;
-		__atomic_compare_exchange_n(&em->tee_err, &zero, r2, false, __ATOMIC_RELAXED,
-		                            __ATOMIC_RELAXED);
-	}
-	return rc < 0 ? rc : (ssize_t)len;
-}
-
-static int tee_flush(struct member *m)
-{
-	struct eng_member *em = tee_owner(m);
-	int rc = member_flush(em->m);
-	if (member_flush(em->tee_to->m) < 0) {
-		int zero = 0;
-		__atomic_compare_exchange_n(&em->tee_err, &zero, -EIO, false, __ATOMIC_RELAXED,
-		                            __ATOMIC_RELAXED);
-	}
-	return rc;
-}
-
-static int tee_fd(struct member *m)
-{
-	(void)m;
-	return -1; /* every request through the ops above */
-}
-
-static void tee_close(struct member *m)
-{
-	(void)m; /* embedded in its eng_member */
-}
-
-static const struct member_ops tee_ops = {
-    .kind = "replace-tee",
-    .pread = tee_pread,
-    .pwrite = tee_pwrite,
-    .flush = tee_flush,
-    .fd = tee_fd,
-    .close = tee_close,
-};
-
-static void tee_install(struct eng_member *old, struct eng_member *repl)
-{
-	struct member *t = &old->tee;
-	memset(t, 0, sizeof(*t));
-	t->ops = &tee_ops;
-	snprintf(t->name, sizeof(t->name), "%s", old->m->name);
-	t->size = old->m->size;
-	t->logical_block = old->m->logical_block;
-	t->dio_align = 1;
-	t->mem_align = 1;
-	t->priv = old;
-	old->tee_to = repl;
-	old->tee_err = 0;
-	old->data_m = t;
-}
-
-static void tee_remove(struct eng_member *old)
-{
-	old->data_m = NULL;
-	old->tee_to = NULL;
-}
-
-static bool is_replacement(const struct eng_member *em)
-{
-	return em->replacement && em->role >= 0 && em->state == URAID_MEMBER_REBUILDING;
-}
-
-/* The member in `role`'s slot, and the index of its replacement (-1). */
-static int replacement_of(const struct eng_array *a, int role)
-{
-	for (int i = 0; i < a->nmem; i++)
-		if (is_replacement(a->mem[i]) && a->mem[i]->role == role)
-			return i;
-	return -1;
-}
-
-bool sync_replace_any(const struct eng_array *a)
-{
-	for (int i = 0; i < a->nmem; i++)
-		if (is_replacement(a->mem[i]))
-			return true;
-	return false;
-}
-
-uint64_t sync_replace_from(const struct eng_array *a)
-{
-	uint64_t from = UINT64_MAX;
-	for (int i = 0; i < a->nmem; i++)
-		if (is_replacement(a->mem[i]) && a->mem[i]->recovery_offset < from)
-			from = a->mem[i]->recovery_offset;
-	return from;
-}
-
-/* Give up on a replacement (its own write failed, or by request). */
-static void drop(struct eng_array *a, int idx, const char *why)
-{
-	struct eng_member *em = a->mem[idx];
-	fprintf(stderr, "uraid: replacement %s for slot %d dropped: %s\n", em->m->name, em->role,
-	        why);
-	int old = em->role >= 0 && em->role < a->geom.raid_disks ? a->slot[em->role] : -1;
-	if (old >= 0 && a->mem[old]->tee_to == em)
-		tee_remove(a->mem[old]);
-	em->state = URAID_MEMBER_FAULTY;
-	em->replacement = false;
-	em->role = -1;
-	eng_sb_write_all(a);
-}
-
-int eng_replace_drop(struct eng_array *a, int idx)
-{
-	if (!is_replacement(a->mem[idx]))
-		return -EINVAL;
-	drop(a, idx, "failed by request");
-	return 0;
-}
-
-int eng_replace_start(struct eng_array *a, int old_idx, struct eng_member *repl)
-{
-	struct eng_member *old = a->mem[old_idx];
-	if (replacement_of(a, old->role) >= 0)
-		return -EBUSY;
-	repl->role = old->role;
-	repl->state = URAID_MEMBER_REBUILDING;
-	repl->replacement = true;
-	repl->recovery_offset = 0;
-	a->mem[a->nmem++] = repl;
-	tee_install(old, repl);
-	int rc = eng_sb_write_all(a);
-	if (a->action == URAID_SYNC_IDLE)
-		eng_sync_schedule(a);
-	pthread_cond_broadcast(&a->cond);
-	return rc;
-}
-
-void eng_replace_slot_failed(struct eng_array *a, int role)
-{
-	int werr = 0;
-	for (int i = 0; i < a->nmem; i++)
-		if (a->mem[i]->tee_to && a->mem[i]->role == role) {
-			werr = __atomic_load_n(&a->mem[i]->tee_err, __ATOMIC_RELAXED);
-			tee_remove(a->mem[i]);
-		}
-	int ri = replacement_of(a, role);
-	if (ri < 0 || a->slot[role] >= 0)
-		return;
-	struct eng_member *em = a->mem[ri];
-	if (werr) {
-		em->state = URAID_MEMBER_FAULTY;
-		em->replacement = false;
-		em->role = -1;
-		return;
-	}
-	/* As md: the replacement is all the slot has now; it goes on as an
-	 * ordinary rebuild from where its copy got (the caller writes the
-	 * superblocks). */
-	em->replacement = false;
-	a->slot[role] = ri;
-	a->geom.member_sectors[role] = em->sb.data_size;
-}
-
 int sync_replace_copy(struct eng_array *a, uint64_t pos, uint64_t n)
 {
 	for (int i = 0; i < a->nmem; i++) {
 		struct eng_member *em = a->mem[i];
-		if (!is_replacement(em))
+		if (!eng_is_replacement(em))
 			continue;
 		int role = em->role;
 		if (a->slot[role] < 0) { /* cannot happen: promoted on failure */
-			drop(a, i, "its slot is empty");
+			eng_replace_give_up(a, i, "its slot is empty");
 			continue;
 		}
 		if (__atomic_load_n(&a->mem[a->slot[role]]->tee_err, __ATOMIC_RELAXED)) {
-			drop(a, i, "a write to it failed");
+			eng_replace_give_up(a, i, "a write to it failed");
 			continue;
 		}
 		uint64_t end = pos + n, used = a->ops->member_used(&a->geom, role);
@@ -233,10 +36,10 @@ int sync_replace_copy(struct eng_array *a, uint64_t pos, uint64_t n)
 			rc = a->pers->role_data(a, role, buf, pos, end - pos);
 		/* The old member may have failed meanwhile: then this member is
 		 * in the slot and the rebuild continues the ordinary way. */
-		if (rc == 0 && is_replacement(em) &&
+		if (rc == 0 && eng_is_replacement(em) &&
 		    member_write(em->m, buf, (end - pos) * 512, (em->sb.data_offset + pos) * 512,
 		                 0) < 0)
-			drop(a, i, "write error during the copy");
+			eng_replace_give_up(a, i, "write error during the copy");
 		eng_buf_put(a, buf);
 		if (rc < 0)
 			return rc;
@@ -248,17 +51,17 @@ void sync_replace_finish(struct eng_array *a)
 {
 	for (int i = 0; i < a->nmem; i++) {
 		struct eng_member *em = a->mem[i];
-		if (!is_replacement(em))
+		if (!eng_is_replacement(em))
 			continue;
 		int role = em->role, old = a->slot[role];
 		if (old >= 0) {
 			if (__atomic_load_n(&a->mem[old]->tee_err, __ATOMIC_RELAXED)) {
-				drop(a, i, "a write to it failed");
+				eng_replace_give_up(a, i, "a write to it failed");
 				continue;
 			}
 			/* md marks the replaced member faulty, so it is never
 			 * added back by mistake; `remove` takes it out. */
-			tee_remove(a->mem[old]);
+			eng_tee_remove(a->mem[old]);
 			a->mem[old]->state = URAID_MEMBER_FAULTY;
 			a->mem[old]->role = -1;
 			fprintf(stderr, "uraid: %s replaced by %s in slot %d\n",
@@ -270,42 +73,4 @@ void sync_replace_finish(struct eng_array *a)
 		a->slot[role] = i;
 		a->geom.member_sectors[role] = em->sb.data_size;
 	}
-}
-
-int eng_replace_assembled(struct eng_array *a)
-{
-	for (int i = 0; i < a->nmem; i++) {
-		struct eng_member *em = a->mem[i];
-		if (!em->replacement || em->state == URAID_MEMBER_FAULTY)
-			continue;
-		int role = em->role, old = a->slot[role];
-		for (int j = 0; j < i; j++)
-			if (a->mem[j]->replacement && a->mem[j]->role == role &&
-			    a->mem[j]->state != URAID_MEMBER_FAULTY)
-				return -EINVAL;
-		bool done = em->recovery_offset == UINT64_MAX;
-		if (old < 0 || done) {
-			/* The replacement alone holds the slot, or its copy had
-			 * finished: it takes over, as md does at assembly. */
-			if (old >= 0) {
-				a->mem[old]->state = URAID_MEMBER_FAULTY;
-				a->mem[old]->role = -1;
-			}
-			em->replacement = false;
-			em->state = done ? URAID_MEMBER_IN_SYNC : URAID_MEMBER_REBUILDING;
-			if (done)
-				em->recovery_offset = 0;
-			a->slot[role] = i;
-			a->geom.member_sectors[role] = em->sb.data_size;
-		} else if (a->mem[old]->state == URAID_MEMBER_IN_SYNC) {
-			tee_install(a->mem[old], em);
-		} else {
-			/* The old member is itself rebuilding: md would not have
-			 * started a replace; use the replacement as a spare. */
-			em->replacement = false;
-			em->state = URAID_MEMBER_SPARE;
-			em->role = -1;
-		}
-	}
-	return 0;
 }

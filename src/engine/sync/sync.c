@@ -70,7 +70,7 @@ static bool any_rebuilding(const struct eng_array *a)
 /* Where recovery stands: the lowest checkpoint of everything rebuilt. */
 static uint64_t recovery_from(const struct eng_array *a)
 {
-	uint64_t from = sync_replace_from(a);
+	uint64_t from = eng_replace_from(a);
 	for (int r = 0; r < a->geom.raid_disks; r++)
 		if (sync_role_rebuilding(a, r) && a->mem[a->slot[r]]->recovery_offset < from)
 			from = a->mem[a->slot[r]]->recovery_offset;
@@ -121,7 +121,7 @@ void eng_sync_schedule(struct eng_array *a)
 			eng_sb_write_all(a);
 		}
 	}
-	if (any_rebuilding(a) || sync_replace_any(a)) {
+	if (any_rebuilding(a) || eng_replace_any(a)) {
 		a->action = URAID_SYNC_RECOVER;
 		a->sync_pos = recovery_from(a);
 	} else if (a->resync_offset != MD_RESYNC_NONE && a->pers->resync_pointless(a)) {
@@ -196,7 +196,7 @@ static int run_recovery(struct eng_array *a, uint64_t pos, uint64_t n)
 	int rc = 0;
 	if (any_rebuilding(a))
 		rc = a->pers->recover(a, pos, n);
-	if (rc == 0 && sync_replace_any(a))
+	if (rc == 0 && eng_replace_any(a))
 		rc = sync_replace_copy(a, pos, n);
 	if (rc < 0)
 		return rc;
@@ -223,7 +223,7 @@ static int step_locked(struct eng_array *a, uint64_t max)
 		eng_sync_schedule(a);
 	if (a->action == URAID_SYNC_IDLE)
 		return 0;
-	if (a->action == URAID_SYNC_RECOVER && !any_rebuilding(a) && !sync_replace_any(a)) {
+	if (a->action == URAID_SYNC_RECOVER && !any_rebuilding(a) && !eng_replace_any(a)) {
 		/* The member being rebuilt failed meanwhile. */
 		a->action = URAID_SYNC_IDLE;
 		pthread_cond_broadcast(&a->cond);

@@ -49,9 +49,6 @@ bool sync_role_rebuilding(const struct eng_array *a, int role);
 bool sync_in_memory(const struct eng_array *a);
 
 /* engine/sync/replace.c */
-bool sync_replace_any(const struct eng_array *a);
-/* Lowest recovery_offset of the replacements (UINT64_MAX when none). */
-uint64_t sync_replace_from(const struct eng_array *a);
 /* Copy member sectors [pos, pos+n) of each replaced slot onto its
  * replacement; drops replacements whose writes failed. */
 int sync_replace_copy(struct eng_array *a, uint64_t pos, uint64_t n);
