@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/core/engine.h"
+#include "uraid.h"
 #include "util/errmsg.h"
 #include "util/sockio.h"
 
@@ -183,7 +185,10 @@ static int serve_io(struct client *cl, char **argv, int argc)
 		return -1;
 	}
 	io_budget_take(cl->c, len);
-	void *buf = eng_alloc(len);
+	/* Page-aligned: the array may pass it to O_DIRECT members. */
+	void *buf = NULL;
+	if (posix_memalign(&buf, 4096, len ? len : 1) != 0)
+		buf = NULL;
 	if (!buf) {
 		io_budget_put(cl->c, len);
 		reply_err(cl->fd, -ENOMEM, NULL);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine/md.h"
+#include "engine/sync/sync.h"
 #include "engine/core/log.h"
 #include "engine/sync/workers.h"
 #include "util/errmsg.h"
@@ -108,7 +109,7 @@ void eng_array_free(struct eng_array *a)
 {
 	if (!a)
 		return;
-	sync_par_free(a->par);
+	sync_workers_free(a->workers);
 	if (a->pers && a->pers->stop)
 		a->pers->stop(a); /* cached writes are lost, as in a crash */
 	if (a->log && a->log->free)

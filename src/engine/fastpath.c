@@ -20,13 +20,6 @@
 #define FAST_BATCH   256
 #define FAST_MAX_SEC 2048 /* largest piece per member request */
 
-void eng_cond_wait(struct eng_array *a)
-{
-	pthread_rwlock_unlock(&a->iolock);
-	pthread_cond_wait(&a->cond, &a->lock);
-	pthread_rwlock_wrlock(&a->iolock);
-}
-
 static struct member_ioq *ioq_get(struct eng_array *a, struct eng_ioq_node **node)
 {
 	pthread_mutex_lock(&a->ioq_mu);

@@ -8,6 +8,7 @@
 #include <sys/random.h>
 
 #include "engine/md.h"
+#include "engine/sync/sync.h"
 #include "util/errmsg.h"
 
 /* Index into a->mem of a member named by path or "#SLOT"; -1 if none. */

@@ -54,4 +54,18 @@ int eng_re_add_member(struct eng_array *a, struct member *m, char *err, size_t e
  * *mp is set to NULL once the array owns the member (even on failure). */
 int eng_readd(struct eng_array *a, struct member **mp, bool strict, char *err, size_t errlen);
 
+/* fastpath.c: read without the array mutex when every slot is in sync (mirrors: and
+ * known consistent); -EAGAIN when the caller must take the locked path. */
+int eng_fast_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
+void eng_ioq_pool_free(struct eng_array *a);
+/* Write without the array mutex: healthy, already marked dirty, parity
+ * trusted; iolock shared plus the stripe locks of the range. -EAGAIN: take
+ * the locked path (force_rcw set in *redo when a first attempt failed). */
+int eng_fast_write(struct eng_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec,
+                   bool *redo);
+
+/* array.c: after assembly or creation, before the first request; free. */
+int eng_array_setup(struct eng_array *a, char *err, size_t errlen);
+void eng_array_free(struct eng_array *a);
+
 #endif

@@ -3,6 +3,7 @@
 #include "engine/bitmap/bitmap.h"
 #include "engine/journal/journal.h"
 #include "engine/md.h"
+#include "engine/sync/sync.h"
 
 static uint64_t md_size(const struct uraid_array *h)
 {

@@ -12,6 +12,7 @@
 
 #include "engine/core/log.h"
 #include "engine/md.h"
+#include "engine/sync/sync.h"
 #include "util/errmsg.h"
 
 /* Errors only in strict mode (re-add asked for); `add` falls back to a spare. */

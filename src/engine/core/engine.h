@@ -1,5 +1,10 @@
-/* Engine internals: the state of a running array, shared by the engine's
- * files. Everything hangs off struct eng_array; there is no global state.
+/* The core of the md engine: the state of a running md array (struct
+ * eng_array) and what every part of the engine builds on: member slots and
+ * their I/O (util.c), superblock updates (super.c), failing and dropping
+ * members (slot.c), replacements (replace.c), scratch buffers (bufpool.c).
+ * The personalities (pers.h), logs (log.h) and the sync scheduler see an
+ * array only through this. Everything hangs off struct eng_array; there is
+ * no global state.
  *
  * Locking: see struct eng_array.
  */
@@ -40,7 +45,7 @@ void *eng_buf_get(struct eng_array *a, size_t len);
 void eng_buf_put(struct eng_array *a, void *p);
 
 struct eng_log_ops;
-struct sync_par;
+struct sync_workers;
 struct eng_scache;
 struct eng_stripe_buf;
 
@@ -136,7 +141,7 @@ struct eng_array {
 	bool thread_running, thread_stop;
 	pthread_t thread;
 	uint64_t persist_ns;    /* when progress was last written to the superblocks */
-	struct sync_par *par;   /* engine/sync/workers.h: the helper worker of this sync job, or NULL */
+	struct sync_workers *workers; /* sync/workers.h: the helper worker of this sync job, or NULL */
 	uint64_t fg_ios;        /* foreground requests so far (relaxed atomic; sync throttling) */
 	uint64_t last_write_ns; /* for marking the array clean after an idle period */
 
@@ -183,18 +188,6 @@ void eng_member_drop(struct eng_array *a, int i);
 /* Can every logical sector be read with the members in sync now? */
 bool eng_array_readable(const struct eng_array *a);
 
-/* engine/sync/sync.c */
-int eng_sync_start(struct eng_array *a, enum uraid_sync_action act);
-void eng_sync_thread_start(struct eng_array *a);
-void eng_sync_thread_stop(struct eng_array *a);
-/* Pick the next needed action (recovery, resync) when idle. */
-void eng_sync_schedule(struct eng_array *a);
-/* The md class's sync entry points (uraid_sync_*). */
-int eng_sync_step(struct eng_array *a, uint64_t max_sectors);
-int eng_sync_action(struct eng_array *a, enum uraid_sync_action act, char *err, size_t errlen);
-void eng_sync_speed(struct eng_array *a, uint64_t min_kibs, uint64_t max_kibs);
-int eng_sync_wait(struct eng_array *a);
-
 /* replace.c: replace (md's want_replacement). Caller holds the lock. */
 /* After assembly: a replacement whose slot is empty takes the slot, one
  * that finished takes over from the old member, else writes are teed. */
@@ -217,7 +210,7 @@ uint64_t eng_replace_from(const struct eng_array *a);
 /* The old member's writes stop going to its replacement too. */
 void eng_tee_remove(struct eng_member *old);
 
-/* engine/fastpath.c */
+/* The array lock (see struct eng_array). */
 static inline void eng_lock(struct eng_array *a)
 {
 	pthread_mutex_lock(&a->lock);
@@ -228,25 +221,12 @@ static inline void eng_unlock(struct eng_array *a)
 	pthread_rwlock_unlock(&a->iolock);
 	pthread_mutex_unlock(&a->lock);
 }
-/* pthread_cond_wait on a->cond for a holder of eng_lock. */
+/* util.c: pthread_cond_wait on a->cond for a holder of eng_lock. */
 void eng_cond_wait(struct eng_array *a);
-/* Read without the array mutex when every slot is in sync (mirrors: and
- * known consistent); -EAGAIN when the caller must take the locked path. */
-int eng_fast_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
-void eng_ioq_pool_free(struct eng_array *a);
-/* Write without the array mutex: healthy, already marked dirty, parity
- * trusted; iolock shared plus the stripe locks of the range. -EAGAIN: take
- * the locked path (force_rcw set in *redo when a first attempt failed). */
-int eng_fast_write(struct eng_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec,
-                   bool *redo);
 
 static inline struct eng_array *eng_of(struct uraid_array *h)
 {
 	return eng_container_of(h, struct eng_array, h);
 }
-
-/* array.c */
-int eng_array_setup(struct eng_array *a, char *err, size_t errlen);
-void eng_array_free(struct eng_array *a);
 
 #endif

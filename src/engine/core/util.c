@@ -130,3 +130,10 @@ void eng_set_io(struct eng_array *a, struct member_io *io, int role, bool write,
 	io->len = nsec * 512;
 	io->off = (em->sb.data_offset + msec) * 512;
 }
+
+void eng_cond_wait(struct eng_array *a)
+{
+	pthread_rwlock_unlock(&a->iolock);
+	pthread_cond_wait(&a->cond, &a->lock);
+	pthread_rwlock_wrlock(&a->iolock);
+}

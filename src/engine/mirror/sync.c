@@ -249,7 +249,7 @@ struct direct {
 	struct eng_array *a;
 	int role;
 	uint64_t pos, end;
-	uint8_t *wbuf[SYNC_PAR_WORKERS];
+	uint8_t *wbuf[SYNC_WORKERS];
 	bool read_failed, write_failed; /* atomic */
 };
 
@@ -296,13 +296,13 @@ static int recover_role_direct(struct eng_array *a, int role, uint64_t pos, uint
 		return 1;
 	struct direct d = {.a = a, .role = role, .pos = pos, .end = end};
 	size_t item = (size_t)DIRECT_ITEM_SECTORS * 512;
-	uint8_t *mem = eng_buf_get(a, SYNC_PAR_WORKERS * item);
+	uint8_t *mem = eng_buf_get(a, SYNC_WORKERS * item);
 	if (!mem)
 		return -ENOMEM;
-	for (int w = 0; w < SYNC_PAR_WORKERS; w++)
+	for (int w = 0; w < SYNC_WORKERS; w++)
 		d.wbuf[w] = mem + (size_t)w * item;
 	int items = (int)((end - pos + DIRECT_ITEM_SECTORS - 1) / DIRECT_ITEM_SECTORS);
-	int rc = sync_par_run(&a->par, items, direct_item, &d);
+	int rc = sync_workers_run(&a->workers, items, direct_item, &d);
 	eng_buf_put(a, mem);
 	if (d.write_failed) {
 		eng_member_failed(a, role, "write error during recovery");

@@ -374,7 +374,7 @@ struct direct {
 	const struct pbatch *b;
 	int lost_role;
 	size_t per; /* bytes of worker memory: a piece per role, P, Q */
-	uint8_t *wmem[SYNC_PAR_WORKERS];
+	uint8_t *wmem[SYNC_WORKERS];
 	bool read_failed;                /* atomic */
 	bool failed[LAYOUT_MAX_MEMBERS]; /* target writes that failed (atomic) */
 };
@@ -439,18 +439,18 @@ static int recover_direct(struct eng_array *a, struct pbatch *b, int lost_role)
 			return 1;
 	size_t plen = b->plen;
 	struct direct d = {.a = a, .b = b, .lost_role = lost_role, .per = ((size_t)nd + 2) * plen};
-	uint8_t *mem = eng_buf_get(a, SYNC_PAR_WORKERS * d.per + plen);
+	uint8_t *mem = eng_buf_get(a, SYNC_WORKERS * d.per + plen);
 	if (!mem)
 		return -ENOMEM;
-	for (int w = 0; w < SYNC_PAR_WORKERS; w++)
+	for (int w = 0; w < SYNC_WORKERS; w++)
 		d.wmem[w] = mem + (size_t)w * d.per;
 	/* Shared and read-only while the workers run (DDF layouts' empty
 	 * syndrome slots). */
-	b->zero = mem + SYNC_PAR_WORKERS * d.per;
+	b->zero = mem + SYNC_WORKERS * d.per;
 	memset(b->zero, 0, plen);
 	b->zeroed = true;
 	int pieces = (int)((pos + n + chunk - 1) / chunk - pos / chunk);
-	int rc = sync_par_run(&a->par, pieces, direct_piece, &d);
+	int rc = sync_workers_run(&a->workers, pieces, direct_piece, &d);
 	eng_buf_put(a, mem);
 	for (int r = 0; r < nd; r++)
 		if (d.failed[r])

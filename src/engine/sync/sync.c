@@ -147,8 +147,8 @@ void eng_sync_schedule(struct eng_array *a)
 
 static void finish(struct eng_array *a)
 {
-	sync_par_free(a->par); /* the job's helper worker */
-	a->par = NULL;
+	sync_workers_free(a->workers); /* the job's helper worker */
+	a->workers = NULL;
 	switch (a->action) {
 	case URAID_SYNC_RESYNC:
 		a->resync_offset = MD_RESYNC_NONE;

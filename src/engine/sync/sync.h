@@ -1,16 +1,30 @@
-/* Internals shared by the sync files: engine/sync/sync.c (scheduling, the thread,
- * speed limits), engine/raid456/sync.c (raid4/5/6), engine/mirror/sync.c (raid1/10),
- * engine/sync/replace.c (replace). Every function here runs with eng_lock held.
+/* Background work of md arrays: resync after an unclean stop, recovery onto
+ * a spare or a replacement, check and repair. sync.c schedules it and runs
+ * it one batch at a time (the thread, speed limits, checkpoints); the
+ * personality does each batch (pers.h: resync, recover, role_data) with the
+ * helpers below; replace.c copies onto replacements. Every function here
+ * runs with eng_lock held unless it says otherwise.
  *
  * Positions: recovery (rebuild onto a spare, copy onto a replacement) runs
  * in member sectors for every level, so recovery_offset is exact and an
  * interrupted rebuild resumes where it stopped. Resync, check and repair run
  * in member sectors (rows) for parity levels and in logical sectors for
  * mirrors, as md does. */
-#ifndef URAID_SYNC_INT_H
-#define URAID_SYNC_INT_H
+#ifndef URAID_ENGINE_SYNC_H
+#define URAID_ENGINE_SYNC_H
 
 #include "engine/core/engine.h"
+
+/* sync.c: the scheduler. */
+void eng_sync_thread_start(struct eng_array *a);
+void eng_sync_thread_stop(struct eng_array *a);
+/* Pick the next needed action (recovery, resync) when idle. */
+void eng_sync_schedule(struct eng_array *a);
+/* The md class's sync entry points (uraid_sync_*). */
+int eng_sync_step(struct eng_array *a, uint64_t max_sectors);
+int eng_sync_action(struct eng_array *a, enum uraid_sync_action act, char *err, size_t errlen);
+void eng_sync_speed(struct eng_array *a, uint64_t min_kibs, uint64_t max_kibs);
+int eng_sync_wait(struct eng_array *a);
 
 #define SYNC_MISMATCH_UNIT 8 /* md counts mismatches in 4 KiB pages, as sectors */
 

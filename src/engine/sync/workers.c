@@ -14,7 +14,7 @@ struct job {
 	int err;  /* first error (atomic; 0 = none) */
 };
 
-struct sync_par {
+struct sync_workers {
 	pthread_t t;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -41,7 +41,7 @@ static void work(struct job *j, int worker)
 
 static void *helper(void *arg)
 {
-	struct sync_par *sp = arg;
+	struct sync_workers *sp = arg;
 	pthread_mutex_lock(&sp->mu);
 	for (;;) {
 		while (!sp->job && !sp->quit)
@@ -59,12 +59,12 @@ static void *helper(void *arg)
 	return NULL;
 }
 
-static struct sync_par *start(void)
+static struct sync_workers *start(void)
 {
 	const char *env = getenv("URAID_SYNC_PAR");
 	if (env && !strcmp(env, "0"))
 		return NULL;
-	struct sync_par *sp = calloc(1, sizeof(*sp));
+	struct sync_workers *sp = calloc(1, sizeof(*sp));
 	if (!sp)
 		return NULL;
 	pthread_mutex_init(&sp->mu, NULL);
@@ -78,13 +78,14 @@ static struct sync_par *start(void)
 	return sp;
 }
 
-int sync_par_run(struct sync_par **sp, int n, int (*fn)(void *ctx, int worker, int i), void *ctx)
+int sync_workers_run(struct sync_workers **sp, int n, int (*fn)(void *ctx, int worker, int i),
+                     void *ctx)
 {
 	struct job j = {.n = n, .fn = fn, .ctx = ctx};
 	/* One piece: nothing to share. */
 	if (n > 1 && !*sp)
 		*sp = start();
-	struct sync_par *p = n > 1 ? *sp : NULL;
+	struct sync_workers *p = n > 1 ? *sp : NULL;
 	if (p) {
 		pthread_mutex_lock(&p->mu);
 		p->job = &j;
@@ -101,7 +102,7 @@ int sync_par_run(struct sync_par **sp, int n, int (*fn)(void *ctx, int worker, i
 	return j.err;
 }
 
-void sync_par_free(struct sync_par *sp)
+void sync_workers_free(struct sync_workers *sp)
 {
 	if (!sp)
 		return;
