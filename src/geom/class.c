@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "geom/class.h"
+#include "geom/class_int.h"
 #include "geom/geom.h"
 #include "geom/geom_int.h"
 #include "member/member.h"

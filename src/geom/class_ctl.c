@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "geom/class.h"
+#include "geom/class_int.h"
 #include "member/member.h"
 #include "util/errmsg.h"
 
