@@ -188,6 +188,9 @@ struct uraid_status {
 	uint64_t dev_sectors; /* per member */
 	uint64_t events;
 	bool readonly, clean;
+	/* A write failed on a member the array could not lose: writes are
+	 * refused, reads served (md's broken array) until it is stopped. */
+	bool broken;
 	int working, failed, spares, degraded; /* degraded = slots without an in-sync member */
 	int nmembers; /* entries in members[] (slots first, then spares/faulty) */
 	struct uraid_member_status members[URAID_STATUS_MAX_MEMBERS];

@@ -230,8 +230,8 @@ int cmd_detail(int argc, char **argv)
 	printf("      Raid Devices : %d\n", st.raid_disks);
 	if (st.bitmap_chunk_kib)
 		printf("     Intent Bitmap : Internal\n");
-	printf("             State : %s%s%s%s\n", st.clean ? "clean" : "active",
-	       st.degraded ? ", degraded" : "",
+	printf("             State : %s%s%s%s%s\n", st.clean ? "clean" : "active",
+	       st.broken ? ", broken (writes refused)" : "", st.degraded ? ", degraded" : "",
 	       st.sync_action == URAID_SYNC_RECOVER  ? ", recovering"
 	       : st.sync_action == URAID_SYNC_RESYNC ? ", resyncing"
 	       : st.sync_action == URAID_SYNC_CHECK  ? ", checking"

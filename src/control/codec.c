@@ -44,6 +44,7 @@ static const struct field status_fields[] = {
     SF(events, F_U64),
     SF(readonly, F_BOOL),
     SF(clean, F_BOOL),
+    SF(broken, F_BOOL),
     SF(working, F_INT),
     SF(failed, F_INT),
     SF(spares, F_INT),

@@ -178,6 +178,8 @@ int eng_write(struct eng_array *a, const void *buf, size_t len, uint64_t off)
 {
 	if (a->readonly)
 		return -EROFS;
+	if (__atomic_load_n(&a->broken, __ATOMIC_RELAXED))
+		return -EIO; /* a member the array cannot lose failed a write */
 	__atomic_add_fetch(&a->fg_ios, 1,
 	                   __ATOMIC_RELAXED); /* sync throttling (engine/sync/sync.c) */
 	int rc = check_range(a, len, off);
@@ -235,6 +237,8 @@ int eng_flush(struct eng_array *a)
 	int f = flush_locked(a);
 	if (rc == 0)
 		rc = f;
+	if (rc == 0 && a->broken)
+		rc = -EIO; /* what failed to reach a member is not durable */
 	if (rc == 0)
 		rc = eng_log_synced(a, false);
 	eng_unlock(a);
@@ -256,8 +260,9 @@ int eng_stop(struct eng_array *a)
 		/* Clean: resync_offset records how far an interrupted resync got
 		 * (MD_RESYNC_NONE when complete). Then, members durable and the
 		 * array clean, the log is needed no more (every bit cleared, the
-		 * journal's tail moved up). */
-		int c = eng_mark_clean(a);
+		 * journal's tail moved up). A broken array stays as its last
+		 * superblocks say: its members may disagree where a write failed. */
+		int c = a->broken ? -EIO : eng_mark_clean(a);
 		if (rc == 0)
 			rc = c;
 		c = eng_log_synced(a, true);
@@ -292,6 +297,7 @@ int eng_status(struct eng_array *a, struct uraid_status *st)
 	st->events = a->events;
 	st->readonly = a->readonly;
 	st->clean = !a->dirty && a->resync_offset == MD_RESYNC_NONE;
+	st->broken = a->broken;
 	int n = 0;
 	/* Slots in order first, as mdadm --detail lists them. */
 	for (int r = 0; r < a->geom.raid_disks && n < URAID_STATUS_MAX_MEMBERS; r++) {

@@ -147,7 +147,6 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 		close_all(mm, n);
 		return errmsg(err, errlen, -ENOMEM, "out of memory");
 	}
-	int fresh = 0;
 	for (int i = 0; i < n; i++) {
 		if (!(flags & URAID_RDONLY) && member_lock(mm[i]) < 0) {
 			rc = errmsg(err, errlen, -EBUSY, "%s is in use by a running array",
@@ -180,19 +179,12 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 			       named(e, mm[i]->name));
 			goto fail;
 		}
-		if (memcmp(sbs[i].set_uuid, sbs[0].set_uuid, 16) != 0) {
-			char u0[36], u1[36];
-			md_uuid_format(sbs[0].set_uuid, u0);
-			md_uuid_format(sbs[i].set_uuid, u1);
-			rc = errmsg(err, errlen, -EINVAL,
-			            "members of two different arrays: %s (array %.35s) and %s "
-			            "(array %.35s)",
-			            mm[0]->name, u0, mm[i]->name, u1);
-			goto fail;
-		}
-		if (sbs[i].events > sbs[fresh].events)
-			fresh = i;
 	}
+	/* Every member must describe the same array (membership.c). */
+	rc = eng_members_agree(mm, sbs, n, err, errlen);
+	if (rc < 0)
+		goto fail;
+	int fresh = eng_pick_freshest(sbs, n);
 	const struct md_sb *fs = &sbs[fresh];
 	struct eng_array *a = calloc(1, sizeof(*a));
 	if (!a) {
@@ -234,13 +226,12 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 		mm[i] = NULL;
 		em->sb = sbs[i];
 		a->mem[a->nmem++] = em;
-		/* mdadm's margin: one event behind is still current, since a
-		 * clean->dirty update may not have reached every member. */
-		if (sbs[i].events + 1 < fs->events) {
+		if (!eng_sb_current(&sbs[i], fs)) {
 			warnf(warn, warnlen,
 			      "%s is stale (events %" PRIu64 ", array at %" PRIu64 "): left out\n",
 			      em->m->name, sbs[i].events, fs->events);
 			em->state = URAID_MEMBER_FAULTY;
+			em->left_out = true;
 			em->role = -1;
 			continue;
 		}
@@ -267,7 +258,23 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 			      "): left out\n",
 			      em->m->name, sbs[i].events, fs->events);
 			em->state = URAID_MEMBER_FAULTY;
+			em->left_out = true;
+			em->role = -1;
 			continue;
+		}
+		/* A device number stands for one member in the role table. */
+		for (int j = 0; j + 1 < a->nmem && sbs[i].version != MD_SB_0_90; j++) {
+			const struct eng_member *o = a->mem[j];
+			if (!o->left_out && o->sb.dev_number == sbs[i].dev_number) {
+				char what[32] = "a spare";
+				if (role >= 0)
+					snprintf(what, sizeof(what), "slot %d", role);
+				rc = errmsg(err, errlen, -EINVAL,
+				            "%s and %s both claim %s as device %" PRIu32
+				            ": one is a copy of the other; give only one",
+				            o->m->name, em->m->name, what, sbs[i].dev_number);
+				goto fail_a;
+			}
 		}
 		if (role < 0) {
 			em->state = URAID_MEMBER_SPARE;

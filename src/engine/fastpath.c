@@ -63,6 +63,8 @@ void eng_ioq_pool_free(struct eng_array *a)
 
 static bool healthy(const struct eng_array *a)
 {
+	if (a->broken)
+		return false;
 	for (int r = 0; r < a->geom.raid_disks; r++)
 		if (a->slot[r] < 0 || a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC)
 			return false;

@@ -19,6 +19,13 @@ int eng_logs_load(struct eng_array *a, char *err, size_t errlen);
  * uraid_assemble_members). */
 int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **out, char *err,
                  size_t errlen, char *warn, size_t warnlen);
+/* membership.c: do the members' superblocks describe one array? A message
+ * naming the odd ones out when not. The freshest speaks for the array;
+ * a member within mdadm's margin of it is current. */
+int eng_members_agree(struct member *const *mm, const struct md_sb *sbs, int n, char *err,
+                      size_t errlen);
+int eng_pick_freshest(const struct md_sb *sbs, int n);
+bool eng_sb_current(const struct md_sb *s, const struct md_sb *fresh);
 /* create.c: a new array on opened members, or on member paths (created
  * when o->member_bytes asks for it), then assembled. */
 int eng_create_members(const struct uraid_create_opts *o, struct member **mm, int n, unsigned flags,

@@ -54,6 +54,9 @@ struct eng_member {
 	struct md_sb sb; /* this member's superblock as last written/read */
 	int role;        /* slot, or -1 (spare / not in the array) */
 	enum uraid_member_state state;
+	/* Left out at assembly (stale, or marked faulty by the others): not
+	 * part of the array, never written, no entry in its role table. */
+	bool left_out;
 	uint64_t recovery_offset; /* sectors of the data area already rebuilt */
 	/* Member sector just past the last mirror read sent here (read
 	 * balancing; accessed with relaxed atomics, a hint only). */
@@ -113,6 +116,9 @@ struct eng_array {
 	struct md_sb ref; /* the array-wide superblock fields (freshest member's copy) */
 	uint64_t events;
 	bool dirty;             /* superblocks say "active" (resync_offset 0) */
+	/* A write or superblock update failed on a member the array could not
+	 * lose (slot.c): writes refused, reads served, nothing more written. */
+	bool broken;
 	uint64_t resync_offset; /* MD_RESYNC_NONE when parity/mirrors are known consistent */
 
 	struct member_ioq *ioq;
@@ -168,6 +174,14 @@ void eng_set_io(struct eng_array *a, struct member_io *io, int role, bool write,
                 uint64_t msec, uint64_t nsec);
 int eng_member_io(struct eng_array *a, int role, bool write, void *buf, uint64_t msec,
                   uint64_t nsec);
+/* Can every logical sector be read with the members in sync now, and is
+ * what they hold what was written (not broken)? */
+bool eng_array_readable(const struct eng_array *a);
+/* Can the array lose the member in `role` and stay readable? */
+bool eng_member_can_fail(const struct eng_array *a, int role);
+/* A member the array cannot lose failed a request (who: its name): writes
+ * are refused from now on, reads go on (md's MD_BROKEN). */
+void eng_array_broken(struct eng_array *a, const char *who, const char *why);
 
 /* engine/core/super.c: superblock bookkeeping (caller holds the lock). */
 int eng_sb_write_all(struct eng_array *a);
@@ -185,8 +199,6 @@ void eng_member_failed(struct eng_array *a, int role, const char *why);
 /* Close and forget member i (a->mem shifts down, slots follow); the caller
  * holds the lock and writes the superblocks. */
 void eng_member_drop(struct eng_array *a, int i);
-/* Can every logical sector be read with the members in sync now? */
-bool eng_array_readable(const struct eng_array *a);
 
 /* replace.c: replace (md's want_replacement). Caller holds the lock. */
 /* After assembly: a replacement whose slot is empty takes the slot, one

@@ -1,19 +1,9 @@
-/* Who is in which slot: a member failing, leaving, the array's
- * readability. Changes are recorded in every working member's superblock
- * (super.c); a failing slot's replacement takes over (replace.c). */
+/* Who is in which slot: a member failing or leaving. Changes are recorded in every working member's
+ * superblock (super.c); a failing slot's replacement takes over (replace.c). */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "engine/core/engine.h"
-
-bool eng_array_readable(const struct eng_array *a)
-{
-	bool missing[LAYOUT_MAX_MEMBERS];
-	for (int r = 0; r < a->geom.raid_disks; r++)
-		missing[r] = !eng_role_readable(a, r, 0, 0) ||
-		             a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC;
-	return a->ops->readable(&a->geom, missing);
-}
 
 void eng_member_failed(struct eng_array *a, int role, const char *why)
 {
@@ -22,6 +12,13 @@ void eng_member_failed(struct eng_array *a, int role, const char *why)
 	struct eng_member *em = a->mem[a->slot[role]];
 	if (em->state == URAID_MEMBER_FAULTY)
 		return;
+	/* md's rule: a member fails only while the level can lose it; beyond
+	 * that the request fails instead, and failing members one after the
+	 * other would only make acknowledged data unreachable. */
+	if (em->state == URAID_MEMBER_IN_SYNC && !eng_member_can_fail(a, role)) {
+		eng_array_broken(a, em->m ? em->m->name : "?", why);
+		return;
+	}
 	fprintf(stderr, "uraid: %s (slot %d) marked faulty: %s\n", em->m ? em->m->name : "?", role,
 	        why);
 	em->state = URAID_MEMBER_FAULTY;

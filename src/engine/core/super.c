@@ -34,6 +34,8 @@ static void update_ref_090(struct eng_array *a)
 	memset(r->v0.disks, 0, sizeof(r->v0.disks));
 	for (int i = 0; i < a->nmem; i++) {
 		struct eng_member *em = a->mem[i];
+		if (em->left_out)
+			continue; /* not part of the array */
 		bool in_sync = em->role >= 0 && em->state == URAID_MEMBER_IN_SYNC;
 		uint32_t nr = in_sync ? (uint32_t)em->role : next_spare++;
 		if (nr >= MD_SB0_MAX_DEVS)
@@ -98,7 +100,9 @@ static void update_ref(struct eng_array *a)
 		r->dev_roles[d] = MD_ROLE_FAULTY;
 	for (int i = 0; i < a->nmem; i++) {
 		const struct eng_member *em = a->mem[i];
-		if (em->sb.dev_number >= MD_SB1_MAX_DEVS)
+		/* A member left out at assembly may share its device number with
+		 * the one that took its place (a later add): it has no say. */
+		if (em->left_out || em->sb.dev_number >= MD_SB1_MAX_DEVS)
 			continue;
 		r->dev_roles[em->sb.dev_number] = role_word(em);
 		if (em->sb.dev_number >= r->max_dev)
@@ -151,7 +155,9 @@ int eng_sb_write_all(struct eng_array *a)
 		return 0;
 	a->events++;
 	/* A member that fails here is marked faulty and the update repeated, so
-	 * the survivors record it; bounded by the number of members. */
+	 * the survivors record it (bounded by the number of members), unless
+	 * the array cannot lose it: then the array is broken (util.c) and
+	 * nothing more is marked, as md fails no member it cannot lose. */
 	for (int round = 0; round <= a->nmem; round++) {
 		update_ref(a);
 		int failed = -1;
@@ -177,6 +183,11 @@ int eng_sb_write_all(struct eng_array *a)
 			return 0;
 		}
 		struct eng_member *em = a->mem[failed];
+		if (em->state == URAID_MEMBER_IN_SYNC && em->role >= 0 &&
+		    !eng_member_can_fail(a, em->role)) {
+			eng_array_broken(a, em->m->name, "superblock write failed");
+			return -EIO;
+		}
 		fprintf(stderr, "uraid: %s: superblock write failed, marking faulty\n",
 		        em->m->name);
 		em->state = URAID_MEMBER_FAULTY;

@@ -1,5 +1,6 @@
 /* Small engine helpers: buffers, clocks, which member may serve a range. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/vfs.h>
@@ -136,4 +137,35 @@ void eng_cond_wait(struct eng_array *a)
 	pthread_rwlock_unlock(&a->iolock);
 	pthread_cond_wait(&a->cond, &a->lock);
 	pthread_rwlock_wrlock(&a->iolock);
+}
+
+/* Readable from the in-sync members, with `without` (a role, or -1) gone
+ * too. */
+static bool readable_without(const struct eng_array *a, int without)
+{
+	bool missing[LAYOUT_MAX_MEMBERS];
+	for (int r = 0; r < a->geom.raid_disks; r++)
+		missing[r] = r == without || !eng_role_readable(a, r, 0, 0) ||
+		             a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC;
+	return a->ops->readable(&a->geom, missing);
+}
+
+bool eng_array_readable(const struct eng_array *a)
+{
+	return !a->broken && readable_without(a, -1);
+}
+
+bool eng_member_can_fail(const struct eng_array *a, int role)
+{
+	return readable_without(a, role);
+}
+
+void eng_array_broken(struct eng_array *a, const char *who, const char *why)
+{
+	if (!a->broken)
+		fprintf(stderr,
+		        "uraid: %s: %s, and the array cannot lose it: writes refused from now on, "
+		        "reads go on (md's broken array); stop the array and assemble it again\n",
+		        who, why);
+	a->broken = true;
 }

@@ -96,7 +96,7 @@ static void speed_mark(struct eng_array *a)
 
 void eng_sync_schedule(struct eng_array *a)
 {
-	if (a->action != URAID_SYNC_IDLE || a->readonly || !has_redundancy(a))
+	if (a->action != URAID_SYNC_IDLE || a->readonly || a->broken || !has_redundancy(a))
 		return;
 	/* A spare fills the first empty slot. */
 	if (!any_rebuilding(a)) {
@@ -223,6 +223,11 @@ static int step_locked(struct eng_array *a, uint64_t max)
 		eng_sync_schedule(a);
 	if (a->action == URAID_SYNC_IDLE)
 		return 0;
+	if (a->broken) { /* nothing more is written */
+		a->action = URAID_SYNC_IDLE;
+		pthread_cond_broadcast(&a->cond);
+		return -EIO;
+	}
 	if (a->action == URAID_SYNC_RECOVER && !any_rebuilding(a) && !eng_replace_any(a)) {
 		/* The member being rebuilt failed meanwhile. */
 		a->action = URAID_SYNC_IDLE;
