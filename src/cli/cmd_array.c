@@ -31,6 +31,8 @@ int cmd_daemon(int argc, char **argv)
 	if (argc < 3)
 		return cli_error("daemon", "usage: uraid daemon NAME MEMBER...");
 	const char *name = argv[1];
+	if (cli_check_name("daemon", name))
+		return 1;
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
@@ -64,7 +66,10 @@ int cmd_daemon(int argc, char **argv)
 		fprintf(stderr, "uraid: daemon %s: warning: stripe cache %s not set (%s)\n", name,
 		        scs, strerror(-scrc));
 	char path[PATH_MAX];
-	cli_sock_path(name, path, sizeof(path));
+	if (cli_sock_path(name, path, sizeof(path), err, sizeof(err)) < 0) {
+		uraid_stop(a);
+		return cli_error("daemon", "%s", err);
+	}
 	struct uraid_control *c;
 	rc = uraid_control_start(a, path, &c, err, sizeof(err));
 	if (rc < 0) {
@@ -117,6 +122,8 @@ int cmd_assemble(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return cli_error("assemble", "no members given");
+	if (name && cli_run_ready("assemble", name))
+		return 1;
 	/* Check first, read-only, so refusals reach the user directly. */
 	char err[512], warn[2048];
 	struct uraid_array *a;
@@ -138,15 +145,9 @@ int cmd_assemble(int argc, char **argv)
 	struct uraid_status st;
 	uraid_status(a, &st);
 	uraid_stop(a);
-	char nm[64];
-	if (name) {
-		snprintf(nm, sizeof(nm), "%s", name);
-	} else {
-		const char *colon = strchr(st.name, ':');
-		snprintf(nm, sizeof(nm), "%s", colon ? colon + 1 : st.name);
-		if (!nm[0] || strchr(nm, '/'))
-			cli_default_name(argv[optind], nm, sizeof(nm));
-	}
+	char nm[URAID_NAME_MAX + 1];
+	if (cli_pick_name("assemble", name, st.name, argv[optind], nm, sizeof(nm)))
+		return 1;
 	if (force)
 		setenv("URAID_DAEMON_FORCE", "1", 1);
 	rc = cli_start_daemon("assemble", nm, argc - optind, argv + optind);
@@ -285,16 +286,17 @@ int cmd_stop(int argc, char **argv)
 {
 	if (argc != 2)
 		return cli_error("stop", "usage: uraid stop NAME");
-	char err[512], path[PATH_MAX];
+	char err[PATH_MAX + 256], path[PATH_MAX];
 	struct uraid_status st;
 	if (cli_ctl_status(argv[1], &st, err, sizeof(err)) < 0)
+		return cli_error("stop", "%s", err);
+	if (cli_sock_path(argv[1], path, sizeof(path), err, sizeof(err)) < 0)
 		return cli_error("stop", "%s", err);
 	if (cli_ctl(argv[1], "stop", NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
 		return cli_error("stop", "%s", err);
 	/* Done when the socket is gone and the daemon has let go of every
 	 * member (it holds an exclusive lock on each while running), so the
 	 * members can be used again right away. */
-	cli_sock_path(argv[1], path, sizeof(path));
 	for (int i = 0; i < 600; i++) {
 		struct stat sb;
 		if (stat(path, &sb) < 0 && members_released(&st))

@@ -194,10 +194,14 @@ int cmd_create(int argc, char **argv)
 			break;
 		case 'A': o.assume_clean = true; break;
 		case 'N':
-			if (strlen(optarg) >= sizeof(o.name) || strchr(optarg, '/'))
+			if (cli_check_name("create", optarg))
+				return 1;
+			/* The md superblock holds 32 bytes of name. */
+			if (strlen(optarg) >= sizeof(o.name))
 				return cli_error("create",
-				                 "bad --name '%s' (at most 32 characters, no '/')",
-				                 optarg);
+				                 "--name '%s' is %zu characters; an md superblock "
+				                 "holds at most %zu",
+				                 optarg, strlen(optarg), sizeof(o.name) - 1);
 			snprintf(o.name, sizeof(o.name), "%s", optarg);
 			break;
 		case 'z':
@@ -274,8 +278,18 @@ int cmd_create(int argc, char **argv)
 		    o.raid_devices, o.spare_devices, o.raid_devices + o.spare_devices);
 	if (bitmap == BITMAP_INTERNAL && check_bitmap_chunk(md, &o, bitmap_chunk, argv + optind, n))
 		return 1;
-	if (!o.name[0])
-		cli_default_name(argv[optind], o.name, sizeof(o.name));
+	if (!o.name[0] && cli_pick_name("create", NULL, NULL, argv[optind], o.name, sizeof(o.name)))
+		return 1;
+	/* Everything that can refuse goes before the first write. */
+	if (!no_daemon) {
+		struct uraid_status running;
+		char e[512];
+		if (cli_run_ready("create", o.name))
+			return 1;
+		if (cli_ctl_status(o.name, &running, e, sizeof(e)) == 0)
+			return cli_error("create", "an array named '%s' is already running",
+			                 o.name);
+	}
 	/* Files this command creates are removed again if create fails. */
 	bool *fresh = calloc((size_t)n, sizeof(*fresh));
 	if (!fresh)

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,13 +168,22 @@ int cmd_status(int argc, char **argv)
 	char *found[256];
 	int nfound = 0;
 	if (n == 0) {
-		const char *rd = getenv("URAID_RUN_DIR");
-		DIR *d = opendir(rd && *rd ? rd : "/run/uraid");
+		char rd[PATH_MAX], err[PATH_MAX + 256];
+		int rc = uraid_run_dir(false, rd, sizeof(rd), err, sizeof(err));
+		/* No run directory: nothing runs. One not to be trusted: say so. */
+		if (rc < 0 && rc != -ENOENT)
+			return cli_error("status", "%s", err);
+		DIR *d = rc == 0 ? opendir(rd) : NULL;
 		struct dirent *e;
 		while (d && (e = readdir(d)) && nfound < 256) {
 			size_t l = strlen(e->d_name);
-			if (l > 5 && !strcmp(e->d_name + l - 5, ".sock"))
-				found[nfound++] = strndup(e->d_name, l - 5);
+			if (l <= 5 || strcmp(e->d_name + l - 5, ".sock"))
+				continue;
+			char *nm = strndup(e->d_name, l - 5);
+			if (nm && uraid_name_check(nm, NULL, 0) == 0)
+				found[nfound++] = nm;
+			else
+				free(nm);
 		}
 		if (d)
 			closedir(d);
