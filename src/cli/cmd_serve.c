@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -121,61 +120,6 @@ static void plugin_path(char *out, size_t len)
 		}
 	}
 	snprintf(out, len, "uraid");
-}
-
-/* No process holds the exclusive lock a running array takes on its members. */
-static bool members_unlocked(char **mm, int n)
-{
-	for (int i = 0; i < n; i++) {
-		int fd = open(mm[i], O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		int busy = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
-		close(fd);
-		if (busy)
-			return false;
-	}
-	return true;
-}
-
-/* Members of a running array (its daemon's view): every member that holds
- * data or may receive it (in sync, rebuilding, spare); faulty ones stay out. */
-static int handover(const char *verb, const char *name, char ***members, int *n)
-{
-	struct uraid_status st;
-	char err[PATH_MAX + 256], sock[PATH_MAX];
-	if (cli_ctl_status(name, &st, err, sizeof(err)) < 0)
-		return cli_error(verb, "%s", err);
-	if (cli_sock_path(name, sock, sizeof(sock), err, sizeof(err)) < 0)
-		return cli_error(verb, "%s", err);
-	char **mm = calloc((size_t)st.nmembers + 1, sizeof(*mm));
-	if (!mm)
-		return cli_error(verb, "out of memory");
-	int k = 0;
-	for (int i = 0; i < st.nmembers; i++) {
-		enum uraid_member_state s = st.members[i].state;
-		/* GEOM: stale and inactive components stay connected too. */
-		if (s == URAID_MEMBER_IN_SYNC || s == URAID_MEMBER_REBUILDING ||
-		    s == URAID_MEMBER_SPARE || s == URAID_MEMBER_STALE ||
-		    s == URAID_MEMBER_INACTIVE)
-			mm[k++] = strdup(st.members[i].name);
-	}
-	if (cli_ctl(name, "stop", NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
-		return cli_error(verb, "stopping the daemon of %s: %s", name, err);
-	for (int i = 0; i < 600; i++) {
-		struct stat sb;
-		/* The daemon removes its socket before it has stopped the array;
-		 * it is done when it has let go of the members' locks. */
-		if (stat(sock, &sb) < 0 && members_unlocked(mm, k)) {
-			*members = mm;
-			*n = k;
-			fprintf(stderr, "uraid: %s: took %s over from its daemon (%d members)\n",
-			        verb, name, k);
-			return 0;
-		}
-		serve_msleep(50);
-	}
-	return cli_error(verb, "the daemon of %s did not stop within 30 s", name);
 }
 
 /* Check the members read-only (errors reach the user directly, not only
@@ -389,7 +333,7 @@ int serve_start(const char *verb, const struct serve_opts *o, int n, char **args
 	char **members = NULL;
 	int nm = 0, rc;
 	char err[PATH_MAX + 256], sock[PATH_MAX], pidfile[PATH_MAX], log[PATH_MAX];
-	struct uraid_status st;
+	struct uraid_status st, before;
 	bool takeover = false;
 	if (n < 1)
 		return cli_error(verb, "no members or array name given");
@@ -415,7 +359,7 @@ int serve_start(const char *verb, const struct serve_opts *o, int n, char **args
 			return 1;
 		if (!o->port && claim_socket(verb, sock))
 			return 1;
-		rc = handover(verb, args[0], &members, &nm);
+		rc = serve_handover(verb, args[0], &before, &members, &nm);
 		if (rc)
 			return rc;
 		takeover = true;
@@ -517,7 +461,8 @@ int serve_start(const char *verb, const struct serve_opts *o, int n, char **args
 		/* Not served: the array goes back to a daemon, as it was. */
 		fprintf(stderr, "uraid: %s: handing %s back to a daemon\n", verb, name);
 		cli_start_daemon(verb, name, nm, members);
-	}
+	} else if (rc == 0 && takeover)
+		rc = serve_check_takeover(verb, name, &before, members, nm);
 	free_list(members, nm);
 	if (rc)
 		return rc;

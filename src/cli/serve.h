@@ -45,6 +45,18 @@ int serve_start(const char *verb, const struct serve_opts *o, int n, char **args
  * else -ENOENT. */
 int serve_lookup(const char *name, char *uri, size_t urilen, pid_t *pid);
 
+struct uraid_status;
+/* Takeover (serve_takeover.c): stop NAME's daemon once it has let go of its
+ * members, and list every member nbdkit must assemble (slots, spares,
+ * replacements, the journal) into *members (malloc'ed, *n of them), with
+ * the status they had in *before. 0 or an exit status (message printed). */
+int serve_handover(const char *verb, const char *name, struct uraid_status *before, char ***members,
+                   int *n);
+/* After the takeover: NAME reports the members and journal `before` had;
+ * else it goes back to a daemon with mm[0..n) and 1 is returned. */
+int serve_check_takeover(const char *verb, const char *name, const struct uraid_status *before,
+                         char **mm, int n);
+
 /* True while `pid` exists and is not a zombie. */
 bool serve_pid_alive(pid_t pid);
 /* Wait up to ms for pid to end; true when it did. */
