@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_array.h"
+#include "cli/create_probe.h"
 #include "layout/layout.h"
 #include "meta/md_bitmap.h"
 #include "uraid.h"
@@ -22,14 +23,17 @@ static void create_usage(FILE *f)
 	fprintf(f, "usage: uraid create --level=L --raid-devices=N [--chunk=64K] [--layout=NAME]\n"
 	           "         [--metadata=1.2] [--assume-clean] [--spare-devices=N] [--name=NAME]\n"
 	           "         [--size=BYTES] [--bitmap=internal|none] [--bitmap-chunk=SIZE]\n"
-	           "         [--write-journal=DEV]\n"
+	           "         [--write-journal=DEV] [--run] [--force]\n"
 	           "         [--no-daemon] MEMBER...\n"
 	           "  Writes md superblocks (mdadm-compatible) and starts the array: a daemon\n"
 	           "  holds it open and runs the initial resync in the background. --size creates\n"
 	           "  missing member files of that size. --no-daemon runs the initial resync in\n"
 	           "  this process and leaves the array stopped. --bitmap=internal adds md's\n"
 	           "  write-intent bitmap (raid1/4/5/6/10, any metadata); without --bitmap,\n"
-	           "  as mdadm 4.2, one is added when members are over 100 GiB.\n");
+	           "  as mdadm 4.2, one is added when members are over 100 GiB. A member that\n"
+	           "  holds an md superblock, GEOM metadata, a partition table or a file\n"
+	           "  system is reported and create asks before overwriting it (stdin must\n"
+	           "  be a terminal); --run (or --force) creates without asking.\n");
 }
 
 static int parse_metadata(const char *s, int *v)
@@ -148,20 +152,22 @@ int cmd_create(int argc, char **argv)
 	    {"bitmap", required_argument, NULL, 'b'},
 	    {"bitmap-chunk", required_argument, NULL, 'B'},
 	    {"write-journal", required_argument, NULL, 'J'},
+	    {"run", no_argument, NULL, 'R'},
+	    {"force", no_argument, NULL, 'f'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct uraid_create_opts o;
 	memset(&o, 0, sizeof(o));
 	const char *level = NULL, *layout = NULL;
-	bool no_daemon = false, have_n = false;
+	bool no_daemon = false, have_n = false, run = false;
 	enum bitmap_choice bitmap = BITMAP_DEFAULT;
 	uint32_t bitmap_chunk = 0;
 	const char *journal = NULL;
 	unsigned long long v;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "l:n:c:p:e:x:N:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:n:c:p:e:x:N:fRh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l': level = optarg; break;
 		case 'n':
@@ -204,6 +210,8 @@ int cmd_create(int argc, char **argv)
 				                 optarg, strlen(optarg), sizeof(o.name) - 1);
 			snprintf(o.name, sizeof(o.name), "%s", optarg);
 			break;
+		case 'R':
+		case 'f': run = true; break;
 		case 'z':
 			if (cli_parse_size(optarg, 1, &v) < 0 || v == 0)
 				return cli_error("create", "bad --size '%s'", optarg);
@@ -289,6 +297,19 @@ int cmd_create(int argc, char **argv)
 		if (cli_ctl_status(o.name, &running, e, sizeof(e)) == 0)
 			return cli_error("create", "an array named '%s' is already running",
 			                 o.name);
+	}
+	{
+		char **all = calloc((size_t)n + 1, sizeof(*all));
+		if (!all)
+			return cli_error("create", "out of memory");
+		for (int i = 0; i < n; i++)
+			all[i] = argv[optind + i];
+		if (journal)
+			all[n] = (char *)journal;
+		int refused = create_confirm(all, n + (journal ? 1 : 0), run);
+		free(all);
+		if (refused)
+			return 1;
 	}
 	/* Files this command creates are removed again if create fails. */
 	bool *fresh = calloc((size_t)n, sizeof(*fresh));

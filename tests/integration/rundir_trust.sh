@@ -42,7 +42,7 @@ truncate -s 16M "$M/z0" "$M/z1" "$M/z2"
 zeros=$(sha "$M/z0" "$M/z1" "$M/z2")
 create() { # RUN NAME: a raid5 on z0..z2
 	URAID_RUN_DIR=$1 "$URAID" create --level=5 --raid-devices=3 --chunk=64K --name="$2" \
-		--assume-clean "$M/z0" "$M/z1" "$M/z2"
+		--assume-clean --run "$M/z0" "$M/z1" "$M/z2"
 }
 untouched() { [ "$(sha "$T_TMP/victim")" = "$victim" ] && [ "$(sha "$M/z0" "$M/z1" "$M/z2")" = "$zeros" ]; }
 
