@@ -311,22 +311,52 @@ int cmd_stop(int argc, char **argv)
 int cmd_write(int argc, char **argv)
 {
 	static const struct option opts[] = {{"offset", required_argument, NULL, 'O'},
+	                                     {"help", no_argument, NULL, 'h'},
 	                                     {NULL, 0, NULL, 0}};
+	static const char usage[] = "usage: uraid write NAME [--offset BYTES] < DATA\n"
+	                            "  Writes standard input into the running array NAME at\n"
+	                            "  byte BYTES (a multiple of 512) and flushes it.\n";
 	unsigned long long off = 0;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c != 'O' || cli_parse_size(optarg, 1, &off) < 0)
-			return cli_error("write",
-			                 "usage: uraid write NAME [--offset BYTES] < DATA");
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'O':
+			if (cli_parse_size(optarg, 1, &off) < 0)
+				return cli_error("write", "bad --offset '%s' (bytes, K/M/G/T)",
+				                 optarg);
+			break;
+		case 'h': fputs(usage, stdout); return 0;
+		default: fputs(usage, stderr); return 2;
+		}
 	}
-	if (optind != argc - 1)
-		return cli_error("write", "usage: uraid write NAME [--offset BYTES] < DATA");
+	if (optind != argc - 1) {
+		fputs(usage, stderr);
+		return 2;
+	}
 	const char *name = argv[optind];
 	if (off % 512)
 		return cli_error("write", "--offset must be a multiple of 512");
+	char err[512], line[128];
+	struct uraid_status st;
+	if (cli_ctl_status(name, &st, err, sizeof(err)) < 0)
+		return cli_error("write", "%s", err);
+	/* The daemon would refuse a write past the end with ERANGE ("Numerical
+	 * result out of range"); say what is wrong instead, and when stdin is a
+	 * file, before anything is written. */
+	uint64_t size = st.array_sectors * 512;
+	struct stat in;
+	off_t pos = lseek(0, 0, SEEK_CUR);
+	if (fstat(0, &in) == 0 && S_ISREG(in.st_mode) && pos >= 0 && in.st_size > pos &&
+	    off + (uint64_t)(in.st_size - pos) > size)
+		return cli_error("write",
+		                 "%llu bytes at offset %llu run past the end of array %s (%llu "
+		                 "bytes); nothing written",
+		                 (unsigned long long)(in.st_size - pos), off, name,
+		                 (unsigned long long)size);
 	size_t cap = 4u << 20;
-	char *buf = malloc(cap), err[512], line[128];
+	uint64_t first = off;
+	char *buf = malloc(cap);
 	if (!buf)
 		return cli_error("write", "out of memory");
 	int status = 0;
@@ -346,6 +376,15 @@ int cmd_write(int argc, char **argv)
 		}
 		if (n == 0)
 			break;
+		if (off + n > size) {
+			status = cli_error("write",
+			                   "the data runs past the end of array %s (%llu bytes) at "
+			                   "offset %llu; %s",
+			                   name, (unsigned long long)size, off,
+			                   off > first ? "the data before it was written"
+			                               : "nothing written");
+			goto out;
+		}
 		size_t full = (n + 511) & ~(size_t)511;
 		if (full != n) {
 			/* Keep what follows the data in its last sector. */

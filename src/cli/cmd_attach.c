@@ -352,12 +352,8 @@ static int find_by_loop(const char *loop, char *name, size_t len)
 
 int cmd_detach(int argc, char **argv)
 {
-	if (argc != 2 || !strcmp(argv[1], "--help")) {
-		printf("usage: uraid detach NAME|/dev/loopN\n"
-		       "  Removes the loop device, unmounts nbdfuse and, when attach started\n"
-		       "  the serve itself, stops nbdkit and the array.\n");
-		return argc == 2 ? 0 : 2;
-	}
+	if (argc != 2)
+		return cli_error("detach", "usage: uraid detach NAME|/dev/loopN");
 	char name[URAID_NAME_MAX + 1], err[PATH_MAX + 512];
 	struct attach_state s;
 	if (!strncmp(argv[1], "/dev/", 5)) {

@@ -136,6 +136,64 @@ static int check_bitmap_chunk(int md, const struct uraid_create_opts *o, uint32_
 	                 (unsigned long long)need / 1024);
 }
 
+/* --raid-devices / --spare-devices: a count from min to the most members a
+ * layout takes (LAYOUT_MAX_MEMBERS). */
+static int parse_count(const char *s, unsigned long long min, const char *opt, int *out)
+{
+	unsigned long long v;
+	if (cli_parse_size(s, 1, &v) < 0 || strpbrk(s, "kKmMgGtTsSbB"))
+		return cli_error("create", "%s '%s': not a number", opt, s);
+	if (v < min || v > LAYOUT_MAX_MEMBERS)
+		return cli_error("create", "%s %s: must be %llu to %d", opt, s, min,
+		                 LAYOUT_MAX_MEMBERS);
+	*out = (int)v;
+	return 0;
+}
+
+/* --chunk: md keeps it in sectors (32 bits); the engine wants a power of two
+ * of at least 4 KiB. A bare number is KiB, as in mdadm. */
+static int parse_chunk(const char *s, uint32_t *sectors)
+{
+	unsigned long long v;
+	int rc = cli_parse_size(s, 1024, &v);
+	if (rc == -ERANGE)
+		return cli_error("create", "--chunk=%s is too large (does not fit in 64 bits)", s);
+	if (rc < 0)
+		return cli_error(
+		    "create", "bad --chunk '%s': a size such as 64K or 1M (a bare number is KiB)",
+		    s);
+	if (v / 512 > UINT32_MAX)
+		return cli_error("create",
+		                 "--chunk=%s is too large: md records the chunk size in 32 bits of "
+		                 "sectors (less than 2 TiB)",
+		                 s);
+	if (v < 4096 || (v & (v - 1)))
+		return cli_error("create",
+		                 "--chunk=%s (%llu bytes): must be a power of two of at least 4K",
+		                 s, v);
+	*sectors = (uint32_t)(v / 512);
+	return 0;
+}
+
+/* A chunk must fit the members (the engine's own check quotes a placeholder
+ * size when it does not). */
+static int check_chunk_fits(const struct uraid_create_opts *o, char **members, int n)
+{
+	/* linear and raid1 have no chunks (create ignores --chunk for them) */
+	if (!o->chunk_sectors || o->level == URAID_LEVEL_LINEAR || o->level == URAID_LEVEL_RAID1)
+		return 0;
+	uint64_t chunk = (uint64_t)o->chunk_sectors * 512;
+	for (int i = 0; i < n; i++) {
+		uint64_t b = member_bytes(members[i], o->member_bytes);
+		if (b && chunk > b)
+			return cli_error("create",
+			                 "--chunk of %llu KiB is larger than member %s (%llu KiB)",
+			                 (unsigned long long)(chunk >> 10), members[i],
+			                 (unsigned long long)(b >> 10));
+	}
+	return 0;
+}
+
 int cmd_create(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -171,24 +229,17 @@ int cmd_create(int argc, char **argv)
 		switch (c) {
 		case 'l': level = optarg; break;
 		case 'n':
-			if (cli_parse_size(optarg, 1, &v) < 0 || v < 1 || v > 256)
-				return cli_error("create", "bad --raid-devices '%s'", optarg);
-			o.raid_devices = (int)v;
+			if (parse_count(optarg, 1, "--raid-devices", &o.raid_devices))
+				return 1;
 			have_n = true;
 			break;
 		case 'x':
-			if (cli_parse_size(optarg, 1, &v) < 0 || v > 256)
-				return cli_error("create", "bad --spare-devices '%s'", optarg);
-			o.spare_devices = (int)v;
+			if (parse_count(optarg, 0, "--spare-devices", &o.spare_devices))
+				return 1;
 			break;
 		case 'c':
-			/* mdadm: a bare number is KiB */
-			if (cli_parse_size(optarg, 1024, &v) < 0 || v == 0 || v % 512 ||
-			    v / 512 > UINT32_MAX)
-				return cli_error("create",
-				                 "bad --chunk '%s': need a multiple of 512 bytes",
-				                 optarg);
-			o.chunk_sectors = (uint32_t)(v / 512);
+			if (parse_chunk(optarg, &o.chunk_sectors))
+				return 1;
 			break;
 		case 'p': layout = optarg; break;
 		case 'e':
@@ -287,6 +338,8 @@ int cmd_create(int argc, char **argv)
 	if (bitmap == BITMAP_INTERNAL && check_bitmap_chunk(md, &o, bitmap_chunk, argv + optind, n))
 		return 1;
 	if (!o.name[0] && cli_pick_name("create", NULL, NULL, argv[optind], o.name, sizeof(o.name)))
+		return 1;
+	if (check_chunk_fits(&o, argv + optind, n))
 		return 1;
 	/* Everything that can refuse goes before the first write. */
 	if (!no_daemon) {

@@ -186,9 +186,8 @@ static int sock_path(const char *verb, const struct serve_opts *o, const char *n
 	}
 	char *rdir = realpath(dir, NULL);
 	if (!rdir)
-		rdir = realpath(".", NULL);
-	if (!rdir)
-		return cli_error(verb, "--unix %s: %s", o->unix_path, strerror(errno));
+		return cli_error(verb, "--unix %s: directory %s: %s", o->unix_path, dir,
+		                 strerror(errno));
 	struct stat sb;
 	int rc = 0;
 	if (stat(rdir, &sb) < 0 || !S_ISDIR(sb.st_mode))
@@ -324,7 +323,10 @@ static void forget_serve(const char *name, pid_t k, const char *sock)
 /* An address in a URI: IPv6 literals in brackets (RFC 3986). */
 static void uri_host(const char *ip, char *out, size_t len)
 {
-	snprintf(out, len, "%s", ip);
+	if (strchr(ip, ':') && ip[0] != '[')
+		snprintf(out, len, "[%s]", ip);
+	else
+		snprintf(out, len, "%s", ip);
 }
 
 int serve_start(const char *verb, const struct serve_opts *o, int n, char **args, char *name,
@@ -593,14 +595,8 @@ static void xfs_size(uint64_t b, char *buf, size_t len)
 
 int cmd_geometry(int argc, char **argv)
 {
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		printf("usage: uraid geometry NAME | MEMBER...\n"
-		       "  Stripe unit and width of the array, the NBD block size hints 'uraid\n"
-		       "  serve' advertises, and the mkfs.xfs / mkfs.ext4 options that align a\n"
-		       "  file system to the stripes (a loop device over the export cannot\n"
-		       "  pass the geometry to mkfs).\n");
-		return argc < 2 ? 2 : 0;
-	}
+	if (argc < 2)
+		return cli_error("geometry", "usage: uraid geometry NAME | MEMBER...");
 	struct uraid_status st;
 	uint32_t lb = 512;
 	int rc = status_of(argc - 1, argv + 1, &st, &lb);
