@@ -64,6 +64,9 @@ int cli_pick_name(const char *verb, const char *want, const char *md_name, const
 	if (want) {
 		if (cli_check_name(verb, want))
 			return 1;
+		if (strlen(want) >= len)
+			return cli_error(verb, "name '%s' is longer than %zu characters", want,
+			                 len - 1);
 		snprintf(name, len, "%s", want);
 		return 0;
 	}
@@ -71,18 +74,23 @@ int cli_pick_name(const char *verb, const char *want, const char *md_name, const
 		/* md names are "homehost:name"; the array is known by the name. */
 		const char *colon = strchr(md_name, ':');
 		const char *n = colon ? colon + 1 : md_name;
-		if (uraid_name_check(n, err, sizeof(err)) == 0) {
+		if (strlen(n) < len && uraid_name_check(n, err, sizeof(err)) == 0) {
 			snprintf(name, len, "%s", n);
 			return 0;
 		}
 		if (n[0])
-			fprintf(stderr, "uraid: %s: note: the md name is not usable here: %s\n",
-			        verb, err);
+			fprintf(stderr, "uraid: %s: note: the md name '%.40s' is not usable here\n",
+			        verb, n);
 	}
-	if (member_stem(member, name, len) < 0 || uraid_name_check(name, err, sizeof(err)) < 0)
+	if (member_stem(member, name, len) < 0)
+		return cli_error(
+		    verb,
+		    "cannot name the array after %s: its name would be longer than %zu "
+		    "characters; give --name NAME",
+		    member, len - 1);
+	if (uraid_name_check(name, err, sizeof(err)) < 0)
 		return cli_error(verb, "cannot name the array after %s: %s; give --name NAME",
-		                 member,
-		                 member_stem(member, name, len) < 0 ? "file name too long" : err);
+		                 member, err);
 	return 0;
 }
 

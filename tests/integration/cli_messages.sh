@@ -46,6 +46,11 @@ for name in "../x" "a/b" "" ".hidden" "with space" $'new\nline' "$long"; do
 		check "$verb $shown: refused by the name rule" grep -q "a name is 1 to 63 characters" err
 	done
 done
+stem=$(printf 's%.0s' {1..40})
+check_fails "a member file name too long for a name, without --name: refused" "$URAID" create \
+	--level=1 --raid-devices=2 --size=8M --no-daemon "$stem.img" s1.img 2>err
+check "... saying so and asking for --name" \
+	grep -q "its name would be longer than 32 characters; give --name NAME" err
 check "63 characters are fine" "$URAID" create --level=1 --raid-devices=2 --size=8M \
 	--no-daemon --name=okname o0 o1 2>/dev/null
 check "assemble --name with 63 characters runs under that name" \

@@ -21,7 +21,11 @@ PIDS=()
 MNT=""
 LOOPDEV=""
 cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	# only while each pid is still what we started (a daemon, or our sleep)
+	for p in "${PIDS[@]}"; do
+		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -Eq "^(uraid daemon|sleep 300)" &&
+			kill "$p"
+	done
 	[ -n "$LOOPDEV" ] && losetup -d "$LOOPDEV" 2>/dev/null
 	[ -n "$MNT" ] && umount "$MNT" 2>/dev/null
 	for s in "$T_TMP"/ok/*.sock; do
@@ -40,9 +44,14 @@ python3 -c 'import os,sys; sys.stdout.buffer.write(os.urandom(4096))' >"$T_TMP/v
 victim=$(sha "$T_TMP/victim")
 truncate -s 16M "$M/z0" "$M/z1" "$M/z2"
 zeros=$(sha "$M/z0" "$M/z1" "$M/z2")
-create() { # RUN NAME: a raid5 on z0..z2
+create() { # RUN NAME: a raid5 on z0..z2; a daemon it starts is stopped at the end
 	URAID_RUN_DIR=$1 "$URAID" create --level=5 --raid-devices=3 --chunk=64K --name="$2" \
-		--assume-clean --run "$M/z0" "$M/z1" "$M/z2"
+		--assume-clean --run "$M/z0" "$M/z1" "$M/z2" 2>"$T_TMP/create.err"
+	local rc=$? p
+	cat "$T_TMP/create.err" >&2
+	p=$(sed -n 's/.*(daemon pid \([0-9]*\),.*/\1/p' "$T_TMP/create.err")
+	[ -n "$p" ] && PIDS+=("$p")
+	return $rc
 }
 untouched() { [ "$(sha "$T_TMP/victim")" = "$victim" ] && [ "$(sha "$M/z0" "$M/z1" "$M/z2")" = "$zeros" ]; }
 
