@@ -8,8 +8,9 @@
 # files are 0600, the directory 0700; member files are 0600 (nobody cannot
 # read the array through them). A forged NAME.attach (naming a process of
 # the test's, a tmpfs, a loop device bound elsewhere, a directory outside the
-# run directory) makes detach refuse and change nothing. A socket nobody
-# may not connect to is reported as that, not as "not running".
+# run directory) makes detach refuse and change nothing, while a real
+# attach's record (0600) is accepted. A socket nobody may not connect to is
+# reported as that, not as "not running".
 source "$(dirname "$0")/../lib.sh"
 if [ "$(id -u)" -ne 0 ]; then
 	fail "rundir_trust needs root (it plays root against nobody)"
@@ -26,6 +27,7 @@ cleanup() {
 		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -Eq "^(uraid daemon|sleep 300)" &&
 			kill "$p"
 	done
+	[ -e "$T_TMP/ok/t7.attach" ] && URAID_RUN_DIR=$T_TMP/ok "$URAID" detach t7
 	[ -n "$LOOPDEV" ] && losetup -d "$LOOPDEV" 2>/dev/null
 	[ -n "$MNT" ] && umount "$MNT" 2>/dev/null
 	for s in "$T_TMP"/ok/*.sock; do
@@ -154,6 +156,22 @@ check_fails "forged .attach naming a directory outside the run dir: refused" \
 	env URAID_RUN_DIR="$OK" "$URAID" detach f3 2>"$T_TMP/e9"
 check "... as not an attach record of uraid's" grep -q "is not an attach record uraid wrote" "$T_TMP/e9"
 check "... all still in place" intact
+
+# 7b. a real attach is still detached: its record is 0600 and passes the checks
+export URAID_NBDKIT_PLUGIN=${URAID_NBDKIT_PLUGIN:-$TOP/build/rel/nbdkit-uraid-plugin.so}
+if command -v nbdfuse >/dev/null && [ -f "$URAID_NBDKIT_PLUGIN" ]; then
+	truncate -s 8M "$M/t0" "$M/t1"
+	URAID_RUN_DIR=$OK "$URAID" create --level=1 --raid-devices=2 --name=t7 --no-daemon \
+		--assume-clean "$M/t0" "$M/t1" 2>/dev/null
+	loop=$(URAID_RUN_DIR=$OK "$URAID" attach "$M/t0" "$M/t1" 2>"$T_TMP/e7c")
+	check "a real attach works" [ -b "$loop" ]
+	check "... its record is 0600" [ "$(stat -c %a "$OK/t7.attach")" = 600 ]
+	check "... and detach accepts it" env URAID_RUN_DIR="$OK" "$URAID" detach t7
+	check "... leaving no record, loop device or mount" bash -c "[ ! -e '$OK/t7.attach' ] &&
+		! losetup -j '$OK'/t7.fuse.*/nbd 2>/dev/null | grep -q . && ! grep -q ' $OK/t7.fuse' /proc/self/mounts"
+else
+	fail "nbdfuse or the plugin missing"
+fi
 
 # 8. nobody's run directory holding a planted attach record: refused at the directory
 nob mkdir "$PUB/arun"

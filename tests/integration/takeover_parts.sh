@@ -24,6 +24,8 @@ uri=$("$URAID" serve tk 2>"$T_TMP/serve.err")
 check "serve tk takes it over" [ -n "$uri" ]
 check "... carrying all five parts" \
 	grep -q "took tk over from its daemon (5 members with the journal)" "$T_TMP/serve.err"
+check "the serve's record and nbdkit's log are 0600" \
+	[ "$(stat -c %a "$URAID_RUN_DIR/tk.export" "$URAID_RUN_DIR/tk.nbdkit.log" | sort -u)" = 600 ]
 after=$("$URAID" detail tk)
 check "under nbdkit: the journal is there" grep -q "journal  *$D/j.img" <<<"$after"
 check "... writes are not refused" bash -c "! grep -q 'writes refused' <<<'$after'"
