@@ -369,6 +369,54 @@ size_t uraid_ctl_escape(const char *s, char *out, size_t outlen);
 int uraid_ctl_unescape(const char *s, size_t len, char *out, size_t outlen);
 
 /* ------------------------------------------------------------------------
+ * Array names and the run directory (src/control/rundir.c), shared by the
+ * uraid CLI and the nbdkit plugin: the one place that decides which names
+ * are accepted and whether the run directory can be trusted.
+ * ------------------------------------------------------------------------ */
+
+/* An array's name (its control socket RUN/NAME.sock, logs, state files):
+ * 1 to URAID_NAME_MAX characters from A-Z a-z 0-9 . _ + - : @, the first
+ * neither '.' nor '-'. So no '/', no whitespace, control characters or
+ * newlines, nothing that reads as an option or a hidden file. */
+#define URAID_NAME_MAX 63
+#define URAID_NAME_RULE                                                                        \
+	"a name is 1 to 63 characters from A-Z a-z 0-9 . _ + - : @, not starting with '.' or " \
+	"'-'"
+/* 0, or -EINVAL / -ENAMETOOLONG with err naming what breaks the rule. */
+int uraid_name_check(const char *name, char *err, size_t errlen);
+
+/* The run directory: $URAID_RUN_DIR, else URAID_RUN_DIR_DEFAULT. It is
+ * trusted only when it belongs to the calling user (root: to root), is not
+ * writable by group or others, and every directory and symbolic link on the
+ * way to it belongs to root or the caller, none writable by others unless
+ * sticky. Checked on every call; create makes a missing last component
+ * (mode 0700, the parent must exist). Fills path (symbolic links resolved)
+ * and returns 0, or -EPERM (untrusted), -ENOENT, ... with err naming the
+ * directory and the problem. */
+#define URAID_RUN_DIR_DEFAULT "/run/uraid"
+int uraid_run_dir(bool create, char *path, size_t len, char *err, size_t errlen);
+/* RUN/NAME+SUFFIX after checking the name and the directory. */
+int uraid_run_path(const char *name, const char *suffix, bool create, char *path, size_t len,
+                   char *err, size_t errlen);
+/* Open RUN/NAME+SUFFIX, never through a symbolic link (O_NOFOLLOW and
+ * O_CLOEXEC are added). With O_CREAT whatever held the name is removed and
+ * a new file is created exclusively, mode 0600; without it the file must be
+ * a regular file of the caller's not writable by others. A descriptor or a
+ * negative errno. */
+int uraid_run_open(const char *name, const char *suffix, int flags, char *err, size_t errlen);
+/* Replace RUN/NAME+SUFFIX with text: written to a new temporary file
+ * (exclusive, 0600), then renamed over it. */
+int uraid_run_write(const char *name, const char *suffix, const char *text, char *err,
+                    size_t errlen);
+/* Read RUN/NAME+SUFFIX (checked as by uraid_run_open) into buf, at most
+ * len - 1 bytes, NUL-terminated: the length, -ENOENT when absent, -EFBIG
+ * when it is larger. */
+int uraid_run_read(const char *name, const char *suffix, char *buf, size_t len, char *err,
+                   size_t errlen);
+/* Remove RUN/NAME+SUFFIX (absent is fine). */
+int uraid_run_unlink(const char *name, const char *suffix, char *err, size_t errlen);
+
+/* ------------------------------------------------------------------------
  * FreeBSD GEOM arrays (gmirror, graid3). uraid_assemble recognises their
  * metadata (the last sector of each component, no md superblock) and returns
  * an ordinary handle: read/write/flush/status/fail/remove/add/sync/stop work

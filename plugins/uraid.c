@@ -103,9 +103,9 @@ static int uraid_config(const char *key, const char *value)
 		else
 			g.direct = b;
 	} else if (!strcmp(key, "name")) {
-		if (!value[0] || strlen(value) >= sizeof(g.name) || strchr(value, '/')) {
-			nbdkit_error("name=%s: want 1 to %zu characters without '/'", value,
-			             sizeof(g.name) - 1);
+		char err[256];
+		if (uraid_name_check(value, err, sizeof(err)) < 0) {
+			nbdkit_error("name=: %s", err);
 			return -1;
 		}
 		snprintf(g.name, sizeof(g.name), "%s", value);
@@ -159,20 +159,32 @@ static int assemble(unsigned flags, struct uraid_array **out)
 }
 
 /* The name `uraid status NAME` knows the array by: name=, else the md name
- * without its "host:" prefix, else the first member's file name stem. */
-static void pick_name(const struct uraid_status *st)
+ * without its "host:" prefix, else the first member's file name stem; the
+ * first that passes uraid_name_check (the CLI's rule, cli_pick_name). */
+static int pick_name(const struct uraid_status *st)
 {
+	char err[256];
 	if (g.name[0])
-		return;
+		return 0;
 	const char *colon = strchr(st->name, ':');
 	snprintf(g.name, sizeof(g.name), "%s", colon ? colon + 1 : st->name);
-	if (g.name[0] && !strchr(g.name, '/'))
-		return;
+	if (uraid_name_check(g.name, err, sizeof(err)) == 0)
+		return 0;
 	const char *b = strrchr(g.members[0], '/');
-	snprintf(g.name, sizeof(g.name), "%s", b ? b + 1 : g.members[0]);
-	char *dot = strchr(g.name, '.');
-	if (dot && dot != g.name)
-		*dot = 0;
+	b = b ? b + 1 : g.members[0];
+	size_t n = strcspn(b[0] == '.' ? b + 1 : b, ".") + (b[0] == '.');
+	if (n < sizeof(g.name)) {
+		memcpy(g.name, b, n);
+		g.name[n] = 0;
+		if (uraid_name_check(g.name, err, sizeof(err)) == 0)
+			return 0;
+	}
+	g.name[0] = 0;
+	if (g.control) {
+		nbdkit_error("no usable array name (%s); pass name=NAME", err);
+		return -1;
+	}
+	return 0;
 }
 
 /* Trial run before nbdkit forks: read-only and without the sync thread, so
@@ -184,7 +196,8 @@ static int uraid_get_ready(void)
 		return -1;
 	uraid_status(a, &g.st);
 	uraid_stop(a);
-	pick_name(&g.st);
+	if (pick_name(&g.st) < 0)
+		return -1;
 	g.logical_block = uraid_geom_logical_block((const char *const *)g.members, g.nmembers);
 	return 0;
 }
@@ -223,12 +236,10 @@ static bool socket_answers(const char *path)
 
 static int start_control(void)
 {
-	const char *rd = getenv("URAID_RUN_DIR");
-	char err[512];
-	if (!rd || !*rd)
-		rd = "/run/uraid";
-	if (mkdir(rd, 0755) < 0 && errno != EEXIST) {
-		nbdkit_error("%s: %s", rd, strerror(errno));
+	char err[PATH_MAX + 256], rd[PATH_MAX];
+	/* Owner and mode checked (and created 0700) by the library. */
+	if (uraid_run_dir(true, rd, sizeof(rd), err, sizeof(err)) < 0) {
+		nbdkit_error("%s", err);
 		return -1;
 	}
 	/* `uraid stop NAME` returns once NAME.sock is gone, but the control
@@ -236,7 +247,7 @@ static int start_control(void)
 	 * (flushed, marked clean). So it listens on a private name that is then
 	 * renamed into place, and .cleanup removes NAME.sock only after
 	 * uraid_stop: when `uraid stop` returns, the members are final. */
-	char tmp[PATH_MAX], final[PATH_MAX];
+	char tmp[PATH_MAX + 96], final[PATH_MAX + 96];
 	snprintf(final, sizeof(final), "%s/%s.sock", rd, g.name);
 	snprintf(tmp, sizeof(tmp), "%s/.%s.sock.%d", rd, g.name, (int)getpid());
 	if (socket_answers(final)) {
@@ -254,7 +265,7 @@ static int start_control(void)
 		g.ctl = NULL;
 		return -1;
 	}
-	memcpy(g.sock, final, sizeof(g.sock));
+	snprintf(g.sock, sizeof(g.sock), "%s", final);
 	if (pthread_create(&g.watcher, NULL, watch_stop, NULL) != 0) {
 		nbdkit_error("cannot start the control watcher thread");
 		uraid_control_close(g.ctl);

@@ -1,43 +1,69 @@
 /* uraid: the program's entry point and its table of verbs (src/cli/ for the
  * verbs, src/bench/ for `uraid bench`). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "uraid.h"
 
+/* The stripe-cache usage below quotes it. */
+_Static_assert(URAID_STRIPE_CACHE_MAX == 32768, "stripe-cache usage text");
+
+/* Verbs marked OWN parse their options themselves (getopt, with --help);
+ * for the others main does: --help/-h prints `usage` and exits 0, any other
+ * argument starting with '-' is refused as an unknown option, "--" ends the
+ * options (what follows may start with '-'). */
+#define OWN 1
 static const struct {
 	const char *name;
 	cli_cmd_fn *fn;
 	const char *help;
+	const char *usage; /* option-less verbs: their arguments */
+	int flags;
 } verbs[] = {
-    {"create", cmd_create, "create an md array on members (mdadm --create)"},
-    {"assemble", cmd_assemble, "assemble and run an array from its members"},
-    {"examine", cmd_examine, "print the md superblock of members (mdadm --examine)"},
-    {"cat", cmd_cat, "read an array's contents from member images (read-only)"},
-    {"write", cmd_write, "write stdin into a running array"},
-    {"detail", cmd_detail, "details of a running array (mdadm --detail)"},
-    {"status", cmd_status, "mdstat-like view of running arrays"},
-    {"fail", cmd_fail, "mark a member faulty"},
-    {"remove", cmd_remove, "remove a failed or spare member"},
-    {"add", cmd_add, "add a spare (rebuilds onto it when degraded)"},
-    {"re-add", cmd_re_add, "put a briefly missing member back (bitmap: dirty chunks only)"},
-    {"add-journal", cmd_add_journal, "add a write journal (raid4/5/6; md --add-journal)"},
-    {"journal-mode", cmd_journal_mode, "write journal mode: write-through|write-back"},
-    {"replace", cmd_replace, "rebuild a member onto a new one, then drop it"},
-    {"check", cmd_check, "read all, count parity/mirror mismatches"},
-    {"repair", cmd_repair, "like check, and fix what is found"},
-    {"stop", cmd_stop, "stop a running array, marking it clean"},
-    {"stripe-cache", cmd_stripe_cache, "set/show the stripe cache of a raid4/5/6 array"},
-    {"serve", cmd_serve, "serve an array over NBD"},
-    {"attach", cmd_attach, "attach a served array as a local loop device"},
-    {"detach", cmd_detach, "undo attach"},
-    {"geometry", cmd_geometry, "stripe geometry and mkfs options"},
-    {"mirror", cmd_mirror, "FreeBSD gmirror-compatible mirrors"},
-    {"raid3", cmd_raid3, "FreeBSD graid3-compatible RAID3"},
-    {"bench", cmd_bench, "benchmarks (parity, engine, workloads)"},
-    {"version", cmd_version, "version and parity backend in use"},
-    {"daemon", cmd_daemon, NULL}, /* internal: the process that runs an array */
+    {"create", cmd_create, "create an md array on members (mdadm --create)", NULL, OWN},
+    {"assemble", cmd_assemble, "assemble and run an array from its members", NULL, OWN},
+    {"examine", cmd_examine, "print the md superblock of members (mdadm --examine)", NULL, OWN},
+    {"cat", cmd_cat, "read an array's contents from member images (read-only)", NULL, OWN},
+    {"write", cmd_write, "write stdin into a running array", NULL, OWN},
+    {"detail", cmd_detail, "details of a running array (mdadm --detail)", "NAME", 0},
+    {"status", cmd_status, "mdstat-like view of running arrays", NULL, OWN},
+    {"fail", cmd_fail, "mark a member faulty", "NAME MEMBER", 0},
+    {"remove", cmd_remove, "remove a failed or spare member", "NAME MEMBER", 0},
+    {"add", cmd_add, "add a spare (rebuilds onto it when degraded)", "NAME MEMBER", 0},
+    {"re-add", cmd_re_add, "put a briefly missing member back (bitmap: dirty chunks only)",
+     "NAME MEMBER", 0},
+    {"add-journal", cmd_add_journal, "add a write journal (raid4/5/6; md --add-journal)",
+     "NAME MEMBER", 0},
+    {"journal-mode", cmd_journal_mode, "write journal mode: write-through|write-back",
+     "NAME write-through|write-back", 0},
+    {"replace", cmd_replace, "rebuild a member onto a new one, then drop it", "NAME OLD NEW", 0},
+    {"check", cmd_check, "read all, count parity/mirror mismatches", "NAME", 0},
+    {"repair", cmd_repair, "like check, and fix what is found", "NAME", 0},
+    {"stop", cmd_stop, "stop a running array, marking it clean", "NAME", 0},
+    {"stripe-cache", cmd_stripe_cache, "set/show the stripe cache of a raid4/5/6 array",
+     "NAME [ENTRIES]\n  ENTRIES: md's stripe_cache_size (4 KiB stripe heads, 0 = off, at "
+     "most 32768); without it, shows the cache and the member I/O counters",
+     0},
+    {"serve", cmd_serve, "serve an array over NBD", NULL, OWN},
+    {"attach", cmd_attach, "attach a served array as a local loop device", NULL, OWN},
+    {"detach", cmd_detach, "undo attach",
+     "NAME|/dev/loopN\n  Removes the loop device, unmounts nbdfuse and, when attach "
+     "started\n  the serve itself, stops nbdkit and the array",
+     0},
+    {"geometry", cmd_geometry, "stripe geometry and mkfs options",
+     "NAME | MEMBER...\n  Stripe unit and width of the array, the NBD block size hints "
+     "'uraid\n  serve' advertises, and the mkfs.xfs / mkfs.ext4 options that align a\n  "
+     "file system to the stripes (a loop device over the export cannot\n  pass the "
+     "geometry to mkfs)",
+     0},
+    {"mirror", cmd_mirror, "FreeBSD gmirror-compatible mirrors", NULL, OWN},
+    {"raid3", cmd_raid3, "FreeBSD graid3-compatible RAID3", NULL, OWN},
+    {"bench", cmd_bench, "benchmarks (parity, engine, workloads)", NULL, OWN},
+    {"version", cmd_version, "version and parity backend in use", "", 0},
+    {"daemon", cmd_daemon, NULL, NULL, OWN}, /* internal: the process that runs an array */
 };
 
 static void usage(FILE *f)
@@ -47,6 +73,48 @@ static void usage(FILE *f)
 		if (verbs[i].help)
 			fprintf(f, "  %-10s %s\n", verbs[i].name, verbs[i].help);
 	fprintf(f, "\n'uraid VERB --help' describes each verb.\n");
+}
+
+static void verb_usage(FILE *f, size_t i)
+{
+	fprintf(f, "usage: uraid %s%s%s\n", verbs[i].name, verbs[i].usage[0] ? " " : "",
+	        verbs[i].usage);
+	fprintf(f, "  %s\n", verbs[i].help);
+}
+
+/* argv[0] is the verb. */
+static int run_verb(size_t i, int argc, char **argv)
+{
+	if (verbs[i].flags & OWN)
+		return verbs[i].fn(argc, argv);
+	char **args = calloc((size_t)argc + 1, sizeof(*args));
+	if (!args)
+		return cli_error(verbs[i].name, "out of memory");
+	int n = 0;
+	bool options = true;
+	args[n++] = argv[0];
+	for (int k = 1; k < argc; k++) {
+		const char *a = argv[k];
+		if (options && !strcmp(a, "--")) {
+			options = false;
+			continue;
+		}
+		if (options && (!strcmp(a, "--help") || !strcmp(a, "-h"))) {
+			verb_usage(stdout, i);
+			free(args);
+			return 0;
+		}
+		if (options && a[0] == '-' && a[1]) {
+			cli_error(verbs[i].name, "unknown option '%s'", a);
+			verb_usage(stderr, i);
+			free(args);
+			return 2;
+		}
+		args[n++] = argv[k];
+	}
+	int rc = verbs[i].fn(n, args);
+	free(args);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -64,7 +132,7 @@ int main(int argc, char **argv)
 		verb = "version";
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		if (!strcmp(verbs[i].name, verb))
-			return verbs[i].fn(argc - 1, argv + 1);
+			return run_verb(i, argc - 1, argv + 1);
 	fprintf(stderr, "uraid: unknown verb '%s'\n", verb);
 	usage(stderr);
 	return 2;

@@ -18,31 +18,88 @@
 #include "cli/cli_array.h"
 #include "util/sockio.h"
 
-static const char *run_dir(void)
+int cli_check_name(const char *verb, const char *name)
 {
-	const char *d = getenv("URAID_RUN_DIR");
-	return d && *d ? d : "/run/uraid";
+	char err[256];
+	if (uraid_name_check(name, err, sizeof(err)) < 0)
+		return cli_error(verb, "%s", err);
+	return 0;
 }
 
-void cli_sock_path(const char *name, char *path, size_t len)
+int cli_run_ready(const char *verb, const char *name)
 {
-	snprintf(path, len, "%s/%s.sock", run_dir(), name);
+	char err[PATH_MAX + 256], dir[PATH_MAX];
+	if (cli_check_name(verb, name))
+		return 1;
+	if (uraid_run_dir(true, dir, sizeof(dir), err, sizeof(err)) < 0)
+		return cli_error(verb, "%s", err);
+	return 0;
 }
 
-void cli_default_name(const char *member, char *name, size_t len)
+int cli_sock_path(const char *name, char *path, size_t len, char *err, size_t errlen)
+{
+	return uraid_run_path(name, ".sock", false, path, len, err, errlen);
+}
+
+/* The file name stem of a member: "m0" for /x/m0.img. */
+static int member_stem(const char *member, char *name, size_t len)
 {
 	const char *b = strrchr(member, '/');
 	b = b ? b + 1 : member;
-	snprintf(name, len, "%s", b);
-	char *dot = strchr(name, '.');
-	if (dot && dot != name)
-		*dot = 0;
+	size_t n = strlen(b);
+	const char *dot = strchr(b, '.');
+	if (dot && dot != b)
+		n = (size_t)(dot - b);
+	if (n >= len)
+		return -ENAMETOOLONG;
+	memcpy(name, b, n);
+	name[n] = 0;
+	return 0;
+}
+
+int cli_pick_name(const char *verb, const char *want, const char *md_name, const char *member,
+                  char *name, size_t len)
+{
+	char err[256];
+	if (want) {
+		if (cli_check_name(verb, want))
+			return 1;
+		if (strlen(want) >= len)
+			return cli_error(verb, "name '%s' is longer than %zu characters", want,
+			                 len - 1);
+		snprintf(name, len, "%s", want);
+		return 0;
+	}
+	if (md_name && md_name[0]) {
+		/* md names are "homehost:name"; the array is known by the name. */
+		const char *colon = strchr(md_name, ':');
+		const char *n = colon ? colon + 1 : md_name;
+		if (strlen(n) < len && uraid_name_check(n, err, sizeof(err)) == 0) {
+			snprintf(name, len, "%s", n);
+			return 0;
+		}
+		if (n[0])
+			fprintf(stderr, "uraid: %s: note: the md name '%.40s' is not usable here\n",
+			        verb, n);
+	}
+	if (member_stem(member, name, len) < 0)
+		return cli_error(
+		    verb,
+		    "cannot name the array after %s: its name would be longer than %zu "
+		    "characters; give --name NAME",
+		    member, len - 1);
+	if (uraid_name_check(name, err, sizeof(err)) < 0)
+		return cli_error(verb, "cannot name the array after %s: %s; give --name NAME",
+		                 member, err);
+	return 0;
 }
 
 static int connect_to(const char *name, char *err, size_t errlen)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	cli_sock_path(name, sa.sun_path, sizeof(sa.sun_path));
+	int rc = cli_sock_path(name, sa.sun_path, sizeof(sa.sun_path), err, errlen);
+	if (rc < 0)
+		return rc;
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		snprintf(err, errlen, "socket: %s", strerror(errno));
@@ -50,8 +107,25 @@ static int connect_to(const char *name, char *err, size_t errlen)
 	}
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		int e = errno;
-		snprintf(err, errlen, "array '%s' is not running (%s: %s)", name, sa.sun_path,
-		         strerror(e));
+		struct stat sb;
+		if (e == ENOENT)
+			snprintf(err, errlen, "array '%s' is not running (no control socket %s)",
+			         name, sa.sun_path);
+		else if (e == ECONNREFUSED)
+			snprintf(
+			    err, errlen,
+			    "array '%s' is not running (%s is left from a process that is gone)",
+			    name, sa.sun_path);
+		else if ((e == EACCES || e == EPERM) && lstat(sa.sun_path, &sb) == 0)
+			snprintf(
+			    err, errlen,
+			    "array '%s': permission denied on its control socket %s (owner uid "
+			    "%u, mode %04o; you are uid %u)",
+			    name, sa.sun_path, (unsigned)sb.st_uid, (unsigned)(sb.st_mode & 07777),
+			    (unsigned)geteuid());
+		else
+			snprintf(err, errlen, "array '%s': cannot connect to %s: %s", name,
+			         sa.sun_path, strerror(e));
 		close(fd);
 		return -e;
 	}
@@ -176,17 +250,42 @@ int cli_ctl_stats(const char *name, struct uraid_io_stats *st, char *err, size_t
 	return rc;
 }
 
+/* Print a file of the run directory (a log), each line after prefix. */
+void cli_print_run_file(const char *prefix, const char *name, const char *suffix)
+{
+	char err[512], line[1024];
+	int fd = uraid_run_open(name, suffix, O_RDONLY, err, sizeof(err));
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		fprintf(stderr, "%s(%s)\n", prefix, err);
+		return;
+	}
+	while (fgets(line, sizeof(line), f))
+		fprintf(stderr, "%s%s", prefix, line);
+	fclose(f);
+}
+
 int cli_start_daemon(const char *verb, const char *name, int n, char **members)
 {
-	char err[512];
+	char err[PATH_MAX + 256], log[PATH_MAX];
 	struct uraid_status st;
+	if (cli_run_ready(verb, name))
+		return 1;
 	if (cli_ctl_status(name, &st, err, sizeof(err)) == 0)
 		return cli_error(verb, "an array named '%s' is already running", name);
-	if (mkdir(run_dir(), 0755) < 0 && errno != EEXIST)
-		return cli_error(verb, "%s: %s", run_dir(), strerror(errno));
+	if (uraid_run_path(name, ".log", false, log, sizeof(log), err, sizeof(err)) < 0)
+		return cli_error(verb, "%s", err);
+	/* Opened here, so a refusal reaches the user; the daemon inherits it. */
+	int lfd = uraid_run_open(name, ".log", O_WRONLY | O_CREAT, err, sizeof(err));
+	if (lfd < 0)
+		return cli_error(verb, "daemon log: %s", err);
 	char **args = calloc((size_t)n + 4, sizeof(*args));
-	if (!args)
+	if (!args) {
+		close(lfd);
 		return cli_error(verb, "out of memory");
+	}
 	args[0] = "uraid";
 	args[1] = "daemon";
 	args[2] = (char *)name;
@@ -197,11 +296,10 @@ int cli_start_daemon(const char *verb, const char *name, int n, char **members)
 			for (int j = 0; j < i; j++)
 				free(args[3 + j]);
 			free(args);
+			close(lfd);
 			return cli_error(verb, "%s: %s", members[i], strerror(e));
 		}
 	}
-	char log[PATH_MAX];
-	snprintf(log, sizeof(log), "%s/%s.log", run_dir(), name);
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -209,16 +307,14 @@ int cli_start_daemon(const char *verb, const char *name, int n, char **members)
 		for (int i = 0; i < n; i++)
 			free(args[3 + i]);
 		free(args);
+		close(lfd);
 		return cli_error(verb, "fork: %s", strerror(e));
 	}
 	if (pid == 0) {
 		setsid();
-		int lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		int nfd = open("/dev/null", O_RDONLY);
-		if (lfd >= 0) {
-			dup2(lfd, 1);
-			dup2(lfd, 2);
-		}
+		dup2(lfd, 1);
+		dup2(lfd, 2);
 		if (nfd >= 0)
 			dup2(nfd, 0);
 		if (chdir("/") < 0)
@@ -226,6 +322,7 @@ int cli_start_daemon(const char *verb, const char *name, int n, char **members)
 		execv("/proc/self/exe", args);
 		_exit(127);
 	}
+	close(lfd);
 	for (int i = 0; i < n; i++)
 		free(args[3 + i]);
 	free(args);
@@ -238,13 +335,8 @@ int cli_start_daemon(const char *verb, const char *name, int n, char **members)
 		}
 		int status;
 		if (waitpid(pid, &status, WNOHANG) == pid) {
-			FILE *f = fopen(log, "r");
-			char line[1024];
 			fprintf(stderr, "uraid: %s: the array daemon exited:\n", verb);
-			while (f && fgets(line, sizeof(line), f))
-				fputs(line, stderr);
-			if (f)
-				fclose(f);
+			cli_print_run_file("", name, ".log");
 			return 1;
 		}
 		struct timespec ts = {0, 50 * 1000 * 1000};

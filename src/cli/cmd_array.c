@@ -31,6 +31,8 @@ int cmd_daemon(int argc, char **argv)
 	if (argc < 3)
 		return cli_error("daemon", "usage: uraid daemon NAME MEMBER...");
 	const char *name = argv[1];
+	if (cli_check_name("daemon", name))
+		return 1;
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
@@ -64,7 +66,10 @@ int cmd_daemon(int argc, char **argv)
 		fprintf(stderr, "uraid: daemon %s: warning: stripe cache %s not set (%s)\n", name,
 		        scs, strerror(-scrc));
 	char path[PATH_MAX];
-	cli_sock_path(name, path, sizeof(path));
+	if (cli_sock_path(name, path, sizeof(path), err, sizeof(err)) < 0) {
+		uraid_stop(a);
+		return cli_error("daemon", "%s", err);
+	}
 	struct uraid_control *c;
 	rc = uraid_control_start(a, path, &c, err, sizeof(err));
 	if (rc < 0) {
@@ -117,6 +122,8 @@ int cmd_assemble(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return cli_error("assemble", "no members given");
+	if (name && cli_run_ready("assemble", name))
+		return 1;
 	/* Check first, read-only, so refusals reach the user directly. */
 	char err[512], warn[2048];
 	struct uraid_array *a;
@@ -138,15 +145,9 @@ int cmd_assemble(int argc, char **argv)
 	struct uraid_status st;
 	uraid_status(a, &st);
 	uraid_stop(a);
-	char nm[64];
-	if (name) {
-		snprintf(nm, sizeof(nm), "%s", name);
-	} else {
-		const char *colon = strchr(st.name, ':');
-		snprintf(nm, sizeof(nm), "%s", colon ? colon + 1 : st.name);
-		if (!nm[0] || strchr(nm, '/'))
-			cli_default_name(argv[optind], nm, sizeof(nm));
-	}
+	char nm[URAID_NAME_MAX + 1];
+	if (cli_pick_name("assemble", name, st.name, argv[optind], nm, sizeof(nm)))
+		return 1;
 	if (force)
 		setenv("URAID_DAEMON_FORCE", "1", 1);
 	rc = cli_start_daemon("assemble", nm, argc - optind, argv + optind);
@@ -285,16 +286,17 @@ int cmd_stop(int argc, char **argv)
 {
 	if (argc != 2)
 		return cli_error("stop", "usage: uraid stop NAME");
-	char err[512], path[PATH_MAX];
+	char err[PATH_MAX + 256], path[PATH_MAX];
 	struct uraid_status st;
 	if (cli_ctl_status(argv[1], &st, err, sizeof(err)) < 0)
+		return cli_error("stop", "%s", err);
+	if (cli_sock_path(argv[1], path, sizeof(path), err, sizeof(err)) < 0)
 		return cli_error("stop", "%s", err);
 	if (cli_ctl(argv[1], "stop", NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
 		return cli_error("stop", "%s", err);
 	/* Done when the socket is gone and the daemon has let go of every
 	 * member (it holds an exclusive lock on each while running), so the
 	 * members can be used again right away. */
-	cli_sock_path(argv[1], path, sizeof(path));
 	for (int i = 0; i < 600; i++) {
 		struct stat sb;
 		if (stat(path, &sb) < 0 && members_released(&st))
@@ -309,22 +311,52 @@ int cmd_stop(int argc, char **argv)
 int cmd_write(int argc, char **argv)
 {
 	static const struct option opts[] = {{"offset", required_argument, NULL, 'O'},
+	                                     {"help", no_argument, NULL, 'h'},
 	                                     {NULL, 0, NULL, 0}};
+	static const char usage[] = "usage: uraid write NAME [--offset BYTES] < DATA\n"
+	                            "  Writes standard input into the running array NAME at\n"
+	                            "  byte BYTES (a multiple of 512) and flushes it.\n";
 	unsigned long long off = 0;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c != 'O' || cli_parse_size(optarg, 1, &off) < 0)
-			return cli_error("write",
-			                 "usage: uraid write NAME [--offset BYTES] < DATA");
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'O':
+			if (cli_parse_size(optarg, 1, &off) < 0)
+				return cli_error("write", "bad --offset '%s' (bytes, K/M/G/T)",
+				                 optarg);
+			break;
+		case 'h': fputs(usage, stdout); return 0;
+		default: fputs(usage, stderr); return 2;
+		}
 	}
-	if (optind != argc - 1)
-		return cli_error("write", "usage: uraid write NAME [--offset BYTES] < DATA");
+	if (optind != argc - 1) {
+		fputs(usage, stderr);
+		return 2;
+	}
 	const char *name = argv[optind];
 	if (off % 512)
 		return cli_error("write", "--offset must be a multiple of 512");
+	char err[512], line[128];
+	struct uraid_status st;
+	if (cli_ctl_status(name, &st, err, sizeof(err)) < 0)
+		return cli_error("write", "%s", err);
+	/* The daemon would refuse a write past the end with ERANGE ("Numerical
+	 * result out of range"); say what is wrong instead, and when stdin is a
+	 * file, before anything is written. */
+	uint64_t size = st.array_sectors * 512;
+	struct stat in;
+	off_t pos = lseek(0, 0, SEEK_CUR);
+	if (fstat(0, &in) == 0 && S_ISREG(in.st_mode) && pos >= 0 && in.st_size > pos &&
+	    off + (uint64_t)(in.st_size - pos) > size)
+		return cli_error("write",
+		                 "%llu bytes at offset %llu run past the end of array %s (%llu "
+		                 "bytes); nothing written",
+		                 (unsigned long long)(in.st_size - pos), off, name,
+		                 (unsigned long long)size);
 	size_t cap = 4u << 20;
-	char *buf = malloc(cap), err[512], line[128];
+	uint64_t first = off;
+	char *buf = malloc(cap);
 	if (!buf)
 		return cli_error("write", "out of memory");
 	int status = 0;
@@ -344,6 +376,15 @@ int cmd_write(int argc, char **argv)
 		}
 		if (n == 0)
 			break;
+		if (off + n > size) {
+			status = cli_error("write",
+			                   "the data runs past the end of array %s (%llu bytes) at "
+			                   "offset %llu; %s",
+			                   name, (unsigned long long)size, off,
+			                   off > first ? "the data before it was written"
+			                               : "nothing written");
+			goto out;
+		}
 		size_t full = (n + 511) & ~(size_t)511;
 		if (full != n) {
 			/* Keep what follows the data in its last sector. */

@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_array.h"
+#include "cli/create_probe.h"
 #include "layout/layout.h"
 #include "meta/md_bitmap.h"
 #include "uraid.h"
@@ -22,14 +23,17 @@ static void create_usage(FILE *f)
 	fprintf(f, "usage: uraid create --level=L --raid-devices=N [--chunk=64K] [--layout=NAME]\n"
 	           "         [--metadata=1.2] [--assume-clean] [--spare-devices=N] [--name=NAME]\n"
 	           "         [--size=BYTES] [--bitmap=internal|none] [--bitmap-chunk=SIZE]\n"
-	           "         [--write-journal=DEV]\n"
+	           "         [--write-journal=DEV] [--run] [--force]\n"
 	           "         [--no-daemon] MEMBER...\n"
 	           "  Writes md superblocks (mdadm-compatible) and starts the array: a daemon\n"
 	           "  holds it open and runs the initial resync in the background. --size creates\n"
 	           "  missing member files of that size. --no-daemon runs the initial resync in\n"
 	           "  this process and leaves the array stopped. --bitmap=internal adds md's\n"
 	           "  write-intent bitmap (raid1/4/5/6/10, any metadata); without --bitmap,\n"
-	           "  as mdadm 4.2, one is added when members are over 100 GiB.\n");
+	           "  as mdadm 4.2, one is added when members are over 100 GiB. A member that\n"
+	           "  holds an md superblock, GEOM metadata, a partition table or a file\n"
+	           "  system is reported and create asks before overwriting it (stdin must\n"
+	           "  be a terminal); --run (or --force) creates without asking.\n");
 }
 
 static int parse_metadata(const char *s, int *v)
@@ -132,6 +136,64 @@ static int check_bitmap_chunk(int md, const struct uraid_create_opts *o, uint32_
 	                 (unsigned long long)need / 1024);
 }
 
+/* --raid-devices / --spare-devices: a count from min to the most members a
+ * layout takes (LAYOUT_MAX_MEMBERS). */
+static int parse_count(const char *s, unsigned long long min, const char *opt, int *out)
+{
+	unsigned long long v;
+	if (cli_parse_size(s, 1, &v) < 0 || strpbrk(s, "kKmMgGtTsSbB"))
+		return cli_error("create", "%s '%s': not a number", opt, s);
+	if (v < min || v > LAYOUT_MAX_MEMBERS)
+		return cli_error("create", "%s %s: must be %llu to %d", opt, s, min,
+		                 LAYOUT_MAX_MEMBERS);
+	*out = (int)v;
+	return 0;
+}
+
+/* --chunk: md keeps it in sectors (32 bits); the engine wants a power of two
+ * of at least 4 KiB. A bare number is KiB, as in mdadm. */
+static int parse_chunk(const char *s, uint32_t *sectors)
+{
+	unsigned long long v;
+	int rc = cli_parse_size(s, 1024, &v);
+	if (rc == -ERANGE)
+		return cli_error("create", "--chunk=%s is too large (does not fit in 64 bits)", s);
+	if (rc < 0)
+		return cli_error(
+		    "create", "bad --chunk '%s': a size such as 64K or 1M (a bare number is KiB)",
+		    s);
+	if (v / 512 > UINT32_MAX)
+		return cli_error("create",
+		                 "--chunk=%s is too large: md records the chunk size in 32 bits of "
+		                 "sectors (less than 2 TiB)",
+		                 s);
+	if (v < 4096 || (v & (v - 1)))
+		return cli_error("create",
+		                 "--chunk=%s (%llu bytes): must be a power of two of at least 4K",
+		                 s, v);
+	*sectors = (uint32_t)(v / 512);
+	return 0;
+}
+
+/* A chunk must fit the members (the engine's own check quotes a placeholder
+ * size when it does not). */
+static int check_chunk_fits(const struct uraid_create_opts *o, char **members, int n)
+{
+	/* linear and raid1 have no chunks (create ignores --chunk for them) */
+	if (!o->chunk_sectors || o->level == URAID_LEVEL_LINEAR || o->level == URAID_LEVEL_RAID1)
+		return 0;
+	uint64_t chunk = (uint64_t)o->chunk_sectors * 512;
+	for (int i = 0; i < n; i++) {
+		uint64_t b = member_bytes(members[i], o->member_bytes);
+		if (b && chunk > b)
+			return cli_error("create",
+			                 "--chunk of %llu KiB is larger than member %s (%llu KiB)",
+			                 (unsigned long long)(chunk >> 10), members[i],
+			                 (unsigned long long)(b >> 10));
+	}
+	return 0;
+}
+
 int cmd_create(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -148,41 +210,36 @@ int cmd_create(int argc, char **argv)
 	    {"bitmap", required_argument, NULL, 'b'},
 	    {"bitmap-chunk", required_argument, NULL, 'B'},
 	    {"write-journal", required_argument, NULL, 'J'},
+	    {"run", no_argument, NULL, 'R'},
+	    {"force", no_argument, NULL, 'f'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct uraid_create_opts o;
 	memset(&o, 0, sizeof(o));
 	const char *level = NULL, *layout = NULL;
-	bool no_daemon = false, have_n = false;
+	bool no_daemon = false, have_n = false, run = false;
 	enum bitmap_choice bitmap = BITMAP_DEFAULT;
 	uint32_t bitmap_chunk = 0;
 	const char *journal = NULL;
 	unsigned long long v;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "l:n:c:p:e:x:N:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:n:c:p:e:x:N:fRh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l': level = optarg; break;
 		case 'n':
-			if (cli_parse_size(optarg, 1, &v) < 0 || v < 1 || v > 256)
-				return cli_error("create", "bad --raid-devices '%s'", optarg);
-			o.raid_devices = (int)v;
+			if (parse_count(optarg, 1, "--raid-devices", &o.raid_devices))
+				return 1;
 			have_n = true;
 			break;
 		case 'x':
-			if (cli_parse_size(optarg, 1, &v) < 0 || v > 256)
-				return cli_error("create", "bad --spare-devices '%s'", optarg);
-			o.spare_devices = (int)v;
+			if (parse_count(optarg, 0, "--spare-devices", &o.spare_devices))
+				return 1;
 			break;
 		case 'c':
-			/* mdadm: a bare number is KiB */
-			if (cli_parse_size(optarg, 1024, &v) < 0 || v == 0 || v % 512 ||
-			    v / 512 > UINT32_MAX)
-				return cli_error("create",
-				                 "bad --chunk '%s': need a multiple of 512 bytes",
-				                 optarg);
-			o.chunk_sectors = (uint32_t)(v / 512);
+			if (parse_chunk(optarg, &o.chunk_sectors))
+				return 1;
 			break;
 		case 'p': layout = optarg; break;
 		case 'e':
@@ -194,12 +251,18 @@ int cmd_create(int argc, char **argv)
 			break;
 		case 'A': o.assume_clean = true; break;
 		case 'N':
-			if (strlen(optarg) >= sizeof(o.name) || strchr(optarg, '/'))
+			if (cli_check_name("create", optarg))
+				return 1;
+			/* The md superblock holds 32 bytes of name. */
+			if (strlen(optarg) >= sizeof(o.name))
 				return cli_error("create",
-				                 "bad --name '%s' (at most 32 characters, no '/')",
-				                 optarg);
+				                 "--name '%s' is %zu characters; an md superblock "
+				                 "holds at most %zu",
+				                 optarg, strlen(optarg), sizeof(o.name) - 1);
 			snprintf(o.name, sizeof(o.name), "%s", optarg);
 			break;
+		case 'R':
+		case 'f': run = true; break;
 		case 'z':
 			if (cli_parse_size(optarg, 1, &v) < 0 || v == 0)
 				return cli_error("create", "bad --size '%s'", optarg);
@@ -274,8 +337,33 @@ int cmd_create(int argc, char **argv)
 		    o.raid_devices, o.spare_devices, o.raid_devices + o.spare_devices);
 	if (bitmap == BITMAP_INTERNAL && check_bitmap_chunk(md, &o, bitmap_chunk, argv + optind, n))
 		return 1;
-	if (!o.name[0])
-		cli_default_name(argv[optind], o.name, sizeof(o.name));
+	if (!o.name[0] && cli_pick_name("create", NULL, NULL, argv[optind], o.name, sizeof(o.name)))
+		return 1;
+	if (check_chunk_fits(&o, argv + optind, n))
+		return 1;
+	/* Everything that can refuse goes before the first write. */
+	if (!no_daemon) {
+		struct uraid_status running;
+		char e[512];
+		if (cli_run_ready("create", o.name))
+			return 1;
+		if (cli_ctl_status(o.name, &running, e, sizeof(e)) == 0)
+			return cli_error("create", "an array named '%s' is already running",
+			                 o.name);
+	}
+	{
+		char **all = calloc((size_t)n + 1, sizeof(*all));
+		if (!all)
+			return cli_error("create", "out of memory");
+		for (int i = 0; i < n; i++)
+			all[i] = argv[optind + i];
+		if (journal)
+			all[n] = (char *)journal;
+		int refused = create_confirm(all, n + (journal ? 1 : 0), run);
+		free(all);
+		if (refused)
+			return 1;
+	}
 	/* Files this command creates are removed again if create fails. */
 	bool *fresh = calloc((size_t)n, sizeof(*fresh));
 	if (!fresh)

@@ -117,9 +117,9 @@ static const char *const raid3_verbs[] = {"label",  "configure", "insert", "remo
                                           "status", "list",      "stop",   "clear",  "dump",
                                           "cat",    "write",     NULL};
 
-static int mirror_usage(void)
+static int mirror_usage_to(FILE *f)
 {
-	fprintf(stderr,
+	fprintf(f,
 	        "usage: uraid mirror label [-Fhn] [-b balance] [-s slice] NAME MEMBER...\n"
 	        "       uraid mirror configure [-a|-n] [-f|-F] [-b balance] [-s slice]\n"
 	        "                [-p priority PROV] NAME [MEMBER...]\n"
@@ -135,7 +135,12 @@ static int mirror_usage(void)
 	        "Without MEMBERs NAME is a running array (uraid assemble/serve); with them the\n"
 	        "verb runs on the member files.\n"
 	        "balance: load (default), prefer, round-robin, split\n");
-	return 2;
+	return f == stdout ? 0 : 2;
+}
+
+static int mirror_usage(void)
+{
+	return mirror_usage_to(stderr);
 }
 
 /* The verbs that change a mirror or raid3 go through uraid_geom_ctl
@@ -184,6 +189,8 @@ int cmd_mirror(int argc, char **argv)
 	if (argc < 2)
 		return mirror_usage();
 	const char *sub = argv[1];
+	if (!strcmp(sub, "--help") || !strcmp(sub, "-h"))
+		return mirror_usage_to(stdout);
 	char verb[32];
 	snprintf(verb, sizeof(verb), "mirror %s", sub);
 	if (!known_verb(sub, mirror_verbs)) {
@@ -320,10 +327,10 @@ int cmd_mirror(int argc, char **argv)
 
 /* ---- graid3 ----------------------------------------------------------- */
 
-static int raid3_usage(void)
+static int raid3_usage_to(FILE *f)
 {
 	fprintf(
-	    stderr,
+	    f,
 	    "usage: uraid raid3 label [-Fhnrw] [-s blocksize] NAME C0 C1 C2 ... (last = parity,\n"
 	    "                2^n + 1 components)\n"
 	    "       uraid raid3 configure [-aAfFrRwW] NAME [MEMBER...]\n"
@@ -335,7 +342,12 @@ static int raid3_usage(void)
 	    "       uraid raid3 cat MEMBER... > data;  uraid raid3 write [-o off] MEMBER... "
 	    "< data\n"
 	    "Without MEMBERs NAME is a running array (uraid assemble/serve).\n");
-	return 2;
+	return f == stdout ? 0 : 2;
+}
+
+static int raid3_usage(void)
+{
+	return raid3_usage_to(stderr);
 }
 
 int cmd_raid3(int argc, char **argv)
@@ -343,6 +355,8 @@ int cmd_raid3(int argc, char **argv)
 	if (argc < 2)
 		return raid3_usage();
 	const char *sub = argv[1];
+	if (!strcmp(sub, "--help") || !strcmp(sub, "-h"))
+		return raid3_usage_to(stdout);
 	char verb[32];
 	snprintf(verb, sizeof(verb), "raid3 %s", sub);
 	if (!known_verb(sub, raid3_verbs)) {

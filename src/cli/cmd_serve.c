@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -19,27 +18,19 @@
 #include "../../plugins/uraid_geom.h"
 #include "cli/cli.h"
 #include "cli/cli_array.h"
+#include "cli/cli_proc.h"
 #include "cli/serve.h"
 #include "layout/layout.h"
 #include "uraid.h"
 
 #define PLUGIN_FILE "nbdkit-uraid-plugin.so"
 
-void serve_msleep(long ms)
+int serve_run_path(const char *verb, const char *name, const char *suffix, char *path, size_t len)
 {
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
-
-const char *serve_run_dir(void)
-{
-	const char *d = getenv("URAID_RUN_DIR");
-	return d && *d ? d : "/run/uraid";
-}
-
-void serve_run_path(const char *name, const char *suffix, char *path, size_t len)
-{
-	snprintf(path, len, "%s/%s%s", serve_run_dir(), name, suffix);
+	char err[PATH_MAX + 256];
+	if (uraid_run_path(name, suffix, false, path, len, err, sizeof(err)) < 0)
+		return cli_error(verb, "%s", err);
+	return 0;
 }
 
 bool serve_pid_alive(pid_t pid)
@@ -48,16 +39,7 @@ bool serve_pid_alive(pid_t pid)
 		return false;
 	/* A zombie nobody reaps (the daemon's parent may be a container init
 	 * that does not) has exited for our purposes. */
-	char p[64], buf[512];
-	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(p, "r");
-	if (!f)
-		return false;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	const char *rp = strrchr(buf, ')');
-	return !(rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'));
+	return proc_start_time(pid) != 0;
 }
 
 bool serve_wait_pid(pid_t pid, int ms)
@@ -65,29 +47,46 @@ bool serve_wait_pid(pid_t pid, int ms)
 	for (int t = 0; t < ms; t += 50) {
 		if (!serve_pid_alive(pid))
 			return true;
-		serve_msleep(50);
+		cli_msleep(50);
 	}
 	return !serve_pid_alive(pid);
 }
 
+/* The value of "key=" in a state file's text, into out; false if absent. */
+static bool state_value(const char *text, const char *key, char *out, size_t len)
+{
+	size_t kl = strlen(key);
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (strncmp(l, key, kl) || l[kl] != '=')
+			continue;
+		const char *v = l + kl + 1;
+		size_t vl = strcspn(v, "\n");
+		if (vl >= len)
+			return false;
+		memcpy(out, v, vl);
+		out[vl] = 0;
+		return true;
+	}
+	return false;
+}
+
 int serve_lookup(const char *name, char *uri, size_t urilen, pid_t *pid)
 {
-	char path[PATH_MAX], line[PATH_MAX + 16];
-	serve_run_path(name, ".export", path, sizeof(path));
-	FILE *f = fopen(path, "r");
-	if (!f)
+	char text[2 * PATH_MAX + 256], err[PATH_MAX + 256], v[64], arg[URAID_NAME_MAX + 8];
+	if (uraid_run_read(name, ".export", text, sizeof(text), err, sizeof(err)) < 0)
 		return -ENOENT;
-	long p = 0;
-	uri[0] = 0;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		if (!strncmp(line, "pid=", 4))
-			p = strtol(line + 4, NULL, 10);
-		else if (!strncmp(line, "uri=", 4))
-			snprintf(uri, urilen, "%s", line + 4);
-	}
-	fclose(f);
-	if (p <= 0 || !uri[0] || !serve_pid_alive((pid_t)p))
+	long p = state_value(text, "pid", v, sizeof(v)) ? strtol(v, NULL, 10) : 0;
+	unsigned long long start =
+	    state_value(text, "start", v, sizeof(v)) ? strtoull(v, NULL, 10) : 0;
+	if (p <= 0 || !state_value(text, "uri", uri, urilen) || !uri[0])
+		return -ENOENT;
+	/* The nbdkit we started for NAME, not whatever has that pid now. */
+	char why[PATH_MAX + 64];
+	snprintf(arg, sizeof(arg), "name=%s", name);
+	enum proc_match m = proc_check((pid_t)p, start, "nbdkit", arg, why, sizeof(why));
+	if (m == PROC_OTHER)
+		fprintf(stderr, "uraid: warning: %s.export is not trusted: %s\n", name, why);
+	if (m != PROC_SAME)
 		return -ENOENT;
 	*pid = (pid_t)p;
 	return 0;
@@ -117,71 +116,6 @@ static void plugin_path(char *out, size_t len)
 	snprintf(out, len, "uraid");
 }
 
-static void print_log(const char *verb, const char *log)
-{
-	FILE *f = fopen(log, "r");
-	char line[1024];
-	fprintf(stderr, "uraid: %s: nbdkit said:\n", verb);
-	while (f && fgets(line, sizeof(line), f))
-		fprintf(stderr, "  %s", line);
-	if (f)
-		fclose(f);
-}
-
-/* No process holds the exclusive lock a running array takes on its members. */
-static bool members_unlocked(char **mm, int n)
-{
-	for (int i = 0; i < n; i++) {
-		int fd = open(mm[i], O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		int busy = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
-		close(fd);
-		if (busy)
-			return false;
-	}
-	return true;
-}
-
-/* Members of a running array (its daemon's view): every member that holds
- * data or may receive it (in sync, rebuilding, spare); faulty ones stay out. */
-static int handover(const char *verb, const char *name, char ***members, int *n)
-{
-	struct uraid_status st;
-	char err[512], sock[PATH_MAX];
-	if (cli_ctl_status(name, &st, err, sizeof(err)) < 0)
-		return cli_error(verb, "%s", err);
-	char **mm = calloc((size_t)st.nmembers + 1, sizeof(*mm));
-	if (!mm)
-		return cli_error(verb, "out of memory");
-	int k = 0;
-	for (int i = 0; i < st.nmembers; i++) {
-		enum uraid_member_state s = st.members[i].state;
-		/* GEOM: stale and inactive components stay connected too. */
-		if (s == URAID_MEMBER_IN_SYNC || s == URAID_MEMBER_REBUILDING ||
-		    s == URAID_MEMBER_SPARE || s == URAID_MEMBER_STALE ||
-		    s == URAID_MEMBER_INACTIVE)
-			mm[k++] = strdup(st.members[i].name);
-	}
-	if (cli_ctl(name, "stop", NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
-		return cli_error(verb, "stopping the daemon of %s: %s", name, err);
-	cli_sock_path(name, sock, sizeof(sock));
-	for (int i = 0; i < 600; i++) {
-		struct stat sb;
-		/* The daemon removes its socket before it has stopped the array;
-		 * it is done when it has let go of the members' locks. */
-		if (stat(sock, &sb) < 0 && members_unlocked(mm, k)) {
-			*members = mm;
-			*n = k;
-			fprintf(stderr, "uraid: %s: took %s over from its daemon (%d members)\n",
-			        verb, name, k);
-			return 0;
-		}
-		serve_msleep(50);
-	}
-	return cli_error(verb, "the daemon of %s did not stop within 30 s", name);
-}
-
 /* Check the members read-only (errors reach the user directly, not only
  * nbdkit's log) and work out the array's name. */
 static int trial(const char *verb, int n, char **members, const char *want, char *name,
@@ -199,15 +133,7 @@ static int trial(const char *verb, int n, char **members, const char *want, char
 	struct uraid_status st;
 	uraid_status(a, &st);
 	uraid_stop(a);
-	if (want) {
-		snprintf(name, namelen, "%s", want);
-	} else {
-		const char *colon = strchr(st.name, ':');
-		snprintf(name, namelen, "%s", colon ? colon + 1 : st.name);
-		if (!name[0] || strchr(name, '/'))
-			cli_default_name(members[0], name, namelen);
-	}
-	return 0;
+	return cli_pick_name(verb, want, st.name, members[0], name, namelen);
 }
 
 /* A unix socket left by an nbdkit that is gone (nbdkit does not remove it)
@@ -226,23 +152,44 @@ static int claim_socket(const char *verb, const char *sock)
 	if (c == 0)
 		return cli_error(verb, "%s: a server is already listening there", sock);
 	struct stat sb;
-	if (lstat(sock, &sb) == 0 && S_ISSOCK(sb.st_mode))
+	if (lstat(sock, &sb) == 0) {
+		if (!S_ISSOCK(sb.st_mode))
+			return cli_error(verb, "%s exists and is not a socket", sock);
 		unlink(sock);
+	}
 	return 0;
 }
 
-static void sock_path(const struct serve_opts *o, const char *name, char *sock, size_t len)
+/* The NBD socket: --unix PATH (its directory must exist: nbdkit would
+ * otherwise fail after the array was taken over), else RUN/NAME.nbd. */
+static int sock_path(const char *verb, const struct serve_opts *o, const char *name, char *sock,
+                     size_t len)
 {
-	if (o->unix_path) {
-		char *dir = strdup(o->unix_path), *slash = dir ? strrchr(dir, '/') : NULL;
-		char *rdir =
-		    slash ? (*slash = 0, realpath(dir[0] ? dir : "/", NULL)) : realpath(".", NULL);
-		snprintf(sock, len, "%s/%s", rdir ? rdir : ".", slash ? slash + 1 : o->unix_path);
-		free(dir);
-		free(rdir);
+	if (!o->unix_path)
+		return serve_run_path(verb, name, ".nbd", sock, len);
+	const char *slash = strrchr(o->unix_path, '/');
+	const char *base = slash ? slash + 1 : o->unix_path;
+	if (!base[0])
+		return cli_error(verb, "--unix %s: names a directory, not a socket", o->unix_path);
+	char dir[PATH_MAX];
+	if (slash) {
+		size_t dl = (size_t)(slash - o->unix_path);
+		snprintf(dir, sizeof(dir), "%.*s", (int)(dl ? dl : 1), o->unix_path);
 	} else {
-		serve_run_path(name, ".nbd", sock, len);
+		snprintf(dir, sizeof(dir), ".");
 	}
+	char *rdir = realpath(dir, NULL);
+	if (!rdir)
+		return cli_error(verb, "--unix %s: directory %s: %s", o->unix_path, dir,
+		                 strerror(errno));
+	struct stat sb;
+	int rc = 0;
+	if (stat(rdir, &sb) < 0 || !S_ISDIR(sb.st_mode))
+		rc = cli_error(verb, "--unix %s: %s is not a directory", o->unix_path, rdir);
+	else if ((size_t)snprintf(sock, len, "%s/%s", strcmp(rdir, "/") ? rdir : "", base) >= len)
+		rc = cli_error(verb, "--unix %s: path too long", o->unix_path);
+	free(rdir);
+	return rc;
 }
 
 static void free_list(char **l, int n)
@@ -321,16 +268,13 @@ static char **nbdkit_argv(const struct serve_opts *o, const char *name, char **m
 
 static int write_export(const char *name, pid_t pid, const char *uri, const char *sock)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 8];
-	serve_run_path(name, ".export", path, sizeof(path));
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
-	if (!f)
-		return -errno;
-	fprintf(f, "pid=%d\nuri=%s\nsocket=%s\n", (int)pid, uri, sock);
-	if (fclose(f) != 0 || rename(tmp, path) < 0)
-		return -errno;
-	return 0;
+	char text[2 * PATH_MAX + 256], err[PATH_MAX + 256];
+	snprintf(text, sizeof(text), "pid=%d\nstart=%llu\nuri=%s\nsocket=%s\n", (int)pid,
+	         proc_start_time(pid), uri, sock);
+	int rc = uraid_run_write(name, ".export", text, err, sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "uraid: warning: cannot record the export: %s\n", err);
+	return rc;
 }
 
 /* Wait for nbdkit (our child) until the plugin's control socket answers:
@@ -344,13 +288,15 @@ static int wait_ready(const char *verb, const char *name, pid_t child, const cha
 			return 0;
 		int status;
 		if (waitpid(child, &status, WNOHANG) == child) {
-			print_log(verb, log);
+			fprintf(stderr, "uraid: %s: nbdkit said:\n", verb);
+			cli_print_run_file("  ", name, ".nbdkit.log");
 			return cli_error(verb, "nbdkit exited before serving");
 		}
-		serve_msleep(50);
+		cli_msleep(50);
 	}
 	kill(child, SIGTERM);
-	print_log(verb, log);
+	fprintf(stderr, "uraid: %s: nbdkit said:\n", verb);
+	cli_print_run_file("  ", name, ".nbdkit.log");
 	return cli_error(verb, "nbdkit did not come up within 60 s (log %s)", log);
 }
 
@@ -358,20 +304,23 @@ static int wait_ready(const char *verb, const char *name, pid_t child, const cha
  * newer serve of the same name has replaced them. */
 static void forget_serve(const char *name, pid_t k, const char *sock)
 {
-	char path[PATH_MAX], line[64];
-	serve_run_path(name, ".export", path, sizeof(path));
-	FILE *f = fopen(path, "r");
-	long p = 0;
-	if (f && fgets(line, sizeof(line), f) && !strncmp(line, "pid=", 4))
-		p = strtol(line + 4, NULL, 10);
-	if (f)
-		fclose(f);
-	if (p != k)
+	char text[2 * PATH_MAX + 256], err[PATH_MAX + 256], v[64];
+	if (uraid_run_read(name, ".export", text, sizeof(text), err, sizeof(err)) < 0 ||
+	    !state_value(text, "pid", v, sizeof(v)) || strtol(v, NULL, 10) != k)
 		return;
-	unlink(path);
+	uraid_run_unlink(name, ".export", err, sizeof(err));
 	struct stat sb;
 	if (lstat(sock, &sb) == 0 && S_ISSOCK(sb.st_mode))
 		unlink(sock);
+}
+
+/* An address in a URI: IPv6 literals in brackets (RFC 3986). */
+static void uri_host(const char *ip, char *out, size_t len)
+{
+	if (strchr(ip, ':') && ip[0] != '[')
+		snprintf(out, len, "[%s]", ip);
+	else
+		snprintf(out, len, "%s", ip);
 }
 
 int serve_start(const char *verb, const struct serve_opts *o, int n, char **args, char *name,
@@ -379,30 +328,37 @@ int serve_start(const char *verb, const struct serve_opts *o, int n, char **args
 {
 	char **members = NULL;
 	int nm = 0, rc;
-	char err[512], sock[PATH_MAX], pidfile[PATH_MAX], log[PATH_MAX];
-	struct uraid_status st;
+	char err[PATH_MAX + 256], sock[PATH_MAX], pidfile[PATH_MAX], log[PATH_MAX];
+	struct uraid_status st, before;
+	bool takeover = false;
 	if (n < 1)
 		return cli_error(verb, "no members or array name given");
+	if (o->name && cli_check_name(verb, o->name))
+		return 1;
 	struct stat sb;
 	if (n == 1 && !strchr(args[0], '/') && stat(args[0], &sb) < 0) {
 		/* A name: a running array to take over from its daemon. */
-		snprintf(name, namelen, "%s", o->name ? o->name : args[0]);
+		if (uraid_name_check(args[0], err, sizeof(err)) < 0)
+			return cli_error(verb, "%s: no such member file, and not an array name: %s",
+			                 args[0], err);
+		snprintf(name, namelen, "%s", args[0]);
+		if (cli_run_ready(verb, name))
+			return 1;
 		if (serve_lookup(args[0], uri, urilen, pid) == 0)
 			return cli_error(verb, "%s is already served at %s (nbdkit pid %d)",
 			                 args[0], uri, (int)*pid);
 		if (cli_ctl_status(args[0], &st, err, sizeof(err)) < 0)
-			return cli_error(verb,
-			                 "%s: no such member file, and no running array of "
-			                 "that name",
-			                 args[0]);
+			return cli_error(verb, "%s: no such member file, and %s", args[0], err);
 		if (o->name && strcmp(o->name, args[0]))
 			return cli_error(verb, "--name cannot rename a running array");
-		sock_path(o, name, sock, sizeof(sock));
+		if (sock_path(verb, o, name, sock, sizeof(sock)))
+			return 1;
 		if (!o->port && claim_socket(verb, sock))
 			return 1;
-		rc = handover(verb, args[0], &members, &nm);
+		rc = serve_handover(verb, args[0], &before, &members, &nm);
 		if (rc)
 			return rc;
+		takeover = true;
 	} else {
 		members = calloc((size_t)n, sizeof(*members));
 		if (!members)
@@ -416,57 +372,68 @@ int serve_start(const char *verb, const struct serve_opts *o, int n, char **args
 			}
 		}
 		rc = trial(verb, nm, members, o->name, name, namelen);
+		if (rc == 0)
+			rc = cli_run_ready(verb, name);
 		if (rc == 0 && cli_ctl_status(name, &st, err, sizeof(err)) == 0)
 			rc = cli_error(verb, "an array named '%s' is already running (use --name)",
 			               name);
-		if (rc == 0) {
-			sock_path(o, name, sock, sizeof(sock));
-			if (!o->port)
-				rc = claim_socket(verb, sock);
-		}
+		if (rc == 0)
+			rc = sock_path(verb, o, name, sock, sizeof(sock));
+		if (rc == 0 && !o->port)
+			rc = claim_socket(verb, sock);
 		if (rc) {
 			free_list(members, nm);
 			return rc;
 		}
 	}
-	if (mkdir(serve_run_dir(), 0755) < 0 && errno != EEXIST) {
+	if (serve_run_path(verb, name, ".nbdkit.pid", pidfile, sizeof(pidfile)) ||
+	    serve_run_path(verb, name, ".nbdkit.log", log, sizeof(log))) {
 		free_list(members, nm);
-		return cli_error(verb, "%s: %s", serve_run_dir(), strerror(errno));
+		return 1;
 	}
-	serve_run_path(name, ".nbdkit.pid", pidfile, sizeof(pidfile));
-	serve_run_path(name, ".nbdkit.log", log, sizeof(log));
-	unlink(pidfile);
+	uraid_run_unlink(name, ".nbdkit.pid", err, sizeof(err));
 	const char *scheme = o->tls && !strcmp(o->tls, "require") ? "nbds" : "nbd";
-	if (o->port)
-		snprintf(uri, urilen, "%s://%s:%d", scheme, o->ip_addr ? o->ip_addr : "127.0.0.1",
-		         o->port);
-	else
+	if (o->port) {
+		char host[256];
+		uri_host(o->ip_addr ? o->ip_addr : "127.0.0.1", host, sizeof(host));
+		snprintf(uri, urilen, "%s://%s:%d", scheme, host, o->port);
+	} else {
 		snprintf(uri, urilen, "%s+unix:///?socket=%s", scheme, sock);
+	}
 	char **av = nbdkit_argv(o, name, members, nm, sock, pidfile);
-	free_list(members, nm);
-	if (!av)
+	if (!av) {
+		free_list(members, nm);
 		return cli_error(verb, "out of memory");
+	}
 	fflush(NULL);
 	if (o->foreground) {
-		/* exec keeps our pid: it is nbdkit's. */
+		/* exec keeps our pid and start time: they are nbdkit's. */
 		write_export(name, getpid(), uri, sock);
 		if (!o->quiet)
 			fprintf(stderr, "uraid: %s: serving %s at %s (foreground)\n", verb, name,
 			        uri);
 		execvp("nbdkit", av);
+		free_list(members, nm);
 		return cli_error(verb, "cannot run nbdkit: %s", strerror(errno));
 	}
+	int lfd = uraid_run_open(name, ".nbdkit.log", O_WRONLY | O_CREAT, err, sizeof(err));
+	if (lfd < 0) {
+		free_argv(av);
+		free_list(members, nm);
+		return cli_error(verb, "nbdkit log: %s", err);
+	}
 	pid_t child = fork();
-	if (child < 0)
+	if (child < 0) {
+		close(lfd);
+		free_argv(av);
+		free_list(members, nm);
 		return cli_error(verb, "fork: %s", strerror(errno));
+	}
 	if (child == 0) {
 		setsid(); /* outlives this command, away from its terminal */
-		int lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		int nfd = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (lfd >= 0) {
-			dup2(lfd, 1);
-			dup2(lfd, 2);
-		}
+		dup2(lfd, 1);
+		dup2(lfd, 2);
 		if (nfd >= 0)
 			dup2(nfd, 0);
 		/* nbdkit in the foreground ends when its parent does, so this
@@ -483,22 +450,25 @@ int serve_start(const char *verb, const struct serve_opts *o, int n, char **args
 		forget_serve(name, k, sock);
 		_exit(k > 0 && WIFEXITED(kst) ? WEXITSTATUS(kst) : 1);
 	}
+	close(lfd);
 	free_argv(av);
 	rc = wait_ready(verb, name, child, log);
+	if (rc && takeover) {
+		/* Not served: the array goes back to a daemon, as it was. */
+		fprintf(stderr, "uraid: %s: handing %s back to a daemon\n", verb, name);
+		cli_start_daemon(verb, name, nm, members);
+	} else if (rc == 0 && takeover)
+		rc = serve_check_takeover(verb, name, &before, members, nm);
+	free_list(members, nm);
 	if (rc)
 		return rc;
-	FILE *pf = fopen(pidfile, "r");
+	char text[64];
 	int np = 0;
-	if (!pf || fscanf(pf, "%d", &np) != 1 || np <= 0)
-		np = 0;
-	if (pf)
-		fclose(pf);
-	if (!np)
+	if (uraid_run_read(name, ".nbdkit.pid", text, sizeof(text), err, sizeof(err)) < 0 ||
+	    sscanf(text, "%d", &np) != 1 || np <= 0)
 		return cli_error(verb, "nbdkit wrote no pidfile %s", pidfile);
 	*pid = np;
-	if (write_export(name, *pid, uri, sock) < 0)
-		fprintf(stderr, "uraid: %s: warning: cannot record the export in %s\n", verb,
-		        serve_run_dir());
+	write_export(name, *pid, uri, sock);
 	if (!o->quiet)
 		fprintf(stderr, "uraid: %s: serving %s at %s (nbdkit pid %d, log %s)\n", verb, name,
 		        uri, (int)*pid, log);
@@ -569,7 +539,7 @@ int cmd_serve(int argc, char **argv)
 		serve_usage(stderr);
 		return 2;
 	}
-	char name[64], uri[PATH_MAX + 64];
+	char name[URAID_NAME_MAX + 1], uri[PATH_MAX + 64];
 	pid_t pid;
 	int rc = serve_start("serve", &o, argc - optind, argv + optind, name, sizeof(name), uri,
 	                     sizeof(uri), &pid);
@@ -619,14 +589,8 @@ static void xfs_size(uint64_t b, char *buf, size_t len)
 
 int cmd_geometry(int argc, char **argv)
 {
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		printf("usage: uraid geometry NAME | MEMBER...\n"
-		       "  Stripe unit and width of the array, the NBD block size hints 'uraid\n"
-		       "  serve' advertises, and the mkfs.xfs / mkfs.ext4 options that align a\n"
-		       "  file system to the stripes (a loop device over the export cannot\n"
-		       "  pass the geometry to mkfs).\n");
-		return argc < 2 ? 2 : 0;
-	}
+	if (argc < 2)
+		return cli_error("geometry", "usage: uraid geometry NAME | MEMBER...");
 	struct uraid_status st;
 	uint32_t lb = 512;
 	int rc = status_of(argc - 1, argv + 1, &st, &lb);

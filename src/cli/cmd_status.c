@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,20 +161,45 @@ static void print_json(const char *name, const struct uraid_status *st)
 
 int cmd_status(int argc, char **argv)
 {
-	bool json = argc > 1 && !strcmp(argv[1], "--json");
-	int first = json ? 2 : 1;
+	bool json = false;
+	int first = 1;
+	for (; first < argc && argv[first][0] == '-'; first++) {
+		if (!strcmp(argv[first], "--json")) {
+			json = true;
+		} else if (!strcmp(argv[first], "--help") || !strcmp(argv[first], "-h")) {
+			printf("usage: uraid status [--json] [NAME...]\n"
+			       "  mdstat-like view of the running arrays (every one in the run\n"
+			       "  directory without NAMEs); --json for a machine-readable list.\n");
+			return 0;
+		} else if (!strcmp(argv[first], "--")) {
+			first++;
+			break;
+		} else {
+			return cli_error("status", "unknown option '%s' (--json, --help)",
+			                 argv[first]);
+		}
+	}
 	char **names = argv + first;
 	int n = argc - first;
 	char *found[256];
 	int nfound = 0;
 	if (n == 0) {
-		const char *rd = getenv("URAID_RUN_DIR");
-		DIR *d = opendir(rd && *rd ? rd : "/run/uraid");
+		char rd[PATH_MAX], err[PATH_MAX + 256];
+		int rc = uraid_run_dir(false, rd, sizeof(rd), err, sizeof(err));
+		/* No run directory: nothing runs. One not to be trusted: say so. */
+		if (rc < 0 && rc != -ENOENT)
+			return cli_error("status", "%s", err);
+		DIR *d = rc == 0 ? opendir(rd) : NULL;
 		struct dirent *e;
 		while (d && (e = readdir(d)) && nfound < 256) {
 			size_t l = strlen(e->d_name);
-			if (l > 5 && !strcmp(e->d_name + l - 5, ".sock"))
-				found[nfound++] = strndup(e->d_name, l - 5);
+			if (l <= 5 || strcmp(e->d_name + l - 5, ".sock"))
+				continue;
+			char *nm = strndup(e->d_name, l - 5);
+			if (nm && uraid_name_check(nm, NULL, 0) == 0)
+				found[nfound++] = nm;
+			else
+				free(nm);
 		}
 		if (d)
 			closedir(d);
@@ -288,14 +314,6 @@ int cmd_detail(int argc, char **argv)
  * raid4/5/6 array, or show it with the cache's counters. */
 int cmd_stripe_cache(int argc, char **argv)
 {
-	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("usage: uraid stripe-cache NAME [ENTRIES]\n"
-		       "  Sets the stripe cache of a running raid4/5/6 array (md's\n"
-		       "  stripe_cache_size: 4 KiB stripe heads, 0 = off, at most %u),\n"
-		       "  or without ENTRIES shows it and the member I/O counters.\n",
-		       URAID_STRIPE_CACHE_MAX);
-		return 0;
-	}
 	if (argc != 2 && argc != 3)
 		return cli_error("stripe-cache", "usage: uraid stripe-cache NAME [ENTRIES]");
 	char err[512], line[64];

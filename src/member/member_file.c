@@ -343,7 +343,8 @@ static int create_sparse(const char *path, uint64_t size, char *err, size_t errl
 	if (size == 0 || size > (uint64_t)INT64_MAX)
 		return errmsg(err, errlen, -EINVAL, "%s: cannot create a member of %llu bytes",
 		              path, (unsigned long long)size);
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	/* 0600: the array's data is readable through its members. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		if (errno == EEXIST)
 			return 0;
