@@ -103,9 +103,11 @@ static int check_opts(const struct uraid_create_opts *o, int n, unsigned flags, 
 	g.layout = o->layout_set ? o->layout : layout_default(o->level);
 	g.chunk_sectors = chunk;
 	g.raid_disks = o->raid_devices;
-	g.dev_sectors = 1ull << 20;
+	/* Sizes are checked against the real members later (below, in
+	 * eng_create_members): here a size no chunk can exceed. */
+	g.dev_sectors = 1ull << 40;
 	for (int r = 0; r < o->raid_devices; r++)
-		g.member_sectors[r] = 1ull << 20;
+		g.member_sectors[r] = 1ull << 40;
 	char e[256];
 	int rc = layout_ops_for(o->level)->validate(&g, e, sizeof(e));
 	if (rc < 0)

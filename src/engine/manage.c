@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "engine/core/log.h"
 #include "engine/md.h"
 #include "engine/sync/sync.h"
 #include "util/errmsg.h"
@@ -93,8 +94,11 @@ out:
 /* Lowest device number no present member uses (md's desc_nr choice). */
 static uint32_t free_dev_number(const struct eng_array *a)
 {
+	/* The log's member (the journal) has a device number too. */
+	uint16_t word;
+	int logdev = a->log && a->log->role ? a->log->role(a, &word) : -1;
 	for (uint32_t d = 0;; d++) {
-		bool used = false;
+		bool used = logdev >= 0 && (uint32_t)logdev == d;
 		for (int i = 0; i < a->nmem && !used; i++)
 			used = a->mem[i]->sb.dev_number == d;
 		if (!used)

@@ -75,6 +75,12 @@ check_fails "--chunk=2T refused" try_create --chunk=2T
 check "... as too large for md's 32-bit sector count" grep -q "chunk size in 32 bits of sectors" err
 check_fails "--chunk=1G on 16 MiB members refused" try_create --chunk=1G
 check "... quoting both in KiB" grep -q "chunk of 1048576 KiB is larger than member c0 (16384 KiB)" err
+# The engine's own check of a chunk larger than 512 MiB uses the real member
+# sizes too: members of 3 GiB (sparse) take a 1 GiB chunk.
+truncate -s 3G big0 big1 big2
+check "--chunk=1G on 3 GiB members accepted" "$URAID" create --level=5 --raid-devices=3 \
+	--chunk=1G --assume-clean --no-daemon big0 big1 big2
+rm -f big0 big1 big2
 check_fails "--chunk=96K refused" try_create --chunk=96K
 check "... as not a power of two" grep -q "must be a power of two" err
 check_fails "--raid-devices 300 refused" "$URAID" create --level=5 --raid-devices 300 --size=16M \

@@ -43,7 +43,22 @@ check "assemble picks up the new journal" "$URAID" assemble --name=jc m0.img m1.
 check "data after restart" sh -c "'$URAID' cat jc | cmp -s - want"
 "$URAID" check jc >/dev/null 2>&1
 check "check: mismatch_cnt 0" sh -c "'$URAID' detail jc | grep -q '^mismatch_cnt : 0'"
-"$URAID" stop jc
+# A spare added to a journaled array must not take the journal's device
+# number (its superblock would then name it the journal).
+truncate -s 8M jd.img
+truncate -s 16M sp.img
+check "create a journaled raid5 for a spare" "$URAID" create --level=5 --raid-devices=3 \
+	--chunk=64K --size=16M --assume-clean --name=jd --write-journal jd.img d0.img d1.img d2.img
+check "add a spare to the journaled array" "$URAID" add jd sp.img
+"$URAID" stop jd
+check "the spare is a spare, the journal still the journal" sh -c \
+	"'$URAID' examine sp.img | grep -q 'Device Role : spare' &&
+	 '$URAID' examine jd.img | grep -q 'Device Role : Journal'"
+check "assemble with the journal and the spare" "$URAID" assemble --name=jd d0.img d1.img \
+	d2.img jd.img sp.img
+check "status: journal and spare" sh -c "'$URAID' status jd | grep 'jd.img\\[[0-9]*\\](J)' |
+	grep -q 'sp.img\\[[0-9]*\\](S)'"
+"$URAID" stop jd
 check_fails "create refuses --write-journal for raid1" "$URAID" create --level=1 \
 	--raid-devices=2 --size=16M --no-daemon --write-journal x.img a0.img a1.img
 check_fails "create refuses --write-journal with 0.90" "$URAID" create --level=5 \
