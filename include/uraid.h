@@ -307,7 +307,7 @@ struct uraid_io_stats {
 };
 int uraid_io_stats(struct uraid_array *a, struct uraid_io_stats *st);
 
-/* Control server (src/engine/control.c): a unix stream socket through which
+/* Control server (src/control/server.c): a unix stream socket through which
  * other processes manage a running array. Protocol version 1:
  *
  * Request: one line "VERB ARG...\n" of at most URAID_CONTROL_MAX_LINE bytes
@@ -348,11 +348,22 @@ void uraid_control_set_timeout(struct uraid_control *c, int timeout_ms);
 int uraid_control_wait(struct uraid_control *c, int timeout_ms);
 /* Stop accepting, wait for connections to end, remove the socket. */
 void uraid_control_close(struct uraid_control *c);
+/* The client side (src/control/client.c), for the array running under
+ * `name` in the run directory. One request: `line` (no newline), an
+ * optional payload (write); the reply body is malloc'ed into *body
+ * (NUL-terminated for convenience). 0, or a negative errno with the
+ * daemon's message, or the connection's problem, in err. */
+int uraid_control_request(const char *name, const char *line, const void *payload, size_t plen,
+                          char **body, size_t *blen, char *err, size_t errlen);
+/* status / stats of it, decoded field by field (another build's daemon is
+ * fine). */
+int uraid_control_status(const char *name, struct uraid_status *st, char *err, size_t errlen);
+int uraid_control_stats(const char *name, struct uraid_io_stats *st, char *err, size_t errlen);
 #define URAID_CONTROL_MAX_IO   (16u << 20) /* largest read/write per request */
 #define URAID_CONTROL_MAX_LINE 4096u       /* request line, newline included */
 #define URAID_STATUS_TEXT_MAX  65536u      /* an encoded status always fits */
 
-/* The encodings above (src/engine/control_codec.c). encode: bytes written
+/* The encodings above (src/control/codec.c). encode: bytes written
  * (NUL-terminated, not counted), -ENOSPC when len is too small. decode:
  * 0, or -EPROTO with the first problem named in err; *st is zeroed then. */
 int uraid_status_encode(const struct uraid_status *st, char *buf, size_t len);

@@ -26,13 +26,4 @@ int cli_start_daemon(const char *verb, const char *name, int n, char **members);
 /* The control socket path of an array name (uraid_run_path): 0 or a
  * negative errno with err naming the problem. */
 int cli_sock_path(const char *name, char *path, size_t len, char *err, size_t errlen);
-/* One request: `line` (no newline), optional payload; the reply body is
- * malloc'ed into *body (NUL-terminated for convenience). Returns 0, or a
- * negative errno with the daemon's message in err. */
-int cli_ctl(const char *name, const char *line, const void *payload, size_t plen, char **body,
-            size_t *blen, char *err, size_t errlen);
-/* status / stats, decoded field by field (another build's daemon is fine). */
-int cli_ctl_status(const char *name, struct uraid_status *st, char *err, size_t errlen);
-int cli_ctl_stats(const char *name, struct uraid_io_stats *st, char *err, size_t errlen);
-
 #endif

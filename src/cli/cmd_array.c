@@ -174,7 +174,7 @@ static int simple(const char *verb, int argc, char **argv, const char *req, bool
 	char line[PATH_MAX + 64], mb[PATH_MAX], err[512];
 	snprintf(line, sizeof(line), "%s%s%s", req, member ? " " : "",
 	         member ? member_arg(argv[2], mb, sizeof(mb)) : "");
-	int rc = cli_ctl(argv[1], line, NULL, 0, NULL, NULL, err, sizeof(err));
+	int rc = uraid_control_request(argv[1], line, NULL, 0, NULL, NULL, err, sizeof(err));
 	if (rc < 0)
 		return cli_error(verb, "%s", err);
 	return 0;
@@ -215,7 +215,7 @@ int cmd_journal_mode(int argc, char **argv)
 		                 "usage: uraid journal-mode NAME write-through|write-back");
 	char line[128], err[512];
 	snprintf(line, sizeof(line), "journal-mode %s", argv[2]);
-	if (cli_ctl(argv[1], line, NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
+	if (uraid_control_request(argv[1], line, NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
 		return cli_error("journal-mode", "%s", err);
 	return 0;
 }
@@ -230,7 +230,7 @@ int cmd_replace(int argc, char **argv)
 	char line[2 * PATH_MAX + 64], mb[PATH_MAX], nb[PATH_MAX], err[512];
 	snprintf(line, sizeof(line), "replace %s %s", member_arg(argv[2], mb, sizeof(mb)),
 	         member_arg(argv[3], nb, sizeof(nb)));
-	if (cli_ctl(argv[1], line, NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
+	if (uraid_control_request(argv[1], line, NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
 		return cli_error("replace", "%s", err);
 	fprintf(stderr, "uraid: replace: rebuilding %s as the replacement of %s\n", argv[3],
 	        argv[2]);
@@ -242,11 +242,11 @@ static int sync_verb(const char *verb, int argc, char **argv)
 	if (argc != 2)
 		return cli_error(verb, "usage: uraid %s NAME", verb);
 	char err[512];
-	if (cli_ctl(argv[1], verb, NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
+	if (uraid_control_request(argv[1], verb, NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
 		return cli_error(verb, "%s", err);
 	struct uraid_status st;
 	for (;;) {
-		if (cli_ctl_status(argv[1], &st, err, sizeof(err)) < 0)
+		if (uraid_control_status(argv[1], &st, err, sizeof(err)) < 0)
 			return cli_error(verb, "%s", err);
 		if (st.sync_action == URAID_SYNC_IDLE)
 			break;
@@ -288,11 +288,11 @@ int cmd_stop(int argc, char **argv)
 		return cli_error("stop", "usage: uraid stop NAME");
 	char err[PATH_MAX + 256], path[PATH_MAX];
 	struct uraid_status st;
-	if (cli_ctl_status(argv[1], &st, err, sizeof(err)) < 0)
+	if (uraid_control_status(argv[1], &st, err, sizeof(err)) < 0)
 		return cli_error("stop", "%s", err);
 	if (cli_sock_path(argv[1], path, sizeof(path), err, sizeof(err)) < 0)
 		return cli_error("stop", "%s", err);
-	if (cli_ctl(argv[1], "stop", NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
+	if (uraid_control_request(argv[1], "stop", NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
 		return cli_error("stop", "%s", err);
 	/* Done when the socket is gone and the daemon has let go of every
 	 * member (it holds an exclusive lock on each while running), so the
@@ -339,7 +339,7 @@ int cmd_write(int argc, char **argv)
 		return cli_error("write", "--offset must be a multiple of 512");
 	char err[512], line[128];
 	struct uraid_status st;
-	if (cli_ctl_status(name, &st, err, sizeof(err)) < 0)
+	if (uraid_control_status(name, &st, err, sizeof(err)) < 0)
 		return cli_error("write", "%s", err);
 	/* The daemon would refuse a write past the end with ERANGE ("Numerical
 	 * result out of range"); say what is wrong instead, and when stdin is a
@@ -391,7 +391,8 @@ int cmd_write(int argc, char **argv)
 			char *old;
 			size_t olen;
 			snprintf(line, sizeof(line), "read %llu 512", off + full - 512);
-			if (cli_ctl(name, line, NULL, 0, &old, &olen, err, sizeof(err)) < 0) {
+			if (uraid_control_request(name, line, NULL, 0, &old, &olen, err,
+			                          sizeof(err)) < 0) {
 				status = cli_error("write", "%s", err);
 				goto out;
 			}
@@ -399,7 +400,8 @@ int cmd_write(int argc, char **argv)
 			free(old);
 		}
 		snprintf(line, sizeof(line), "write %llu %zu", off, full);
-		if (cli_ctl(name, line, buf, full, NULL, NULL, err, sizeof(err)) < 0) {
+		if (uraid_control_request(name, line, buf, full, NULL, NULL, err, sizeof(err)) <
+		    0) {
 			status = cli_error("write", "at byte %llu: %s", off, err);
 			goto out;
 		}
@@ -409,7 +411,7 @@ int cmd_write(int argc, char **argv)
 	}
 	/* Durable when the command returns: the daemon's stripe cache holds
 	 * small writes until a flush. */
-	if (cli_ctl(name, "flush", NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
+	if (uraid_control_request(name, "flush", NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
 		status = cli_error("write", "flush: %s", err);
 out:
 	free(buf);

@@ -131,7 +131,8 @@ static int undo(const char *verb, struct attach_state *s)
 	if (s->implicit && s->nbdkit_pid > 0) {
 		char err[PATH_MAX + 256], arg[URAID_NAME_MAX + 8];
 		snprintf(arg, sizeof(arg), "name=%s", s->name);
-		if (cli_ctl(s->name, "stop", NULL, 0, NULL, NULL, err, sizeof(err)) < 0 &&
+		if (uraid_control_request(s->name, "stop", NULL, 0, NULL, NULL, err, sizeof(err)) <
+		        0 &&
 		    serve_pid_alive(s->nbdkit_pid))
 			fprintf(stderr, "uraid: %s: asking %s to stop: %s\n", verb, s->name, err);
 		/* Stopping flushes and marks the array clean: give it time. */
@@ -302,7 +303,8 @@ int cmd_attach(int argc, char **argv)
 		 * units are widened by the plugin). */
 		struct uraid_status ast;
 		unsigned bs = 512;
-		if (cli_ctl_status(s.name, &ast, err, sizeof(err)) == 0 && ast.block_bytes > 512)
+		if (uraid_control_status(s.name, &ast, err, sizeof(err)) == 0 &&
+		    ast.block_bytes > 512)
 			bs = ast.block_bytes > 4096 ? 4096 : ast.block_bytes;
 		snprintf(ss, sizeof(ss), "%u", bs);
 		char *av[] = {

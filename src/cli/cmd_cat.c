@@ -45,7 +45,7 @@ static int cat_running(const char *name, unsigned long long off, bool have_len,
 {
 	struct uraid_status st;
 	char err[512], line[128];
-	if (cli_ctl_status(name, &st, err, sizeof(err)) < 0)
+	if (uraid_control_status(name, &st, err, sizeof(err)) < 0)
 		return cli_error("cat", "%s is neither a member file nor a running array: %s", name,
 		                 err);
 	uint64_t size = st.array_sectors * 512;
@@ -67,7 +67,8 @@ static int cat_running(const char *name, unsigned long long off, bool have_len,
 		size_t blen;
 		snprintf(line, sizeof(line), "read %llu %llu", (unsigned long long)a0,
 		         (unsigned long long)alen);
-		if (cli_ctl(name, line, NULL, 0, &body, &blen, err, sizeof(err)) < 0) {
+		if (uraid_control_request(name, line, NULL, 0, &body, &blen, err, sizeof(err)) <
+		    0) {
 			status =
 			    cli_error("cat", "read at byte %llu: %s", (unsigned long long)a0, err);
 			break;

@@ -347,7 +347,7 @@ int cmd_create(int argc, char **argv)
 		char e[512];
 		if (cli_run_ready("create", o.name))
 			return 1;
-		if (cli_ctl_status(o.name, &running, e, sizeof(e)) == 0)
+		if (uraid_control_status(o.name, &running, e, sizeof(e)) == 0)
 			return cli_error("create", "an array named '%s' is already running",
 			                 o.name);
 	}

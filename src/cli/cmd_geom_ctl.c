@@ -25,7 +25,7 @@ bool geom_cli_running(const char *name)
 {
 	struct uraid_status st;
 	char err[512];
-	return cli_ctl_status(name, &st, err, sizeof(err)) == 0 && cli_is_geom(st.level);
+	return uraid_control_status(name, &st, err, sizeof(err)) == 0 && cli_is_geom(st.level);
 }
 
 void geom_cli_member(char *req, size_t len, const char *path)
@@ -118,7 +118,7 @@ int geom_cli_request(const char *verb, int level, const char *name, char **paths
 	if (n == 0) {
 		char line[8192];
 		snprintf(line, sizeof(line), "geom %s", req);
-		if (cli_ctl(name, line, NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
+		if (uraid_control_request(name, line, NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
 			return cli_error(verb, "%s", err);
 		return strncmp(req, "destroy", 7) ? 0 : stop_running(verb, name);
 	}
@@ -194,7 +194,7 @@ int geom_cli_status(const char *verb, int level, const char *name, char **paths,
 	struct uraid_status st;
 	char err[512];
 	if (n == 0) {
-		if (cli_ctl_status(name, &st, err, sizeof(err)) < 0)
+		if (uraid_control_status(name, &st, err, sizeof(err)) < 0)
 			return cli_error(verb, "%s", err);
 		print_status(&st, list);
 		return 0;

@@ -284,7 +284,7 @@ static int wait_ready(const char *verb, const char *name, pid_t child, const cha
 	char err[512];
 	struct uraid_status st;
 	for (int i = 0; i < 1200; i++) {
-		if (cli_ctl_status(name, &st, err, sizeof(err)) == 0)
+		if (uraid_control_status(name, &st, err, sizeof(err)) == 0)
 			return 0;
 		int status;
 		if (waitpid(child, &status, WNOHANG) == child) {
@@ -347,7 +347,7 @@ int serve_start(const char *verb, const struct serve_opts *o, int n, char **args
 		if (serve_lookup(args[0], uri, urilen, pid) == 0)
 			return cli_error(verb, "%s is already served at %s (nbdkit pid %d)",
 			                 args[0], uri, (int)*pid);
-		if (cli_ctl_status(args[0], &st, err, sizeof(err)) < 0)
+		if (uraid_control_status(args[0], &st, err, sizeof(err)) < 0)
 			return cli_error(verb, "%s: no such member file, and %s", args[0], err);
 		if (o->name && strcmp(o->name, args[0]))
 			return cli_error(verb, "--name cannot rename a running array");
@@ -374,7 +374,7 @@ int serve_start(const char *verb, const struct serve_opts *o, int n, char **args
 		rc = trial(verb, nm, members, o->name, name, namelen);
 		if (rc == 0)
 			rc = cli_run_ready(verb, name);
-		if (rc == 0 && cli_ctl_status(name, &st, err, sizeof(err)) == 0)
+		if (rc == 0 && uraid_control_status(name, &st, err, sizeof(err)) == 0)
 			rc = cli_error(verb, "an array named '%s' is already running (use --name)",
 			               name);
 		if (rc == 0)
@@ -556,7 +556,7 @@ static int status_of(int n, char **args, struct uraid_status *st, uint32_t *lb)
 	char err[512], warn[2048];
 	struct stat sb;
 	if (n == 1 && !strchr(args[0], '/') && stat(args[0], &sb) < 0) {
-		if (cli_ctl_status(args[0], st, err, sizeof(err)) < 0)
+		if (uraid_control_status(args[0], st, err, sizeof(err)) < 0)
 			return cli_error("geometry", "%s: no such member file, and %s", args[0],
 			                 err);
 		const char *names[URAID_STATUS_MAX_MEMBERS];

@@ -212,7 +212,7 @@ int cmd_status(int argc, char **argv)
 	for (int i = 0; i < n; i++) {
 		struct uraid_status st;
 		char err[512];
-		if (cli_ctl_status(names[i], &st, err, sizeof(err)) < 0) {
+		if (uraid_control_status(names[i], &st, err, sizeof(err)) < 0) {
 			status = cli_error("status", "%s", err);
 			continue;
 		}
@@ -239,7 +239,7 @@ int cmd_detail(int argc, char **argv)
 		return cli_error("detail", "usage: uraid detail NAME");
 	struct uraid_status st;
 	char err[512], lay[64] = "-";
-	if (cli_ctl_status(argv[1], &st, err, sizeof(err)) < 0)
+	if (uraid_control_status(argv[1], &st, err, sizeof(err)) < 0)
 		return cli_error("detail", "%s", err);
 	layout_name(st.level, st.layout, lay, sizeof(lay));
 	printf("%s:\n", argv[1]);
@@ -327,12 +327,12 @@ int cmd_stripe_cache(int argc, char **argv)
 			return cli_error("stripe-cache", "'%s': a number of entries 0..%u expected",
 			                 argv[2], URAID_STRIPE_CACHE_MAX);
 		snprintf(line, sizeof(line), "stripe-cache %llu", n);
-		if (cli_ctl(argv[1], line, NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
+		if (uraid_control_request(argv[1], line, NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
 			return cli_error("stripe-cache", "%s", err);
 		return 0;
 	}
 	struct uraid_io_stats io;
-	if (cli_ctl_stats(argv[1], &io, err, sizeof(err)) < 0)
+	if (uraid_control_stats(argv[1], &io, err, sizeof(err)) < 0)
 		return cli_error("stripe-cache", "%s", err);
 	printf("stripe_cache_size %u (in use %u)\n", io.sc_size, io.sc_used);
 	printf("member requests: %llu reads (%llu MiB), %llu writes (%llu MiB)\n",

@@ -43,7 +43,7 @@ static int stop_and_wait(const char *verb, const char *name, char **mm, int n)
 	char err[PATH_MAX + 256], sock[PATH_MAX];
 	if (cli_sock_path(name, sock, sizeof(sock), err, sizeof(err)) < 0)
 		return cli_error(verb, "%s", err);
-	if (cli_ctl(name, "stop", NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
+	if (uraid_control_request(name, "stop", NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
 		return cli_error(verb, "stopping %s: %s", name, err);
 	for (int i = 0; i < 600; i++) {
 		struct stat sb;
@@ -68,7 +68,7 @@ int serve_handover(const char *verb, const char *name, struct uraid_status *befo
                    int *n)
 {
 	char err[512];
-	if (cli_ctl_status(name, before, err, sizeof(err)) < 0)
+	if (uraid_control_status(name, before, err, sizeof(err)) < 0)
 		return cli_error(verb, "%s", err);
 	/* A status lists at most URAID_STATUS_MAX_MEMBERS: more would be lost. */
 	if (before->nmembers >= URAID_STATUS_MAX_MEMBERS)
@@ -175,7 +175,7 @@ int serve_check_takeover(const char *verb, const char *name, const struct uraid_
 {
 	struct uraid_status after;
 	char err[512];
-	int rc = cli_ctl_status(name, &after, err, sizeof(err));
+	int rc = uraid_control_status(name, &after, err, sizeof(err));
 	if (rc < 0)
 		rc = cli_error(verb, "after the takeover: %s", err);
 	else
