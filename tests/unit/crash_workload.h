@@ -259,6 +259,15 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 		       (unsigned long long)seed, (unsigned long long)crash_point, mode);
 		goto free_out;
 	}
+	if (flags & CW_JOURNAL) {
+		/* The log, not a resync, makes parity agree after the crash
+		 * (a resync here would hide what the replay left). */
+		struct uraid_status st;
+		uraid_status(a, &st);
+		CHECKF(st.sync_action != URAID_SYNC_RESYNC,
+		       "%s seed %#llx point %llu mode %d: resync after a journal replay", c->name,
+		       (unsigned long long)seed, (unsigned long long)crash_point, mode);
+	}
 	CHECKF(te_sync_all(a) == 0, "%s seed %#llx: resync failed", c->name,
 	       (unsigned long long)seed);
 	tot->resync_skipped += uraid_bitmap_resync_skipped(a);

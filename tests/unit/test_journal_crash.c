@@ -16,6 +16,9 @@ static const struct cw_cfg cfgs[] = {
     {"raid6_ls_5", URAID_LEVEL_RAID6, "left-symmetric", 5, 16, 12},
     {"raid6_ra_4", URAID_LEVEL_RAID6, "right-asymmetric", 4, 8, 11},
     {"raid4_4", URAID_LEVEL_RAID4, NULL, 4, 16, 10},
+    /* wide: small writes are read-modify-write, so a replay that left
+     * parity stale would keep it stale */
+    {"raid5_ls_6", URAID_LEVEL_RAID5, "left-symmetric", 6, 8, 12},
 };
 #define NCFG (sizeof(cfgs) / sizeof(cfgs[0]))
 
