@@ -4,7 +4,9 @@
 #      host the members' last logged row is undone (zeroed) after the stop, so
 #      only a replay of the kernel's log restores it: uraid assembles, reads
 #      the pattern, check 0 (and a read-only open, which does not replay,
-#      sees the damage: the test has teeth); uraid then writes through it;
+#      sees the damage: the test has teeth); uraid then writes through it,
+#      and with the member holding an undone data page failed, that page
+#      rebuilt from the replayed parity reads back;
 #  (b) an array uraid created and wrote through its journal (write-through
 #      and write-back, test_journal export_for_kernel): the kernel
 #      assembles it with the expected md5 and mismatch_cnt 0;
@@ -95,6 +97,8 @@ for t, loc in rows:
     with open('%s/k%d' % (d, role), 'r+b') as f:
         f.seek((doff + msec) * 512)
         f.write(bytes(4096))
+    if t == 0:
+        print('data on k%d' % role)
     undone += 1
 print('undone', undone, 'pages at tail', tail)
 PY
@@ -125,5 +129,9 @@ dd if="$d/pat" of="$d/expected" conv=notrunc status=none
 dd if="$d/w2" of="$d/expected" bs=512 seek=138 conv=notrunc status=none
 got=$("$URAID" cat kj --length "$bytes" | md5sum | cut -d' ' -f1)
 check "(a) uraid reads its own write through the kernel-made journal" [ "$got" = "$(md5sum <"$d/expected" | cut -d' ' -f1)" ]
+k=$(sed -n 's/^data on \(k[0-9]\)$/\1/p' "$d/undo.log" | head -1)
+check "(a) fail $k, which holds a data page of the replayed row" "$URAID" fail kj "$d/$k"
+got=$("$URAID" cat kj --length "$bytes" | md5sum | cut -d' ' -f1)
+check "(a) without $k: its data rebuilt from the replayed parity" [ "$got" = "$(md5sum <"$d/expected" | cut -d' ' -f1)" ]
 "$URAID" stop kj
 t_done

@@ -96,11 +96,19 @@ static inline bool cw_redundant(int level)
 #define CW_JOURNAL_WB 8u  /* ... in write-back mode (implies CW_JOURNAL) */
 #define CW_CACHE      16u /* a small stripe cache (parity levels): evictions mid-run */
 
+/* Members a degraded trial loses: as many as the level's parity covers, so
+ * a raid6 reads its lost data with Q (two data members, or data and P). */
+static inline int cw_nlose(int level)
+{
+	return level == URAID_LEVEL_RAID6 ? 2 : 1;
+}
+
 /* One trial. crash_point: member request (counted after create) at which
  * the power fails, 0 = none during the workload (the cut then comes at idle
- * after the last write). mode: 0 plain, 1 a member failed before the
- * workload, 2 a member lost after the crash. Returns the member requests the
- * workload made (for calibration); failures are CHECKs. */
+ * after the last write). mode: 0 plain, 1 members failed before the
+ * workload, 2 members lost after the crash (one; two for raid6). Returns the
+ * member requests the workload made (for calibration); failures are
+ * CHECKs. */
 static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t crash_point,
                                 int mode, int nwrites, unsigned flags, struct cw_totals *tot)
 {
@@ -137,7 +145,8 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 	}
 	struct uraid_array *a = NULL;
 	uint64_t used = 0;
-	int failed_before = -1, lost_after = -1;
+	bool missing[TE_MAX] = {0}; /* by disk (= role: disk i was created in slot i) */
+	int nmissing = 0;
 	if (te_create(&o, d, nd, &a) < 0) {
 		CHECKF(0, "%s: create failed", c->name);
 		goto out;
@@ -158,10 +167,17 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 		CHECKF(rc == 0, "%s: stripe cache: %d", c->name, rc);
 	}
 	if (mode == 1) {
-		failed_before = (int)(t_rand(&rs) % (uint64_t)c->ndisks);
-		char who[16], err[256];
-		snprintf(who, sizeof(who), "#%d", failed_before);
-		CHECKF(uraid_fail(a, who, err, sizeof(err)) == 0, "fail %s: %s", who, err);
+		for (int k = 0; k < cw_nlose(c->level); k++) {
+			int who_i;
+			do
+				who_i = (int)(t_rand(&rs) % (uint64_t)c->ndisks);
+			while (missing[who_i]);
+			missing[who_i] = true;
+			nmissing++;
+			char who[16], err[256];
+			snprintf(who, sizeof(who), "#%d", who_i);
+			CHECKF(uraid_fail(a, who, err, sizeof(err)) == 0, "fail %s: %s", who, err);
+		}
 		tot->member_failed_before++;
 	}
 
@@ -219,12 +235,20 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 
 	/* Restart. */
 	int idx[TE_MAX], n = 0;
+	bool lost_after[TE_MAX] = {0};
 	if (mode == 2) {
-		lost_after = (int)(t_rand(&rs) % (uint64_t)c->ndisks);
+		for (int k = 0; k < cw_nlose(c->level); k++) {
+			int who_i;
+			do
+				who_i = (int)(t_rand(&rs) % (uint64_t)c->ndisks);
+			while (missing[who_i]);
+			missing[who_i] = lost_after[who_i] = true;
+			nmissing++;
+		}
 		tot->member_lost_after++;
 	}
 	for (int i = 0; i < nd; i++)
-		if (i != lost_after)
+		if (!lost_after[i])
 			idx[n++] = i;
 	char warn[1024] = "";
 	/* A member lost after (or failed before) the crash leaves a dirty
@@ -235,11 +259,30 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 		       (unsigned long long)seed, (unsigned long long)crash_point, mode);
 		goto free_out;
 	}
+	if (flags & CW_JOURNAL) {
+		/* The log, not a resync, makes parity agree after the crash
+		 * (a resync here would hide what the replay left). */
+		struct uraid_status st;
+		uraid_status(a, &st);
+		CHECKF(st.sync_action != URAID_SYNC_RESYNC,
+		       "%s seed %#llx point %llu mode %d: resync after a journal replay", c->name,
+		       (unsigned long long)seed, (unsigned long long)crash_point, mode);
+	}
 	CHECKF(te_sync_all(a) == 0, "%s seed %#llx: resync failed", c->name,
 	       (unsigned long long)seed);
 	tot->resync_skipped += uraid_bitmap_resync_skipped(a);
-	int missing = failed_before >= 0 ? failed_before : lost_after;
-	/* Which role did the missing disk have? Disk i was created in slot i. */
+	/* The write hole (below) is open only in stripes written after the
+	 * last acknowledged flush: every other stripe's data and parity are
+	 * durable and agree, so what is rebuilt there must be right. */
+	uint64_t width = span; /* sectors per stripe */
+	if (cw_parity_level(c->level))
+		width = (uint64_t)(c->ndisks - (c->level == URAID_LEVEL_RAID6 ? 2 : 1)) *
+		        eng_of(a)->geom.chunk_sectors;
+	bool *hole = calloc(span / width + 1, sizeof(bool)); /* by stripe: may be stale */
+	for (uint64_t id = boundary + 1; id <= issued; id++)
+		for (uint64_t st = log[id].lsec / width; st * width < log[id].lsec + log[id].nsec;
+		     st++)
+			hole[st] = true;
 	uint64_t lost_here = 0, hole_here = 0;
 	for (uint64_t s0 = 0; s0 < span; s0 += 64) {
 		uint64_t k = span - s0 < 64 ? span - s0 : 64;
@@ -261,8 +304,9 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 				continue;
 			/* Without a journal md cannot promise anything for data
 			 * reconstructed from parity that a crash left stale. */
-			if (missing >= 0 && cw_parity_level(c->level) && !(flags & CW_JOURNAL) &&
-			    cw_role_of(a, s) == missing) {
+			int role = cw_role_of(a, s);
+			if (nmissing && cw_parity_level(c->level) && !(flags & CW_JOURNAL) &&
+			    role >= 0 && missing[role] && hole[s / width]) {
 				hole_here++;
 				continue;
 			}
@@ -282,9 +326,10 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 	CHECKF(lost_here == 0, "%s seed %#llx point %llu mode %d: %llu sectors lost", c->name,
 	       (unsigned long long)seed, (unsigned long long)crash_point, mode,
 	       (unsigned long long)lost_here);
+	free(hole);
 	tot->data_lost += lost_here;
 	tot->write_hole += hole_here;
-	if (missing < 0 && cw_redundant(c->level)) {
+	if (!nmissing && cw_redundant(c->level)) {
 		char err[256];
 		int rc = uraid_sync_action(a, URAID_SYNC_CHECK, err, sizeof(err));
 		CHECKF(rc == 0, "check: %s", err);

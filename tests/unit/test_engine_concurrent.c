@@ -6,7 +6,8 @@
  * that moment. Ranges of different threads overlap often (small array) and
  * are disjoint often. Afterwards: the whole array equals the shadow, and an
  * md-style check finds 0 mismatches (parity/mirrors consistent). Runs on a
- * healthy and a degraded raid5, raid6, raid1 and raid10; fixed seeds. */
+ * healthy and a degraded raid5, raid6 (two members lost: reads need Q),
+ * raid1 and raid10; fixed seeds. */
 #include <pthread.h>
 #include <unistd.h>
 
@@ -139,6 +140,8 @@ static void run_in(int level, int ndisks, bool degrade, bool files, uint64_t see
 	CHECK(uraid_write(a, s.shadow, s.size, 0) == 0);
 	if (degrade)
 		CHECK(uraid_fail(a, "#1", err, sizeof(err)) == 0);
+	if (degrade && level == 6)
+		CHECK(uraid_fail(a, "#3", err, sizeof(err)) == 0);
 
 	struct worker w[THREADS];
 	for (int i = 0; i < THREADS; i++) {

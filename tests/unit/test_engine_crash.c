@@ -1,9 +1,11 @@
 /* Crash harness: random writes with known contents on every level, power cut
  * at random member requests (volatile write caches lose, tear or keep
  * unflushed writes), optionally a member failed before or lost after the
- * crash; after restart + resync every acknowledged-and-flushed sector reads
- * back, every other sector holds one of its legal states, and `check` finds
- * no mismatch. CRASH_TRIALS (per level, default 30) and CRASH_SEED scale and
+ * crash (raid6: two, so reads need Q); after restart + resync every
+ * acknowledged-and-flushed sector reads back, every other sector holds one
+ * of its legal states (a lost member's sectors are excused only in stripes
+ * written since the last flush: the write hole), and `check` finds no
+ * mismatch. CRASH_TRIALS (per level, default 30) and CRASH_SEED scale and
  * move it; CRASH_CONFIG + CRASH_SEED + CRASH_POINT + CRASH_MODE replay one
  * trial. tests/torture/run runs thousands. */
 #include "crash_workload.h"

@@ -1,7 +1,10 @@
 /* Write journal in the engine: writes logged, then their member writes
  * undone (the members' data areas put back as they were before) — exactly
- * what a crash between the log and the member writes leaves. Assembly must
- * replay the log so every write is back and parity agrees (check 0); a torn
+ * what a crash between the log and the member writes leaves — or only their
+ * parity writes undone (the data reached the members, P and Q did not).
+ * Assembly must replay the log so every write is back and parity agrees:
+ * check 0, and the data rebuilt from parity with data members failed after
+ * the replay, or missing at it, is what was written; a torn
  * last unit, a bad meta checksum and a seq gap end the replay where md ends
  * it. Also: a hand-made log, the journal missing (writes refused) and added
  * again, raid6, and member images exported for the real kernel
@@ -69,18 +72,25 @@ static void jt_close(struct jt *t)
 	free(t->shadow);
 }
 
-static int jt_assemble(struct jt *t, bool with_journal, unsigned flags, struct uraid_array **a)
+/* Assemble without the raid members below `nskip` (d[0..nskip-1]). */
+static int jt_assemble_without(struct jt *t, int nskip, bool with_journal, unsigned flags,
+                               struct uraid_array **a)
 {
 	struct member *mm[TE_MAX];
 	char err[512], warn[512];
-	int n = t->nraid + (with_journal ? 1 : 0);
-	for (int i = 0; i < n; i++)
-		mm[i] = te_borrow(&t->d[i]);
+	int n = 0;
+	for (int i = nskip; i < t->nraid + (with_journal ? 1 : 0); i++)
+		mm[n++] = te_borrow(&t->d[i]);
 	int rc = uraid_assemble_members(mm, n, URAID_NO_SYNC_THREAD | flags, a, err, sizeof(err),
 	                                warn, sizeof(warn));
 	if (rc < 0)
 		fprintf(stderr, "assemble: %s\n", err);
 	return rc;
+}
+
+static int jt_assemble(struct jt *t, bool with_journal, unsigned flags, struct uraid_array **a)
+{
+	return jt_assemble_without(t, 0, with_journal, flags, a);
 }
 
 static void snap_members(struct jt *t)
@@ -98,6 +108,27 @@ static void undo_member_writes(struct jt *t)
 	uint64_t off = t->doff * 512;
 	for (int i = 0; i < t->nraid; i++)
 		CHECK(member_write(t->d[i].mem, t->snap[i] + off, MEMB - off, off, 0) == 0);
+}
+
+/* Put only the members' P (and Q) chunks back: the data writes reached
+ * the members, the parity writes did not. */
+static void undo_parity_writes(struct jt *t, const struct uraid_status *st)
+{
+	struct layout_geom g;
+	te_geom(st, &g);
+	const struct layout_ops *ops = layout_ops_for(g.level);
+	struct layout_stripe ls;
+	ops->stripe(&g, 0, &ls);
+	uint64_t chunk = g.chunk_sectors, n = st->array_sectors / ((uint64_t)ls.ndata * chunk);
+	for (uint64_t s = 0; s < n; s++) {
+		ops->stripe(&g, s, &ls);
+		int par[2] = {ls.p_role, ls.q_role};
+		for (int i = 0; i < 2 && par[i] >= 0; i++) {
+			uint64_t off = (t->doff + ls.sector) * 512;
+			CHECK(member_write(t->d[par[i]].mem, t->snap[par[i]] + off, chunk * 512,
+			                   off, 0) == 0);
+		}
+	}
 }
 
 static void jt_write(struct uraid_array *a, struct jt *t, const uint8_t *buf, uint64_t len,
@@ -147,7 +178,15 @@ static void random_writes(struct uraid_array *a, struct jt *t, uint64_t seed, in
 
 static int list_units(struct jt *t, struct unit *u, int max, uint32_t *seed);
 
-static void replay_case(int level, int nraid, uint32_t chunk, uint64_t seed)
+/* What the crash left on the members: none of the logged writes, or their
+ * data without their parity; PARITY_LOST_DEGRADED also loses data members
+ * (one; raid6 two) before the replay, so what is rebuilt of them comes from
+ * the parity the replay wrote. */
+enum crash_kind { ALL_LOST, PARITY_LOST, PARITY_LOST_DEGRADED };
+static const char *const crash_name[] = {"all member writes lost", "parity writes lost",
+                                         "parity writes lost, members missing"};
+
+static void replay_case(int level, int nraid, uint32_t chunk, uint64_t seed, enum crash_kind how)
 {
 	struct jt t;
 	struct uraid_array *a = NULL;
@@ -156,44 +195,80 @@ static void replay_case(int level, int nraid, uint32_t chunk, uint64_t seed)
 		jt_close(&t);
 		return;
 	}
+	int nlose = level == URAID_LEVEL_RAID6 ? 2 : 1;
 	base_state(&t, &a, seed);
 	random_writes(a, &t, seed + 1, 60);
+	struct uraid_status st;
+	uraid_status(a, &st);
 	uraid_drop(a); /* crash: the superblocks say active */
-	undo_member_writes(&t);
+	if (how == ALL_LOST)
+		undo_member_writes(&t);
+	else
+		undo_parity_writes(&t, &st);
 	/* The whole history since the snapshot is in the log (no reclaim). */
 	struct unit u[256];
 	uint32_t seed32;
 	CHECK(list_units(&t, u, 256, &seed32) > 60);
 	/* Teeth: without the replay (read-only assembly skips it) the
-	 * members hold the old data. */
-	CHECK(jt_assemble(&t, true, URAID_RDONLY, &a) == 0);
-	CHECK(te_verify(a, t.shadow, t.size) != 0);
+	 * members hold the old data, or, with the data members d0.. missing,
+	 * their data rebuilt from stale parity is wrong. */
+	CHECK(jt_assemble_without(&t, how == ALL_LOST ? 0 : nlose, true, URAID_RDONLY, &a) == 0);
+	CHECKF(te_verify(a, t.shadow, t.size) != 0, "raid%d/%d, %s: no teeth", level, nraid,
+	       crash_name[how]);
 	uraid_drop(a);
+	if (how == PARITY_LOST_DEGRADED) {
+		CHECK(jt_assemble_without(&t, nlose, true, 0, &a) == 0);
+		CHECKF(te_verify(a, t.shadow, t.size) == 0,
+		       "raid%d/%d, %s: members rebuilt from the replayed parity", level, nraid,
+		       crash_name[how]);
+		CHECK(uraid_stop(a) == 0);
+		jt_close(&t);
+		return;
+	}
 	CHECK(jt_assemble(&t, true, 0, &a) == 0);
 	CHECK(te_verify(a, t.shadow, t.size) == 0);
-	CHECK_EQ_U64(check_mismatches(a), 0);
+	uint64_t mis = check_mismatches(a);
+	CHECKF(mis == 0, "raid%d/%d, %s: check after the replay: %llu mismatches", level, nraid,
+	       crash_name[how], (unsigned long long)mis);
 	/* And a clean restart after that replays nothing new. */
 	CHECK(uraid_stop(a) == 0);
 	CHECK(jt_assemble(&t, true, 0, &a) == 0);
 	CHECK(te_verify(a, t.shadow, t.size) == 0);
+	/* The replayed stripes read degraded: data members failed. */
+	char err[256];
+	for (int i = 0; i < nlose; i++) {
+		char who[16];
+		snprintf(who, sizeof(who), "#%d", i);
+		CHECKF(uraid_fail(a, who, err, sizeof(err)) == 0, "fail %s: %s", who, err);
+	}
+	CHECKF(te_verify(a, t.shadow, t.size) == 0, "raid%d/%d, %s: degraded read after the replay",
+	       level, nraid, crash_name[how]);
 	CHECK(uraid_stop(a) == 0);
 	jt_close(&t);
 }
 
+static void replay_cases(int level, int nraid, uint32_t chunk, uint64_t seed)
+{
+	replay_case(level, nraid, chunk, seed, ALL_LOST);
+	replay_case(level, nraid, chunk, seed, PARITY_LOST);
+	replay_case(level, nraid, chunk, seed, PARITY_LOST_DEGRADED);
+}
+
 static void raid5_replay_after_crash(void)
 {
-	replay_case(URAID_LEVEL_RAID5, 3, 16, 0x1a1);
-	replay_case(URAID_LEVEL_RAID5, 4, 128, 0x1a2);
+	replay_cases(URAID_LEVEL_RAID5, 3, 16, 0x1a1);
+	replay_cases(URAID_LEVEL_RAID5, 4, 128, 0x1a2);
+	replay_cases(URAID_LEVEL_RAID5, 5, 16, 0x1a5); /* wide: small writes are rmw */
 }
 
 static void raid6_replay_after_crash(void)
 {
-	replay_case(URAID_LEVEL_RAID6, 5, 16, 0x1a3);
+	replay_cases(URAID_LEVEL_RAID6, 5, 16, 0x1a3);
 }
 
 static void raid4_replay_after_crash(void)
 {
-	replay_case(URAID_LEVEL_RAID4, 4, 32, 0x1a4);
+	replay_cases(URAID_LEVEL_RAID4, 4, 32, 0x1a4);
 }
 
 static int list_units(struct jt *t, struct unit *u, int max, uint32_t *seed)

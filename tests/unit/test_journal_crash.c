@@ -1,13 +1,13 @@
 /* Crash harness (crash_workload.h) with md's write journal: raid4/5/6 with a
  * journal member, write-through and write-back, power cut at random member
  * requests (the journal's too), optionally a member failed before or lost
- * after the crash. With the journal nothing is excused: not even sectors of
- * the member lost after the crash (the RAID5 write hole) — they must be
- * rebuilt from parity that agrees with the data. And the same trials
- * without a journal do lose such sectors, so the test has teeth.
- * CRASH_TRIALS (default 10 per config) / CRASH_SEED as in test_engine_crash;
- * CRASH_CONFIG + CRASH_SEED + CRASH_POINT + CRASH_MODE (+ CRASH_WB=1)
- * replay one trial. */
+ * after the crash (raid6: two, so reads need Q). With the journal nothing
+ * is excused: not even sectors of the member lost after the crash (the
+ * RAID5 write hole) — they must be rebuilt from parity that agrees with the
+ * data. And the same trials without a journal do lose such sectors, so the
+ * test has teeth. CRASH_TRIALS (default 10 per config) / CRASH_SEED as in
+ * test_engine_crash; CRASH_CONFIG + CRASH_SEED + CRASH_POINT + CRASH_MODE
+ * (+ CRASH_WB=1) replay one trial. */
 #include "crash_workload.h"
 
 static const struct cw_cfg cfgs[] = {
@@ -16,6 +16,9 @@ static const struct cw_cfg cfgs[] = {
     {"raid6_ls_5", URAID_LEVEL_RAID6, "left-symmetric", 5, 16, 12},
     {"raid6_ra_4", URAID_LEVEL_RAID6, "right-asymmetric", 4, 8, 11},
     {"raid4_4", URAID_LEVEL_RAID4, NULL, 4, 16, 10},
+    /* wide: small writes are read-modify-write, so a replay that left
+     * parity stale would keep it stale */
+    {"raid5_ls_6", URAID_LEVEL_RAID5, "left-symmetric", 6, 8, 12},
 };
 #define NCFG (sizeof(cfgs) / sizeof(cfgs[0]))
 

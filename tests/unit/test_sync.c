@@ -1,8 +1,10 @@
 /* Engine: check/repair (including RAID6 repair of the member that is
  * actually wrong), stale members left out at assembly, an interrupted
  * rebuild resuming from its checkpoint (raid5; raid10 near, far and offset
- * after a crash), sync_speed_min holding under foreground load, and create
- * refusing bad parameters without writing anything. Fixed seeds. */
+ * after a crash), sync_speed_min holding under foreground load, create
+ * refusing bad parameters without writing anything, and a small write above
+ * the resync point making parity right (reconstruct-write, as md forces
+ * there). Fixed seeds. */
 #include <pthread.h>
 #include <time.h>
 
@@ -201,6 +203,85 @@ static void interrupted_rebuild_resumes(void)
 	uraid_stop(a);
 	free(shadow);
 	close_disks(d, 5);
+}
+
+/* md forces reconstruct-write above the resync point: parity there is not
+ * trusted yet (an unclean array the resync has not reached), and a
+ * read-modify-write would carry stale parity into the new one. An unclean
+ * array (created without assume_clean, dropped, assembled without running
+ * the resync) whose parity is garbage in the rows of one stripe that a
+ * small write (part of one chunk) then changes: afterwards other data
+ * members of that stripe are failed, and their data, rebuilt from the new
+ * parity, must be what was there. raid5 (P) and raid6 (P and Q). */
+static void write_above_resync_point_rebuilds_parity(void)
+{
+	static const struct {
+		int level, nd;
+	} cfg[] = {{5, 5}, {6, 7}}; /* wide enough that a 4 KiB write could be rmw */
+	for (size_t c = 0; c < sizeof(cfg) / sizeof(cfg[0]); c++) {
+		int nd = cfg[c].nd, level = cfg[c].level;
+		struct te_disk d[7];
+		for (int i = 0; i < nd; i++) {
+			char nm[16];
+			snprintf(nm, sizeof(nm), "d%d", i);
+			te_disk_open(&d[i], nm, 3 * MB);
+		}
+		struct uraid_create_opts o;
+		memset(&o, 0, sizeof(o));
+		o.level = level;
+		o.raid_devices = nd;
+		o.chunk_sectors = 32;
+		struct uraid_array *a = NULL;
+		CHECK(te_create(&o, d, nd, &a) == 0); /* resync pending: not run */
+		if (!a)
+			return;
+		uint64_t size = uraid_size(a);
+		uint8_t *shadow = fill(a, 70 + c); /* whole stripes: parity from the data */
+		struct uraid_status st;
+		uraid_status(a, &st);
+		uraid_drop(a);
+		/* Stripe 5, rows 8..15 of its chunks: P (and Q) made garbage on
+		 * the members, as an interrupted write would leave them. */
+		struct layout_geom g;
+		te_geom(&st, &g);
+		struct layout_stripe ls;
+		layout_ops_for(level)->stripe(&g, 5, &ls);
+		uint64_t chunk = g.chunk_sectors, rows = 8, row0 = 8, rs = 80 + c;
+		uint8_t junk[8 * 512], buf[8 * 512];
+		int par[2] = {ls.p_role, ls.q_role};
+		for (int i = 0; i < 2 && par[i] >= 0; i++) {
+			t_fill(&rs, junk, sizeof(junk));
+			uint64_t doff = te_data_offset(d[par[i]].mem);
+			CHECK(member_write(d[par[i]].mem, junk, sizeof(junk),
+			                   (doff + ls.sector + row0) * 512, 0) == 0);
+		}
+		int all[] = {0, 1, 2, 3, 4, 5, 6};
+		char err[256], warn[1024];
+		CHECK(te_assemble(d, all, nd, &a, warn, sizeof(warn)) == 0);
+		if (!a)
+			return;
+		uraid_status(a, &st);
+		CHECKF(st.sync_action == URAID_SYNC_RESYNC && st.sync_done <= ls.sector,
+		       "raid%d: resync at %llu, not ahead of stripe 5", level,
+		       (unsigned long long)st.sync_done);
+		/* The write: those rows of data index 0's chunk. */
+		uint64_t off = (5 * (uint64_t)ls.ndata * chunk + row0) * 512;
+		t_fill(&rs, buf, sizeof(buf));
+		CHECK(uraid_write(a, buf, rows * 512, off) == 0);
+		memcpy(shadow + off, buf, sizeof(buf));
+		/* Lose other data members of the stripe: as many as parity covers. */
+		for (int i = 1; i <= (level == 6 ? 2 : 1); i++) {
+			char who[16];
+			snprintf(who, sizeof(who), "#%d", ls.data_role[i]);
+			CHECKF(uraid_fail(a, who, err, sizeof(err)) == 0, "fail %s: %s", who, err);
+		}
+		CHECKF(te_verify(a, shadow, size) == 0,
+		       "raid%d: data rebuilt from the parity of a write above the resync point",
+		       level);
+		uraid_stop(a);
+		free(shadow);
+		close_disks(d, nd);
+	}
 }
 
 static uint64_t data_offset(struct te_disk *d)
@@ -455,4 +536,5 @@ static void create_refuses_without_writing(void)
 TEST_MAIN(T(raid6_repair_fixes_the_wrong_member), T(raid5_and_raid1_check_counts_and_repair),
           T(stale_member_left_out), T(interrupted_rebuild_resumes),
           T(raid10_rebuild_resumes_after_crash), T(checkpoints_on_4k_boundaries),
-          T(speed_min_holds_under_load), T(create_refuses_without_writing))
+          T(speed_min_holds_under_load), T(create_refuses_without_writing),
+          T(write_above_resync_point_rebuilds_parity))

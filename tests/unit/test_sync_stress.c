@@ -2,8 +2,13 @@
  * after an unclean stop (with parity / mirror copies made stale), and a
  * replace, each running in the array's background thread while several
  * threads write random, overlapping ranges (raid5, raid6, raid10 far and
- * offset, raid1). Afterwards `check` must count 0 mismatches and every byte
- * must equal a shadow copy kept by the writers. Writes whose ranges overlap
+ * offset, raid1). Afterwards `check` must count 0 mismatches, every byte
+ * must equal a shadow copy kept by the writers, and every member (the
+ * rebuilt one above all) must hold what a model computed from the shadow
+ * says: its data, copies, P and Q. The writers keep off the last quarter of
+ * the array, which holds random data from before the sync, so a sync that
+ * skipped some of its work there (its last batch) cannot be hidden by
+ * writes that rewrote it. Writes whose ranges overlap
  * are ordered by a range lock in the test, so the shadow is exact; writes
  * to different sectors of one stripe run concurrently. The sync runs at a
  * few MiB/s with small batches, so writes land on both sides of the
@@ -43,6 +48,7 @@ struct shared {
 	struct uraid_array *a;
 	uint8_t *shadow;
 	uint64_t size;
+	uint64_t wsize; /* writers stay in [0, wsize) */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	uint64_t lo[NWRITERS], hi[NWRITERS];
@@ -94,7 +100,7 @@ static void *writer(void *arg)
 		/* mostly small writes (read-modify-write, partial stripes),
 		 * some larger ones spanning chunks and stripes */
 		uint64_t len = (r % 4 ? 1 + r / 4 % 16 : 1 + r / 4 % (MAXLEN / 512)) * 512;
-		uint64_t off = t_rand(&rs) % (s->size / 512 - len / 512 + 1) * 512;
+		uint64_t off = t_rand(&rs) % (s->wsize / 512 - len / 512 + 1) * 512;
 		t_fill(&rs, buf, len);
 		range_lock(s, w->t, off, off + len);
 		int rc = uraid_write(s->a, buf, len, off);
@@ -253,6 +259,7 @@ static bool one_run(const struct cfg *c, enum mode mode, uint64_t seed)
 	struct shared s;
 	memset(&s, 0, sizeof(s));
 	s.size = uraid_size(a);
+	s.wsize = s.size / 4 * 3 / 512 * 512;
 	s.shadow = malloc(s.size);
 	s.seed = seed;
 	uint64_t rs = seed;
@@ -347,6 +354,24 @@ static bool one_run(const struct cfg *c, enum mode mode, uint64_t seed)
 	       mode_name[mode], (unsigned long long)seed);
 	pthread_mutex_destroy(&s.mu);
 	pthread_cond_destroy(&s.cv);
+	/* Every member in a slot against the model, read from the storage. */
+	CHECK(uraid_stop(a) == 0);
+	a = NULL;
+	for (int r = 0; r < nd; r++) {
+		int i = 0;
+		while (i <= nd && strcmp(d[i].name, st.members[r].name))
+			i++;
+		CHECKF(i <= nd, "%s: slot %d holds %s", c->name, r, st.members[r].name);
+		if (i > nd)
+			continue;
+		char what[64];
+		snprintf(what, sizeof(what), "%s %s seed %llu%s", c->name, mode_name[mode],
+		         (unsigned long long)seed, i == nd ? " (rebuilt)" : "");
+		uint64_t bad =
+		    te_member_diff(d[i].mem, te_data_offset(d[i].mem), &st, s.shadow, r, what);
+		CHECKF(bad == 0, "%s: slot %d (%s): %llu pages differ from the model", what, r,
+		       d[i].name, (unsigned long long)bad);
+	}
 out:
 	if (a)
 		uraid_stop(a);
