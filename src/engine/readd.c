@@ -131,9 +131,10 @@ int eng_re_add_member(struct eng_array *a, struct member *m, char *err, size_t e
 	if (!a || !m)
 		return -EINVAL;
 	if (a->readonly || m->readonly) {
-		member_close(m);
-		return errmsg(err, errlen, -EROFS, "%s is read-only",
-		              a->readonly ? "the array" : m->name);
+		int rc = errmsg(err, errlen, -EROFS, "%s is read-only",
+		                a->readonly ? "the array" : m->name);
+		member_close(m); /* after the message, which names it */
+		return rc;
 	}
 	eng_lock(a);
 	int rc = drop_entry(a, m->name, err, errlen);

@@ -345,5 +345,34 @@ static void write_errors_everywhere(void)
 	}
 }
 
+/* Refusals that close the member they name: the message is built first
+ * (ASan sees a use after free otherwise). */
+static void refusals_name_what_they_close(void)
+{
+	struct te_disk d[3];
+	open_disks(d, 3, "r");
+	uint64_t size;
+	free(make_array(d, 3, URAID_LEVEL_RAID5, 0x1eaf, &size));
+	static const int idx[] = {0, 1, 2};
+	struct uraid_array *a = NULL;
+	char warn[256], err[256];
+	CHECK(te_assemble(d, idx, 3, &a, warn, sizeof(warn)) == 0);
+	if (a) {
+		struct member *ro;
+		CHECK(member_open_mem("ro-member", DISK_BYTES, &ro) == 0);
+		ro->readonly = true;
+		err[0] = 0;
+		CHECK(uraid_re_add_member(a, ro, err, sizeof(err)) == -EROFS);
+		CHECKF(strstr(err, "ro-member") != NULL, "re-add: %s", err);
+		CHECK(member_open_mem("ro-journal", DISK_BYTES, &ro) == 0);
+		ro->readonly = true;
+		err[0] = 0;
+		CHECK(uraid_journal_add_member(a, ro, err, sizeof(err)) == -EROFS);
+		CHECKF(strstr(err, "ro-journal") != NULL, "add-journal: %s", err);
+		uraid_stop(a);
+	}
+	close_disks(d, 3);
+}
+
 TEST_MAIN(T(disagreeing_member_refused), T(split_brain_refused), T(replacement_keeps_its_slot),
-          T(write_errors_everywhere))
+          T(write_errors_everywhere), T(refusals_name_what_they_close))

@@ -44,8 +44,9 @@ int eng_journal_add_member(struct eng_array *a, struct member *m, char *err, siz
 		              a->log->name);
 	}
 	if (m->readonly) {
-		member_close(m);
-		return errmsg(err, errlen, -EROFS, "%s is read-only", m->name);
+		rc = errmsg(err, errlen, -EROFS, "%s is read-only", m->name);
+		member_close(m); /* after the message, which names it */
+		return rc;
 	}
 	rc = member_lock(m);
 	if (rc < 0) {
