@@ -43,8 +43,7 @@ static ssize_t c_pread(struct member *m, void *buf, size_t len, uint64_t off)
 	return c->inner->ops->pread(c->inner, buf, len, off);
 }
 
-static ssize_t c_pwrite(struct member *m, const void *buf, size_t len, uint64_t off,
-                        unsigned flags)
+static ssize_t c_pwrite(struct member *m, const void *buf, size_t len, uint64_t off, unsigned flags)
 {
 	struct counted *c = (struct counted *)m;
 	(*c->writes)++;
@@ -263,8 +262,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			int flips = 1 + mode / 2 % 8;
 			for (int j = 0; j < flips; j++) {
 				uint32_t at = (uint32_t)(next64(&c) % (HEAD_BYTES + TAIL_BYTES));
-				uint64_t off = at < HEAD_BYTES ? at
-				                               : MEM_BYTES - TAIL_BYTES + (at - HEAD_BYTES);
+				uint64_t off = at < HEAD_BYTES
+				                   ? at
+				                   : MEM_BYTES - TAIL_BYTES + (at - HEAD_BYTES);
 				uint8_t b;
 				if (member_read(m, &b, 1, off) == 0) {
 					b ^= (uint8_t)(next8(&c) | 1);
