@@ -209,6 +209,7 @@ int eng_write(struct eng_array *a, const void *buf, size_t len, uint64_t off)
 static int flush_locked(struct eng_array *a)
 {
 	int rc = 0;
+	eng_members_check(a); /* a member that changed is not flushed as if it had not */
 	for (int r = 0; r < a->geom.raid_disks; r++) {
 		struct member *m = eng_role_member(a, r);
 		if (!m || !eng_role_writable(a, r))

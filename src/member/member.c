@@ -170,3 +170,10 @@ int member_lock(struct member *m)
 		return errno == EWOULDBLOCK ? -EBUSY : -errno;
 	return 0;
 }
+
+int member_check(struct member *m, char *why, size_t len)
+{
+	if (len)
+		why[0] = 0;
+	return m->ops->check ? m->ops->check(m, why, len) : 0;
+}

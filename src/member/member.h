@@ -41,6 +41,10 @@ struct member_ops {
 	 * must go through the ops above. */
 	int (*fd)(struct member *m);
 	void (*close)(struct member *m);
+	/* Optional: is the member still what was opened? 0, or a negative
+	 * errno with `why` saying what changed (a file that shrank, vanished
+	 * or was replaced by another at its path). */
+	int (*check)(struct member *m, char *why, size_t len);
 	/* Optional (modelled devices, member_sim): run a batch of this
 	 * member's requests from member_ioq_run (reads and writes, then
 	 * flushes), submitted at CLOCK_MONOTONIC time `submit_ns`, setting
@@ -136,6 +140,10 @@ const char *member_ioq_reason(const struct member_ioq *q);
  * rest of a longer request is resubmitted like a short transfer. Tests use
  * small values to exercise that path. */
 void member_ioq_set_split(struct member_ioq *q, size_t bytes);
+
+/* The member is still what was opened (ops->check; members without one
+ * always are): 0, or a negative errno with `why` naming the change. */
+int member_check(struct member *m, char *why, size_t len);
 
 /* Exclusive advisory lock (flock) on the member's file, held while it is
  * open: a running array holds one on each member, so a second array (or a

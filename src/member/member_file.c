@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <linux/fs.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -29,6 +30,11 @@ struct file_member {
 	struct member m;
 	int fd;
 	bool blockdev;
+	dev_t dev; /* the opened inode, for file_check */
+	ino_t ino;
+	/* Its absolute path at open (NULL when unknown): a relative name would
+	 * name another file once the process changed directory (nbdkit does). */
+	char *abspath;
 	/* Serializes read-modify-write of edge blocks by unaligned writes. */
 	pthread_mutex_t rmw_lock;
 };
@@ -265,6 +271,41 @@ static int file_discard(struct member *m, uint64_t off, uint64_t len)
 	return 0;
 }
 
+/* Shrunk (a file truncated under the array: later writes would silently
+ * extend it again and its hole read back as zeros), gone from its path, or
+ * replaced there by another file or device. */
+static int file_check(struct member *m, char *why, size_t len)
+{
+	struct file_member *f = fm_of(m);
+	struct stat st, at;
+	if (fstat(f->fd, &st) < 0) {
+		int e = errno;
+		snprintf(why, len, "%s: fstat: %s", m->name, strerror(e));
+		return -e;
+	}
+	uint64_t now = (uint64_t)st.st_size;
+	if (f->blockdev && ioctl(f->fd, BLKGETSIZE64, &now) < 0)
+		now = m->size;
+	if (now < m->size) {
+		snprintf(why, len, "%s shrank from %llu to %llu bytes", m->name,
+		         (unsigned long long)m->size, (unsigned long long)now);
+		return -ENODEV;
+	}
+	if (!f->abspath)
+		return 0;
+	if (stat(f->abspath, &at) < 0) {
+		snprintf(why, len, "%s vanished (%s)", m->name, strerror(errno));
+		return -ENODEV;
+	}
+	if (at.st_dev != f->dev || at.st_ino != f->ino ||
+	    (f->blockdev && at.st_rdev != st.st_rdev)) {
+		snprintf(why, len, "%s was replaced: the path names another %s now", m->name,
+		         f->blockdev ? "device" : "file");
+		return -ENODEV;
+	}
+	return 0;
+}
+
 #define TMPFS_MAGIC_NR 0x01021994
 
 static int file_fd(struct member *m)
@@ -277,6 +318,7 @@ static void file_close(struct member *m)
 	struct file_member *f = fm_of(m);
 	close(f->fd);
 	pthread_mutex_destroy(&f->rmw_lock);
+	free(f->abspath);
 	free(f);
 }
 
@@ -288,6 +330,7 @@ static const struct member_ops file_ops = {
     .discard = file_discard,
     .fd = file_fd,
     .close = file_close,
+    .check = file_check,
 };
 
 static const struct member_ops blockdev_ops = {
@@ -298,6 +341,7 @@ static const struct member_ops blockdev_ops = {
     .discard = file_discard,
     .fd = file_fd,
     .close = file_close,
+    .check = file_check,
 };
 
 /* O_DIRECT alignment of an open descriptor: what the kernel reports, else
@@ -434,6 +478,9 @@ int member_open_file(const char *path, unsigned flags, uint64_t size, struct mem
 		rc = errmsg(err, errlen, -EINVAL, "%s: changed type while being opened", path);
 		goto fail;
 	}
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	f->abspath = realpath(path, NULL);
 	if (blockdev) {
 		uint64_t bytes = 0;
 		int lbs = 0;
@@ -484,6 +531,7 @@ int member_open_file(const char *path, unsigned flags, uint64_t size, struct mem
 	return 0;
 fail:
 	close(fd);
+	free(f->abspath);
 	free(f);
 	if (created)
 		unlink(path);

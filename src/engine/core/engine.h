@@ -196,6 +196,11 @@ int eng_mark_clean(struct eng_array *a);
 /* slot.c */
 /* A member failed (I/O error or by request): mark it faulty everywhere. */
 void eng_member_failed(struct eng_array *a, int role, const char *why);
+/* Is every member still the file or device it was (member_check)? One that
+ * shrank, vanished or was replaced is failed (a spare marked faulty), never
+ * written again: writes would silently extend a truncated file and its hole
+ * would read back as zeros. */
+void eng_members_check(struct eng_array *a);
 /* Close and forget member i (a->mem shifts down, slots follow); the caller
  * holds the lock and writes the superblocks. */
 void eng_member_drop(struct eng_array *a, int i);

@@ -45,3 +45,23 @@ void eng_member_drop(struct eng_array *a, int i)
 		if (a->slot[r] > i)
 			a->slot[r]--;
 }
+
+void eng_members_check(struct eng_array *a)
+{
+	for (int i = 0; i < a->nmem; i++) {
+		struct eng_member *em = a->mem[i];
+		if (!em->m || em->left_out || em->state == URAID_MEMBER_FAULTY)
+			continue;
+		char why[400];
+		if (member_check(em->m, why, sizeof(why)) == 0)
+			continue;
+		if (em->role >= 0 && em->role < a->geom.raid_disks && a->slot[em->role] == i) {
+			eng_member_failed(a, em->role, why);
+		} else if (!em->replacement) {
+			fprintf(stderr, "uraid: spare marked faulty: %s\n", why);
+			em->state = URAID_MEMBER_FAULTY;
+			if (!a->readonly)
+				eng_sb_write_all(a);
+		}
+	}
+}

@@ -20,13 +20,14 @@
 #include "engine/sync/workers.h"
 #include "util/errmsg.h"
 
-#define PERSIST_NS    1000000000ull /* checkpoint progress about once a second */
-#define IDLE_CLEAN_NS 2000000000ull /* mark clean after this long without writes */
-#define FG_RECENT_NS  500000000ull  /* foreground requests this recent: array busy */
-#define MARK_NS       3000000000ull /* speed measured (and limited) over this window */
-#define BUSY_SECTORS  512u          /* batch per member while the array is busy */
-#define MAX_SLEEP_NS  200000000ull  /* throttling sleeps at most this at a time */
-#define SYNC_ALIGN    8u            /* sectors: checkpoints on 4 KiB boundaries */
+#define PERSIST_NS      1000000000ull /* checkpoint progress about once a second */
+#define IDLE_CLEAN_NS   2000000000ull /* mark clean after this long without writes */
+#define FG_RECENT_NS    500000000ull  /* foreground requests this recent: array busy */
+#define MARK_NS         3000000000ull /* speed measured (and limited) over this window */
+#define BUSY_SECTORS    512u          /* batch per member while the array is busy */
+#define MAX_SLEEP_NS    200000000ull  /* throttling sleeps at most this at a time */
+#define SYNC_ALIGN      8u            /* sectors: checkpoints on 4 KiB boundaries */
+#define MEMBER_CHECK_NS 500000000ull  /* members checked for change this often */
 
 static bool has_redundancy(const struct eng_array *a)
 {
@@ -428,7 +429,14 @@ static void *sync_thread(void *arg)
 	uint64_t fg_seen = 0, fg_ns = 0;
 	bool was_busy = false;
 	eng_lock(a);
+	uint64_t checked_ns = 0;
 	while (!a->thread_stop) {
+		/* The members watched for change (core/slot.c), once a while. */
+		uint64_t now_ns = eng_now_ns();
+		if (now_ns - checked_ns > MEMBER_CHECK_NS) {
+			checked_ns = now_ns;
+			eng_members_check(a);
+		}
 		if (a->action == URAID_SYNC_IDLE)
 			eng_sync_schedule(a);
 		if (a->action == URAID_SYNC_IDLE) {
