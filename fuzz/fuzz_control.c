@@ -44,7 +44,9 @@ static int setup(void)
 		fprintf(stderr, "fuzz_control: %s\n", err);
 		abort();
 	}
-	uraid_control_set_timeout(ctl, 2000);
+	/* Generous: every stream ends with EOF, and a loaded machine (make check
+	 * on 2 cores) may stall the server thread for a second or two. */
+	uraid_control_set_timeout(ctl, 10000);
 	atexit(teardown);
 	return 0;
 }
