@@ -374,5 +374,40 @@ static void refusals_name_what_they_close(void)
 	close_disks(d, 3);
 }
 
+/* An add-journal that fails after the stripe cache was written out and
+ * turned off (the journal member is too small for a log) leaves the array
+ * as it was: the cache back at its size, no journal, writes working. */
+static void failed_add_journal_changes_nothing(void)
+{
+	struct te_disk d[3];
+	open_disks(d, 3, "j");
+	uint64_t size;
+	uint8_t *shadow = make_array(d, 3, URAID_LEVEL_RAID5, 0x10c, &size);
+	static const int idx[] = {0, 1, 2};
+	struct uraid_array *a = NULL;
+	char warn[256], err[256];
+	CHECK(te_assemble(d, idx, 3, &a, warn, sizeof(warn)) == 0);
+	if (a && shadow) {
+		CHECK(uraid_set_stripe_cache(a, 64) == 0);
+		struct member *tiny;
+		CHECK(member_open_mem("tiny-journal", 64 << 10, &tiny) == 0);
+		CHECK(uraid_journal_add_member(a, tiny, err, sizeof(err)) < 0);
+		struct uraid_status st;
+		uraid_status(a, &st);
+		CHECKF(st.stripe_cache_size == 64, "stripe cache %u after the failed add",
+		       st.stripe_cache_size);
+		CHECKF(st.journal == 0, "journal state %d after the failed add", st.journal);
+		uint8_t buf[4096];
+		memset(buf, 0x3c, sizeof(buf));
+		CHECKF(uraid_write(a, buf, sizeof(buf), 8192) == 0, "writes refused after it");
+		memcpy(shadow + 8192, buf, sizeof(buf));
+		CHECK(te_verify(a, shadow, size) == 0);
+		uraid_stop(a);
+	}
+	free(shadow);
+	close_disks(d, 3);
+}
+
 TEST_MAIN(T(disagreeing_member_refused), T(split_brain_refused), T(replacement_keeps_its_slot),
-          T(write_errors_everywhere), T(refusals_name_what_they_close))
+          T(write_errors_everywhere), T(refusals_name_what_they_close),
+          T(failed_add_journal_changes_nothing))
