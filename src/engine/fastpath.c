@@ -130,7 +130,7 @@ static int read_pieces(struct eng_array *a, struct member_ioq *q, uint8_t *buf, 
 		}
 		eng_ioq_run(a, q, io, n);
 		for (int i = 0; i < n; i++)
-			if (io[i].result < 0 || (size_t)io[i].result != io[i].len)
+			if (!member_io_done(&io[i]))
 				return -EAGAIN;
 	}
 	return 0;

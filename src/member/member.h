@@ -124,6 +124,11 @@ struct member_io {
 	unsigned flags; /* MEMBER_FUA */
 	ssize_t result; /* out: bytes or -errno (short transfers already retried) */
 };
+/* Did the request move all its bytes? */
+static inline bool member_io_done(const struct member_io *io)
+{
+	return io->result >= 0 && (size_t)io->result == io->len;
+}
 struct member_ioq;
 /* depth: io_uring entries (0 = default 64). Never fails for want of
  * io_uring: the queue falls back to synchronous I/O. */

@@ -11,27 +11,8 @@ VEC=$TOP/tests/vectors
 export URAID_RUN_DIR=$T_TMP/run
 export URAID_NBDKIT_PLUGIN=${URAID_NBDKIT_PLUGIN:-$TOP/build/rel/nbdkit-uraid-plugin.so}
 
-# patch IMG OFFSET FMT VALUE: set one field of the 1.2 superblock (sector 8)
-# and rewrite its checksum (sum of LE u32 words over 256 + 2*max_dev bytes
-# with sb_csum zeroed, folded to 32 bits).
-patch() {
-	python3 - "$@" <<'PY'
-import struct, sys
-path, field, fmt, value = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4], 0)
-with open(path, 'r+b') as f:
-    f.seek(8 * 512); sb = bytearray(f.read(4096))
-    assert struct.unpack_from('<I', sb, 0)[0] == 0xa92b4efc, 'no 1.2 superblock'
-    struct.pack_into(fmt, sb, field, value)
-    struct.pack_into('<I', sb, 216, 0)
-    n = 256 + 2 * struct.unpack_from('<I', sb, 220)[0]
-    s = sum(struct.unpack_from('<%dI' % (n // 4), sb, 0))
-    if n % 4:
-        s += struct.unpack_from('<H', sb, n - 2)[0]
-    s = (s & 0xffffffff) + (s >> 32)
-    struct.pack_into('<I', sb, 216, s & 0xffffffff)
-    f.seek(8 * 512); f.write(sb)
-PY
-}
+# patch IMG OFFSET VALUE: one le32 field of the 1.2 superblock, checksum right.
+patch() { python3 "$TOP/tests/md_sb1_edit.py" "$1" "$2" '<I' set "$3"; }
 LAYOUT=76 CHUNK=88 # struct mdp_superblock_1: layout (le32), chunksize (le32)
 
 # refused NAME WHAT CMD...: non-zero exit by an exit code (not a signal),
@@ -57,7 +38,7 @@ run_case() { # CASE VECTOR FIELD VALUE EXPECT
 	for x in "$VEC/$vec"/m*.img.xz; do
 		b=$(basename "$x" .xz)
 		xz -dc "$x" >"$dir/$b"
-		patch "$dir/$b" "$field" '<I' "$value"
+		patch "$dir/$b" "$field" "$value"
 	done
 	local sums; sums=$(sha256sum "$dir"/m*.img)
 	refused "$case: cat" "$expect" "$URAID" cat "$dir"/m*.img

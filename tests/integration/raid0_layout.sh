@@ -7,33 +7,9 @@
 . "$(dirname "$0")/../lib.sh"
 VEC=$TOP/tests/vectors
 
-# clear_raid0_bit IMG: clear feature bit 4096 of the 1.x superblock at sector 8
-# (1.2) or 0 (1.1) and rewrite the 1.x checksum (sum of LE u32 words over
-# 256 + 2*max_dev bytes with sb_csum zeroed, folded to 32 bits).
-clear_raid0_bit() {
-	python3 - "$1" <<'PY'
-import struct, sys
-path = sys.argv[1]
-with open(path, 'r+b') as f:
-    for off in (8 * 512, 0):
-        f.seek(off); sb = bytearray(f.read(4096))
-        if struct.unpack_from('<I', sb, 0)[0] == 0xa92b4efc:
-            break
-    else:
-        sys.exit('no 1.1/1.2 superblock in ' + path)
-    fm = struct.unpack_from('<I', sb, 8)[0]
-    assert fm & 4096, 'feature bit not set to begin with'
-    struct.pack_into('<I', sb, 8, fm & ~4096)
-    struct.pack_into('<I', sb, 216, 0)
-    n = 256 + 2 * struct.unpack_from('<I', sb, 220)[0]
-    s = sum(struct.unpack_from('<%dI' % (n // 4), sb, 0))
-    if n % 4:
-        s += struct.unpack_from('<H', sb, n - 2)[0]
-    s = (s & 0xffffffff) + (s >> 32)
-    struct.pack_into('<I', sb, 216, s & 0xffffffff)
-    f.seek(off); f.write(sb)
-PY
-}
+# clear_raid0_bit IMG: clear feature bit 4096 of the 1.x superblock (1.2 or
+# 1.1), checksum rewritten.
+clear_raid0_bit() { python3 "$TOP/tests/md_sb1_edit.py" "$1" 8 '<I' clear 4096; }
 
 for name in r0-mz-orig r0-mz-alt r0-mz-alt-e1.1; do
 	md5=$(awk -F'\t' -v n="$name" '$1 == n { print $11 }' "$VEC/MANIFEST.tsv")

@@ -10,11 +10,6 @@
 #define BATCH          64
 #define REGION_SECTORS 2048 /* largest piece per member request */
 
-static bool io_ok(const struct member_io *io)
-{
-	return io->result >= 0 && (size_t)io->result == io->len;
-}
-
 /* Piece of [lsec, lsec+nsec) that stays contiguous on every copy. */
 static int piece(struct eng_array *a, uint64_t lsec, uint64_t nsec, uint64_t *len)
 {
@@ -108,7 +103,7 @@ int eng_mirror_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t n
 		}
 		eng_ioq_run(a, a->ioq, io, n);
 		for (int i = 0; i < n; i++) {
-			if (io_ok(&io[i]))
+			if (member_io_done(&io[i]))
 				continue;
 			int rc =
 			    read_piece_any(a, io[i].buf, io_lsec[i], io[i].len / 512, io_first[i]);
@@ -147,7 +142,7 @@ int eng_mirror_write(struct eng_array *a, const struct eng_req *rq, const uint8_
 		}
 		eng_ioq_run(a, rq->q, io, n);
 		for (int i = 0; i < n; i++) {
-			if (io_ok(&io[i]))
+			if (member_io_done(&io[i]))
 				continue;
 			if (rq->shared)
 				return -EBUSY;

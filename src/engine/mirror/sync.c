@@ -162,7 +162,7 @@ int sync_mirror_batch(struct eng_array *a, uint64_t pos, uint64_t n)
 	}
 	if (rc == 0 && !careful && wr.n && !sync_iol_run(a, &wr)) {
 		for (int i = 0; i < wr.n; i++)
-			if (wr.io[i].result < 0 || (size_t)wr.io[i].result != wr.io[i].len)
+			if (!member_io_done(&wr.io[i]))
 				eng_member_failed(a, wr.role[i], "write error during sync");
 		if (!eng_array_readable(a))
 			rc = -EIO;
@@ -381,7 +381,7 @@ static int recover_role(struct eng_array *a, int role, uint64_t pos, uint64_t en
 		sync_iol_run(a, &wr);
 		bool write_ok = true, read_ok = true;
 		for (int i = 0; i < wr.n; i++)
-			if (wr.io[i].result < 0 || (size_t)wr.io[i].result != wr.io[i].len)
+			if (!member_io_done(&wr.io[i]))
 				*(i < nw ? &write_ok : &read_ok) = false;
 		if (!write_ok) {
 			eng_member_failed(a, role, "write error during recovery");

@@ -8,11 +8,6 @@
 
 #define BATCH 64
 
-static bool io_ok(const struct member_io *io)
-{
-	return io->result >= 0 && (size_t)io->result == io->len;
-}
-
 static int plain_io(struct eng_array *a, struct member_ioq *q, bool shared, uint8_t *buf,
                     uint64_t lsec, uint64_t nsec, bool write)
 {
@@ -36,7 +31,7 @@ static int plain_io(struct eng_array *a, struct member_ioq *q, bool shared, uint
 		}
 		eng_ioq_run(a, q, io, n);
 		for (int i = 0; i < n; i++)
-			if (!io_ok(&io[i]))
+			if (!member_io_done(&io[i]))
 				return shared ? -EBUSY : -EIO; /* no redundancy to fall back on */
 	}
 	return 0;

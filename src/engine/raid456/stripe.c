@@ -72,14 +72,14 @@ static int run_batch(struct eng_array *a, struct member_ioq *q, struct member_io
 	eng_ioq_run(a, q, io, n);
 	int bad = 0;
 	for (int i = 0; i < n; i++)
-		bad += io[i].result < 0 || (size_t)io[i].result != io[i].len;
+		bad += !member_io_done(&io[i]);
 	return bad;
 }
 
 static bool run_batch_failed(const struct member_io *io, int n)
 {
 	for (int i = 0; i < n; i++)
-		if (io[i].result < 0 || (size_t)io[i].result != io[i].len)
+		if (!member_io_done(&io[i]))
 			return true;
 	return false;
 }
@@ -112,7 +112,7 @@ int eng_stripe_read(struct eng_array *a, struct eng_stripe_buf *sb, uint64_t co,
 	run_batch(a, sb->q, io, n);
 	int nlost = 0, fail[2];
 	for (int i = 0; i < n; i++) {
-		if (io[i].result >= 0 && (size_t)io[i].result == io[i].len)
+		if (member_io_done(&io[i]))
 			continue;
 		if (sb->shared)
 			return -EBUSY;
@@ -213,7 +213,7 @@ int eng_parity_read_members(struct eng_array *a, uint8_t *buf, uint64_t lsec, ui
 		if (run_batch(a, a->ioq, io, n) == 0)
 			continue;
 		for (int i = 0; i < n; i++) {
-			if (io[i].result >= 0 && (size_t)io[i].result == io[i].len)
+			if (member_io_done(&io[i]))
 				continue;
 			uint64_t l = io_lsec[i], s = l / (k * chunk), r = l % (k * chunk);
 			(void)io_role[i];
@@ -247,7 +247,7 @@ int eng_stripe_write(struct eng_array *a, struct eng_stripe_buf *sb, uint64_t co
 	if (sb->shared)
 		return -EBUSY;
 	for (int i = 0; i < n; i++)
-		if (io[i].result < 0 || (size_t)io[i].result != io[i].len)
+		if (!member_io_done(&io[i]))
 			eng_member_failed(a, io_role[i], "write error");
 	return eng_array_readable(a) ? 0 : -EIO;
 }
@@ -485,7 +485,7 @@ int eng_write_full_stripes(struct eng_array *a, const struct eng_req *rq, uint64
 		rc = -EBUSY;
 	} else if (rc == 0 && nio && run_batch_failed(io, nio)) {
 		for (int i = 0; i < nio; i++)
-			if (io[i].result < 0 || (size_t)io[i].result != io[i].len)
+			if (!member_io_done(&io[i]))
 				eng_member_failed(a, io_role[i], "write error");
 		if (!eng_array_readable(a))
 			rc = -EIO;

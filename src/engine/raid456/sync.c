@@ -335,7 +335,7 @@ static int recover_pipelined(struct eng_array *a, struct pbatch *b, int lost_rol
 		eng_ioq_run(a, a->ioq, l.io, l.n);
 		bool read_ok = true, write_ok = true;
 		for (int i = 0; i < l.n; i++) {
-			bool ok = l.io[i].result >= 0 && (size_t)l.io[i].result == l.io[i].len;
+			bool ok = member_io_done(&l.io[i]);
 			if (ok)
 				continue;
 			if (i < nread) {

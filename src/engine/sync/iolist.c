@@ -63,7 +63,7 @@ bool sync_iol_run(struct eng_array *a, struct sync_iolist *l)
 {
 	eng_ioq_run(a, a->ioq, l->io, l->n);
 	for (int i = 0; i < l->n; i++)
-		if (l->io[i].result < 0 || (size_t)l->io[i].result != l->io[i].len)
+		if (!member_io_done(&l->io[i]))
 			return false;
 	return true;
 }
