@@ -16,16 +16,16 @@
 int eng_array_setup(struct eng_array *a, char *err, size_t errlen)
 {
 	char e[256];
-	a->ops = layout_ops_for(a->geom.level);
-	a->pers = eng_pers_for(a->geom.level);
+	a->ops = layout_ops_for(a->geo.level);
+	a->pers = eng_pers_for(a->geo.level);
 	if (!a->ops || !a->pers)
 		return errmsg(err, errlen, -EOPNOTSUPP, "RAID level %d is not supported",
-		              a->geom.level);
+		              a->geo.level);
 	/* The geometry first: everything below computes with it. A missing
 	 * slot's size is unknown (0); a stand-in lets the layout's parameters
 	 * be checked, and the readability test below refuses the levels that
 	 * needed the missing member's data. */
-	struct layout_geom g = a->geom;
+	struct layout_geometry g = a->geo;
 	uint64_t stand_in = 0;
 	for (int r = 0; r < g.raid_disks; r++)
 		if (a->slot[r] >= 0 && g.member_sectors[r] > stand_in)
@@ -38,29 +38,29 @@ int eng_array_setup(struct eng_array *a, char *err, size_t errlen)
 		return errmsg(err, errlen, rc, "unsupported geometry: %s", e);
 	bool missing[LAYOUT_MAX_MEMBERS];
 	int have = 0;
-	for (int r = 0; r < a->geom.raid_disks; r++) {
+	for (int r = 0; r < a->geo.raid_disks; r++) {
 		missing[r] = a->slot[r] < 0 || a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC;
 		have += !missing[r];
 	}
-	if (!a->ops->readable(&a->geom, missing)) {
+	if (!a->ops->readable(&a->geo, missing)) {
 		char slots[512] = "";
 		size_t used = 0;
-		for (int r = 0; r < a->geom.raid_disks && used + 8 < sizeof(slots); r++)
+		for (int r = 0; r < a->geo.raid_disks && used + 8 < sizeof(slots); r++)
 			if (missing[r])
 				used += (size_t)snprintf(slots + used, sizeof(slots) - used, "%s%d",
 				                         used ? "," : "", r);
 		return errmsg(err, errlen, -ENODEV,
 		              "too few working members for %s with %d slots: %d in sync, slot(s) "
 		              "%s missing",
-		              a->ops->name, a->geom.raid_disks, have, slots);
+		              a->ops->name, a->geo.raid_disks, have, slots);
 	}
 	if (a->pers->start) {
 		rc = a->pers->start(a, err, errlen);
 		if (rc < 0)
 			return rc;
 	}
-	a->array_sectors = a->ops->array_sectors(&a->geom);
-	a->ncopies = a->ops->ncopies(&a->geom);
+	a->array_sectors = a->ops->array_sectors(&a->geo);
+	a->ncopies = a->ops->ncopies(&a->geo);
 	const char *eio = getenv("URAID_ENGINE_IO");
 	a->sync_io = !(eio && strcmp(eio, "ioq") == 0) && eng_members_on_tmpfs(a);
 	rc = member_ioq_open(128, &a->ioq);
@@ -210,7 +210,7 @@ static int flush_locked(struct eng_array *a)
 {
 	int rc = 0;
 	eng_members_check(a); /* a member that changed is not flushed as if it had not */
-	for (int r = 0; r < a->geom.raid_disks; r++) {
+	for (int r = 0; r < a->geo.raid_disks; r++) {
 		struct member *m = eng_role_member(a, r);
 		if (!m || !eng_role_writable(a, r))
 			continue;
@@ -288,20 +288,20 @@ int eng_status(struct eng_array *a, struct uraid_status *st)
 	eng_lock(a);
 	snprintf(st->name, sizeof(st->name), "%s", a->ref.set_name);
 	md_uuid_format(a->ref.set_uuid, st->uuid);
-	st->level = a->geom.level;
-	st->layout = a->geom.layout;
-	st->chunk_sectors = a->geom.chunk_sectors;
-	st->raid_disks = a->geom.raid_disks;
+	st->level = a->geo.level;
+	st->layout = a->geo.layout;
+	st->chunk_sectors = a->geo.chunk_sectors;
+	st->raid_disks = a->geo.raid_disks;
 	st->metadata = (int)a->ref.version;
 	st->array_sectors = a->array_sectors;
-	st->dev_sectors = a->geom.dev_sectors;
+	st->dev_sectors = a->geo.dev_sectors;
 	st->events = a->events;
 	st->readonly = a->readonly;
 	st->clean = !a->dirty && a->resync_offset == MD_RESYNC_NONE;
 	st->broken = a->broken;
 	int n = 0;
 	/* Slots in order first, as mdadm --detail lists them. */
-	for (int r = 0; r < a->geom.raid_disks && n < URAID_STATUS_MAX_MEMBERS; r++) {
+	for (int r = 0; r < a->geo.raid_disks && n < URAID_STATUS_MAX_MEMBERS; r++) {
 		struct uraid_member_status *ms = &st->members[n++];
 		ms->role = r;
 		if (a->slot[r] < 0) {
@@ -322,7 +322,7 @@ int eng_status(struct eng_array *a, struct uraid_status *st)
 	}
 	for (int i = 0; i < a->nmem && n < URAID_STATUS_MAX_MEMBERS; i++) {
 		const struct eng_member *em = a->mem[i];
-		if (em->role >= 0 && em->role < a->geom.raid_disks && a->slot[em->role] == i)
+		if (em->role >= 0 && em->role < a->geo.raid_disks && a->slot[em->role] == i)
 			continue;
 		struct uraid_member_status *ms = &st->members[n++];
 		snprintf(ms->name, sizeof(ms->name), "%s", em->m ? em->m->name : "?");

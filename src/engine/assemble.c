@@ -64,8 +64,8 @@ static const char *named(const char *msg, const char *name)
  * crash cannot lose data. */
 static bool only_parity(const struct eng_array *a, int role)
 {
-	int n = a->geom.raid_disks, maxdeg = a->geom.level == URAID_LEVEL_RAID6 ? 2 : 1;
-	uint32_t algo = a->geom.level == URAID_LEVEL_RAID4 ? 5 : a->geom.layout;
+	int n = a->geo.raid_disks, maxdeg = a->geo.level == URAID_LEVEL_RAID6 ? 2 : 1;
+	uint32_t algo = a->geo.level == URAID_LEVEL_RAID4 ? 5 : a->geo.layout;
 	switch (algo) {
 	case 4: return role < maxdeg;               /* PARITY_0 */
 	case 5: return role >= n - maxdeg;          /* PARITY_N (and raid4) */
@@ -86,12 +86,12 @@ static bool only_parity(const struct eng_array *a, int role)
 static int dirty_degraded(struct eng_array *a, unsigned flags, char *err, size_t errlen, char *warn,
                           size_t warnlen)
 {
-	int lvl = a->geom.level;
+	int lvl = a->geo.level;
 	if ((lvl != URAID_LEVEL_RAID4 && lvl != URAID_LEVEL_RAID5 && lvl != URAID_LEVEL_RAID6) ||
 	    md_sb_clean(&a->ref))
 		return 0;
 	int degraded = 0, parity_only = 0;
-	for (int r = 0; r < a->geom.raid_disks; r++) {
+	for (int r = 0; r < a->geo.raid_disks; r++) {
 		if (a->slot[r] >= 0 && a->mem[a->slot[r]]->state == URAID_MEMBER_IN_SYNC)
 			continue;
 		degraded++;
@@ -119,7 +119,7 @@ static int dirty_degraded(struct eng_array *a, unsigned flags, char *err, size_t
 	              "slot(s) not in sync; its parity may not match its data (the missing "
 	              "blocks would be rebuilt wrong). Assemble with --force (URAID_FORCE) to "
 	              "start it anyway, or add back the missing member",
-	              level_name(lvl), degraded, a->geom.raid_disks);
+	              level_name(lvl), degraded, a->geo.raid_disks);
 }
 
 static void close_all(struct member **mm, int n)
@@ -204,17 +204,17 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 		            mm[fresh]->name, fs->raid_disks);
 		goto fail;
 	}
-	a->geom.level = fs->level;
-	a->geom.layout = fs->layout;
+	a->geo.level = fs->level;
+	a->geo.layout = fs->layout;
 	/* The kernel ignores a 1.x raid0's layout word unless the RAID0-layout
 	 * feature bit says one was recorded; a multi-zone array without it is
 	 * then refused by layout validation, as the kernel refuses it. */
 	if (fs->level == URAID_LEVEL_RAID0 && fs->version != MD_SB_0_90 &&
 	    !(fs->feature_map & MD_FEATURE_RAID0_LAYOUT))
-		a->geom.layout = RAID0_LAYOUT_NONE;
-	a->geom.chunk_sectors = fs->chunk_sectors;
-	a->geom.raid_disks = (int)fs->raid_disks;
-	a->geom.dev_sectors = fs->size;
+		a->geo.layout = RAID0_LAYOUT_NONE;
+	a->geo.chunk_sectors = fs->chunk_sectors;
+	a->geo.raid_disks = (int)fs->raid_disks;
+	a->geo.dev_sectors = fs->size;
 
 	for (int i = 0; i < n; i++) {
 		struct eng_member *em = calloc(1, sizeof(*em));
@@ -280,9 +280,9 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 			em->state = URAID_MEMBER_SPARE;
 			continue;
 		}
-		if (role >= a->geom.raid_disks) {
+		if (role >= a->geo.raid_disks) {
 			rc = errmsg(err, errlen, -EINVAL, "%s: slot %d beyond raid_disks %d",
-			            em->m->name, role, a->geom.raid_disks);
+			            em->m->name, role, a->geo.raid_disks);
 			goto fail_a;
 		}
 		if (sbs[i].feature_map & MD_FEATURE_REPLACEMENT) {
@@ -300,9 +300,9 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 			goto fail_a;
 		}
 		a->slot[role] = a->nmem - 1;
-		a->geom.member_sectors[role] = sbs[i].data_size;
-		if ((sbs[i].feature_map & MD_FEATURE_RECOVERY_OFFSET) && a->geom.level != 0 &&
-		    a->geom.level != URAID_LEVEL_LINEAR) {
+		a->geo.member_sectors[role] = sbs[i].data_size;
+		if ((sbs[i].feature_map & MD_FEATURE_RECOVERY_OFFSET) && a->geo.level != 0 &&
+		    a->geo.level != URAID_LEVEL_LINEAR) {
 			em->state = URAID_MEMBER_REBUILDING;
 			em->recovery_offset = sbs[i].recovery_offset;
 		} else {

@@ -97,7 +97,7 @@ static int check_opts(const struct uraid_create_opts *o, int n, unsigned flags, 
 		return errmsg(err, errlen, -EINVAL, "unknown metadata version %d", o->metadata);
 	/* The geometry rules that do not depend on member sizes (member
 	 * counts, layouts) come from the personality itself. */
-	struct layout_geom g;
+	struct layout_geometry g;
 	memset(&g, 0, sizeof(g));
 	g.level = o->level;
 	g.layout = o->layout_set ? o->layout : layout_default(o->level);
@@ -218,7 +218,7 @@ int eng_create_members(const struct uraid_create_opts *o, struct member **mm, in
 		sbs[i].feature_map |= MD_FEATURE_JOURNAL;
 	}
 	/* The geometry the kernel would run with; refuse what it would refuse. */
-	struct layout_geom g;
+	struct layout_geometry g;
 	memset(&g, 0, sizeof(g));
 	g.level = p.level;
 	g.layout = sbs[0].layout;

@@ -65,7 +65,7 @@ static bool healthy(const struct eng_array *a)
 {
 	if (a->broken)
 		return false;
-	for (int r = 0; r < a->geom.raid_disks; r++)
+	for (int r = 0; r < a->geo.raid_disks; r++)
 		if (a->slot[r] < 0 || a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC)
 			return false;
 	return !a->pers->fast_read_ok || a->pers->fast_read_ok(a);
@@ -79,7 +79,7 @@ static int pick_copy(struct eng_array *a, uint64_t lsec, struct layout_loc *loc)
 	for (int c = 0; c < a->ncopies && best > 0; c++) {
 		struct layout_loc cl;
 		uint64_t l;
-		if (a->ops->map(&a->geom, lsec, c, &cl, &l) < 0)
+		if (a->ops->map(&a->geo, lsec, c, &cl, &l) < 0)
 			return -EAGAIN;
 		uint64_t h = __atomic_load_n(&a->mem[a->slot[cl.role]]->head, __ATOMIC_RELAXED);
 		uint64_t d = h > cl.sector ? h - cl.sector : cl.sector - h;
@@ -102,7 +102,7 @@ static int read_pieces(struct eng_array *a, struct member_ioq *q, uint8_t *buf, 
 		while (nsec && n < FAST_BATCH) {
 			struct layout_loc loc;
 			uint64_t len;
-			if (a->ops->map(&a->geom, lsec, 0, &loc, &len) < 0)
+			if (a->ops->map(&a->geo, lsec, 0, &loc, &len) < 0)
 				return -EAGAIN;
 			if (len > nsec)
 				len = nsec;
@@ -114,7 +114,7 @@ static int read_pieces(struct eng_array *a, struct member_ioq *q, uint8_t *buf, 
 				__atomic_store_n(&a->mem[a->slot[loc.role]]->head, loc.sector + len,
 				                 __ATOMIC_RELAXED);
 			}
-			if (loc.role < 0 || loc.role >= a->geom.raid_disks || a->slot[loc.role] < 0)
+			if (loc.role < 0 || loc.role >= a->geo.raid_disks || a->slot[loc.role] < 0)
 				return -EAGAIN;
 			const struct eng_member *em = a->mem[a->slot[loc.role]];
 			memset(&io[n], 0, sizeof(io[n]));

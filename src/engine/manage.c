@@ -18,7 +18,7 @@ static int find_member(const struct eng_array *a, const char *name)
 	if (name[0] == '#') {
 		char *end;
 		long r = strtol(name + 1, &end, 10);
-		if (*end || r < 0 || r >= a->geom.raid_disks)
+		if (*end || r < 0 || r >= a->geo.raid_disks)
 			return -1;
 		return a->slot[r];
 	}
@@ -53,10 +53,10 @@ int eng_fail(struct eng_array *a, const char *name, char *err, size_t errlen)
 	}
 	/* Refuse to lose data: md likewise will not fail the last copy. */
 	bool missing[LAYOUT_MAX_MEMBERS];
-	for (int r = 0; r < a->geom.raid_disks; r++)
+	for (int r = 0; r < a->geo.raid_disks; r++)
 		missing[r] = r == em->role || a->slot[r] < 0 ||
 		             a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC;
-	if (em->state == URAID_MEMBER_IN_SYNC && !a->ops->readable(&a->geom, missing)) {
+	if (em->state == URAID_MEMBER_IN_SYNC && !a->ops->readable(&a->geo, missing)) {
 		rc = errmsg(err, errlen, -EBUSY,
 		            "failing %s would leave %s without enough working members", name,
 		            a->ops->name);
@@ -137,7 +137,7 @@ static int new_member(struct eng_array *a, struct member *m, struct eng_member *
 		free(em);
 		return errmsg(err, errlen, rc, "%s: %s", m->name, e);
 	}
-	uint64_t need = a->geom.level > 0 ? a->geom.dev_sectors : 1;
+	uint64_t need = a->geo.level > 0 ? a->geo.dev_sectors : 1;
 	if (em->sb.data_size < need) {
 		rc =
 		    errmsg(err, errlen, -ENOSPC,

@@ -28,7 +28,7 @@ static bool dev_number_used(const struct eng_array *a, uint32_t d)
 
 static bool any_rebuilding(const struct eng_array *a)
 {
-	for (int r = 0; r < a->geom.raid_disks; r++)
+	for (int r = 0; r < a->geo.raid_disks; r++)
 		if (a->slot[r] >= 0 && a->mem[a->slot[r]]->state == URAID_MEMBER_REBUILDING)
 			return true;
 	return false;
@@ -47,14 +47,14 @@ int eng_readd(struct eng_array *a, struct member **mp, bool strict, char *err, s
 	if (memcmp(sb.set_uuid, a->ref.set_uuid, 16))
 		return REFUSE(-EINVAL, "%s belongs to another array (uuid)", m->name);
 	int role = md_sb_role(&sb);
-	if (role < 0 || role >= a->geom.raid_disks)
+	if (role < 0 || role >= a->geo.raid_disks)
 		return REFUSE(-EINVAL, "%s held no slot of this array (a spare): use add", m->name);
 	if (a->slot[role] >= 0)
 		return REFUSE(-EBUSY, "%s: its slot %d is held by %s", m->name, role,
 		              a->mem[a->slot[role]]->m ? a->mem[a->slot[role]]->m->name : "?");
-	if (sb.level != a->geom.level || sb.layout != a->ref.layout ||
-	    sb.chunk_sectors != a->geom.chunk_sectors ||
-	    sb.raid_disks != (uint32_t)a->geom.raid_disks || sb.size != a->geom.dev_sectors)
+	if (sb.level != a->geo.level || sb.layout != a->ref.layout ||
+	    sb.chunk_sectors != a->geo.chunk_sectors ||
+	    sb.raid_disks != (uint32_t)a->geo.raid_disks || sb.size != a->geo.dev_sectors)
 		return REFUSE(-EINVAL, "%s: its superblock describes another geometry", m->name);
 	rc = md_sb_check_device(&sb, m->size / 512, e, sizeof(e));
 	if (rc < 0)
@@ -89,7 +89,7 @@ int eng_readd(struct eng_array *a, struct member **mp, bool strict, char *err, s
 	em->recovery_offset = 0;
 	a->mem[a->nmem] = em;
 	a->slot[role] = a->nmem++;
-	a->geom.member_sectors[role] = sb.data_size;
+	a->geo.member_sectors[role] = sb.data_size;
 	if (partial)
 		log->recover_marked(a, role, em);
 	else

@@ -4,7 +4,7 @@
 #include "layout/layout_int.h"
 #include "util/errmsg.h"
 
-int layout_check_disks(const struct layout_geom *g, int min, int max, char *err, size_t errlen)
+int layout_check_disks(const struct layout_geometry *g, int min, int max, char *err, size_t errlen)
 {
 	if (g->raid_disks < min)
 		return errmsg(err, errlen, -EINVAL, "%s needs at least %d members, not %d",
@@ -15,13 +15,13 @@ int layout_check_disks(const struct layout_geom *g, int min, int max, char *err,
 	return 0;
 }
 
-int layout_one_copy(const struct layout_geom *g)
+int layout_one_copy(const struct layout_geometry *g)
 {
 	(void)g;
 	return 1;
 }
 
-bool layout_none_missing(const struct layout_geom *g, const bool *missing)
+bool layout_none_missing(const struct layout_geometry *g, const bool *missing)
 {
 	for (int r = 0; r < g->raid_disks; r++)
 		if (missing[r])
@@ -29,7 +29,7 @@ bool layout_none_missing(const struct layout_geom *g, const bool *missing)
 	return true;
 }
 
-int layout_check_chunk_pow2(const struct layout_geom *g, char *err, size_t errlen)
+int layout_check_chunk_pow2(const struct layout_geometry *g, char *err, size_t errlen)
 {
 	if (g->chunk_sectors < 8 || !layout_is_pow2(g->chunk_sectors))
 		return errmsg(err, errlen, -EINVAL,

@@ -21,7 +21,7 @@ const struct layout_ops *layout_ops_for(int level)
 	}
 }
 
-int layout_validate(const struct layout_geom *g, char *err, size_t errlen)
+int layout_validate(const struct layout_geometry *g, char *err, size_t errlen)
 {
 	if (!g)
 		return errmsg(err, errlen, -EINVAL, "no geometry");

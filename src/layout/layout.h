@@ -39,7 +39,7 @@ enum { RAID0_LAYOUT_NONE = 0, RAID0_LAYOUT_ORIG = 1, RAID0_LAYOUT_ALT = 2 };
 
 /* What a personality needs to know about an array. Filled from the md
  * superblock (or from create parameters). */
-struct layout_geom {
+struct layout_geometry {
 	int level; /* enum uraid_level */
 	/* md layout word (raid5/6 algorithm, raid10 n/f/o, raid0 zone layout).
 	 * raid0 1.x: pass 0 unless the superblock has MD_FEATURE_RAID0_LAYOUT,
@@ -81,35 +81,35 @@ struct layout_ops {
 	/* Refuse geometry the kernel refuses (bad chunk, too few members, unknown
 	 * or unsupported layout, multi-zone raid0 without a layout, ...):
 	 * -EINVAL or -EOPNOTSUPP with a message naming the problem. */
-	int (*validate)(const struct layout_geom *g, char *err, size_t errlen);
+	int (*validate)(const struct layout_geometry *g, char *err, size_t errlen);
 	/* Logical size of the array in sectors, as the kernel computes it.
 	 * Call validate first: the other ops assume a valid geometry. */
-	uint64_t (*array_sectors)(const struct layout_geom *g);
+	uint64_t (*array_sectors)(const struct layout_geometry *g);
 	/* Copies of each logical sector: 1 for linear/0/4/5/6, n for raid1, the
 	 * near/far/offset copy count for raid10. */
-	int (*ncopies)(const struct layout_geom *g);
+	int (*ncopies)(const struct layout_geometry *g);
 	/* Where copy `copy` of logical sector `lsec` lives. *len receives how many
 	 * sectors from lsec stay contiguous on that member (to the end of the
 	 * chunk, zone or member) — the same for every copy. Returns 0 or -ERANGE. */
-	int (*map)(const struct layout_geom *g, uint64_t lsec, int copy, struct layout_loc *loc,
+	int (*map)(const struct layout_geometry *g, uint64_t lsec, int copy, struct layout_loc *loc,
 	           uint64_t *len);
 	/* Parity levels only (NULL elsewhere): the roles of stripe `stripe`. The
 	 * data of stripe s covers logical sectors [s*k*chunk, (s+1)*k*chunk). */
-	void (*stripe)(const struct layout_geom *g, uint64_t stripe, struct layout_stripe *s);
+	void (*stripe)(const struct layout_geometry *g, uint64_t stripe, struct layout_stripe *s);
 	/* Can every logical sector still be read with the members in `missing`
 	 * (indexed by role) gone? Exact for the array's size: raid10 only
 	 * checks the copy sets some chunk of this array uses (the kernel's
 	 * enough() checks them all; the two differ only for arrays with fewer
 	 * chunks than members). */
-	bool (*readable)(const struct layout_geom *g, const bool *missing);
+	bool (*readable)(const struct layout_geometry *g, const bool *missing);
 	/* Sectors at the start of `role`'s data area that the array uses (data,
 	 * copies, parity); anything after is unused by md. */
-	uint64_t (*member_used)(const struct layout_geom *g, int role);
+	uint64_t (*member_used)(const struct layout_geometry *g, int role);
 	/* Reverse of map: what member sector `msec` of `role` holds.
 	 * LAYOUT_DATA with *lsec = the logical sector (one of its copies);
 	 * LAYOUT_P / LAYOUT_Q with *lsec = the first logical sector of that
 	 * stripe's data; -ERANGE when md does not use that sector. */
-	int (*unmap)(const struct layout_geom *g, int role, uint64_t msec, uint64_t *lsec);
+	int (*unmap)(const struct layout_geometry *g, int role, uint64_t msec, uint64_t *lsec);
 };
 
 enum { LAYOUT_DATA = 0, LAYOUT_P = 1, LAYOUT_Q = 2 };
@@ -118,7 +118,7 @@ enum { LAYOUT_DATA = 0, LAYOUT_P = 1, LAYOUT_Q = 2 };
 const struct layout_ops *layout_ops_for(int level);
 
 /* Convenience: find ops and validate. */
-int layout_validate(const struct layout_geom *g, char *err, size_t errlen);
+int layout_validate(const struct layout_geometry *g, char *err, size_t errlen);
 
 /* Names <-> numbers, mdadm's spelling ("left-symmetric", "ls", "n2", "f2",
  * "o2", "original", "alternate", ...). Return -EINVAL for unknown names. */

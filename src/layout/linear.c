@@ -7,7 +7,7 @@
 #include "layout/layout_int.h"
 #include "util/errmsg.h"
 
-static uint64_t linear_member_used(const struct layout_geom *g, int role)
+static uint64_t linear_member_used(const struct layout_geometry *g, int role)
 {
 	uint64_t s = g->member_sectors[role];
 	if (g->chunk_sectors)
@@ -15,7 +15,7 @@ static uint64_t linear_member_used(const struct layout_geom *g, int role)
 	return s;
 }
 
-static int linear_validate(const struct layout_geom *g, char *err, size_t errlen)
+static int linear_validate(const struct layout_geometry *g, char *err, size_t errlen)
 {
 	int rc = layout_check_disks(g, 1, LAYOUT_MAX_MEMBERS, err, errlen);
 	if (rc)
@@ -29,7 +29,7 @@ static int linear_validate(const struct layout_geom *g, char *err, size_t errlen
 	return 0;
 }
 
-static uint64_t linear_array_sectors(const struct layout_geom *g)
+static uint64_t linear_array_sectors(const struct layout_geometry *g)
 {
 	uint64_t tot = 0;
 	for (int r = 0; r < g->raid_disks; r++)
@@ -37,8 +37,8 @@ static uint64_t linear_array_sectors(const struct layout_geom *g)
 	return tot;
 }
 
-static int linear_map(const struct layout_geom *g, uint64_t lsec, int copy, struct layout_loc *loc,
-                      uint64_t *len)
+static int linear_map(const struct layout_geometry *g, uint64_t lsec, int copy,
+                      struct layout_loc *loc, uint64_t *len)
 {
 	if (copy != 0)
 		return -ERANGE;
@@ -57,7 +57,7 @@ static int linear_map(const struct layout_geom *g, uint64_t lsec, int copy, stru
 	return -ERANGE;
 }
 
-static int linear_unmap(const struct layout_geom *g, int role, uint64_t msec, uint64_t *lsec)
+static int linear_unmap(const struct layout_geometry *g, int role, uint64_t msec, uint64_t *lsec)
 {
 	if (role < 0 || role >= g->raid_disks || msec >= linear_member_used(g, role))
 		return -ERANGE;

@@ -10,7 +10,7 @@
 #include "layout/layout_int.h"
 #include "util/errmsg.h"
 
-static uint64_t r0_size(const struct layout_geom *g, int role)
+static uint64_t r0_size(const struct layout_geometry *g, int role)
 {
 	uint64_t s = g->member_sectors[role], cs = g->chunk_sectors;
 	if (layout_is_pow2(cs))
@@ -28,7 +28,7 @@ struct r0zone {
 
 /* Zone after `z` (start with z->nb == 0, dev_end == 0, lstart == 0 for zone
  * 0). Returns false when there is none. */
-static bool r0_next_zone(const struct layout_geom *g, struct r0zone *z)
+static bool r0_next_zone(const struct layout_geometry *g, struct r0zone *z)
 {
 	uint64_t from = z->dev_end, next = UINT64_MAX;
 	int nb = 0;
@@ -50,7 +50,7 @@ static bool r0_next_zone(const struct layout_geom *g, struct r0zone *z)
 }
 
 /* Role of the k-th member (in role order) of zone z. */
-static int r0_zone_member(const struct layout_geom *g, const struct r0zone *z, int k)
+static int r0_zone_member(const struct layout_geometry *g, const struct r0zone *z, int k)
 {
 	for (int r = 0; r < g->raid_disks; r++)
 		if (r0_size(g, r) > z->dev_start && k-- == 0)
@@ -58,7 +58,7 @@ static int r0_zone_member(const struct layout_geom *g, const struct r0zone *z, i
 	return -1;
 }
 
-static int r0_nzones(const struct layout_geom *g)
+static int r0_nzones(const struct layout_geometry *g)
 {
 	struct r0zone z = {0, 0, 0, 0};
 	int n = 0;
@@ -67,14 +67,14 @@ static int r0_nzones(const struct layout_geom *g)
 	return n;
 }
 
-static bool r0_alternate(const struct layout_geom *g)
+static bool r0_alternate(const struct layout_geometry *g)
 {
 	return g->layout == RAID0_LAYOUT_ALT;
 }
 
-static uint64_t raid0_array_sectors(const struct layout_geom *g);
+static uint64_t raid0_array_sectors(const struct layout_geometry *g);
 
-static int raid0_validate(const struct layout_geom *g, char *err, size_t errlen)
+static int raid0_validate(const struct layout_geometry *g, char *err, size_t errlen)
 {
 	int rc = layout_check_disks(g, 1, LAYOUT_MAX_MEMBERS, err, errlen);
 	if (rc)
@@ -115,7 +115,7 @@ static int raid0_validate(const struct layout_geom *g, char *err, size_t errlen)
  * chunk sizes it can cut the array short of what the zones cover, and the
  * tail of the last zone then goes unused (seen with a 24 KiB chunk on
  * Linux 6.1). */
-static uint64_t raid0_array_sectors(const struct layout_geom *g)
+static uint64_t raid0_array_sectors(const struct layout_geometry *g)
 {
 	uint64_t tot = 0;
 	for (int r = 0; r < g->raid_disks; r++)
@@ -123,8 +123,8 @@ static uint64_t raid0_array_sectors(const struct layout_geom *g)
 	return tot;
 }
 
-static int raid0_map(const struct layout_geom *g, uint64_t lsec, int copy, struct layout_loc *loc,
-                     uint64_t *len)
+static int raid0_map(const struct layout_geometry *g, uint64_t lsec, int copy,
+                     struct layout_loc *loc, uint64_t *len)
 {
 	uint64_t total = raid0_array_sectors(g);
 	if (copy != 0 || lsec >= total)
@@ -147,12 +147,12 @@ static int raid0_map(const struct layout_geom *g, uint64_t lsec, int copy, struc
 	return -ERANGE;
 }
 
-static uint64_t raid0_member_used(const struct layout_geom *g, int role)
+static uint64_t raid0_member_used(const struct layout_geometry *g, int role)
 {
 	return r0_size(g, role);
 }
 
-static int raid0_unmap(const struct layout_geom *g, int role, uint64_t msec, uint64_t *lsec)
+static int raid0_unmap(const struct layout_geometry *g, int role, uint64_t msec, uint64_t *lsec)
 {
 	if (role < 0 || role >= g->raid_disks || msec >= r0_size(g, role))
 		return -ERANGE;

@@ -4,7 +4,7 @@
 #include "layout/layout_int.h"
 #include "util/errmsg.h"
 
-static int raid1_validate(const struct layout_geom *g, char *err, size_t errlen)
+static int raid1_validate(const struct layout_geometry *g, char *err, size_t errlen)
 {
 	int rc = layout_check_disks(g, 1, LAYOUT_MAX_MEMBERS, err, errlen);
 	if (rc)
@@ -14,18 +14,18 @@ static int raid1_validate(const struct layout_geom *g, char *err, size_t errlen)
 	return 0;
 }
 
-static uint64_t raid1_array_sectors(const struct layout_geom *g)
+static uint64_t raid1_array_sectors(const struct layout_geometry *g)
 {
 	return g->dev_sectors;
 }
 
-static int raid1_ncopies(const struct layout_geom *g)
+static int raid1_ncopies(const struct layout_geometry *g)
 {
 	return g->raid_disks;
 }
 
-static int raid1_map(const struct layout_geom *g, uint64_t lsec, int copy, struct layout_loc *loc,
-                     uint64_t *len)
+static int raid1_map(const struct layout_geometry *g, uint64_t lsec, int copy,
+                     struct layout_loc *loc, uint64_t *len)
 {
 	if (lsec >= g->dev_sectors || copy < 0 || copy >= g->raid_disks)
 		return -ERANGE;
@@ -36,7 +36,7 @@ static int raid1_map(const struct layout_geom *g, uint64_t lsec, int copy, struc
 	return 0;
 }
 
-static bool raid1_readable(const struct layout_geom *g, const bool *missing)
+static bool raid1_readable(const struct layout_geometry *g, const bool *missing)
 {
 	for (int r = 0; r < g->raid_disks; r++)
 		if (!missing[r])
@@ -44,13 +44,13 @@ static bool raid1_readable(const struct layout_geom *g, const bool *missing)
 	return false;
 }
 
-static uint64_t raid1_member_used(const struct layout_geom *g, int role)
+static uint64_t raid1_member_used(const struct layout_geometry *g, int role)
 {
 	(void)role;
 	return g->dev_sectors;
 }
 
-static int raid1_unmap(const struct layout_geom *g, int role, uint64_t msec, uint64_t *lsec)
+static int raid1_unmap(const struct layout_geometry *g, int role, uint64_t msec, uint64_t *lsec)
 {
 	if (role < 0 || role >= g->raid_disks || msec >= g->dev_sectors)
 		return -ERANGE;

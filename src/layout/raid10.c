@@ -21,7 +21,7 @@ struct r10geo {
 	uint64_t array;    /* array sectors */
 };
 
-static void r10_geo(const struct layout_geom *g, struct r10geo *o)
+static void r10_geo(const struct layout_geometry *g, struct r10geo *o)
 {
 	o->nc = (int)(g->layout & 0xff);
 	o->fc = (int)((g->layout >> 8) & 0xff);
@@ -39,7 +39,7 @@ static void r10_geo(const struct layout_geom *g, struct r10geo *o)
 	o->array = dev_chunks / (uint64_t)o->fc * (uint64_t)o->rd / (uint64_t)o->nc * o->cs;
 }
 
-static int raid10_validate(const struct layout_geom *g, char *err, size_t errlen)
+static int raid10_validate(const struct layout_geometry *g, char *err, size_t errlen)
 {
 	int rc = layout_check_disks(g, 2, LAYOUT_MAX_MEMBERS, err, errlen);
 	if (rc)
@@ -82,22 +82,22 @@ static int raid10_validate(const struct layout_geom *g, char *err, size_t errlen
 	return 0;
 }
 
-static uint64_t raid10_array_sectors(const struct layout_geom *g)
+static uint64_t raid10_array_sectors(const struct layout_geometry *g)
 {
 	struct r10geo o;
 	r10_geo(g, &o);
 	return o.array;
 }
 
-static int raid10_ncopies(const struct layout_geom *g)
+static int raid10_ncopies(const struct layout_geometry *g)
 {
 	return (int)(g->layout & 0xff) * (int)((g->layout >> 8) & 0xff);
 }
 
 /* Copies are numbered as the kernel's r10bio slots: near copy n, far copy f
  * is slot n * fc + f. */
-static int raid10_map(const struct layout_geom *g, uint64_t lsec, int copy, struct layout_loc *loc,
-                      uint64_t *len)
+static int raid10_map(const struct layout_geometry *g, uint64_t lsec, int copy,
+                      struct layout_loc *loc, uint64_t *len)
 {
 	struct r10geo o;
 	r10_geo(g, &o);
@@ -121,7 +121,7 @@ static int raid10_map(const struct layout_geom *g, uint64_t lsec, int copy, stru
 	return 0;
 }
 
-static bool raid10_readable(const struct layout_geom *g, const bool *missing)
+static bool raid10_readable(const struct layout_geometry *g, const bool *missing)
 {
 	struct r10geo o;
 	r10_geo(g, &o);
@@ -145,7 +145,7 @@ static bool raid10_readable(const struct layout_geom *g, const bool *missing)
 	return true;
 }
 
-static uint64_t raid10_member_used(const struct layout_geom *g, int role)
+static uint64_t raid10_member_used(const struct layout_geometry *g, int role)
 {
 	(void)role;
 	struct r10geo o;
@@ -153,7 +153,7 @@ static uint64_t raid10_member_used(const struct layout_geom *g, int role)
 	return o.dev_used;
 }
 
-static int raid10_unmap(const struct layout_geom *g, int role, uint64_t msec, uint64_t *lsec)
+static int raid10_unmap(const struct layout_geometry *g, int role, uint64_t msec, uint64_t *lsec)
 {
 	struct r10geo o;
 	r10_geo(g, &o);

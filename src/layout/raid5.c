@@ -5,7 +5,7 @@
 #include "layout/layout_int.h"
 #include "util/errmsg.h"
 
-static int raid5_validate(const struct layout_geom *g, char *err, size_t errlen)
+static int raid5_validate(const struct layout_geometry *g, char *err, size_t errlen)
 {
 	int rc = layout_check_disks(g, 2, LAYOUT_MAX_MEMBERS, err, errlen);
 	if (rc)

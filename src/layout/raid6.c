@@ -6,7 +6,7 @@
 #include "layout/layout_int.h"
 #include "util/errmsg.h"
 
-static int raid6_validate(const struct layout_geom *g, char *err, size_t errlen)
+static int raid6_validate(const struct layout_geometry *g, char *err, size_t errlen)
 {
 	/* Q's coefficients g^i stay distinct for at most 255 data blocks;
 	 * the parity backends take URAID_PARITY_MAX_DATA. */

@@ -7,7 +7,7 @@
 #include "layout/layout_int.h"
 #include "util/errmsg.h"
 
-int parity_ndata(const struct layout_geom *g)
+int parity_ndata(const struct layout_geometry *g)
 {
 	return g->raid_disks - (g->level == URAID_LEVEL_RAID6 ? 2 : 1);
 }
@@ -41,7 +41,7 @@ static int r5_data(uint32_t alg, int n, int pd, int idx)
 	}
 }
 
-void parity_pq(const struct layout_geom *g, uint64_t stripe, int *pd, int *qd)
+void parity_pq(const struct layout_geometry *g, uint64_t stripe, int *pd, int *qd)
 {
 	int n = g->raid_disks;
 	uint32_t alg = g->layout;
@@ -79,7 +79,7 @@ void parity_pq(const struct layout_geom *g, uint64_t stripe, int *pd, int *qd)
 	}
 }
 
-int parity_data_role(const struct layout_geom *g, uint64_t stripe, int pd, int qd, int idx)
+int parity_data_role(const struct layout_geometry *g, uint64_t stripe, int pd, int qd, int idx)
 {
 	int n = g->raid_disks;
 	uint32_t alg = g->layout;
@@ -105,19 +105,19 @@ int parity_data_role(const struct layout_geom *g, uint64_t stripe, int pd, int q
 	}
 }
 
-uint64_t parity_array_sectors(const struct layout_geom *g)
+uint64_t parity_array_sectors(const struct layout_geometry *g)
 {
 	uint64_t per = g->dev_sectors - g->dev_sectors % g->chunk_sectors;
 	return per * (uint64_t)parity_ndata(g);
 }
 
-uint64_t parity_member_used(const struct layout_geom *g, int role)
+uint64_t parity_member_used(const struct layout_geometry *g, int role)
 {
 	(void)role;
 	return g->dev_sectors - g->dev_sectors % g->chunk_sectors;
 }
 
-int parity_map(const struct layout_geom *g, uint64_t lsec, int copy, struct layout_loc *loc,
+int parity_map(const struct layout_geometry *g, uint64_t lsec, int copy, struct layout_loc *loc,
                uint64_t *len)
 {
 	uint64_t total = parity_array_sectors(g);
@@ -135,7 +135,7 @@ int parity_map(const struct layout_geom *g, uint64_t lsec, int copy, struct layo
 	return 0;
 }
 
-void parity_stripe(const struct layout_geom *g, uint64_t stripe, struct layout_stripe *s)
+void parity_stripe(const struct layout_geometry *g, uint64_t stripe, struct layout_stripe *s)
 {
 	int n = g->raid_disks, k = parity_ndata(g);
 	int slot_of_role[LAYOUT_MAX_MEMBERS];
@@ -164,7 +164,7 @@ void parity_stripe(const struct layout_geom *g, uint64_t stripe, struct layout_s
 		s->q_index[i] = slot_of_role[s->data_role[i]];
 }
 
-int parity_unmap(const struct layout_geom *g, int role, uint64_t msec, uint64_t *lsec)
+int parity_unmap(const struct layout_geometry *g, int role, uint64_t msec, uint64_t *lsec)
 {
 	if (role < 0 || role >= g->raid_disks || msec >= parity_member_used(g, role))
 		return -ERANGE;
@@ -186,7 +186,7 @@ int parity_unmap(const struct layout_geom *g, int role, uint64_t msec, uint64_t 
 	return -ERANGE; /* not reached for valid geometry */
 }
 
-int parity_check_size(const struct layout_geom *g, char *err, size_t errlen)
+int parity_check_size(const struct layout_geometry *g, char *err, size_t errlen)
 {
 	if (g->dev_sectors < g->chunk_sectors)
 		return errmsg(err, errlen, -EINVAL,
@@ -198,7 +198,7 @@ int parity_check_size(const struct layout_geom *g, char *err, size_t errlen)
 	return 0;
 }
 
-bool parity_readable(const struct layout_geom *g, const bool *missing)
+bool parity_readable(const struct layout_geometry *g, const bool *missing)
 {
 	int lost = 0;
 	for (int r = 0; r < g->raid_disks; r++)

@@ -75,7 +75,7 @@ static inline int cw_role_of(struct uraid_array *a, uint64_t lsec)
 	struct layout_loc loc;
 	uint64_t len;
 	const struct eng_array *e = eng_of(a);
-	if (e->ops->map(&e->geom, lsec, 0, &loc, &len) < 0)
+	if (e->ops->map(&e->geo, lsec, 0, &loc, &len) < 0)
 		return -1;
 	return loc.role;
 }
@@ -277,7 +277,7 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 	uint64_t width = span; /* sectors per stripe */
 	if (cw_parity_level(c->level))
 		width = (uint64_t)(c->ndisks - (c->level == URAID_LEVEL_RAID6 ? 2 : 1)) *
-		        eng_of(a)->geom.chunk_sectors;
+		        eng_of(a)->geo.chunk_sectors;
 	bool *hole = calloc(span / width + 1, sizeof(bool)); /* by stripe: may be stale */
 	for (uint64_t id = boundary + 1; id <= issued; id++)
 		for (uint64_t st = log[id].lsec / width; st * width < log[id].lsec + log[id].nsec;

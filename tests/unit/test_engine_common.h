@@ -164,7 +164,7 @@ static inline int te_verify(struct uraid_array *a, const uint8_t *shadow, uint64
 }
 
 /* The geometry a status describes (raid1/4/5/6/10: no per-member sizes). */
-static inline void te_geom(const struct uraid_status *st, struct layout_geom *g)
+static inline void te_geom(const struct uraid_status *st, struct layout_geometry *g)
 {
 	memset(g, 0, sizeof(*g));
 	g->level = st->level;
@@ -196,7 +196,7 @@ static inline uint64_t te_data_offset(struct member *m)
 static inline uint64_t te_member_model(const struct uraid_status *st, const uint8_t *shadow,
                                        int role, uint8_t *img, bool *def)
 {
-	struct layout_geom g;
+	struct layout_geometry g;
 	te_geom(st, &g);
 	const struct layout_ops *ops = layout_ops_for(g.level);
 	uint64_t used = ops->member_used(&g, role);
@@ -269,7 +269,7 @@ static inline uint64_t te_member_diff(struct member *m, uint64_t doff,
                                       const struct uraid_status *st, const uint8_t *shadow,
                                       int role, const char *what)
 {
-	struct layout_geom g;
+	struct layout_geometry g;
 	te_geom(st, &g);
 	uint64_t used = layout_ops_for(g.level)->member_used(&g, role);
 	uint8_t *img = malloc(used * 512), *got = malloc(used * 512);

@@ -84,11 +84,11 @@ static void read_error_rewritten(void)
 		for (int trial = 0; trial < 8; trial++) {
 			uint64_t lsec = t_rand(&rs) % (uraid_size(a) / 512 - 8);
 			struct eng_array *e = eng_of(a);
-			int copies = e->ops->ncopies(&e->geom);
+			int copies = e->ops->ncopies(&e->geo);
 			int copy = (int)(t_rand(&rs) % (uint64_t)copies);
 			struct layout_loc loc;
 			uint64_t len;
-			CHECK(e->ops->map(&e->geom, lsec, copy, &loc, &len) == 0);
+			CHECK(e->ops->map(&e->geo, lsec, copy, &loc, &len) == 0);
 			struct eng_member *em = e->mem[e->slot[loc.role]];
 			uint64_t boff = (em->sb.data_offset + loc.sector) * 512;
 			/* Garbage on the medium AND a read error there: only

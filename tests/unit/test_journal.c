@@ -114,7 +114,7 @@ static void undo_member_writes(struct jt *t)
  * the members, the parity writes did not. */
 static void undo_parity_writes(struct jt *t, const struct uraid_status *st)
 {
-	struct layout_geom g;
+	struct layout_geometry g;
 	te_geom(st, &g);
 	const struct layout_ops *ops = layout_ops_for(g.level);
 	struct layout_stripe ls;

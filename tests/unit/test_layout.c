@@ -97,7 +97,7 @@ static void ref_qorder(const int *cell, int n, int *qpos)
 static const uint32_t r5_algs[] = {0, 1, 2, 3, 4, 5};
 static const uint32_t r6_algs[] = {0, 1, 2, 3, 4, 5, 16, 17, 18, 19, 20};
 
-static void random_parity_geom(uint64_t *st, struct layout_geom *g)
+static void random_parity_geom(uint64_t *st, struct layout_geometry *g)
 {
 	memset(g, 0, sizeof(*g));
 	int lv = (int)rnd(st, 3);
@@ -119,7 +119,7 @@ static void test_parity_reference(void)
 	uint64_t st = 0x5eed0001;
 	char err[256];
 	for (int iter = 0; iter < 3000; iter++) {
-		struct layout_geom g;
+		struct layout_geometry g;
 		random_parity_geom(&st, &g);
 		const struct layout_ops *ops = layout_ops_for(g.level);
 		CHECK(ops && ops->stripe);
@@ -211,7 +211,7 @@ static void test_qorder_differs(void)
 			differs |= qpos[i] != i;
 	}
 	CHECK(differs);
-	struct layout_geom g = {
+	struct layout_geometry g = {
 	    .level = 6, .layout = 0, .chunk_sectors = 8, .raid_disks = 5, .dev_sectors = 64};
 	struct layout_stripe ls;
 	layout_ops_for(6)->stripe(&g, 1, &ls);
@@ -245,7 +245,7 @@ struct r10ref {
  * row-major cursor; far copy f moves f*nc members right (wrapping) and
  * f shares down (offset: f rows down, each first-copy row being followed by
  * fc-1 rows of shifted copies). */
-static void ref_r10(const struct layout_geom *g, struct r10ref *o)
+static void ref_r10(const struct layout_geometry *g, struct r10ref *o)
 {
 	int nc = (int)(g->layout & 255), fc = (int)((g->layout >> 8) & 255);
 	bool off = (g->layout >> 16) & 1;
@@ -277,7 +277,7 @@ static void ref_r10(const struct layout_geom *g, struct r10ref *o)
 	}
 }
 
-static void random_r10_geom(uint64_t *st, struct layout_geom *g)
+static void random_r10_geom(uint64_t *st, struct layout_geometry *g)
 {
 	memset(g, 0, sizeof(*g));
 	g->level = 10;
@@ -316,7 +316,7 @@ static void test_raid10_reference(void)
 	char err[256];
 	int checked = 0;
 	for (int iter = 0; iter < 3000; iter++) {
-		struct layout_geom g;
+		struct layout_geometry g;
 		random_r10_geom(&st, &g);
 		const struct layout_ops *ops = layout_ops_for(10);
 		int rc = layout_validate(&g, err, sizeof(err));
@@ -410,7 +410,7 @@ static void test_raid0_reference(void)
 	uint64_t st = 0x5eed0000;
 	char err[256];
 	for (int iter = 0; iter < 2000; iter++) {
-		struct layout_geom g;
+		struct layout_geometry g;
 		memset(&g, 0, sizeof(g));
 		g.level = 0;
 		g.raid_disks = 1 + (int)rnd(&st, 16);
@@ -501,7 +501,7 @@ static void test_linear_raid1(void)
 {
 	uint64_t st = 0x5eed0002;
 	for (int iter = 0; iter < 500; iter++) {
-		struct layout_geom g;
+		struct layout_geometry g;
 		memset(&g, 0, sizeof(g));
 		g.level = -1;
 		g.raid_disks = 1 + (int)rnd(&st, 16);
@@ -528,7 +528,7 @@ static void test_linear_raid1(void)
 		uint64_t len;
 		CHECK(ops->map(&g, lsec, 0, &loc, &len) == -ERANGE);
 
-		struct layout_geom m;
+		struct layout_geometry m;
 		memset(&m, 0, sizeof(m));
 		m.level = 1;
 		m.raid_disks = g.raid_disks;
@@ -552,11 +552,11 @@ static void test_linear_raid1(void)
 static void test_parity_readable(void)
 {
 	for (int lv = 4; lv <= 6; lv++) {
-		struct layout_geom g = {.level = lv,
-		                        .layout = lv == 4 ? 5 : 2,
-		                        .chunk_sectors = 8,
-		                        .raid_disks = 6,
-		                        .dev_sectors = 64};
+		struct layout_geometry g = {.level = lv,
+		                            .layout = lv == 4 ? 5 : 2,
+		                            .chunk_sectors = 8,
+		                            .raid_disks = 6,
+		                            .dev_sectors = 64};
 		const struct layout_ops *ops = layout_ops_for(lv);
 		for (unsigned set = 0; set < 64; set++) {
 			bool miss[6];
@@ -574,7 +574,7 @@ static void test_parity_readable(void)
 
 static int val(int level, uint32_t layout, uint32_t chunk, int disks, uint64_t dev, char *err)
 {
-	struct layout_geom g;
+	struct layout_geometry g;
 	memset(&g, 0, sizeof(g));
 	g.level = level;
 	g.layout = layout;
@@ -739,7 +739,7 @@ static void test_garbage_geometry(void)
 	static const int levels[] = {-1, 0, 1, 4, 5, 6, 10, 2, 3, 7, -2, 11};
 	int accepted = 0;
 	for (int iter = 0; iter < 20000; iter++) {
-		struct layout_geom g;
+		struct layout_geometry g;
 		memset(&g, 0, sizeof(g));
 		g.level = levels[rnd(&st, 12)];
 		g.raid_disks = (int)rnd(&st, 8) == 0 ? (int)t_rand(&st) : (int)rnd(&st, 20) - 2;

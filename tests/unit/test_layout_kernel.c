@@ -31,7 +31,7 @@
 struct karray {
 	char name[64];
 	uint64_t id, sectors, unit;
-	struct layout_geom g;
+	struct layout_geometry g;
 	int rows[LAYOUT_MAX_MEMBERS];
 	int64_t *cell[LAYOUT_MAX_MEMBERS]; /* chunk number or CELL_* */
 	uint64_t *q[LAYOUT_MAX_MEMBERS];   /* first 8 bytes of Q cells, LE */

@@ -36,7 +36,7 @@ struct md_array {
 	int n;
 	struct member_img m[MAXM]; /* indexed by role */
 	uint64_t data_offset[MAXM];
-	struct layout_geom g;
+	struct layout_geometry g;
 };
 
 /* A member image from what `cmd` prints; -EIO when it fails or prints nothing. */

@@ -242,7 +242,7 @@ static void write_above_resync_point_rebuilds_parity(void)
 		uraid_drop(a);
 		/* Stripe 5, rows 8..15 of its chunks: P (and Q) made garbage on
 		 * the members, as an interrupted write would leave them. */
-		struct layout_geom g;
+		struct layout_geometry g;
 		te_geom(&st, &g);
 		struct layout_stripe ls;
 		layout_ops_for(level)->stripe(&g, 5, &ls);

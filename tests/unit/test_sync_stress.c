@@ -200,7 +200,7 @@ static bool is_mirror(int level)
  * logical sector, which a mirror resync copies to the others. */
 static bool first_copy(const struct uraid_status *st, int role, uint64_t msec)
 {
-	struct layout_geom g;
+	struct layout_geometry g;
 	memset(&g, 0, sizeof(g));
 	g.level = st->level;
 	g.layout = st->layout;

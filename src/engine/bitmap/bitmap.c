@@ -33,7 +33,7 @@ uint64_t eng_bitmap_where(const struct eng_array *a, const struct eng_member *em
 bool eng_bitmap_member_used(const struct eng_array *a, int i)
 {
 	const struct eng_member *em = a->mem[i];
-	return em->m && em->role >= 0 && em->role < a->geom.raid_disks && a->slot[em->role] == i &&
+	return em->m && em->role >= 0 && em->role < a->geo.raid_disks && a->slot[em->role] == i &&
 	       (em->state == URAID_MEMBER_IN_SYNC || em->state == URAID_MEMBER_REBUILDING);
 }
 
@@ -89,7 +89,7 @@ int eng_bitmap_write_all(struct eng_array *a)
 
 static bool bm_degraded(const struct eng_array *a)
 {
-	for (int r = 0; r < a->geom.raid_disks; r++)
+	for (int r = 0; r < a->geo.raid_disks; r++)
 		if (a->slot[r] < 0 || a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC)
 			return true;
 	return false;
@@ -139,13 +139,13 @@ int eng_bitmap_load(struct eng_array *a, char *err, size_t errlen)
 {
 	/* Writes would have to keep the bitmap in step, or the kernel's next
 	 * bitmap-based resync would miss them. */
-	if (!bm_level_ok(a->geom.level))
+	if (!bm_level_ok(a->geo.level))
 		return a->readonly ? 0
 		                   : errmsg(err, errlen, -EOPNOTSUPP,
 		                            "uraid keeps write-intent bitmaps only for "
 		                            "raid1/4/5/6/10, not %s: read-only use only (or remove "
 		                            "the bitmap with mdadm --grow --bitmap=none)",
-		                            level_name(a->geom.level));
+		                            level_name(a->geo.level));
 	int src = -1;
 	for (int i = 0; i < a->nmem && src < 0; i++)
 		if (eng_bitmap_member_used(a, i) && a->mem[i]->state == URAID_MEMBER_IN_SYNC)
@@ -180,8 +180,8 @@ int eng_bitmap_load(struct eng_array *a, char *err, size_t errlen)
 	for (int i = 0; i < a->nmem; i++) {
 		if (!eng_bitmap_member_used(a, i))
 			continue;
-		rc = md_bitmap_check_place(&a->mem[i]->sb, a->ref.bitmap_offset,
-		                           a->geom.dev_sectors, b->img_len, why, sizeof(why));
+		rc = md_bitmap_check_place(&a->mem[i]->sb, a->ref.bitmap_offset, a->geo.dev_sectors,
+		                           b->img_len, why, sizeof(why));
 		if (rc < 0) {
 			eng_bitmap_free(a);
 			return errmsg(err, errlen, rc, "%s: %s", a->mem[i]->m->name, why);
@@ -335,7 +335,7 @@ static bool bm_recovery_partial(const struct eng_array *a)
 {
 	const struct eng_bitmap *b = eng_bitmap_of(a);
 	bool any = false;
-	for (int r = 0; r < a->geom.raid_disks; r++) {
+	for (int r = 0; r < a->geo.raid_disks; r++) {
 		if (a->slot[r] < 0 || a->mem[a->slot[r]]->state != URAID_MEMBER_REBUILDING)
 			continue;
 		const struct eng_member *em = a->mem[a->slot[r]];
@@ -361,11 +361,11 @@ static bool r10_range_dirty(const struct eng_array *a, uint64_t p, uint64_t n)
 {
 	const struct eng_bitmap *b = eng_bitmap_of(a);
 	const uint8_t *bits = b->img + MD_BITMAP_SB_BYTES;
-	for (int r = 0; r < a->geom.raid_disks; r++) {
+	for (int r = 0; r < a->geo.raid_disks; r++) {
 		if (a->slot[r] < 0 || a->mem[a->slot[r]]->state != URAID_MEMBER_REBUILDING)
 			continue;
 		uint64_t l;
-		if (a->ops->unmap(&a->geom, r, p, &l) < 0)
+		if (a->ops->unmap(&a->geo, r, p, &l) < 0)
 			continue; /* not holding array data there */
 		for (uint64_t i = l / b->chunk_sectors; i <= (l + n - 1) / b->chunk_sectors; i++)
 			if (i < b->nbits && md_bitmap_test(bits, i))
@@ -380,7 +380,7 @@ static uint64_t r10_next_dirty(struct eng_array *a, uint64_t pos, uint64_t end, 
 	/* Units that lie in one layout chunk and one bitmap chunk (both
 	 * powers of two), so the recovery writes exactly the dirty ones. */
 	uint64_t bcs = eng_bitmap_of(a)->chunk_sectors;
-	uint64_t cs = a->geom.chunk_sectors < bcs ? a->geom.chunk_sectors : bcs;
+	uint64_t cs = a->geo.chunk_sectors < bcs ? a->geo.chunk_sectors : bcs;
 	uint64_t p = pos;
 	while (p < end) {
 		uint64_t ce = (p / cs + 1) * cs < end ? (p / cs + 1) * cs : end;
@@ -413,7 +413,7 @@ uint64_t eng_bitmap_next_dirty(struct eng_array *a, uint64_t pos, uint64_t end, 
 		skipped = &b->recovery_skipped;
 	else
 		return pos;
-	if (a->action == URAID_SYNC_RECOVER && a->geom.level == URAID_LEVEL_RAID10)
+	if (a->action == URAID_SYNC_RECOVER && a->geo.level == URAID_LEVEL_RAID10)
 		return r10_next_dirty(a, pos, end, len, skipped);
 	const uint8_t *bits = b->img + MD_BITMAP_SB_BYTES;
 	uint64_t i = pos / b->chunk_sectors;

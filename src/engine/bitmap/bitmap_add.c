@@ -21,18 +21,18 @@ static bool level_ok(int level)
  * (whole KiB) * raid_disks / copies (mdadm's Create/Grow). */
 static uint64_t mdadm_bits_sectors(const struct eng_array *a)
 {
-	if (a->geom.level != URAID_LEVEL_RAID10)
-		return a->geom.dev_sectors;
-	uint64_t copies = (a->geom.layout & 0xff) * ((a->geom.layout >> 8) & 0xff);
+	if (a->geo.level != URAID_LEVEL_RAID10)
+		return a->geo.dev_sectors;
+	uint64_t copies = (a->geo.layout & 0xff) * ((a->geo.layout >> 8) & 0xff);
 	if (!copies)
 		return a->array_sectors;
-	return a->geom.dev_sectors / 2 * (uint64_t)a->geom.raid_disks / copies * 2;
+	return a->geo.dev_sectors / 2 * (uint64_t)a->geo.raid_disks / copies * 2;
 }
 
 static bool used(const struct eng_array *a, int i)
 {
 	const struct eng_member *em = a->mem[i];
-	return em->m && em->role >= 0 && em->role < a->geom.raid_disks && a->slot[em->role] == i &&
+	return em->m && em->role >= 0 && em->role < a->geo.raid_disks && a->slot[em->role] == i &&
 	       (em->state == URAID_MEMBER_IN_SYNC || em->state == URAID_MEMBER_REBUILDING);
 }
 
@@ -82,9 +82,9 @@ int eng_bitmap_add(struct eng_array *a, uint32_t chunk_bytes, char *err, size_t 
 		return -EINVAL;
 	if (a->readonly)
 		return errmsg(err, errlen, -EROFS, "array is read-only");
-	if (!level_ok(a->geom.level))
+	if (!level_ok(a->geo.level))
 		return errmsg(err, errlen, -EOPNOTSUPP, "internal bitmaps on %s are not supported",
-		              level_name(a->geom.level));
+		              level_name(a->geo.level));
 	if (chunk_bytes && (chunk_bytes < 4096 || (chunk_bytes & (chunk_bytes - 1))))
 		return errmsg(err, errlen, -EINVAL,
 		              "bitmap chunk %u is not a power of two of at least 4 KiB",
@@ -123,7 +123,7 @@ int eng_bitmap_add(struct eng_array *a, uint32_t chunk_bytes, char *err, size_t 
 	for (int i = 0; i < a->nmem; i++) {
 		if (!used(a, i))
 			continue;
-		rc = md_bitmap_check_place(&a->mem[i]->sb, plan.bitmap_offset, a->geom.dev_sectors,
+		rc = md_bitmap_check_place(&a->mem[i]->sb, plan.bitmap_offset, a->geo.dev_sectors,
 		                           b->img_len, why, sizeof(why));
 		if (rc < 0) {
 			eng_bitmap_free(a);

@@ -102,7 +102,7 @@ struct eng_array {
 	bool readonly;
 	bool inited; /* lock and cond initialised */
 
-	struct layout_geom geom;
+	struct layout_geometry geo;
 	const struct layout_ops *ops;
 	const struct eng_pers *pers; /* I/O personality of the level (engine/pers.c) */
 	const struct uraid_parity *pp;

@@ -138,7 +138,7 @@ void eng_replace_give_up(struct eng_array *a, int idx, const char *why)
 	struct eng_member *em = a->mem[idx];
 	fprintf(stderr, "uraid: replacement %s for slot %d dropped: %s\n", em->m->name, em->role,
 	        why);
-	int old = em->role >= 0 && em->role < a->geom.raid_disks ? a->slot[em->role] : -1;
+	int old = em->role >= 0 && em->role < a->geo.raid_disks ? a->slot[em->role] : -1;
 	if (old >= 0 && a->mem[old]->tee_to == em)
 		eng_tee_remove(a->mem[old]);
 	em->state = URAID_MEMBER_FAULTY;
@@ -192,7 +192,7 @@ void eng_replace_slot_failed(struct eng_array *a, int role)
 	 * superblocks). */
 	em->replacement = false;
 	a->slot[role] = ri;
-	a->geom.member_sectors[role] = em->sb.data_size;
+	a->geo.member_sectors[role] = em->sb.data_size;
 }
 
 int eng_replace_assembled(struct eng_array *a)
@@ -219,7 +219,7 @@ int eng_replace_assembled(struct eng_array *a)
 			if (done)
 				em->recovery_offset = 0;
 			a->slot[role] = i;
-			a->geom.member_sectors[role] = em->sb.data_size;
+			a->geo.member_sectors[role] = em->sb.data_size;
 		} else if (a->mem[old]->state == URAID_MEMBER_IN_SYNC) {
 			tee_install(a->mem[old], em);
 		} else {

@@ -7,7 +7,7 @@
 
 void eng_member_failed(struct eng_array *a, int role, const char *why)
 {
-	if (role < 0 || role >= a->geom.raid_disks || a->slot[role] < 0)
+	if (role < 0 || role >= a->geo.raid_disks || a->slot[role] < 0)
 		return;
 	struct eng_member *em = a->mem[a->slot[role]];
 	if (em->state == URAID_MEMBER_FAULTY)
@@ -41,7 +41,7 @@ void eng_member_drop(struct eng_array *a, int i)
 	for (int j = i; j + 1 < a->nmem; j++)
 		a->mem[j] = a->mem[j + 1];
 	a->nmem--;
-	for (int r = 0; r < a->geom.raid_disks; r++)
+	for (int r = 0; r < a->geo.raid_disks; r++)
 		if (a->slot[r] > i)
 			a->slot[r]--;
 }
@@ -55,7 +55,7 @@ void eng_members_check(struct eng_array *a)
 		char why[400];
 		if (member_check(em->m, why, sizeof(why)) == 0)
 			continue;
-		if (em->role >= 0 && em->role < a->geom.raid_disks && a->slot[em->role] == i) {
+		if (em->role >= 0 && em->role < a->geo.raid_disks && a->slot[em->role] == i) {
 			eng_member_failed(a, em->role, why);
 		} else if (!em->replacement) {
 			fprintf(stderr, "uraid: spare marked faulty: %s\n", why);

@@ -30,7 +30,7 @@ static void update_ref_090(struct eng_array *a)
 {
 	struct md_sb *r = &a->ref;
 	uint32_t active = 0, working = 0, failed = 0, spare = 0, present = 0;
-	uint32_t next_spare = (uint32_t)a->geom.raid_disks;
+	uint32_t next_spare = (uint32_t)a->geo.raid_disks;
 	memset(r->v0.disks, 0, sizeof(r->v0.disks));
 	for (int i = 0; i < a->nmem; i++) {
 		struct eng_member *em = a->mem[i];
@@ -60,7 +60,7 @@ static void update_ref_090(struct eng_array *a)
 		em->sb.dev_number = nr;
 		present++;
 	}
-	for (int s = 0; s < a->geom.raid_disks && s < MD_SB0_MAX_DEVS; s++) {
+	for (int s = 0; s < a->geo.raid_disks && s < MD_SB0_MAX_DEVS; s++) {
 		struct md_sb0_disk *d = &r->v0.disks[s];
 		if (d->state == 0 && d->number == 0) {
 			d->number = (uint32_t)s;
@@ -191,7 +191,7 @@ int eng_sb_write_all(struct eng_array *a)
 		fprintf(stderr, "uraid: %s: superblock write failed, marking faulty\n",
 		        em->m->name);
 		em->state = URAID_MEMBER_FAULTY;
-		if (em->role >= 0 && em->role < a->geom.raid_disks && a->slot[em->role] == failed)
+		if (em->role >= 0 && em->role < a->geo.raid_disks && a->slot[em->role] == failed)
 			a->slot[em->role] = -1;
 	}
 	return -EIO;
@@ -217,11 +217,11 @@ void eng_member_params(const struct eng_array *a, struct md_create_params *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->version = a->ref.version;
-	p->level = a->geom.level;
-	p->layout = a->geom.layout;
-	p->chunk_sectors = a->geom.chunk_sectors;
-	p->raid_disks = (uint32_t)a->geom.raid_disks;
-	p->size = a->geom.dev_sectors;
+	p->level = a->geo.level;
+	p->layout = a->geo.layout;
+	p->chunk_sectors = a->geo.chunk_sectors;
+	p->raid_disks = (uint32_t)a->geo.raid_disks;
+	p->size = a->geo.dev_sectors;
 	p->data_offset = a->mem[0]->sb.data_offset;
 	memcpy(p->set_uuid, a->ref.set_uuid, 16);
 }

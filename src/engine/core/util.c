@@ -30,7 +30,7 @@ uint64_t eng_now_ns(void)
 
 struct member *eng_role_member(const struct eng_array *a, int role)
 {
-	if (role < 0 || role >= a->geom.raid_disks || a->slot[role] < 0)
+	if (role < 0 || role >= a->geo.raid_disks || a->slot[role] < 0)
 		return NULL;
 	return eng_data_member(a->mem[a->slot[role]]);
 }
@@ -38,7 +38,7 @@ struct member *eng_role_member(const struct eng_array *a, int role)
 /* In sync, or rebuilding and already past the range. */
 bool eng_role_readable(const struct eng_array *a, int role, uint64_t msec, uint64_t nsec)
 {
-	if (role < 0 || role >= a->geom.raid_disks || a->slot[role] < 0)
+	if (role < 0 || role >= a->geo.raid_disks || a->slot[role] < 0)
 		return false;
 	const struct eng_member *em = a->mem[a->slot[role]];
 	if (em->state == URAID_MEMBER_IN_SYNC)
@@ -50,7 +50,7 @@ bool eng_role_readable(const struct eng_array *a, int role, uint64_t msec, uint6
  * rebuild overwrites it again with the same contents. */
 bool eng_role_writable(const struct eng_array *a, int role)
 {
-	if (role < 0 || role >= a->geom.raid_disks || a->slot[role] < 0)
+	if (role < 0 || role >= a->geo.raid_disks || a->slot[role] < 0)
 		return false;
 	enum uraid_member_state st = a->mem[a->slot[role]]->state;
 	return st == URAID_MEMBER_IN_SYNC || st == URAID_MEMBER_REBUILDING;
@@ -59,7 +59,7 @@ bool eng_role_writable(const struct eng_array *a, int role)
 int eng_member_io(struct eng_array *a, int role, bool write, void *buf, uint64_t msec,
                   uint64_t nsec)
 {
-	if (role < 0 || role >= a->geom.raid_disks || a->slot[role] < 0)
+	if (role < 0 || role >= a->geo.raid_disks || a->slot[role] < 0)
 		return -ENODEV;
 	const struct eng_member *em = a->mem[a->slot[role]];
 	uint64_t off = (em->sb.data_offset + msec) * 512;
@@ -144,10 +144,10 @@ void eng_cond_wait(struct eng_array *a)
 static bool readable_without(const struct eng_array *a, int without)
 {
 	bool missing[LAYOUT_MAX_MEMBERS];
-	for (int r = 0; r < a->geom.raid_disks; r++)
+	for (int r = 0; r < a->geo.raid_disks; r++)
 		missing[r] = r == without || !eng_role_readable(a, r, 0, 0) ||
 		             a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC;
-	return a->ops->readable(&a->geom, missing);
+	return a->ops->readable(&a->geo, missing);
 }
 
 bool eng_array_readable(const struct eng_array *a)

@@ -145,7 +145,7 @@ int eng_journal_reclaim(struct eng_array *a)
 	/* Everything logged has been written to the members; once they are
 	 * durable only the last unit stays (replaying it again is harmless,
 	 * and the tail must name a valid meta block, as md's does). */
-	for (int r = 0; r < a->geom.raid_disks; r++) {
+	for (int r = 0; r < a->geo.raid_disks; r++) {
 		struct member *m = eng_role_member(a, r);
 		if (m && eng_role_writable(a, r) && member_flush(m) < 0)
 			eng_member_failed(a, r, "flush failed");
@@ -161,8 +161,8 @@ int eng_journal_reclaim(struct eng_array *a)
 uint64_t eng_journal_piece(const struct eng_array *a, uint64_t lsec, uint64_t nsec)
 {
 	const struct eng_journal *j = eng_journal_of(a);
-	uint64_t chunk = a->geom.chunk_sectors;
-	uint64_t k = (uint64_t)(a->geom.raid_disks - eng_nparity(a));
+	uint64_t chunk = a->geo.chunk_sectors;
+	uint64_t k = (uint64_t)(a->geo.raid_disks - eng_nparity(a));
 	uint64_t width = k * chunk;
 	/* Data sectors whose log (data, parity, meta blocks, 4 KiB rounding)
 	 * fits in a quarter of the ring. */
@@ -201,8 +201,8 @@ int eng_journal_log(struct eng_array *a, struct eng_stripe_buf *sb, int n, uint6
 		return 0;
 	if (j->failed)
 		return -EROFS;
-	uint64_t chunk = a->geom.chunk_sectors;
-	uint64_t k = (uint64_t)(a->geom.raid_disks - eng_nparity(a));
+	uint64_t chunk = a->geo.chunk_sectors;
+	uint64_t k = (uint64_t)(a->geo.raid_disks - eng_nparity(a));
 	int npar = eng_nparity(a);
 	/* Size of the log: the pages plus the meta blocks, packed as below
 	 * (a row's payloads never straddle two meta blocks). */

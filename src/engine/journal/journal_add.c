@@ -18,7 +18,7 @@ static uint32_t unused_dev_number(const struct eng_array *a)
 	for (int i = 0; i < a->nmem; i++)
 		if (a->mem[i]->sb.dev_number >= d)
 			d = a->mem[i]->sb.dev_number + 1;
-	for (uint32_t x = (uint32_t)a->geom.raid_disks; x < a->ref.max_dev; x++)
+	for (uint32_t x = (uint32_t)a->geo.raid_disks; x < a->ref.max_dev; x++)
 		if (x >= d && a->ref.dev_roles[x] == MD_ROLE_JOURNAL)
 			d = x + 1;
 	return d;
@@ -87,7 +87,7 @@ int eng_journal_add_member(struct eng_array *a, struct member *m, char *err, siz
 		rc = errmsg(err, errlen, rc, "%s: %s", m->name, e);
 		goto fail;
 	}
-	sb.size = a->geom.dev_sectors;
+	sb.size = a->geo.dev_sectors;
 	if (j && j->em.m) {
 		member_close(j->em.m);
 		j->em.m = NULL;
@@ -119,7 +119,7 @@ int eng_journal_add_member(struct eng_array *a, struct member *m, char *err, siz
 	uint32_t r32;
 	if (getrandom(&r32, sizeof(r32), 0) != sizeof(r32))
 		r32 = 1;
-	for (int r = 0; r < a->geom.raid_disks; r++) {
+	for (int r = 0; r < a->geo.raid_disks; r++) {
 		struct member *mm = eng_role_member(a, r);
 		if (mm && eng_role_writable(a, r))
 			member_flush(mm);

@@ -95,9 +95,9 @@ static void row_reset(struct jrow *r, int nroles)
 /* Write a complete row as logged; the data pages and parity agree. */
 static void row_replay(struct eng_array *a, struct jrow *r, uint64_t *count)
 {
-	int rd = a->geom.raid_disks;
+	int rd = a->geo.raid_disks;
 	struct layout_stripe ls;
-	a->ops->stripe(&a->geom, r->msec / a->geom.chunk_sectors, &ls);
+	a->ops->stripe(&a->geo, r->msec / a->geo.chunk_sectors, &ls);
 	int ndata = 0;
 	for (int role = 0; role < rd; role++)
 		ndata += r->has[role] && role != ls.p_role && role != ls.q_role;
@@ -140,7 +140,7 @@ static int write_empty(struct eng_array *a, uint64_t pos, uint64_t seq)
 
 static void flush_members(struct eng_array *a)
 {
-	for (int r = 0; r < a->geom.raid_disks; r++) {
+	for (int r = 0; r < a->geo.raid_disks; r++) {
 		struct member *m = eng_role_member(a, r);
 		if (m && eng_role_writable(a, r) && member_flush(m) < 0)
 			eng_member_failed(a, r, "flush failed");
@@ -151,7 +151,7 @@ static void flush_members(struct eng_array *a)
 static int apply_block(struct eng_array *a, struct jrows *t, const struct mdj_meta *m,
                        const uint8_t *pages, uint64_t *count)
 {
-	uint64_t chunk = a->geom.chunk_sectors;
+	uint64_t chunk = a->geo.chunk_sectors;
 	size_t pg = 0;
 	for (int i = 0; i < m->npay; i++) {
 		const struct mdj_payload *p = &m->pay[i];
@@ -165,7 +165,7 @@ static int apply_block(struct eng_array *a, struct jrows *t, const struct mdj_me
 			struct layout_loc loc;
 			uint64_t len;
 			if (p->location % MDJ_BLOCK_SECTORS || p->location >= a->array_sectors ||
-			    a->ops->map(&a->geom, p->location, 0, &loc, &len) < 0)
+			    a->ops->map(&a->geo, p->location, 0, &loc, &len) < 0)
 				return -EINVAL;
 			struct jrow *r = row_get(t, loc.sector, true);
 			if (!r)
@@ -181,11 +181,11 @@ static int apply_block(struct eng_array *a, struct jrows *t, const struct mdj_me
 			pg++;
 			continue;
 		}
-		if (p->location % MDJ_BLOCK_SECTORS || p->location >= a->geom.dev_sectors ||
+		if (p->location % MDJ_BLOCK_SECTORS || p->location >= a->geo.dev_sectors ||
 		    (p->sectors == 2 * MDJ_BLOCK_SECTORS) != (eng_nparity(a) == 2))
 			return -EINVAL;
 		struct layout_stripe ls;
-		a->ops->stripe(&a->geom, p->location / chunk, &ls);
+		a->ops->stripe(&a->geo, p->location / chunk, &ls);
 		struct jrow *r = row_get(t, p->location, true);
 		if (!r)
 			return -ENOMEM;
@@ -222,7 +222,7 @@ int eng_journal_replay(struct eng_array *a, char *err, size_t errlen)
 	uint8_t *blk = eng_alloc(MDJ_BLOCK);
 	uint8_t *pages = eng_alloc((size_t)MDJ_MAX_PAYLOADS * 2 * MDJ_BLOCK);
 	struct mdj_meta *m = calloc(1, sizeof(*m));
-	struct jrows t = {.nroles = a->geom.raid_disks};
+	struct jrows t = {.nroles = a->geo.raid_disks};
 	int rc = blk && pages && m ? 0 : -ENOMEM;
 	if (rc == 0)
 		rc = eng_journal_ring_io(a, false, blk, tail, MDJ_BLOCK_SECTORS, 0);

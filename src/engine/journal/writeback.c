@@ -33,7 +33,7 @@ int eng_wb_enable(struct eng_array *a)
 	struct eng_journal *j = eng_journal_of(a);
 	if (j->wb)
 		return 0;
-	for (int r = 0; r < a->geom.raid_disks; r++)
+	for (int r = 0; r < a->geo.raid_disks; r++)
 		if (!eng_role_writable(a, r))
 			return -EAGAIN; /* md refuses write-back on a degraded array */
 	struct eng_wb_cache *c = calloc(1, sizeof(*c));
@@ -122,8 +122,8 @@ static int write_rows(struct eng_array *a, const struct wb_key *e, size_t n, uin
                       uint64_t r0, uint64_t r1)
 {
 	struct eng_wb_cache *c = eng_journal_of(a)->wb;
-	uint64_t chunk = a->geom.chunk_sectors, rows = chunk / MDJ_BLOCK_SECTORS;
-	uint64_t k = (uint64_t)(a->geom.raid_disks - eng_nparity(a));
+	uint64_t chunk = a->geo.chunk_sectors, rows = chunk / MDJ_BLOCK_SECTORS;
+	uint64_t k = (uint64_t)(a->geo.raid_disks - eng_nparity(a));
 	struct eng_stripe_buf sb;
 	int rc = eng_stripe_buf_init(a, &sb, s, (r1 - r0) * MDJ_BLOCK_SECTORS);
 	if (rc < 0)
@@ -171,8 +171,8 @@ int eng_wb_flush(struct eng_array *a)
 	struct eng_wb_cache *c = j ? j->wb : NULL;
 	if (!c || !c->n)
 		return 0;
-	uint64_t chunk = a->geom.chunk_sectors, rows = chunk / MDJ_BLOCK_SECTORS;
-	uint64_t k = (uint64_t)(a->geom.raid_disks - eng_nparity(a)), width = k * chunk;
+	uint64_t chunk = a->geo.chunk_sectors, rows = chunk / MDJ_BLOCK_SECTORS;
+	uint64_t k = (uint64_t)(a->geo.raid_disks - eng_nparity(a)), width = k * chunk;
 	struct wb_key *e = malloc(c->n * sizeof(*e));
 	if (!e)
 		return -ENOMEM;

@@ -14,7 +14,7 @@
 static int piece(struct eng_array *a, uint64_t lsec, uint64_t nsec, uint64_t *len)
 {
 	struct layout_loc loc;
-	int rc = a->ops->map(&a->geom, lsec, 0, &loc, len);
+	int rc = a->ops->map(&a->geo, lsec, 0, &loc, len);
 	if (rc < 0)
 		return rc;
 	uint64_t to_region = REGION_SECTORS - lsec % REGION_SECTORS;
@@ -35,7 +35,7 @@ static int read_piece_any(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint
 		int c = (first + i) % a->ncopies;
 		struct layout_loc loc;
 		uint64_t l;
-		if (a->ops->map(&a->geom, lsec, c, &loc, &l) < 0)
+		if (a->ops->map(&a->geo, lsec, c, &loc, &l) < 0)
 			return -EIO;
 		if (!eng_role_readable(a, loc.role, loc.sector, len))
 			continue;
@@ -76,7 +76,7 @@ int eng_mirror_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t n
 			struct layout_loc loc = {0}, cl;
 			for (int c = 0; c < a->ncopies && best > 0; c++) {
 				uint64_t l;
-				if (a->ops->map(&a->geom, lsec, c, &cl, &l) < 0)
+				if (a->ops->map(&a->geo, lsec, c, &cl, &l) < 0)
 					return -EIO;
 				if (!eng_role_readable(a, cl.role, cl.sector, len))
 					continue;
@@ -129,7 +129,7 @@ int eng_mirror_write(struct eng_array *a, const struct eng_req *rq, const uint8_
 			for (int c = 0; c < a->ncopies; c++) {
 				struct layout_loc loc;
 				uint64_t l;
-				if (a->ops->map(&a->geom, lsec, c, &loc, &l) < 0)
+				if (a->ops->map(&a->geo, lsec, c, &loc, &l) < 0)
 					return -EIO;
 				if (!eng_role_writable(a, loc.role))
 					continue;

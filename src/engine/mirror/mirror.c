@@ -49,10 +49,10 @@ static uint64_t mirror_sync_batch(const struct eng_array *a, enum uraid_sync_act
  * always resyncs what it has. */
 static bool mirror_resync_pointless(const struct eng_array *a)
 {
-	if (a->geom.level != URAID_LEVEL_RAID1)
+	if (a->geo.level != URAID_LEVEL_RAID1)
 		return false;
 	int insync = 0;
-	for (int r = 0; r < a->geom.raid_disks; r++)
+	for (int r = 0; r < a->geo.raid_disks; r++)
 		insync += a->slot[r] >= 0 && a->mem[a->slot[r]]->state == URAID_MEMBER_IN_SYNC;
 	return insync <= 1;
 }

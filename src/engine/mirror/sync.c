@@ -31,7 +31,7 @@ static int mirror_piece(struct eng_array *a, uint64_t pos, uint64_t n)
 	int good = -1;
 	for (int c = 0; c < a->ncopies; c++) {
 		uint64_t l;
-		if (a->ops->map(&a->geom, pos, c, &loc[c], &l) < 0) {
+		if (a->ops->map(&a->geo, pos, c, &loc[c], &l) < 0) {
 			rc = -EIO;
 			goto out;
 		}
@@ -86,7 +86,7 @@ out:
 static int piece_len(struct eng_array *a, uint64_t lsec, uint64_t n, uint64_t *len)
 {
 	struct layout_loc loc;
-	if (a->ops->map(&a->geom, lsec, 0, &loc, len) < 0)
+	if (a->ops->map(&a->geo, lsec, 0, &loc, len) < 0)
 		return -EIO;
 	if (*len > n)
 		*len = n;
@@ -124,7 +124,7 @@ int sync_mirror_batch(struct eng_array *a, uint64_t pos, uint64_t n)
 		for (int c = 0; c < nc && rc == 0 && !careful; c++) {
 			struct layout_loc loc;
 			uint64_t ml;
-			if (a->ops->map(&a->geom, l, c, &loc, &ml) < 0) {
+			if (a->ops->map(&a->geo, l, c, &loc, &ml) < 0) {
 				rc = -EIO;
 				break;
 			}
@@ -152,7 +152,7 @@ int sync_mirror_batch(struct eng_array *a, uint64_t pos, uint64_t n)
 				continue;
 			struct layout_loc loc;
 			uint64_t ml;
-			if (a->ops->map(&a->geom, l, c, &loc, &ml) < 0)
+			if (a->ops->map(&a->geo, l, c, &loc, &ml) < 0)
 				rc = -EIO;
 			else
 				rc = sync_iol_add(a, &wr, loc.role, true, mem + off, loc.sector,
@@ -181,9 +181,9 @@ int sync_mirror_batch(struct eng_array *a, uint64_t pos, uint64_t n)
 static int role_piece(struct eng_array *a, int role, uint64_t msec, uint64_t max, uint64_t *lsec,
                       int *copy, uint64_t *len)
 {
-	int kind = a->ops->unmap(&a->geom, role, msec, lsec);
+	int kind = a->ops->unmap(&a->geo, role, msec, lsec);
 	if (kind != LAYOUT_DATA) {
-		uint64_t cs = a->geom.chunk_sectors ? a->geom.chunk_sectors : 1;
+		uint64_t cs = a->geo.chunk_sectors ? a->geo.chunk_sectors : 1;
 		*len = cs - msec % cs;
 		if (*len > max)
 			*len = max;
@@ -192,7 +192,7 @@ static int role_piece(struct eng_array *a, int role, uint64_t msec, uint64_t max
 	for (int c = 0; c < a->ncopies; c++) {
 		struct layout_loc loc;
 		uint64_t l;
-		if (a->ops->map(&a->geom, *lsec, c, &loc, &l) < 0)
+		if (a->ops->map(&a->geo, *lsec, c, &loc, &l) < 0)
 			return -EIO;
 		if (loc.role == role && loc.sector == msec) {
 			*copy = c;
@@ -229,7 +229,7 @@ static int pick_source(struct eng_array *a, int role, uint64_t lsec, int copy, u
 	pick->role = -1;
 	for (int c = 0; c < a->ncopies; c++) {
 		uint64_t l;
-		if (c == copy || a->ops->map(&a->geom, lsec, c, &loc, &l) < 0 || loc.role == role ||
+		if (c == copy || a->ops->map(&a->geo, lsec, c, &loc, &l) < 0 || loc.role == role ||
 		    !eng_role_readable(a, loc.role, loc.sector, len))
 			continue;
 		if (pick->role < 0 || loc.role == prev)
@@ -407,10 +407,10 @@ static int recover_role(struct eng_array *a, int role, uint64_t pos, uint64_t en
 
 int sync_mirror_recover(struct eng_array *a, uint64_t pos, uint64_t n)
 {
-	for (int r = 0; r < a->geom.raid_disks; r++) {
+	for (int r = 0; r < a->geo.raid_disks; r++) {
 		if (!sync_role_rebuilding(a, r) || eng_role_readable(a, r, pos, n))
 			continue;
-		uint64_t end = pos + n, used = a->ops->member_used(&a->geom, r);
+		uint64_t end = pos + n, used = a->ops->member_used(&a->geo, r);
 		if (end > used)
 			end = used;
 		if (pos >= end)

@@ -17,7 +17,7 @@ static int plain_io(struct eng_array *a, struct member_ioq *q, bool shared, uint
 		while (nsec && n < BATCH) {
 			struct layout_loc loc;
 			uint64_t len;
-			int rc = a->ops->map(&a->geom, lsec, 0, &loc, &len);
+			int rc = a->ops->map(&a->geo, lsec, 0, &loc, &len);
 			if (rc < 0)
 				return rc;
 			if (len > nsec)

@@ -64,14 +64,14 @@ static unsigned r456_cache_size(const struct eng_array *a)
 
 static uint64_t r456_sync_size(const struct eng_array *a)
 {
-	return a->geom.dev_sectors;
+	return a->geo.dev_sectors;
 }
 
 /* Whole stripe rows: a partial write may rewrite parity anywhere in it. */
 static void r456_sync_range(const struct eng_array *a, uint64_t lsec, uint64_t nsec, uint64_t *p0,
                             uint64_t *p1)
 {
-	uint64_t chunk = a->geom.chunk_sectors, w = eng_stripe_width(a);
+	uint64_t chunk = a->geo.chunk_sectors, w = eng_stripe_width(a);
 	*p0 = lsec / w * chunk;
 	*p1 = ((lsec + nsec - 1) / w + 1) * chunk;
 }
@@ -81,10 +81,10 @@ static void r456_sync_range(const struct eng_array *a, uint64_t lsec, uint64_t n
 static uint64_t r456_sync_batch(const struct eng_array *a, enum uraid_sync_action act)
 {
 	(void)act;
-	uint64_t n = SYNC_BATCH_BYTES / 512 / (uint64_t)a->geom.raid_disks;
+	uint64_t n = SYNC_BATCH_BYTES / 512 / (uint64_t)a->geo.raid_disks;
 	if (n > SYNC_BATCH_SECTORS)
 		n = SYNC_BATCH_SECTORS;
-	uint64_t chunk = a->geom.chunk_sectors;
+	uint64_t chunk = a->geo.chunk_sectors;
 	if (chunk && n >= chunk)
 		n -= n % chunk;
 	return n;
@@ -93,7 +93,7 @@ static uint64_t r456_sync_batch(const struct eng_array *a, enum uraid_sync_actio
 /* `role`'s member sectors rebuilt from the other members of each stripe. */
 static int r456_role_data(struct eng_array *a, int role, uint8_t *buf, uint64_t pos, uint64_t n)
 {
-	uint64_t chunk = a->geom.chunk_sectors;
+	uint64_t chunk = a->geo.chunk_sectors;
 	for (uint64_t end = pos + n; pos < end;) {
 		uint64_t len = chunk - pos % chunk;
 		if (len > end - pos)
@@ -122,9 +122,9 @@ static int r456_role_data(struct eng_array *a, int role, uint8_t *buf, uint64_t 
 static bool r456_resync_pointless(const struct eng_array *a)
 {
 	int insync = 0;
-	for (int r = 0; r < a->geom.raid_disks; r++)
+	for (int r = 0; r < a->geo.raid_disks; r++)
 		insync += a->slot[r] >= 0 && a->mem[a->slot[r]]->state == URAID_MEMBER_IN_SYNC;
-	return a->geom.raid_disks - insync >= eng_nparity(a);
+	return a->geo.raid_disks - insync >= eng_nparity(a);
 }
 
 const struct eng_pers eng_pers_raid456 = {

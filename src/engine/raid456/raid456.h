@@ -17,13 +17,13 @@ static inline bool eng_raid456(const struct eng_array *a)
 /* Parity blocks per stripe: 2 for raid6 (P and Q), else 1. */
 static inline int eng_nparity(const struct eng_array *a)
 {
-	return a->geom.level == URAID_LEVEL_RAID6 ? 2 : 1;
+	return a->geo.level == URAID_LEVEL_RAID6 ? 2 : 1;
 }
 
 /* Logical sectors of one stripe's data. */
 static inline uint64_t eng_stripe_width(const struct eng_array *a)
 {
-	return (uint64_t)(a->geom.raid_disks - eng_nparity(a)) * a->geom.chunk_sectors;
+	return (uint64_t)(a->geo.raid_disks - eng_nparity(a)) * a->geo.chunk_sectors;
 }
 
 /* stripe.c: stripe buffers and the member I/O of stripes. */

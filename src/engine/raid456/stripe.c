@@ -23,9 +23,9 @@ int eng_stripe_buf_init(struct eng_array *a, struct eng_stripe_buf *sb, uint64_t
                         uint64_t nsec)
 {
 	memset(sb, 0, sizeof(*sb));
-	a->ops->stripe(&a->geom, stripe, &sb->ls);
+	a->ops->stripe(&a->geo, stripe, &sb->ls);
 	sb->k = sb->ls.ndata;
-	sb->has_q = a->geom.level == URAID_LEVEL_RAID6;
+	sb->has_q = a->geo.level == URAID_LEVEL_RAID6;
 	sb->nsyn = sb->k;
 	if (sb->has_q)
 		for (int i = 0; i < sb->k; i++)
@@ -179,8 +179,8 @@ static int rebuild_piece(struct eng_array *a, uint8_t *out, uint64_t stripe, int
 
 int eng_parity_read_members(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
 {
-	uint64_t chunk = a->geom.chunk_sectors;
-	uint64_t k = (uint64_t)(a->geom.raid_disks - eng_nparity(a));
+	uint64_t chunk = a->geo.chunk_sectors;
+	uint64_t k = (uint64_t)(a->geo.raid_disks - eng_nparity(a));
 	struct member_io io[BATCH];
 	uint64_t io_lsec[BATCH];
 	int io_role[BATCH];
@@ -190,7 +190,7 @@ int eng_parity_read_members(struct eng_array *a, uint8_t *buf, uint64_t lsec, ui
 		while (nsec && n < BATCH) {
 			struct layout_loc loc;
 			uint64_t len;
-			int rc = a->ops->map(&a->geom, lsec, 0, &loc, &len);
+			int rc = a->ops->map(&a->geo, lsec, 0, &loc, &len);
 			if (rc < 0)
 				return rc;
 			if (len > nsec)
@@ -307,7 +307,7 @@ static void rmw_fill(void *ctx, int di, uint8_t *nb)
 static int write_stripe(struct eng_array *a, const struct eng_req *rq, uint64_t s, uint64_t r0,
                         uint64_t r1, const uint8_t *src)
 {
-	uint64_t chunk = a->geom.chunk_sectors;
+	uint64_t chunk = a->geo.chunk_sectors;
 	int di0 = (int)(r0 / chunk), di1 = (int)((r1 - 1) / chunk);
 	/* Rows touched: the hull of the touched part of every chunk (a write
 	 * spanning two or more chunks touches every row of the stripe). */
@@ -425,9 +425,9 @@ write:
 int eng_write_full_stripes(struct eng_array *a, const struct eng_req *rq, uint64_t s0, int n,
                            const uint8_t *src)
 {
-	uint64_t chunk = a->geom.chunk_sectors;
+	uint64_t chunk = a->geo.chunk_sectors;
 	size_t clen = chunk * 512;
-	int rd = a->geom.raid_disks;
+	int rd = a->geo.raid_disks;
 	struct eng_stripe_buf *sb = calloc((size_t)n, sizeof(*sb));
 	struct member_io *io = calloc((size_t)n * (size_t)rd, sizeof(*io));
 	int *io_role = calloc((size_t)n * (size_t)rd, sizeof(*io_role));
@@ -439,9 +439,9 @@ int eng_write_full_stripes(struct eng_array *a, const struct eng_req *rq, uint64
 	for (int j = 0; j < n && rc == 0; j++) {
 		struct eng_stripe_buf *b = &sb[j];
 		memset(b, 0, sizeof(*b));
-		a->ops->stripe(&a->geom, s0 + (uint64_t)j, &b->ls);
+		a->ops->stripe(&a->geo, s0 + (uint64_t)j, &b->ls);
 		b->k = b->ls.ndata;
-		b->has_q = a->geom.level == URAID_LEVEL_RAID6;
+		b->has_q = a->geo.level == URAID_LEVEL_RAID6;
 		b->nsyn = b->k;
 		if (b->has_q)
 			for (int i = 0; i < b->k; i++)
@@ -501,8 +501,8 @@ int eng_write_full_stripes(struct eng_array *a, const struct eng_req *rq, uint64
 int eng_parity_write_direct(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,
                             uint64_t lsec, uint64_t nsec)
 {
-	uint64_t chunk = a->geom.chunk_sectors;
-	uint64_t width = (uint64_t)(a->geom.raid_disks - eng_nparity(a)) * chunk;
+	uint64_t chunk = a->geo.chunk_sectors;
+	uint64_t width = (uint64_t)(a->geo.raid_disks - eng_nparity(a)) * chunk;
 	while (nsec) {
 		if (lsec % width == 0 && nsec >= width) {
 			uint64_t n = nsec / width < FULL_BATCH ? nsec / width : FULL_BATCH;

@@ -90,7 +90,7 @@ static struct sc_head *head_get(struct eng_array *a, struct eng_scache *sc, uint
 static uint64_t direct_reads(const struct eng_array *a, const struct eng_scache *sc, uint64_t r0,
                              uint64_t r1)
 {
-	uint64_t chunk = a->geom.chunk_sectors;
+	uint64_t chunk = a->geo.chunk_sectors;
 	uint64_t di0 = r0 / chunk, di1 = (r1 - 1) / chunk;
 	uint64_t npar = (uint64_t)eng_nparity(a), k = (uint64_t)sc->k;
 	uint64_t touched = di1 - di0 + 1, covered = 0;
@@ -110,7 +110,7 @@ static uint64_t direct_reads(const struct eng_array *a, const struct eng_scache 
 static int cache_piece(struct eng_array *a, struct eng_scache *sc, uint64_t s, uint64_t r0,
                        uint64_t r1, const uint8_t *src)
 {
-	uint64_t chunk = a->geom.chunk_sectors, hs = sc->hs;
+	uint64_t chunk = a->geo.chunk_sectors, hs = sc->hs;
 	uint8_t full_mask = (uint8_t)((1u << hs) - 1);
 	uint64_t now = eng_now_ns();
 	bool completed = false;
@@ -193,7 +193,7 @@ void eng_scache_overlay(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64
 	struct eng_scache *sc = a->sc;
 	if (!sc || __atomic_load_n(&sc->used, __ATOMIC_RELAXED) == 0)
 		return;
-	uint64_t chunk = a->geom.chunk_sectors, hs = sc->hs, hits = 0;
+	uint64_t chunk = a->geo.chunk_sectors, hs = sc->hs, hits = 0;
 	for (uint64_t l = lsec; l < lsec + nsec;) {
 		uint64_t s = l / sc->width, r = l % sc->width;
 		uint64_t di = r / chunk, co = r % chunk, j = co % hs, n = hs - j;

@@ -50,7 +50,7 @@ static void overlay_fill(void *ctx, int di, uint8_t *block)
 static int writeout_run(struct eng_array *a, struct eng_scache *sc, uint64_t s, uint64_t t0,
                         uint64_t nh, bool complete)
 {
-	uint64_t hs = sc->hs, co = t0 * hs, nrows = nh * hs, chunk = a->geom.chunk_sectors;
+	uint64_t hs = sc->hs, co = t0 * hs, nrows = nh * hs, chunk = a->geo.chunk_sectors;
 	uint8_t full_mask = (uint8_t)((1u << hs) - 1);
 	struct eng_stripe_buf sb;
 	int rc = eng_stripe_buf_init(a, &sb, s, nrows);
@@ -295,16 +295,16 @@ int eng_scache_set(struct eng_array *a, unsigned stripes)
 		a->sc = sc;
 	}
 	if (stripes) {
-		uint64_t chunk = a->geom.chunk_sectors;
+		uint64_t chunk = a->geo.chunk_sectors;
 		sc->hs = 8; /* md's 4 KiB; a smaller power of two for tiny chunks */
 		while (chunk % sc->hs)
 			sc->hs /= 2;
 		sc->hpc = chunk / sc->hs;
-		sc->k = a->geom.raid_disks - eng_nparity(a);
+		sc->k = a->geo.raid_disks - eng_nparity(a);
 		sc->width = (uint64_t)sc->k * chunk;
 		/* More heads than the array has rows of 4 KiB can never be used:
 		 * memory for those only. */
-		uint64_t rows = a->geom.dev_sectors / sc->hs;
+		uint64_t rows = a->geo.dev_sectors / sc->hs;
 		sc->requested = stripes;
 		if (stripes > rows)
 			stripes = rows ? (unsigned)rows : 1;

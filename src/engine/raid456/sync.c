@@ -22,7 +22,7 @@ static int data_pos(const struct layout_stripe *ls, bool has_q, int di)
 
 int sync_parity_piece(struct eng_array *a, uint64_t pos, uint64_t n)
 {
-	uint64_t chunk = a->geom.chunk_sectors;
+	uint64_t chunk = a->geo.chunk_sectors;
 	struct eng_stripe_buf sb;
 	int rc = eng_stripe_buf_init(a, &sb, pos / chunk, n);
 	if (rc < 0)
@@ -103,7 +103,7 @@ int sync_parity_piece(struct eng_array *a, uint64_t pos, uint64_t n)
 /* The careful path over [pos, pos+n), chunk piece by chunk piece. */
 static int by_pieces(struct eng_array *a, uint64_t pos, uint64_t n)
 {
-	uint64_t chunk = a->geom.chunk_sectors;
+	uint64_t chunk = a->geo.chunk_sectors;
 	for (uint64_t end = pos + n; pos < end;) {
 		uint64_t len = chunk - pos % chunk;
 		if (len > end - pos)
@@ -135,7 +135,7 @@ struct pbatch {
 static int piece_blocks(struct eng_array *a, struct pbatch *b, const struct layout_stripe *ls,
                         uint64_t msec, uint64_t len, void **blk, int *nsyn_out, int *fail)
 {
-	bool has_q = a->geom.level == URAID_LEVEL_RAID6;
+	bool has_q = a->geo.level == URAID_LEVEL_RAID6;
 	int k = ls->ndata, nsyn = k, nf = 0;
 	if (has_q)
 		for (int i = 0; i < k; i++)
@@ -173,7 +173,7 @@ static int piece_blocks(struct eng_array *a, struct pbatch *b, const struct layo
 static int piece_compare(struct eng_array *a, struct pbatch *b, void **blk, int nsyn, uint64_t msec,
                          uint64_t len)
 {
-	bool has_q = a->geom.level == URAID_LEVEL_RAID6;
+	bool has_q = a->geo.level == URAID_LEVEL_RAID6;
 	uint8_t *p_read = blk[nsyn], *q_read = has_q ? blk[nsyn + 1] : NULL;
 	blk[nsyn] = b->scratch_p;
 	if (has_q)
@@ -222,7 +222,7 @@ static int rebuild_one(struct eng_array *a, struct pbatch *b, void **blk, int ns
 static bool read_skipped(const struct eng_array *a, const struct pbatch *b, int lost_role,
                          const struct layout_stripe *ls, int role)
 {
-	return b->single && a->geom.level == URAID_LEVEL_RAID6 &&
+	return b->single && a->geo.level == URAID_LEVEL_RAID6 &&
 	       role == (lost_role == ls->q_role ? ls->p_role : ls->q_role);
 }
 
@@ -232,18 +232,18 @@ static bool read_skipped(const struct eng_array *a, const struct pbatch *b, int 
 static int add_reads(struct eng_array *a, const struct pbatch *b, int lost_role, uint64_t from,
                      uint64_t to, struct sync_iolist *l)
 {
-	uint64_t chunk = a->geom.chunk_sectors;
+	uint64_t chunk = a->geo.chunk_sectors;
 	int rc = 0;
-	for (int r = 0; r < a->geom.raid_disks && rc == 0; r++) {
+	for (int r = 0; r < a->geo.raid_disks && rc == 0; r++) {
 		if (!b->readable[r])
 			continue;
 		for (uint64_t msec = from, len; msec < to && rc == 0; msec += len) {
 			len = chunk - msec % chunk;
 			if (len > to - msec)
 				len = to - msec;
-			if (b->single && a->geom.level == URAID_LEVEL_RAID6) {
+			if (b->single && a->geo.level == URAID_LEVEL_RAID6) {
 				struct layout_stripe ls;
-				a->ops->stripe(&a->geom, msec / chunk, &ls);
+				a->ops->stripe(&a->geo, msec / chunk, &ls);
 				if (read_skipped(a, b, lost_role, &ls, r))
 					continue;
 			}
@@ -266,7 +266,7 @@ static int rebuild_piece(struct eng_array *a, struct pbatch *b, const struct lay
 	if (nf == 1 && b->single)
 		return rebuild_one(a, b, blk, nsyn, fail[0], len) < 0 ? -EIO : 0;
 	if (nf &&
-	    a->pp->recover(nsyn, len * 512, blk, a->geom.level == URAID_LEVEL_RAID6, nf, fail) < 0)
+	    a->pp->recover(nsyn, len * 512, blk, a->geo.level == URAID_LEVEL_RAID6, nf, fail) < 0)
 		return -EIO;
 	return 0;
 }
@@ -274,13 +274,13 @@ static int rebuild_piece(struct eng_array *a, struct pbatch *b, const struct lay
 /* Rebuild the targets' blocks of rows [from, to) in the batch buffers. */
 static int recover_rows(struct eng_array *a, struct pbatch *b, uint64_t from, uint64_t to)
 {
-	uint64_t chunk = a->geom.chunk_sectors;
+	uint64_t chunk = a->geo.chunk_sectors;
 	for (uint64_t msec = from; msec < to;) {
 		uint64_t len = chunk - msec % chunk;
 		if (len > to - msec)
 			len = to - msec;
 		struct layout_stripe ls;
-		a->ops->stripe(&a->geom, msec / chunk, &ls);
+		a->ops->stripe(&a->geo, msec / chunk, &ls);
 		int rc = rebuild_piece(a, b, &ls, msec, len);
 		if (rc < 0)
 			return rc;
@@ -302,11 +302,11 @@ static int recover_rows(struct eng_array *a, struct pbatch *b, uint64_t from, ui
  * rest goes the careful way too (for any other target still rebuilding). */
 static int recover_pipelined(struct eng_array *a, struct pbatch *b, int lost_role)
 {
-	uint64_t chunk = a->geom.chunk_sectors, pos = b->pos, end = b->pos + b->n;
+	uint64_t chunk = a->geo.chunk_sectors, pos = b->pos, end = b->pos + b->n;
 	uint64_t grp = GROUP_BYTES / 512 / chunk * chunk;
 	if (grp < chunk)
 		grp = chunk;
-	int nd = a->geom.raid_disks;
+	int nd = a->geo.raid_disks;
 	struct sync_iolist l = {0};
 	/* The group boundary after msec: chunk rows, the batch's end. */
 #define NEXT_END(msec) ((msec) / chunk * chunk + grp < end ? (msec) / chunk * chunk + grp : end)
@@ -384,20 +384,20 @@ static int direct_piece(void *ctx, int worker, int i)
 	struct direct *d = ctx;
 	struct eng_array *a = d->a;
 	struct pbatch wb = *d->b; /* this worker's view: its own buffers, at the piece */
-	uint64_t chunk = a->geom.chunk_sectors;
+	uint64_t chunk = a->geo.chunk_sectors;
 	/* Piece i: the i-th chunk piece of the batch. */
 	uint64_t msec = i > 0 ? (wb.pos / chunk + (uint64_t)i) * chunk : wb.pos;
 	uint64_t len = chunk - msec % chunk;
 	if (len > wb.pos + wb.n - msec)
 		len = wb.pos + wb.n - msec;
-	int nd = a->geom.raid_disks;
+	int nd = a->geo.raid_disks;
 	wb.pos = msec;
 	for (int r = 0; r < nd; r++)
 		wb.role_buf[r] = d->wmem[worker] + (size_t)r * wb.plen;
 	wb.scratch_p = d->wmem[worker] + (size_t)nd * wb.plen;
 	wb.scratch_q = wb.scratch_p + wb.plen;
 	struct layout_stripe ls;
-	a->ops->stripe(&a->geom, msec / chunk, &ls);
+	a->ops->stripe(&a->geo, msec / chunk, &ls);
 	for (int r = 0; r < nd; r++) {
 		if (!wb.readable[r] || read_skipped(a, &wb, d->lost_role, &ls, r))
 			continue;
@@ -430,8 +430,8 @@ static int direct_piece(void *ctx, int worker, int i)
  * batch to the careful path (what was written already is right). */
 static int recover_direct(struct eng_array *a, struct pbatch *b, int lost_role)
 {
-	int nd = a->geom.raid_disks;
-	uint64_t chunk = a->geom.chunk_sectors, pos = b->pos, n = b->n;
+	int nd = a->geo.raid_disks;
+	uint64_t chunk = a->geo.chunk_sectors, pos = b->pos, n = b->n;
 	if (!sync_in_memory(a))
 		return 1;
 	for (int r = 0; r < nd; r++)
@@ -464,8 +464,8 @@ static int recover_direct(struct eng_array *a, struct pbatch *b, int lost_role)
 
 int sync_parity_batch(struct eng_array *a, uint64_t pos, uint64_t n)
 {
-	int nd = a->geom.raid_disks;
-	uint64_t chunk = a->geom.chunk_sectors;
+	int nd = a->geo.raid_disks;
+	uint64_t chunk = a->geo.chunk_sectors;
 	bool recover = a->action == URAID_SYNC_RECOVER;
 	struct pbatch b = {.pos = pos, .n = n};
 	int nlost = 0, ntarget = 0;
@@ -523,7 +523,7 @@ int sync_parity_batch(struct eng_array *a, uint64_t pos, uint64_t n)
 		if (len > pos + n - msec)
 			len = pos + n - msec;
 		struct layout_stripe ls;
-		a->ops->stripe(&a->geom, msec / chunk, &ls);
+		a->ops->stripe(&a->geo, msec / chunk, &ls);
 		void *blk[LAYOUT_MAX_MEMBERS + 2];
 		int fail[3], nsyn;
 		piece_blocks(a, &b, &ls, msec, len, blk, &nsyn, fail);

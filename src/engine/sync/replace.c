@@ -23,7 +23,7 @@ int sync_replace_copy(struct eng_array *a, uint64_t pos, uint64_t n)
 			eng_replace_give_up(a, i, "a write to it failed");
 			continue;
 		}
-		uint64_t end = pos + n, used = a->ops->member_used(&a->geom, role);
+		uint64_t end = pos + n, used = a->ops->member_used(&a->geo, role);
 		if (end > used)
 			end = used;
 		if (em->recovery_offset >= end || pos >= end)
@@ -71,6 +71,6 @@ void sync_replace_finish(struct eng_array *a)
 		em->state = URAID_MEMBER_IN_SYNC;
 		em->recovery_offset = 0;
 		a->slot[role] = i;
-		a->geom.member_sectors[role] = em->sb.data_size;
+		a->geo.member_sectors[role] = em->sb.data_size;
 	}
 }

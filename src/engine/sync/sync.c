@@ -38,19 +38,19 @@ static bool has_redundancy(const struct eng_array *a)
 static uint64_t sync_end(const struct eng_array *a, enum uraid_sync_action act)
 {
 	if (act == URAID_SYNC_RECOVER)
-		return a->geom.dev_sectors;
+		return a->geo.dev_sectors;
 	return a->pers->sync_size(a);
 }
 
 bool sync_role_rebuilding(const struct eng_array *a, int role)
 {
-	return role >= 0 && role < a->geom.raid_disks && a->slot[role] >= 0 &&
+	return role >= 0 && role < a->geo.raid_disks && a->slot[role] >= 0 &&
 	       a->mem[a->slot[role]]->state == URAID_MEMBER_REBUILDING;
 }
 
 bool sync_in_memory(const struct eng_array *a)
 {
-	for (int r = 0; r < a->geom.raid_disks; r++) {
+	for (int r = 0; r < a->geo.raid_disks; r++) {
 		if (a->slot[r] < 0)
 			continue;
 		const struct eng_member *em = a->mem[a->slot[r]];
@@ -62,7 +62,7 @@ bool sync_in_memory(const struct eng_array *a)
 
 static bool any_rebuilding(const struct eng_array *a)
 {
-	for (int r = 0; r < a->geom.raid_disks; r++)
+	for (int r = 0; r < a->geo.raid_disks; r++)
 		if (sync_role_rebuilding(a, r))
 			return true;
 	return false;
@@ -72,7 +72,7 @@ static bool any_rebuilding(const struct eng_array *a)
 static uint64_t recovery_from(const struct eng_array *a)
 {
 	uint64_t from = eng_replace_from(a);
-	for (int r = 0; r < a->geom.raid_disks; r++)
+	for (int r = 0; r < a->geo.raid_disks; r++)
 		if (sync_role_rebuilding(a, r) && a->mem[a->slot[r]]->recovery_offset < from)
 			from = a->mem[a->slot[r]]->recovery_offset;
 	return from;
@@ -101,7 +101,7 @@ void eng_sync_schedule(struct eng_array *a)
 		return;
 	/* A spare fills the first empty slot. */
 	if (!any_rebuilding(a)) {
-		for (int r = 0; r < a->geom.raid_disks; r++) {
+		for (int r = 0; r < a->geo.raid_disks; r++) {
 			if (a->slot[r] >= 0)
 				continue;
 			int spare = -1;
@@ -116,9 +116,9 @@ void eng_sync_schedule(struct eng_array *a)
 			em->recovery_offset = 0;
 			a->slot[r] = spare;
 			eng_log_full_recovery(a, r); /* a spare: nothing on it to trust */
-			if (a->geom.level == 0 || a->geom.level == URAID_LEVEL_LINEAR)
+			if (a->geo.level == 0 || a->geo.level == URAID_LEVEL_LINEAR)
 				break;
-			a->geom.member_sectors[r] = em->sb.data_size;
+			a->geo.member_sectors[r] = em->sb.data_size;
 			eng_sb_write_all(a);
 		}
 	}
@@ -156,7 +156,7 @@ static void finish(struct eng_array *a)
 		eng_sb_write_all(a);
 		break;
 	case URAID_SYNC_RECOVER:
-		for (int r = 0; r < a->geom.raid_disks; r++)
+		for (int r = 0; r < a->geo.raid_disks; r++)
 			if (a->slot[r] >= 0 &&
 			    a->mem[a->slot[r]]->state == URAID_MEMBER_REBUILDING) {
 				a->mem[a->slot[r]]->state = URAID_MEMBER_IN_SYNC;
@@ -332,7 +332,7 @@ int eng_sync_action(struct eng_array *a, enum uraid_sync_action act, char *err, 
 		            a->action == URAID_SYNC_RECOVER ? "recovery" : "sync");
 	} else {
 		bool degraded = false;
-		for (int r = 0; r < a->geom.raid_disks; r++)
+		for (int r = 0; r < a->geo.raid_disks; r++)
 			degraded |=
 			    a->slot[r] < 0 || a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC;
 		if (degraded) {
