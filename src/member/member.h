@@ -146,6 +146,12 @@ const char *member_ioq_reason(const struct member_ioq *q);
  * small values to exercise that path. */
 void member_ioq_set_split(struct member_ioq *q, size_t bytes);
 
+/* An in-memory copy-on-write view of inner (member_cow.c), which it owns:
+ * writes stay in memory, reads see them over what inner holds. For a
+ * read-only assembly that must do in memory what a read-write one would
+ * write (a journal replay). */
+int member_cow_wrap(struct member *inner, struct member **out);
+
 /* The member is still what was opened (ops->check; members without one
  * always are): 0, or a negative errno with `why` naming the change. */
 int member_check(struct member *m, char *why, size_t len);

@@ -3,8 +3,9 @@
 #  (a) mdadm --create --write-journal + a pattern written in the VM; on the
 #      host the members' last logged row is undone (zeroed) after the stop, so
 #      only a replay of the kernel's log restores it: uraid assembles, reads
-#      the pattern, check 0 (and a read-only open, which does not replay,
-#      sees the damage: the test has teeth); uraid then writes through it,
+#      the pattern, check 0 (the members without the log show the damage:
+#      the test has teeth; a read-only cat replays the log in memory and
+#      reads the pattern with no member changed); uraid then writes through it,
 #      and with the member holding an undone data page failed, that page
 #      rebuilt from the replayed parity reads back;
 #  (b) an array uraid created and wrote through its journal (write-through
@@ -35,9 +36,15 @@ truncate -s 8M "$d/kj"
 python3 -c 'import random,sys; sys.stdout.buffer.write(random.Random(8).randbytes(1<<20))' >"$d/pat"
 u_sectors=$(($(stat -c %s "$d/u/expected") / 512))
 c_sectors=$(($(stat -c %s "$d/c/expected") / 512))
-"$URAID" cat -o "$d/u.ro" "$d/u/j" "$d/u/m0" "$d/u/m1" "$d/u/m2" 2>/dev/null
+"$URAID" cat -o "$d/u.ro" "$d/u/m0" "$d/u/m1" "$d/u/m2" 2>/dev/null
 check "(c) the exported members alone lack the logged writes (teeth)" \
 	sh -c "! cmp -s '$d/u.ro' '$d/u/expected'"
+sum_u=$(cat "$d/u/j" "$d/u/m0" "$d/u/m1" "$d/u/m2" | sha256sum)
+"$URAID" cat -o "$d/u.rj" "$d/u/j" "$d/u/m0" "$d/u/m1" "$d/u/m2" 2>/dev/null
+check "(c) read-only cat replays uraid's log in memory: the logged writes read back" \
+	cmp -s "$d/u.rj" "$d/u/expected"
+check "(c) ... and leaves every member (the journal too) as it was" \
+	[ "$(cat "$d/u/j" "$d/u/m0" "$d/u/m1" "$d/u/m2" | sha256sum)" = "$sum_u" ]
 disks=(--disk kj="$d/kj" --disk k0="$d/k0" --disk k1="$d/k1" --disk k2="$d/k2" --disk pat="$d/pat"
 	--disk uj="$d/u/j" --disk u0="$d/u/m0" --disk u1="$d/u/m1" --disk u2="$d/u/m2"
 	--disk cj="$d/c/j" --disk c0="$d/c/m0" --disk c1="$d/c/m1" --disk c2="$d/c/m2")
@@ -104,9 +111,16 @@ print('undone', undone, 'pages at tail', tail)
 PY
 check "host: undid the members' pages of the kernel's last logged row" grep -q '^undone [1-9]' "$d/undo.log"
 pat_sectors=2048
-"$URAID" cat -o "$d/ro.img" "$d/kj" "$d/k0" "$d/k1" "$d/k2" 2>"$d/cat.err"
+"$URAID" cat -o "$d/ro.img" "$d/k0" "$d/k1" "$d/k2" 2>"$d/cat.err"
 got_ro=$(head -c $((pat_sectors * 512)) "$d/ro.img" 2>/dev/null | md5sum | cut -d' ' -f1)
-check "read-only open (no replay) sees the undone row: the test has teeth" [ "$got_ro" != "$want_k" ]
+check "the members without the log show the undone row: the test has teeth" [ "$got_ro" != "$want_k" ]
+sum_k=$(cat "$d/kj" "$d/k0" "$d/k1" "$d/k2" | sha256sum)
+"$URAID" cat -o "$d/rj.img" "$d/kj" "$d/k0" "$d/k1" "$d/k2" 2>"$d/cat.err"
+got_rj=$(head -c $((pat_sectors * 512)) "$d/rj.img" 2>/dev/null | md5sum | cut -d' ' -f1)
+check "(a) read-only cat replays the kernel's log in memory: the pattern reads back" \
+	[ "$got_rj" = "$want_k" ]
+check "(a) ... and leaves the kernel's members (the journal too) as they were" \
+	[ "$(cat "$d/kj" "$d/k0" "$d/k1" "$d/k2" | sha256sum)" = "$sum_k" ]
 if "$URAID" assemble --name=kj "$d/kj" "$d/k0" "$d/k1" "$d/k2" 2>"$d/asm.err"; then
 	ok "uraid assembles the kernel's journaled array"
 else

@@ -93,6 +93,21 @@ static int jt_assemble(struct jt *t, bool with_journal, unsigned flags, struct u
 	return jt_assemble_without(t, 0, with_journal, flags, a);
 }
 
+/* FNV-1a over every member image, the journal too. */
+static uint64_t jt_images_hash(struct jt *t)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	uint8_t *buf = malloc(JBYTE);
+	for (int i = 0; buf && i <= t->nraid; i++) {
+		uint64_t len = i == t->nraid ? JBYTE : MEMB;
+		CHECK(member_read(t->d[i].mem, buf, len, 0) == 0);
+		for (uint64_t k = 0; k < len; k++)
+			h = (h ^ buf[k]) * 0x100000001b3ull;
+	}
+	free(buf);
+	return h;
+}
+
 static void snap_members(struct jt *t)
 {
 	for (int i = 0; i < t->nraid; i++) {
@@ -209,13 +224,23 @@ static void replay_case(int level, int nraid, uint32_t chunk, uint64_t seed, enu
 	struct unit u[256];
 	uint32_t seed32;
 	CHECK(list_units(&t, u, 256, &seed32) > 60);
-	/* Teeth: without the replay (read-only assembly skips it) the
-	 * members hold the old data, or, with the data members d0.. missing,
-	 * their data rebuilt from stale parity is wrong. */
-	CHECK(jt_assemble_without(&t, how == ALL_LOST ? 0 : nlose, true, URAID_RDONLY, &a) == 0);
+	/* Teeth: without the log (the journal left out) the members hold the
+	 * old data, or, with the data members d0.. missing, their data
+	 * rebuilt from stale parity is wrong. */
+	int skip = how == ALL_LOST ? 0 : nlose;
+	CHECK(jt_assemble_without(&t, skip, false, URAID_RDONLY, &a) == 0);
 	CHECKF(te_verify(a, t.shadow, t.size) != 0, "raid%d/%d, %s: no teeth", level, nraid,
 	       crash_name[how]);
 	uraid_drop(a);
+	/* A read-only assembly replays the log in memory: everything written
+	 * reads back, and not one byte of any member (the journal too) moved. */
+	uint64_t before = jt_images_hash(&t);
+	CHECK(jt_assemble_without(&t, skip, true, URAID_RDONLY, &a) == 0);
+	CHECKF(te_verify(a, t.shadow, t.size) == 0, "raid%d/%d, %s: read-only replay in memory",
+	       level, nraid, crash_name[how]);
+	uraid_drop(a);
+	CHECKF(jt_images_hash(&t) == before, "raid%d/%d, %s: the read-only replay wrote a member",
+	       level, nraid, crash_name[how]);
 	if (how == PARITY_LOST_DEGRADED) {
 		CHECK(jt_assemble_without(&t, nlose, true, 0, &a) == 0);
 		CHECKF(te_verify(a, t.shadow, t.size) == 0,
@@ -564,9 +589,14 @@ static void write_back_survives_crash(void)
 	uraid_status(a, &st);
 	CHECK(st.journal_mode == URAID_JOURNAL_WB && st.journal_cached > 0);
 	uraid_drop(a); /* the cached pages never reached the members */
-	CHECK(jt_assemble(&t, true, URAID_RDONLY, &a) == 0);
-	CHECK(te_verify(a, t.shadow, t.size) != 0);
+	CHECK(jt_assemble(&t, false, URAID_RDONLY, &a) == 0);
+	CHECK(te_verify(a, t.shadow, t.size) != 0); /* teeth: the members alone */
 	uraid_drop(a);
+	uint64_t before = jt_images_hash(&t);
+	CHECK(jt_assemble(&t, true, URAID_RDONLY, &a) == 0);
+	CHECK(te_verify(a, t.shadow, t.size) == 0); /* replayed in memory */
+	uraid_drop(a);
+	CHECK(jt_images_hash(&t) == before);
 	CHECK(jt_assemble(&t, true, 0, &a) == 0);
 	CHECK(te_verify(a, t.shadow, t.size) == 0);
 	CHECK_EQ_U64(check_mismatches(a), 0);

@@ -1,5 +1,6 @@
 /* Member backends (file buffered, file O_DIRECT, memory, fault wrapper with
- * no rules) against a shadow byte array; open errors; read-only; discard. */
+ * no rules, in-memory copy-on-write view) against a shadow byte array; open errors; read-only;
+ * discard. */
 #include "test_member_common.h"
 #include "sim/member_fault.h"
 
@@ -275,6 +276,47 @@ static void readonly(void)
 	unlink(path);
 }
 
+/* The in-memory copy-on-write view over a read-only member: it behaves
+ * like a member holding what was written over what the file holds (the
+ * odd-sized end too), and the file never changes. */
+static void cow_view(void)
+{
+	char path[128], err[256] = "";
+	tm_path(path, sizeof(path), "cow");
+	unlink(path);
+	const uint64_t size = FSIZE - 1536; /* the last page is short */
+	struct member *m = NULL, *c = NULL;
+	CHECK(member_open_file(path, MEMBER_CREATE, size, &m, err, sizeof(err)) == 0);
+	if (!m)
+		return;
+	unsigned char *file = shadow_new(size), *shadow = shadow_new(size);
+	uint64_t rs = 11;
+	t_fill(&rs, file, size);
+	CHECK(member_write(m, file, size, 0, 0) == 0);
+	member_close(m);
+	CHECK(member_open_file(path, MEMBER_RDONLY, 0, &m, err, sizeof(err)) == 0);
+	if (!m)
+		goto out;
+	CHECK(member_cow_wrap(m, &c) == 0);
+	CHECK(strcmp(c->ops->kind, "cow") == 0 && !c->readonly && c->ops->fd(c) == -1);
+	CHECK_EQ_U64(c->size, size);
+	memcpy(shadow, file, size);
+	tm_random_io(c, shadow, 707, 600);
+	tm_big_unaligned(c, shadow, 708);
+	check_end(c, shadow);
+	CHECK(member_flush(c) == 0);
+	unsigned char *back = shadow_new(size);
+	CHECK(member_read(c, back, size, 0) == 0);
+	CHECK(memcmp(back, shadow, size) == 0);
+	free(back);
+	member_close(c);                         /* closes the file member */
+	CHECK(tm_file_equals(path, file, size)); /* not a byte written to it */
+out:
+	free(file);
+	free(shadow);
+	unlink(path);
+}
+
 static void open_errors(void)
 {
 	char err[256], path[128];
@@ -308,4 +350,5 @@ static void open_errors(void)
 }
 
 TEST_MAIN(T(file_buffered), T(file_direct), T(file_direct_odd_size), T(direct_refused_falls_back),
-          T(mem_backend), T(mem_large_sparse), T(fault_passthrough), T(readonly), T(open_errors))
+          T(mem_backend), T(mem_large_sparse), T(fault_passthrough), T(readonly), T(cow_view),
+          T(open_errors))

@@ -37,6 +37,7 @@ struct eng_wb_cache {
 struct eng_journal {
 	struct eng_member em; /* the journal member (em.m NULL when missing) */
 	bool failed;          /* missing, faulty or an I/O error: writes refused */
+	bool in_memory;       /* read-only array: replayed into copy-on-write views */
 	char why[160];        /* why writes are refused */
 	enum uraid_journal_mode mode;
 	uint32_t seed;     /* crc32c seed from the array uuid */

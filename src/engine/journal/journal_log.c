@@ -12,6 +12,24 @@
 #include "engine/raid456/raid456.h"
 #include "util/errmsg.h"
 
+/* Put every member (the journal too) behind an in-memory copy-on-write
+ * view, for a replay that must touch nothing. */
+static int in_memory(struct eng_array *a, char *err, size_t errlen)
+{
+	struct eng_journal *j = eng_journal_of(a);
+	for (int i = 0; i <= a->nmem; i++) {
+		struct member **mp = i < a->nmem ? &a->mem[i]->m : &j->em.m;
+		if (!*mp)
+			continue;
+		struct member *w;
+		if (member_cow_wrap(*mp, &w) < 0)
+			return errmsg(err, errlen, -ENOMEM, "out of memory for the journal replay");
+		*mp = w;
+	}
+	j->in_memory = true;
+	return 0;
+}
+
 static bool jl_present(const struct eng_array *a)
 {
 	return a->logdev ||
@@ -49,17 +67,30 @@ static int jl_load(struct eng_array *a, char *err, size_t errlen)
 	int rc = eng_journal_geometry(a, err, errlen);
 	if (rc < 0)
 		return rc;
-	if (a->readonly)
-		return 0; /* nothing may be written: the log stays for the next assembly */
-	return eng_journal_replay(a, err, errlen);
+	if (!a->readonly)
+		return eng_journal_replay(a, err, errlen);
+	/* Read-only: what the log holds is newer than the members, so it is
+	 * replayed all the same, into memory (member_cow.c): every member
+	 * behind a copy-on-write view, nothing written to any of them. */
+	rc = in_memory(a, err, errlen);
+	if (rc < 0)
+		return rc;
+	a->readonly = false;
+	rc = eng_journal_replay(a, err, errlen);
+	a->readonly = true;
+	return rc;
 }
 
 static int jl_start(struct eng_array *a, char *err, size_t errlen)
 {
-	if (!eng_journal_of(a) || eng_journal_of(a)->failed || a->readonly)
+	struct eng_journal *j = eng_journal_of(a);
+	if (!j || j->failed || (a->readonly && !j->in_memory))
 		return 0;
 	eng_lock(a);
+	bool ro = a->readonly;
+	a->readonly = false; /* read-only in memory: the data-only pages too */
 	int rc = eng_journal_replay_finish(a);
+	a->readonly = ro;
 	eng_unlock(a);
 	if (rc < 0)
 		return errmsg(err, errlen, rc, "writing journal data back to the array failed: %s",

@@ -308,8 +308,9 @@ int eng_journal_replay(struct eng_array *a, char *err, size_t errlen)
 	j->pending = pend;
 	if (count || pend->n)
 		fprintf(stderr,
-		        "uraid: %s: journal replayed %llu stripe rows, %zu data-only pages\n",
-		        a->ref.set_name, (unsigned long long)count, pend->n);
+		        "uraid: %s: journal replayed %llu stripe rows, %zu data-only pages%s\n",
+		        a->ref.set_name, (unsigned long long)count, pend->n,
+		        j->in_memory ? " (read-only: in memory, no member written)" : "");
 	/* A new log after the old one; seq jumps so no stale block continues
 	 * it. The tail moves there only once data-only pages are logged anew. */
 	seq += 10000;
