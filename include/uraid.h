@@ -167,6 +167,40 @@ int uraid_read(struct uraid_array *a, void *buf, size_t len, uint64_t off);
 int uraid_write(struct uraid_array *a, const void *buf, size_t len, uint64_t off);
 int uraid_flush(struct uraid_array *a);
 
+/* Where an array range lives (uraid_locate): every member piece that holds
+ * its data, a copy of it, or what rebuilds it (the other data and the
+ * parity of its stripe row). */
+enum uraid_place_kind {
+	URAID_PLACE_DATA, /* the data itself (linear, raid0, raid4/5/6) */
+	URAID_PLACE_COPY, /* one copy of it (raid1, raid10) */
+	URAID_PLACE_PEER, /* other data of the same stripe row (rebuilds it) */
+	URAID_PLACE_P,    /* the row's parity P */
+	URAID_PLACE_Q,    /* the row's syndrome Q (raid6) */
+};
+struct uraid_place {
+	int slot;                      /* the member's role */
+	char member[256];              /* its name; "" when the slot has none */
+	enum uraid_member_state state; /* URAID_MEMBER_MISSING when none */
+	enum uraid_place_kind kind;
+	uint64_t member_offset; /* bytes from the start of the member device */
+	/* With URAID_LOCATE_PROBE: 0 when the member read the piece just now,
+	 * else a negative errno (-ENODEV no member, -ESTALE not in sync
+	 * there, or the read's error). 0 without the flag. */
+	int probe;
+};
+#define URAID_LOCATE_PROBE 1u
+#define URAID_LOCATE_MAX   (2 * 256) /* places one range can have, at most */
+/* The places of the array range [off, off + len) (off and len multiples of
+ * the array's block_bytes, len > 0): fills up to `max` entries and returns
+ * how many there are (more than max: the rest left out), *piece = the bytes
+ * from off (at most len) that those same places hold, so a caller walks a
+ * range piece by piece. The probe reads each member piece directly (at
+ * most 1 MiB of it), nothing written: which members fail there. -EINVAL
+ * for a bad range; -EOPNOTSUPP for classes without it (GEOM). */
+int uraid_locate(struct uraid_array *a, uint64_t off, uint64_t len, unsigned flags,
+                 struct uraid_place *out, int max, uint64_t *piece);
+const char *uraid_place_kind_name(enum uraid_place_kind k); /* "data", "copy", ... */
+
 #define URAID_STATUS_MAX_MEMBERS 64
 struct uraid_member_status {
 	char name[256];

@@ -1,7 +1,7 @@
 /* nbdkit-uraid-plugin: serve an md array assembled by liburaid over NBD.
  *
  *   nbdkit uraid member=PATH member=PATH ... [readonly=true] [name=NAME]
- *          [control=false] [direct=true]
+ *          [control=false] [direct=true] [keep-going=true]
  *
  * One array per nbdkit process, assembled in .after_fork (the engine starts
  * threads, which must not exist when nbdkit forks into the background) after
@@ -18,6 +18,7 @@
 #include <nbdkit-plugin.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -45,6 +46,8 @@ static struct {
 	bool readonly;
 	bool control;
 	bool direct;
+	bool keep_going;   /* read-only: unreadable ranges read as zeros */
+	int unreadable_fd; /* RUN/NAME.unreadable, -1 when none */
 	char name[64];
 	/* running */
 	struct uraid_array *a;
@@ -61,7 +64,10 @@ static struct {
 	 * lands between their read and their write. Aligned writes share it. */
 	pthread_rwlock_t rmw;
 	void *zeros;
-} g = {.control = true, .lock = PTHREAD_MUTEX_INITIALIZER, .rmw = PTHREAD_RWLOCK_INITIALIZER};
+} g = {.control = true,
+       .unreadable_fd = -1,
+       .lock = PTHREAD_MUTEX_INITIALIZER,
+       .rmw = PTHREAD_RWLOCK_INITIALIZER};
 
 static void uraid_load(void)
 {
@@ -92,7 +98,8 @@ static int uraid_config(const char *key, const char *value)
 		if (!p)
 			return -1;
 		g.members[g.nmembers++] = p;
-	} else if (!strcmp(key, "readonly") || !strcmp(key, "control") || !strcmp(key, "direct")) {
+	} else if (!strcmp(key, "readonly") || !strcmp(key, "control") || !strcmp(key, "direct") ||
+	           !strcmp(key, "keep-going")) {
 		int b = nbdkit_parse_bool(value);
 		if (b < 0)
 			return -1;
@@ -100,8 +107,10 @@ static int uraid_config(const char *key, const char *value)
 			g.readonly = b;
 		else if (key[0] == 'c')
 			g.control = b;
-		else
+		else if (key[0] == 'd')
 			g.direct = b;
+		else
+			g.keep_going = b;
 	} else if (!strcmp(key, "name")) {
 		char err[256];
 		if (uraid_name_check(value, err, sizeof(err)) < 0) {
@@ -129,6 +138,12 @@ static int uraid_config_complete(void)
 		nbdkit_error("no members: pass member=PATH for each member of the array");
 		return -1;
 	}
+	if (g.keep_going && !g.readonly) {
+		/* Zeros in place of data are honest only where nothing is
+		 * written over them. */
+		nbdkit_error("keep-going=true needs readonly=true");
+		return -1;
+	}
 	return 0;
 }
 
@@ -137,7 +152,9 @@ static int uraid_config_complete(void)
 	"readonly=BOOL     assemble read-only: never write to any member\n"             \
 	"name=NAME         control socket name (default: the array name)\n"             \
 	"control=BOOL      run the control socket (default true)\n"                     \
-	"direct=BOOL       open members with O_DIRECT"
+	"direct=BOOL       open members with O_DIRECT\n"                                \
+	"keep-going=BOOL   (readonly) ranges no member can supply read as zeros,\n"     \
+	"                  each logged and listed in $URAID_RUN_DIR/NAME.unreadable"
 
 static unsigned assemble_flags(void)
 {
@@ -286,6 +303,13 @@ static int uraid_after_fork(void)
 	if (assemble(assemble_flags(), &g.a) < 0)
 		return -1;
 	uraid_status(g.a, &g.st);
+	if (g.keep_going && g.name[0]) {
+		char err[256]; /* a new list for this run */
+		g.unreadable_fd = uraid_run_open(g.name, ".unreadable",
+		                                 O_WRONLY | O_CREAT | O_APPEND, err, sizeof(err));
+		if (g.unreadable_fd < 0)
+			nbdkit_error("keep-going: no list of unreadable ranges: %s", err);
+	}
 	if (g.control && start_control() < 0) {
 		uraid_stop(g.a);
 		g.a = NULL;
@@ -319,6 +343,10 @@ static void uraid_cleanup(void)
 	if (g.sock[0]) {
 		unlink(g.sock);
 		g.sock[0] = 0;
+	}
+	if (g.unreadable_fd >= 0) {
+		close(g.unreadable_fd);
+		g.unreadable_fd = -1;
 	}
 	free(g.zeros);
 	g.zeros = NULL;
@@ -426,12 +454,55 @@ static void widen(uint32_t count, uint64_t offset, uint64_t *woff, size_t *wlen)
 	*wlen = (size_t)((offset + count + u - 1) / u * u - *woff);
 }
 
+/* keep-going: a range no member can supply, as zeros, on the record (the
+ * log, and RUN/NAME.unreadable: "OFFSET LENGTH" per line). */
+static void unreadable(uint64_t off, uint64_t len)
+{
+	nbdkit_error("keep-going: array bytes %llu..%llu unreadable on every member and not "
+	             "rebuildable: returned as zeros",
+	             (unsigned long long)off, (unsigned long long)(off + len - 1));
+	if (g.unreadable_fd < 0)
+		return;
+	char line[64];
+	int n = snprintf(line, sizeof(line), "%llu %llu\n", (unsigned long long)off,
+	                 (unsigned long long)len);
+	if (write(g.unreadable_fd, line, (size_t)n) != n) /* O_APPEND: one line at a time */
+		nbdkit_error("keep-going: cannot record the range: %s", strerror(errno));
+}
+
+/* uraid_read, and with keep-going an EIO read again unit by unit. */
+static int array_read(void *buf, size_t len, uint64_t off)
+{
+	int rc = uraid_read(g.a, buf, len, off);
+	if (rc != -EIO || !g.keep_going)
+		return rc;
+	uint64_t u = unit(), bad = 0, nbad = 0;
+	for (size_t done = 0; done < len; done += u) {
+		rc = uraid_read(g.a, (char *)buf + done, u, off + done);
+		if (rc == -EIO) {
+			memset((char *)buf + done, 0, u);
+			if (!nbad)
+				bad = off + done;
+			nbad += u;
+			continue;
+		}
+		if (nbad)
+			unreadable(bad, nbad);
+		nbad = 0;
+		if (rc < 0)
+			return rc;
+	}
+	if (nbad)
+		unreadable(bad, nbad);
+	return 0;
+}
+
 static int uraid_pread(void *h, void *buf, uint32_t count, uint64_t offset, uint32_t flags)
 {
 	(void)h;
 	(void)flags;
 	if (aligned(count, offset)) {
-		int rc = uraid_read(g.a, buf, count, offset);
+		int rc = array_read(buf, count, offset);
 		return rc < 0 ? fail(rc, "read", count, offset) : 0;
 	}
 	uint64_t woff;
@@ -440,7 +511,7 @@ static int uraid_pread(void *h, void *buf, uint32_t count, uint64_t offset, uint
 	char *b = malloc(wlen);
 	if (!b)
 		return fail(-ENOMEM, "read", count, offset);
-	int rc = uraid_read(g.a, b, wlen, woff);
+	int rc = array_read(b, wlen, woff);
 	if (rc == 0)
 		memcpy(buf, b + (offset - woff), count);
 	free(b);

@@ -109,13 +109,17 @@ int cmd_assemble(int argc, char **argv)
 		case 'N': name = optarg; break;
 		case 'f': force = true; break;
 		case 'h':
-			printf("usage: uraid assemble [--name NAME] [--force] MEMBER...\n"
-			       "  Checks the members, then starts a daemon that runs the array\n"
-			       "  (resync/recovery in the background) and serves its control "
-			       "socket.\n"
-			       "  --force starts a raid4/5/6 that is dirty (not stopped cleanly)\n"
-			       "  and degraded, which md refuses: parity written at the crash may\n"
-			       "  not match its data.\n");
+			printf(
+			    "usage: uraid assemble [--name NAME] [--force] MEMBER...\n"
+			    "  Checks the members, then starts a daemon that runs the array\n"
+			    "  (resync/recovery in the background) and serves its control "
+			    "socket.\n"
+			    "  --force, as mdadm's: members left out (stale, or marked faulty\n"
+			    "  by the others) are forced back in, the freshest first, while the\n"
+			    "  array cannot start without them (their event counts raised, their\n"
+			    "  faulty marks cleared); and a raid4/5/6 that is dirty (not stopped\n"
+			    "  cleanly) and degraded starts, which md refuses: parity written at\n"
+			    "  the crash may not match its data.\n");
 			return 0;
 		default: return 2;
 		}
@@ -128,8 +132,8 @@ int cmd_assemble(int argc, char **argv)
 	char err[512], warn[2048];
 	struct uraid_array *a;
 	int rc = uraid_assemble((const char *const *)argv + optind, argc - optind,
-	                        URAID_RDONLY | URAID_NO_SYNC_THREAD, &a, err, sizeof(err), warn,
-	                        sizeof(warn));
+	                        URAID_RDONLY | URAID_NO_SYNC_THREAD | (force ? URAID_FORCE : 0), &a,
+	                        err, sizeof(err), warn, sizeof(warn));
 	if (warn[0])
 		fprintf(stderr, "uraid: assemble: warning: %s", warn);
 	if (rc < 0)

@@ -255,6 +255,8 @@ static char **nbdkit_argv(const struct serve_opts *o, const char *name, char **m
 	ADD(buf);
 	if (o->readonly)
 		ADD("readonly=true");
+	if (o->keep_going)
+		ADD("keep-going=true");
 #undef ADD
 	for (size_t i = 0; i < k; i++)
 		if (!av[i]) {
@@ -477,14 +479,18 @@ int serve_start(const char *verb, const struct serve_opts *o, int n, char **args
 
 static void serve_usage(FILE *f)
 {
-	fprintf(f, "usage: uraid serve [--unix PATH | --port N [--ip-addr ADDR]] [--readonly]\n"
-	           "         [--tls=on|require --tls-certificates DIR] [--foreground]\n"
-	           "         [--name NAME] MEMBER... | NAME\n"
-	           "  Assembles the array and serves it over NBD with nbdkit and the uraid\n"
-	           "  plugin: on a unix socket (default $URAID_RUN_DIR/NAME.nbd) or on TCP\n"
-	           "  (127.0.0.1 unless --ip-addr). NAME alone takes a running array over from\n"
-	           "  its daemon. While served, uraid status/fail/add/check NAME act on it;\n"
-	           "  'uraid stop NAME' stops nbdkit and the array. Prints the NBD URI.\n");
+	fprintf(f,
+	        "usage: uraid serve [--unix PATH | --port N [--ip-addr ADDR]] [--readonly]\n"
+	        "         [--keep-going] [--tls=on|require --tls-certificates DIR] [--foreground]\n"
+	        "         [--name NAME] MEMBER... | NAME\n"
+	        "  Assembles the array and serves it over NBD with nbdkit and the uraid\n"
+	        "  plugin: on a unix socket (default $URAID_RUN_DIR/NAME.nbd) or on TCP\n"
+	        "  (127.0.0.1 unless --ip-addr). NAME alone takes a running array over from\n"
+	        "  its daemon. While served, uraid status/fail/add/check NAME act on it;\n"
+	        "  'uraid stop NAME' stops nbdkit and the array. Prints the NBD URI.\n"
+	        "  --keep-going (with --readonly): a range no member and no redundancy can\n"
+	        "  supply reads as zeros instead of failing; each one is logged and listed\n"
+	        "  (\"OFFSET LENGTH\" lines) in $URAID_RUN_DIR/NAME.unreadable.\n");
 }
 
 int cmd_serve(int argc, char **argv)
@@ -493,6 +499,7 @@ int cmd_serve(int argc, char **argv)
 	                                     {"port", required_argument, NULL, 'p'},
 	                                     {"ip-addr", required_argument, NULL, 'i'},
 	                                     {"readonly", no_argument, NULL, 'r'},
+	                                     {"keep-going", no_argument, NULL, 'k'},
 	                                     {"tls", required_argument, NULL, 'T'},
 	                                     {"tls-certificates", required_argument, NULL, 'C'},
 	                                     {"foreground", no_argument, NULL, 'f'},
@@ -515,6 +522,7 @@ int cmd_serve(int argc, char **argv)
 		}
 		case 'i': o.ip_addr = optarg; break;
 		case 'r': o.readonly = true; break;
+		case 'k': o.keep_going = true; break;
 		case 'T':
 			if (strcmp(optarg, "on") && strcmp(optarg, "off") &&
 			    strcmp(optarg, "require"))
@@ -531,6 +539,10 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (o.unix_path && o.port)
 		return cli_error("serve", "--unix and --port exclude each other");
+	if (o.keep_going && !o.readonly)
+		return cli_error("serve",
+		                 "--keep-going needs --readonly (zeros in place of data are "
+		                 "honest only where nothing is written over them)");
 	if (o.ip_addr && !o.port)
 		return cli_error("serve", "--ip-addr needs --port");
 	if (o.tls && strcmp(o.tls, "off") && !o.tls_certs)

@@ -22,6 +22,7 @@ struct serve_opts {
 	int port;              /* TCP port instead (0: unix socket) */
 	const char *ip_addr;   /* with port: address to listen on (default 127.0.0.1) */
 	bool readonly;
+	bool keep_going;       /* with readonly: unreadable ranges read as zeros */
 	const char *tls;       /* NULL, "off", "on", "require" */
 	const char *tls_certs; /* --tls-certificates DIR */
 	bool foreground;

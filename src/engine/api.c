@@ -142,6 +142,35 @@ int uraid_flush(struct uraid_array *a)
 	return a->cls->flush(a);
 }
 
+int uraid_locate(struct uraid_array *a, uint64_t off, uint64_t len, unsigned flags,
+                 struct uraid_place *out, int max, uint64_t *piece)
+{
+	struct uraid_status st;
+	if (!a || !piece || max < 0 || (max && !out) || (flags & ~URAID_LOCATE_PROBE))
+		return -EINVAL;
+	*piece = 0;
+	if (!a->cls->locate)
+		return -EOPNOTSUPP;
+	memset(&st, 0, sizeof(st));
+	uint32_t unit = a->cls->status(a, &st) == 0 && st.block_bytes ? st.block_bytes : 512;
+	uint64_t size = a->cls->size(a);
+	if (len == 0 || off % unit || len % unit || off >= size || len > size - off)
+		return -EINVAL;
+	return a->cls->locate(a, off, len, flags, out, max, piece);
+}
+
+const char *uraid_place_kind_name(enum uraid_place_kind k)
+{
+	switch (k) {
+	case URAID_PLACE_DATA: return "data";
+	case URAID_PLACE_COPY: return "copy";
+	case URAID_PLACE_PEER: return "row data";
+	case URAID_PLACE_P: return "parity P";
+	case URAID_PLACE_Q: return "syndrome Q";
+	}
+	return "?";
+}
+
 int uraid_status(struct uraid_array *a, struct uraid_status *st)
 {
 	memset(st, 0, sizeof(*st));

@@ -315,13 +315,31 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 		rc = errmsg(err, errlen, -EINVAL, "two replacements claim the same slot");
 		goto fail_a;
 	}
+	/* mdadm's --force: members left out brought back until it can start;
+	 * their superblocks are rewritten at setup (read-write only). */
+	bool forced = (flags & URAID_FORCE) && eng_force_members(a, warn, warnlen) > 0;
 	rc = dirty_degraded(a, flags, err, errlen, warn, warnlen);
 	if (rc < 0)
 		goto fail_a;
+	char hint[512] = "";
+	if (!(flags & URAID_FORCE))
+		eng_force_hint(a, hint, sizeof(hint));
 	rc = eng_array_setup(a, err, errlen);
 	if (rc < 0) {
 		eng_array_free(a);
+		if (rc == -ENODEV && hint[0] && err && strlen(err) + 1 < errlen)
+			snprintf(err + strlen(err), errlen - strlen(err), "%s", hint);
 		return rc;
+	}
+	if (forced && !a->readonly) {
+		eng_lock(a);
+		rc = eng_sb_write_all(a); /* the forced members' events and roles on disk */
+		eng_unlock(a);
+		if (rc < 0) {
+			eng_drop(a);
+			return errmsg(err, errlen, rc,
+			              "writing the forced members' superblocks failed");
+		}
 	}
 	*out = a;
 	return 0;

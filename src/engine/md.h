@@ -25,6 +25,12 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 int eng_members_agree(struct member *const *mm, const struct md_sb *sbs, int n, char *err,
                       size_t errlen);
 int eng_pick_freshest(const struct md_sb *sbs, int n);
+/* --force: members left out are forced back in, mdadm's way, until the
+ * array can start (names each in warn); how many. */
+int eng_force_members(struct eng_array *a, char *warn, size_t warnlen);
+/* Without --force: what it would force in, as "; --force would ..." for
+ * the refusal ("" when forcing would not help). */
+void eng_force_hint(const struct eng_array *a, char *buf, size_t len);
 bool eng_sb_current(const struct md_sb *s, const struct md_sb *fresh);
 /* create.c: a new array on opened members, or on member paths (created
  * when o->member_bytes asks for it), then assembled. */
@@ -42,6 +48,9 @@ int eng_stop(struct eng_array *a);
 void eng_drop(struct eng_array *a);
 int eng_status(struct eng_array *a, struct uraid_status *st);
 int eng_io_stats(struct eng_array *a, struct uraid_io_stats *st);
+/* locate.c: uraid_locate (arguments checked by the caller). */
+int eng_locate(struct eng_array *a, uint64_t off, uint64_t len, unsigned flags,
+               struct uraid_place *out, int max, uint64_t *piece);
 /* The personality's stripe cache; -EINVAL for levels without one. */
 int eng_set_stripe_cache(struct eng_array *a, unsigned stripes);
 

@@ -118,6 +118,12 @@ static int md_journal_add_member(struct uraid_array *h, struct member *m, char *
 	return eng_journal_add_member(eng_of(h), m, err, errlen);
 }
 
+static int md_locate(struct uraid_array *h, uint64_t off, uint64_t len, unsigned flags,
+                     struct uraid_place *out, int max, uint64_t *piece)
+{
+	return eng_locate(eng_of(h), off, len, flags, out, max, piece);
+}
+
 const struct eng_class eng_md_class = {
     .name = "md",
     .size = md_size,
@@ -142,4 +148,5 @@ const struct eng_class eng_md_class = {
     .set_stripe_cache = md_set_stripe_cache,
     .journal_mode = md_journal_mode,
     .journal_add_member = md_journal_add_member,
+    .locate = md_locate,
 };

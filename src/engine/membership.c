@@ -11,6 +11,7 @@
  * brain, refused too. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -212,4 +213,100 @@ int eng_members_agree(struct member *const *mm, const struct md_sb *sbs, int n, 
 			              mm[fi]->name, mm[i]->name, fresh->events);
 		}
 	return 0;
+}
+
+/* mdadm's --force (Assemble.c): while the array cannot start, take the
+ * member left out (stale, or marked faulty by the others) that is the
+ * freshest of those whose own superblock puts them, fully in sync, in a
+ * slot that is empty now. `chosen` gets them in that order; returns
+ * whether the array can start with them. Changes nothing. */
+static bool force_plan(const struct eng_array *a, const struct layout_ops *ops, int *chosen,
+                       int *nchosen)
+{
+	int slot[LAYOUT_MAX_MEMBERS];
+	bool in[ENG_MAX_MEMBERS] = {false};
+	memcpy(slot, a->slot, sizeof(slot));
+	*nchosen = 0;
+	for (;;) {
+		bool missing[LAYOUT_MAX_MEMBERS];
+		for (int r = 0; r < a->geo.raid_disks; r++)
+			missing[r] = slot[r] < 0 || (!in[slot[r]] && a->mem[slot[r]]->state !=
+			                                                 URAID_MEMBER_IN_SYNC);
+		if (ops->readable(&a->geo, missing))
+			return true;
+		int best = -1;
+		for (int i = 0; i < a->nmem; i++) {
+			const struct eng_member *em = a->mem[i];
+			int role = md_sb_role(&em->sb);
+			if (!em->left_out || in[i] || role < 0 || role >= a->geo.raid_disks ||
+			    slot[role] >= 0 || (em->sb.feature_map & MD_FEATURE_RECOVERY_OFFSET))
+				continue;
+			if (best < 0 || em->sb.events > a->mem[best]->sb.events)
+				best = i;
+		}
+		if (best < 0)
+			return false;
+		in[best] = true;
+		slot[md_sb_role(&a->mem[best]->sb)] = best;
+		chosen[(*nchosen)++] = best;
+	}
+}
+
+static void addf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void addf(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = buf && len ? strlen(buf) : 0;
+	if (!buf || used + 1 >= len)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
+/* Forced in: its events become the array's, the faulty mark the others
+ * hold for it goes (the next superblock update records both). Only when
+ * that makes an array that can start: otherwise nothing changes and the
+ * assembly is refused as too few members. */
+int eng_force_members(struct eng_array *a, char *warn, size_t warnlen)
+{
+	const struct layout_ops *ops = layout_ops_for(a->geo.level); /* a->ops: at setup */
+	int chosen[ENG_MAX_MEMBERS], n;
+	if (!ops || !force_plan(a, ops, chosen, &n))
+		return 0;
+	for (int k = 0; k < n; k++) {
+		struct eng_member *em = a->mem[chosen[k]];
+		int role = md_sb_role(&em->sb);
+		bool marked = a->ref.version != MD_SB_0_90 && em->sb.dev_number < MD_SB1_MAX_DEVS &&
+		              a->ref.dev_roles[em->sb.dev_number] == MD_ROLE_FAULTY;
+		addf(warn, warnlen,
+		     "forcing event count in %s (slot %d) from %" PRIu64 " up to %" PRIu64
+		     "%s: --force, the array cannot start without it\n",
+		     em->m->name, role, em->sb.events, a->events,
+		     marked ? ", clearing the faulty mark the others hold for it" : "");
+		em->sb.events = a->events;
+		em->left_out = false;
+		em->role = role;
+		em->state = URAID_MEMBER_IN_SYNC;
+		a->slot[role] = chosen[k];
+		a->geo.member_sectors[role] = em->sb.data_size;
+	}
+	return n;
+}
+
+void eng_force_hint(const struct eng_array *a, char *buf, size_t len)
+{
+	const struct layout_ops *ops = layout_ops_for(a->geo.level);
+	int chosen[ENG_MAX_MEMBERS], n;
+	if (len)
+		buf[0] = 0;
+	if (!ops || !force_plan(a, ops, chosen, &n) || n == 0)
+		return;
+	addf(buf, len, "; --force would start it by forcing in");
+	for (int k = 0; k < n; k++) {
+		const struct eng_member *em = a->mem[chosen[k]];
+		addf(buf, len, "%s %s (slot %d, events %" PRIu64 " of %" PRIu64 ")", k ? "," : "",
+		     em->m->name, md_sb_role(&em->sb), em->sb.events, a->events);
+	}
+	addf(buf, len, ", whose data may be behind the array's");
 }

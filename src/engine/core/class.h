@@ -29,14 +29,14 @@ struct uraid_array {
 #define eng_container_of(p, type, field) ((type *)((char *)(p)-offsetof(type, field)))
 
 struct eng_class {
-	const char *name; /* "md", "GEOM": messages name it */
+	const char *name;                              /* "md", "GEOM": messages name it */
 	uint64_t (*size)(const struct uraid_array *a); /* bytes */
 	int (*read)(struct uraid_array *a, void *buf, size_t len, uint64_t off);
 	int (*write)(struct uraid_array *a, const void *buf, size_t len, uint64_t off);
 	int (*flush)(struct uraid_array *a);
-	int (*stop)(struct uraid_array *a); /* clean stop; frees a */
+	int (*stop)(struct uraid_array *a);  /* clean stop; frees a */
 	void (*drop)(struct uraid_array *a); /* as a crash leaves it; frees a */
-	int (*status)(struct uraid_array *a, struct uraid_status *st); /* st zeroed */
+	int (*status)(struct uraid_array *a, struct uraid_status *st);     /* st zeroed */
 	int (*io_stats)(struct uraid_array *a, struct uraid_io_stats *st); /* st zeroed */
 	/* Member management; add/replace/re-add take ownership of m. */
 	int (*fail)(struct uraid_array *a, const char *member, char *err, size_t errlen);
@@ -59,6 +59,9 @@ struct eng_class {
 	                    size_t errlen);
 	int (*journal_add_member)(struct uraid_array *a, struct member *m, char *err,
 	                          size_t errlen);
+	/* uraid_locate, arguments checked. */
+	int (*locate)(struct uraid_array *a, uint64_t off, uint64_t len, unsigned flags,
+	              struct uraid_place *out, int max, uint64_t *piece);
 	/* The class's own verbs (GEOM: gmirror/graid3's), one request line. */
 	int (*ctl)(struct uraid_array *a, const char *request, char *err, size_t errlen);
 };
