@@ -227,6 +227,11 @@ static bool force_plan(const struct eng_array *a, const struct layout_ops *ops, 
 	bool in[ENG_MAX_MEMBERS] = {false};
 	memcpy(slot, a->slot, sizeof(slot));
 	*nchosen = 0;
+	/* The other layout ops assume a valid geometry (a zero copy count or
+	 * chunk divides by zero); setup names what is wrong with it. */
+	char e[160];
+	if (ops->validate(&a->geo, e, sizeof(e)) < 0)
+		return false;
 	for (;;) {
 		bool missing[LAYOUT_MAX_MEMBERS];
 		for (int r = 0; r < a->geo.raid_disks; r++)
