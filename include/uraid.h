@@ -521,6 +521,70 @@ int uraid_re_add_member(struct uraid_array *a, struct member *m, char *err, size
 /* Sectors the recoveries of re-added members skipped as clean. */
 uint64_t uraid_bitmap_recovery_skipped(struct uraid_array *a);
 
+/* ------------------------------------------------------------------------
+ * The configuration file (src/control/config.c, config_scan.c): mdadm.conf's
+ * syntax. Lines are "KEYWORD word...", a line starting with white space
+ * continues the one before, '#' starts a comment, words may be quoted with
+ * "" or ''. Keywords (any case, at least their first three letters):
+ *   DEVICE glob... | partitions | containers   where members are looked for
+ *   ARRAY [DEVNAME] tag=value...   UUID= name= devices=glob,... spares=N
+ *         spare-group= metadata= (level= num-devices= super-minor= auto=
+ *         bitmap= container= member= are accepted and ignored)
+ *   MAILADDR addr   MAILFROM addr   PROGRAM path   HOMEHOST name
+ *   CREATE AUTO POLICY PART-POLICY SYSFS ENCRYPTION   accepted, ignored
+ * Default path URAID_CONFIG_DEFAULT, else $URAID_CONFIG, else --config.
+ * ------------------------------------------------------------------------ */
+#define URAID_CONFIG_DEFAULT "/etc/uraid/uraid.conf"
+struct uraid_config_array {
+	char devname[256];             /* as written ("/dev/md/NAME", "/dev/md0"), "" none */
+	char name[URAID_NAME_MAX + 1]; /* what uraid runs it as: DEVNAME's last part,
+	                                  else name= without "host:", "" none */
+	char md_name[64];              /* name= as written, "" none */
+	char uuid[36];                 /* UUID= as md_uuid_format prints it, "" none */
+	char **devices;                /* devices= globs */
+	int ndevices;
+	int spares; /* spares=, -1 none */
+	char spare_group[64];
+	char metadata[16];
+	int line; /* where it starts in the file */
+};
+struct uraid_config {
+	char file[4096]; /* the path it was read from ("" parsed text) */
+	char **device;   /* DEVICE words in order, "partitions" included */
+	int ndevice;
+	struct uraid_config_array *arrays;
+	int narrays;
+	char mailaddr[256], mailfrom[256], program[4096], homehost[256];
+};
+/* Parse text (len bytes; NUL bytes are refused). `file` names it in
+ * messages. 0 and *out (uraid_config_free it), or -EINVAL with err saying
+ * "FILE:LINE: what is wrong". */
+int uraid_config_parse(const char *text, size_t len, const char *file, struct uraid_config **out,
+                       char *err, size_t errlen);
+/* Read and parse path, or (NULL) $URAID_CONFIG, else URAID_CONFIG_DEFAULT.
+ * The default missing is an empty configuration; a path given (or
+ * $URAID_CONFIG) missing is -ENOENT. */
+int uraid_config_load(const char *path, struct uraid_config **out, char *err, size_t errlen);
+void uraid_config_free(struct uraid_config *c);
+/* The ARRAY line for NAME: its name, DEVNAME ("/dev/md/NAME" or the whole
+ * DEVNAME), name= (with or without the "host:" part) or UUID. NULL if none. */
+const struct uraid_config_array *uraid_config_find(const struct uraid_config *c, const char *name);
+/* Candidate members: the array's devices= globs when it has them (arr may
+ * be NULL), else the DEVICE lines' globs (partitions: every device in
+ * /proc/partitions; no DEVICE line at all means partitions), expanded,
+ * deduplicated, existing files and block devices only. *paths malloc'ed
+ * (uraid_config_paths_free). */
+int uraid_config_candidates(const struct uraid_config *c, const struct uraid_config_array *arr,
+                            char ***paths, int *n, char *err, size_t errlen);
+/* The candidates whose md superblock has arr's UUID (or, an ARRAY line
+ * without UUID, its name=): 0 with *n >= 0 (0: none found). */
+int uraid_config_members(const struct uraid_config *c, const struct uraid_config_array *arr,
+                         char ***paths, int *n, char *err, size_t errlen);
+void uraid_config_paths_free(char **paths, int n);
+/* "xxxxxxxx:xxxxxxxx:xxxxxxxx:xxxxxxxx" from 32 hex digits separated by any
+ * of ':' '.' '-' ' ' (mdadm's UUID= forms): 0, or -EINVAL. */
+int uraid_uuid_parse(const char *s, char out[36]);
+
 #ifdef __cplusplus
 }
 #endif

@@ -49,6 +49,8 @@ static struct {
 	bool keep_going;   /* read-only: unreadable ranges read as zeros */
 	int unreadable_fd; /* RUN/NAME.unreadable, -1 when none */
 	char name[64];
+	char array[256]; /* array=: an ARRAY line of the configuration file */
+	char *config;    /* config=FILE (default $URAID_CONFIG, /etc/uraid/uraid.conf) */
 	/* running */
 	struct uraid_array *a;
 	struct uraid_status st; /* geometry as assembled (sizes do not change) */
@@ -85,6 +87,8 @@ static void uraid_unload(void)
 	for (int i = 0; i < g.nmembers; i++)
 		free(g.members[i]);
 	g.nmembers = 0;
+	free(g.config);
+	g.config = NULL;
 }
 
 static int uraid_config(const char *key, const char *value)
@@ -119,12 +123,12 @@ static int uraid_config(const char *key, const char *value)
 		}
 		snprintf(g.name, sizeof(g.name), "%s", value);
 	} else if (!strcmp(key, "array")) {
-		/* There is no array configuration file to resolve names through:
-		 * `uraid serve NAME` hands a running array over by its members. */
-		nbdkit_error("array=%s: not supported; pass member=PATH for each member, or use "
-		             "'uraid serve %s' to serve a running array",
-		             value, value);
-		return -1;
+		snprintf(g.array, sizeof(g.array), "%s", value);
+	} else if (!strcmp(key, "config")) {
+		free(g.config);
+		g.config = nbdkit_realpath(value);
+		if (!g.config)
+			return -1;
 	} else {
 		nbdkit_error("unknown parameter '%s'", key);
 		return -1;
@@ -132,8 +136,60 @@ static int uraid_config(const char *key, const char *value)
 	return 0;
 }
 
+/* array=NAME: its members found through the configuration file, as
+ * `uraid assemble NAME` finds them. */
+static int members_from_config(void)
+{
+	struct uraid_config *c;
+	char err[4096 + 256];
+	if (uraid_config_load(g.config, &c, err, sizeof(err)) < 0) {
+		nbdkit_error("array=%s: %s", g.array, err);
+		return -1;
+	}
+	const struct uraid_config_array *a = uraid_config_find(c, g.array);
+	if (!a) {
+		nbdkit_error("array=%s: no such ARRAY line in %s", g.array, c->file);
+		uraid_config_free(c);
+		return -1;
+	}
+	char **paths;
+	int n;
+	int rc = uraid_config_members(c, a, &paths, &n, err, sizeof(err));
+	bool got = rc == 0;
+	if (rc == 0 && n == 0) {
+		nbdkit_error("array=%s: no member found (%s line %d)", g.array, c->file, a->line);
+		rc = -1;
+	} else if (rc == 0 && n > MAX_MEMBERS) {
+		nbdkit_error("array=%s: more than %d members", g.array, MAX_MEMBERS);
+		rc = -1;
+	} else if (rc < 0) {
+		nbdkit_error("array=%s: %s", g.array, err);
+	}
+	for (int i = 0; rc == 0 && i < n; i++) {
+		g.members[g.nmembers] = realpath(paths[i], NULL);
+		if (!g.members[g.nmembers])
+			rc = -1;
+		else
+			g.nmembers++;
+	}
+	if (rc == 0 && !g.name[0] && a->name[0])
+		snprintf(g.name, sizeof(g.name), "%s", a->name);
+	if (got)
+		uraid_config_paths_free(paths, n);
+	uraid_config_free(c);
+	return rc < 0 ? -1 : 0;
+}
+
 static int uraid_config_complete(void)
 {
+	if (g.array[0]) {
+		if (g.nmembers) {
+			nbdkit_error("array= and member= exclude each other");
+			return -1;
+		}
+		if (members_from_config() < 0)
+			return -1;
+	}
 	if (g.nmembers == 0) {
 		nbdkit_error("no members: pass member=PATH for each member of the array");
 		return -1;
@@ -147,13 +203,15 @@ static int uraid_config_complete(void)
 	return 0;
 }
 
-#define uraid_config_help                                                               \
-	"member=PATH       (required, repeat) member image or device of the md array\n" \
-	"readonly=BOOL     assemble read-only: never write to any member\n"             \
-	"name=NAME         control socket name (default: the array name)\n"             \
-	"control=BOOL      run the control socket (default true)\n"                     \
-	"direct=BOOL       open members with O_DIRECT\n"                                \
-	"keep-going=BOOL   (readonly) ranges no member can supply read as zeros,\n"     \
+#define uraid_config_help                                                              \
+	"member=PATH       (repeat) member image or device of the md array\n"          \
+	"array=NAME        the members of ARRAY NAME in the configuration file\n"      \
+	"config=FILE       that file (default $URAID_CONFIG, /etc/uraid/uraid.conf)\n" \
+	"readonly=BOOL     assemble read-only: never write to any member\n"            \
+	"name=NAME         control socket name (default: the array name)\n"            \
+	"control=BOOL      run the control socket (default true)\n"                    \
+	"direct=BOOL       open members with O_DIRECT\n"                               \
+	"keep-going=BOOL   (readonly) ranges no member can supply read as zeros,\n"    \
 	"                  each logged and listed in $URAID_RUN_DIR/NAME.unreadable"
 
 static unsigned assemble_flags(void)

@@ -28,7 +28,7 @@ static const struct {
     {"examine", cmd_examine, "print the md superblock of members (mdadm --examine)", NULL, OWN},
     {"cat", cmd_cat, "read an array's contents from member images (read-only)", NULL, OWN},
     {"write", cmd_write, "write stdin into a running array", NULL, OWN},
-    {"detail", cmd_detail, "details of a running array (mdadm --detail)", "NAME", 0},
+    {"detail", cmd_detail_main, "details of a running array (mdadm --detail)", NULL, OWN},
     {"status", cmd_status, "mdstat-like view of running arrays", NULL, OWN},
     {"fail", cmd_fail, "mark a member faulty", "NAME MEMBER", 0},
     {"remove", cmd_remove, "remove a failed or spare member", "NAME MEMBER", 0},
@@ -47,6 +47,9 @@ static const struct {
      "NAME [ENTRIES]\n  ENTRIES: md's stripe_cache_size (4 KiB stripe heads, 0 = off, at "
      "most 32768); without it, shows the cache and the member I/O counters",
      0},
+    {"incremental", cmd_incremental, "add one member to its array, start it when complete", NULL,
+     OWN},
+    {"monitor", cmd_monitor, "watch arrays, run PROGRAM / mail on md's events", NULL, OWN},
     {"serve", cmd_serve, "serve an array over NBD", NULL, OWN},
     {"attach", cmd_attach, "attach a served array as a local loop device", NULL, OWN},
     {"detach", cmd_detach, "undo attach",

@@ -3,6 +3,7 @@
 #ifndef URAID_CLI_ARRAY_H
 #define URAID_CLI_ARRAY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,4 +27,26 @@ int cli_start_daemon(const char *verb, const char *name, int n, char **members);
 /* The control socket path of an array name (uraid_run_path): 0 or a
  * negative errno with err naming the problem. */
 int cli_sock_path(const char *name, char *path, size_t len, char *err, size_t errlen);
+/* Assemble members read-only to check them, pick the name (want, else the
+ * md name ...), then start the daemon: 0 or an exit status (printed). */
+int cli_assemble_start(const char *verb, const char *want, bool force, int n, char **members);
+
+/* The configuration file (cmd_scan.c): path (--config) or NULL for
+ * $URAID_CONFIG / the default. 0 and *c, or 1 with the problem printed. */
+struct uraid_config;
+int cli_config_load(const char *verb, const char *path, struct uraid_config **c);
+/* assemble NAME (an ARRAY line) and assemble --scan. */
+int cli_assemble_named(const char *verb, const char *config, const char *arr, const char *want,
+                       bool force);
+int cli_assemble_scan(const char *verb, const char *config, bool force);
+/* The arrays with a control socket in the run directory, sorted (free with
+ * uraid_config_paths_free): 0, or 1 with the problem printed. */
+int cli_running_arrays(const char *verb, char ***names, int *n);
+/* examine --scan (cmd_scan.c): n paths, or none for the config's DEVICE
+ * candidates. */
+int cli_examine_scan(const char *config, bool verbose, int n, char **paths);
+/* True when an array runs under name (its control socket answers). */
+bool cli_array_running(const char *name);
+/* assemble --incremental / uraid incremental (cmd_incremental.c). */
+int cli_incremental(const char *verb, const char *config, bool run, bool scan, int n, char **devs);
 #endif

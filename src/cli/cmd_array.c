@@ -94,26 +94,73 @@ int cmd_daemon(int argc, char **argv)
 	return rc < 0 ? 1 : 0;
 }
 
+int cli_assemble_start(const char *verb, const char *want, bool force, int n, char **members)
+{
+	if (want && cli_run_ready(verb, want))
+		return 1;
+	/* Check first, read-only, so refusals reach the user directly. */
+	char err[512], warn[2048];
+	struct uraid_array *a;
+	int rc = uraid_assemble((const char *const *)members, n,
+	                        URAID_RDONLY | URAID_NO_SYNC_THREAD | (force ? URAID_FORCE : 0), &a,
+	                        err, sizeof(err), warn, sizeof(warn));
+	if (warn[0])
+		fprintf(stderr, "uraid: %s: warning: %s", verb, warn);
+	if (rc < 0)
+		return cli_error(verb, "%s", err);
+	/* The read-only check only warns about a dirty degraded array; the
+	 * daemon's read-write assembly would refuse it. */
+	if (!force && strstr(warn, "dirty degraded array")) {
+		uraid_stop(a);
+		return cli_error(verb, "cannot start dirty degraded array (see the warning above); "
+		                       "--force starts it anyway");
+	}
+	struct uraid_status st;
+	uraid_status(a, &st);
+	uraid_stop(a);
+	char nm[URAID_NAME_MAX + 1];
+	if (cli_pick_name(verb, want, st.name, members[0], nm, sizeof(nm)))
+		return 1;
+	if (force)
+		setenv("URAID_DAEMON_FORCE", "1", 1);
+	rc = cli_start_daemon(verb, nm, n, members);
+	unsetenv("URAID_DAEMON_FORCE");
+	return rc;
+}
+
 int cmd_assemble(int argc, char **argv)
 {
-	static const struct option opts[] = {{"name", required_argument, NULL, 'N'},
-	                                     {"force", no_argument, NULL, 'f'},
-	                                     {"help", no_argument, NULL, 'h'},
-	                                     {NULL, 0, NULL, 0}};
-	const char *name = NULL;
-	bool force = false;
+	static const struct option opts[] = {
+	    {"name", required_argument, NULL, 'N'},  {"force", no_argument, NULL, 'f'},
+	    {"scan", no_argument, NULL, 's'},        {"config", required_argument, NULL, 'c'},
+	    {"incremental", no_argument, NULL, 'I'}, {"run", no_argument, NULL, 'R'},
+	    {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
+	const char *name = NULL, *config = NULL;
+	bool force = false, scan = false, incremental = false, run = false;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "N:fh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "N:fsc:IRh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'N': name = optarg; break;
 		case 'f': force = true; break;
+		case 's': scan = true; break;
+		case 'c': config = optarg; break;
+		case 'I': incremental = true; break;
+		case 'R': run = true; break;
 		case 'h':
 			printf(
 			    "usage: uraid assemble [--name NAME] [--force] MEMBER...\n"
+			    "       uraid assemble [--config FILE] [--force] NAME\n"
+			    "       uraid assemble [--config FILE] --scan\n"
+			    "       uraid assemble --incremental [--run] DEV (as uraid "
+			    "incremental)\n"
 			    "  Checks the members, then starts a daemon that runs the array\n"
 			    "  (resync/recovery in the background) and serves its control "
 			    "socket.\n"
+			    "  NAME: an ARRAY line of the configuration file (--config, else\n"
+			    "  $URAID_CONFIG, else " URAID_CONFIG_DEFAULT "); its members are the\n"
+			    "  DEVICE candidates whose superblock has its UUID. --scan: every\n"
+			    "  ARRAY line whose members are found and that is not running.\n"
 			    "  --force, as mdadm's: members left out (stale, or marked faulty\n"
 			    "  by the others) are forced back in, the freshest first, while the\n"
 			    "  array cannot start without them (their event counts raised, their\n"
@@ -124,39 +171,23 @@ int cmd_assemble(int argc, char **argv)
 		default: return 2;
 		}
 	}
+	if (incremental)
+		return cli_incremental("assemble", config, run, scan, argc - optind, argv + optind);
+	if (run)
+		return cli_error("assemble", "--run goes with --incremental");
+	if (scan) {
+		if (optind < argc || name)
+			return cli_error("assemble", "--scan takes no members and no --name");
+		return cli_assemble_scan("assemble", config, force);
+	}
 	if (optind >= argc)
 		return cli_error("assemble", "no members given");
-	if (name && cli_run_ready("assemble", name))
-		return 1;
-	/* Check first, read-only, so refusals reach the user directly. */
-	char err[512], warn[2048];
-	struct uraid_array *a;
-	int rc = uraid_assemble((const char *const *)argv + optind, argc - optind,
-	                        URAID_RDONLY | URAID_NO_SYNC_THREAD | (force ? URAID_FORCE : 0), &a,
-	                        err, sizeof(err), warn, sizeof(warn));
-	if (warn[0])
-		fprintf(stderr, "uraid: assemble: warning: %s", warn);
-	if (rc < 0)
-		return cli_error("assemble", "%s", err);
-	/* The read-only check only warns about a dirty degraded array; the
-	 * daemon's read-write assembly would refuse it. */
-	if (!force && strstr(warn, "dirty degraded array")) {
-		uraid_stop(a);
-		return cli_error("assemble",
-		                 "cannot start dirty degraded array (see the warning above); "
-		                 "--force starts it anyway");
-	}
-	struct uraid_status st;
-	uraid_status(a, &st);
-	uraid_stop(a);
-	char nm[URAID_NAME_MAX + 1];
-	if (cli_pick_name("assemble", name, st.name, argv[optind], nm, sizeof(nm)))
-		return 1;
-	if (force)
-		setenv("URAID_DAEMON_FORCE", "1", 1);
-	rc = cli_start_daemon("assemble", nm, argc - optind, argv + optind);
-	unsetenv("URAID_DAEMON_FORCE");
-	return rc;
+	struct stat sb;
+	if (argc - optind == 1 && stat(argv[optind], &sb) < 0 && errno == ENOENT)
+		return cli_assemble_named("assemble", config, argv[optind], name, force);
+	if (config)
+		return cli_error("assemble", "--config goes with an array NAME or --scan");
+	return cli_assemble_start("assemble", name, force, argc - optind, argv + optind);
 }
 
 /* Members are known to the daemon by absolute path. */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/cli_array.h"
 #include "meta/md_super.h"
 #include "member/member.h"
 #include "util/endian.h"
@@ -699,7 +700,10 @@ static int examine_one(const char *path, struct exam *e, char *err, size_t errle
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: uraid examine [--json] [--homehost NAME] MEMBER...\n"
-	           "Print the md superblock of each member as mdadm --examine does.\n");
+	           "       uraid examine --scan [--verbose] [--config FILE] [MEMBER...]\n"
+	           "Print the md superblock of each member as mdadm --examine does;\n"
+	           "--scan: one ARRAY line per array found (without members: among the\n"
+	           "configuration file's DEVICE candidates), as mdadm --examine --scan.\n");
 }
 
 int cmd_examine(int argc, char **argv)
@@ -707,22 +711,34 @@ int cmd_examine(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"json", no_argument, NULL, 'j'},
 	    {"homehost", required_argument, NULL, 'H'},
+	    {"scan", no_argument, NULL, 's'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"config", required_argument, NULL, 'c'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	bool json = false;
+	bool json = false, scan = false, verbose = false;
+	const char *config = NULL;
 	char host[256] = "";
 	const char *homehost = NULL;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jH:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jH:svc:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
+		case 's': scan = true; break;
+		case 'v': verbose = true; break;
+		case 'c': config = optarg; break;
 		case 'H': homehost = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
+	if (scan && !json)
+		return cli_examine_scan(config, verbose, argc - optind, argv + optind);
+	if (scan || config || verbose)
+		return cli_error("examine", "--verbose and --config go with --scan, which does not "
+		                            "go with --json");
 	if (optind >= argc) {
 		usage(stderr);
 		return 2;
