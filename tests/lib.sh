@@ -15,4 +15,6 @@ fail() { echo "not ok - $*"; T_FAILED=1; }
 check() { local n=$1; shift; if "$@"; then ok "$n"; else fail "$n"; fi; }
 # check_fails NAME CMD...: passes when CMD exits non-zero
 check_fails() { local n=$1; shift; if "$@"; then fail "$n (expected failure)"; else ok "$n"; fi; }
+# check_fails_q CMD...: succeeds when CMD fails (output dropped), for use inside check
+check_fails_q() { ! "$@" >/dev/null 2>&1; }
 t_done() { exit $T_FAILED; }

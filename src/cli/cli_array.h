@@ -45,6 +45,9 @@ int cli_running_arrays(const char *verb, char ***names, int *n);
 /* examine --scan (cmd_scan.c): n paths, or none for the config's DEVICE
  * candidates. */
 int cli_examine_scan(const char *config, bool verbose, int n, char **paths);
+/* The members of the default configuration's ARRAY line arr (absolute
+ * paths): 0 with n > 0, else -1 (no such line, none found). */
+int cli_config_members(const char *arr, char ***paths, int *n);
 /* True when an array runs under name (its control socket answers). */
 bool cli_array_running(const char *name);
 /* assemble --incremental / uraid incremental (cmd_incremental.c). */

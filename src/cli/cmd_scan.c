@@ -143,6 +143,33 @@ int cli_assemble_scan(const char *verb, const char *config, bool force)
 	return status || !started ? 1 : 0;
 }
 
+int cli_config_members(const char *arr, char ***paths, int *n)
+{
+	struct uraid_config *c;
+	char err[4096 + 256];
+	if (uraid_config_load(NULL, &c, err, sizeof(err)) < 0) {
+		fprintf(stderr, "uraid: warning: %s\n", err);
+		return -1;
+	}
+	const struct uraid_config_array *a = uraid_config_find(c, arr);
+	int rc = a ? uraid_config_members(c, a, paths, n, err, sizeof(err)) : -1;
+	uraid_config_free(c);
+	if (rc < 0)
+		return -1;
+	for (int i = 0; i < *n; i++) {
+		char *r = realpath((*paths)[i], NULL);
+		if (r) {
+			free((*paths)[i]);
+			(*paths)[i] = r;
+		}
+	}
+	if (*n == 0) {
+		uraid_config_paths_free(*paths, *n);
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- examine --scan ---- */
 
 struct found {

@@ -338,6 +338,17 @@ int serve_start(const char *verb, const struct serve_opts *o, int n, char **args
 	if (o->name && cli_check_name(verb, o->name))
 		return 1;
 	struct stat sb;
+	char **conf_members = NULL;
+	int nconf = 0;
+	char conf_name[URAID_NAME_MAX + 1] = "";
+	if (n == 1 && !strchr(args[0], '/') && stat(args[0], &sb) < 0 &&
+	    !cli_array_running(args[0]) &&
+	    cli_config_members(args[0], &conf_members, &nconf) == 0) {
+		/* An ARRAY line of the configuration file: its members. */
+		snprintf(conf_name, sizeof(conf_name), "%s", args[0]);
+		n = nconf;
+		args = conf_members;
+	}
 	if (n == 1 && !strchr(args[0], '/') && stat(args[0], &sb) < 0) {
 		/* A name: a running array to take over from its daemon. */
 		if (uraid_name_check(args[0], err, sizeof(err)) < 0)
@@ -370,10 +381,16 @@ int serve_start(const char *verb, const struct serve_opts *o, int n, char **args
 			if (!members[nm]) {
 				rc = cli_error(verb, "%s: %s", args[nm], strerror(errno));
 				free_list(members, nm);
+				uraid_config_paths_free(conf_members, nconf);
 				return rc;
 			}
 		}
-		rc = trial(verb, nm, members, o->name, name, namelen);
+		uraid_config_paths_free(conf_members, nconf);
+		rc = trial(verb, nm, members,
+		           o->name        ? o->name
+		           : conf_name[0] ? conf_name
+		                          : NULL,
+		           name, namelen);
 		if (rc == 0)
 			rc = cli_run_ready(verb, name);
 		if (rc == 0 && uraid_control_status(name, &st, err, sizeof(err)) == 0)
