@@ -5,13 +5,16 @@
 #   make bench      performance benchmarks: parity, engine (not part of check)
 #   make bench-export  NBD export throughput vs nbdkit memory and btrfs raid5
 #   make lint       clang-format --dry-run + cppcheck
-#   make install DESTDIR=...
+#   make install DESTDIR=...  (also the udev rule and systemd units of contrib/)
 
 PREFIX    ?= /usr/local
 LIBDIR    ?= $(PREFIX)/lib
 INCDIR    ?= $(PREFIX)/include
 BINDIR    ?= $(PREFIX)/bin
 MANDIR    ?= $(PREFIX)/share/man
+# udev reads /usr/lib/udev and /etc/udev, never /usr/local
+UDEVRULESDIR   ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/udev/rules.d,/etc/udev/rules.d)
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 VERSION   := 0.1.0
 
 CC        ?= gcc
@@ -181,6 +184,12 @@ install: all
 	install -m 644 $(REL)/uraid.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
 	install -m 755 $(REL)/uraid $(DESTDIR)$(BINDIR)/
 	install -m 644 man/uraid.8 $(DESTDIR)$(MANDIR)/man8/
+	install -d $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(SYSTEMDUNITDIR)
+	install -m 644 man/uraid.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	for f in contrib/udev/*.rules; do \
+	  sed 's|@BINDIR@|$(BINDIR)|g' $$f >$(DESTDIR)$(UDEVRULESDIR)/$$(basename $$f) || exit 1; done
+	for f in contrib/systemd/*.service; do \
+	  sed 's|@BINDIR@|$(BINDIR)|g' $$f >$(DESTDIR)$(SYSTEMDUNITDIR)/$$(basename $$f) || exit 1; done
 ifeq ($(HAVE_NBDKIT),1)
 	install -d $(DESTDIR)$(NBDKIT_PLUGINDIR)
 	install -m 755 $(PLUGIN) $(DESTDIR)$(NBDKIT_PLUGINDIR)/

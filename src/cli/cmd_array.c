@@ -94,40 +94,6 @@ int cmd_daemon(int argc, char **argv)
 	return rc < 0 ? 1 : 0;
 }
 
-int cli_assemble_start(const char *verb, const char *want, bool force, int n, char **members)
-{
-	if (want && cli_run_ready(verb, want))
-		return 1;
-	/* Check first, read-only, so refusals reach the user directly. */
-	char err[512], warn[2048];
-	struct uraid_array *a;
-	int rc = uraid_assemble((const char *const *)members, n,
-	                        URAID_RDONLY | URAID_NO_SYNC_THREAD | (force ? URAID_FORCE : 0), &a,
-	                        err, sizeof(err), warn, sizeof(warn));
-	if (warn[0])
-		fprintf(stderr, "uraid: %s: warning: %s", verb, warn);
-	if (rc < 0)
-		return cli_error(verb, "%s", err);
-	/* The read-only check only warns about a dirty degraded array; the
-	 * daemon's read-write assembly would refuse it. */
-	if (!force && strstr(warn, "dirty degraded array")) {
-		uraid_stop(a);
-		return cli_error(verb, "cannot start dirty degraded array (see the warning above); "
-		                       "--force starts it anyway");
-	}
-	struct uraid_status st;
-	uraid_status(a, &st);
-	uraid_stop(a);
-	char nm[URAID_NAME_MAX + 1];
-	if (cli_pick_name(verb, want, st.name, members[0], nm, sizeof(nm)))
-		return 1;
-	if (force)
-		setenv("URAID_DAEMON_FORCE", "1", 1);
-	rc = cli_start_daemon(verb, nm, n, members);
-	unsetenv("URAID_DAEMON_FORCE");
-	return rc;
-}
-
 int cmd_assemble(int argc, char **argv)
 {
 	static const struct option opts[] = {

@@ -17,61 +17,6 @@
 #include "meta/md_super.h"
 #include "uraid.h"
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-int cli_config_load(const char *verb, const char *path, struct uraid_config **c)
-{
-	char err[4096 + 256];
-	if (uraid_config_load(path, c, err, sizeof(err)) < 0)
-		return cli_error(verb, "%s", err);
-	return 0;
-}
-
-int cli_running_arrays(const char *verb, char ***names, int *n)
-{
-	char rd[PATH_MAX], err[PATH_MAX + 256];
-	*names = NULL;
-	*n = 0;
-	int rc = uraid_run_dir(false, rd, sizeof(rd), err, sizeof(err));
-	/* No run directory: nothing runs. One not to be trusted: say so. */
-	if (rc == -ENOENT)
-		return 0;
-	if (rc < 0)
-		return cli_error(verb, "%s", err);
-	DIR *d = opendir(rd);
-	if (!d)
-		return 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		size_t l = strlen(e->d_name);
-		if (l <= 5 || strcmp(e->d_name + l - 5, ".sock"))
-			continue;
-		char *nm = strndup(e->d_name, l - 5);
-		char **nn = nm ? realloc(*names, (size_t)(*n + 1) * sizeof(*nn)) : NULL;
-		if (!nn || uraid_name_check(nm, NULL, 0) < 0) {
-			free(nm);
-			if (!nn)
-				break;
-			*names = nn;
-			continue;
-		}
-		*names = nn;
-		nn[(*n)++] = nm;
-	}
-	closedir(d);
-	qsort(*names, (size_t)*n, sizeof(**names), cmp_str);
-	return 0;
-}
-
-bool cli_array_running(const char *name)
-{
-	struct uraid_status st;
-	return uraid_control_status(name, &st, NULL, 0) == 0;
-}
-
 /* Start one ARRAY line's array: 0 started, 1 failed (printed), -1 skipped
  * quietly (scan: no member found, or already running). */
 static int assemble_line(const char *verb, const struct uraid_config *c,
@@ -141,33 +86,6 @@ int cli_assemble_scan(const char *verb, const char *config, bool force)
 	uraid_config_free(c);
 	/* as mdadm: nothing assembled is a failure */
 	return status || !started ? 1 : 0;
-}
-
-int cli_config_members(const char *arr, char ***paths, int *n)
-{
-	struct uraid_config *c;
-	char err[4096 + 256];
-	if (uraid_config_load(NULL, &c, err, sizeof(err)) < 0) {
-		fprintf(stderr, "uraid: warning: %s\n", err);
-		return -1;
-	}
-	const struct uraid_config_array *a = uraid_config_find(c, arr);
-	int rc = a ? uraid_config_members(c, a, paths, n, err, sizeof(err)) : -1;
-	uraid_config_free(c);
-	if (rc < 0)
-		return -1;
-	for (int i = 0; i < *n; i++) {
-		char *r = realpath((*paths)[i], NULL);
-		if (r) {
-			free((*paths)[i]);
-			(*paths)[i] = r;
-		}
-	}
-	if (*n == 0) {
-		uraid_config_paths_free(*paths, *n);
-		return -1;
-	}
-	return 0;
 }
 
 /* ---- examine --scan ---- */

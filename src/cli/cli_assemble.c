@@ -1,0 +1,129 @@
+/* Helpers shared by the verbs that start arrays: the read-only check and
+ * daemon start behind assemble, incremental and the configuration's users;
+ * loading the configuration; which arrays run. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/cli_array.h"
+#include "uraid.h"
+
+int cli_assemble_start(const char *verb, const char *want, bool force, int n, char **members)
+{
+	if (want && cli_run_ready(verb, want))
+		return 1;
+	/* Check first, read-only, so refusals reach the user directly. */
+	char err[512], warn[2048];
+	struct uraid_array *a;
+	int rc = uraid_assemble((const char *const *)members, n,
+	                        URAID_RDONLY | URAID_NO_SYNC_THREAD | (force ? URAID_FORCE : 0), &a,
+	                        err, sizeof(err), warn, sizeof(warn));
+	if (warn[0])
+		fprintf(stderr, "uraid: %s: warning: %s", verb, warn);
+	if (rc < 0)
+		return cli_error(verb, "%s", err);
+	/* The read-only check only warns about a dirty degraded array; the
+	 * daemon's read-write assembly would refuse it. */
+	if (!force && strstr(warn, "dirty degraded array")) {
+		uraid_stop(a);
+		return cli_error(verb, "cannot start dirty degraded array (see the warning above); "
+		                       "--force starts it anyway");
+	}
+	struct uraid_status st;
+	uraid_status(a, &st);
+	uraid_stop(a);
+	char nm[URAID_NAME_MAX + 1];
+	if (cli_pick_name(verb, want, st.name, members[0], nm, sizeof(nm)))
+		return 1;
+	if (force)
+		setenv("URAID_DAEMON_FORCE", "1", 1);
+	rc = cli_start_daemon(verb, nm, n, members);
+	unsetenv("URAID_DAEMON_FORCE");
+	return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int cli_config_load(const char *verb, const char *path, struct uraid_config **c)
+{
+	char err[4096 + 256];
+	if (uraid_config_load(path, c, err, sizeof(err)) < 0)
+		return cli_error(verb, "%s", err);
+	return 0;
+}
+
+int cli_running_arrays(const char *verb, char ***names, int *n)
+{
+	char rd[PATH_MAX], err[PATH_MAX + 256];
+	*names = NULL;
+	*n = 0;
+	int rc = uraid_run_dir(false, rd, sizeof(rd), err, sizeof(err));
+	/* No run directory: nothing runs. One not to be trusted: say so. */
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0)
+		return cli_error(verb, "%s", err);
+	DIR *d = opendir(rd);
+	if (!d)
+		return 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		if (l <= 5 || strcmp(e->d_name + l - 5, ".sock"))
+			continue;
+		char *nm = strndup(e->d_name, l - 5);
+		char **nn = nm ? realloc(*names, (size_t)(*n + 1) * sizeof(*nn)) : NULL;
+		if (!nn || uraid_name_check(nm, NULL, 0) < 0) {
+			free(nm);
+			if (!nn)
+				break;
+			*names = nn;
+			continue;
+		}
+		*names = nn;
+		nn[(*n)++] = nm;
+	}
+	closedir(d);
+	qsort(*names, (size_t)*n, sizeof(**names), cmp_str);
+	return 0;
+}
+
+bool cli_array_running(const char *name)
+{
+	struct uraid_status st;
+	return uraid_control_status(name, &st, NULL, 0) == 0;
+}
+
+int cli_config_members(const char *arr, char ***paths, int *n)
+{
+	struct uraid_config *c;
+	char err[4096 + 256];
+	if (uraid_config_load(NULL, &c, err, sizeof(err)) < 0) {
+		fprintf(stderr, "uraid: warning: %s\n", err);
+		return -1;
+	}
+	const struct uraid_config_array *a = uraid_config_find(c, arr);
+	int rc = a ? uraid_config_members(c, a, paths, n, err, sizeof(err)) : -1;
+	uraid_config_free(c);
+	if (rc < 0)
+		return -1;
+	for (int i = 0; i < *n; i++) {
+		char *r = realpath((*paths)[i], NULL);
+		if (r) {
+			free((*paths)[i]);
+			(*paths)[i] = r;
+		}
+	}
+	if (*n == 0) {
+		uraid_config_paths_free(*paths, *n);
+		return -1;
+	}
+	return 0;
+}
