@@ -314,7 +314,11 @@ static struct mon_array *mon_add(struct mon *m, const char *name)
 			return &m->a[i];
 	if (m->n == MON_MAX || uraid_name_check(name, NULL, 0) < 0)
 		return NULL;
-	struct mon_array *ma = &m->a[m->n++];
+	/* In front: mdadm prepends to its list, so it checks arrays (and
+	 * reports their events) in the reverse of the order it learnt them. */
+	memmove(&m->a[1], &m->a[0], (size_t)m->n * sizeof(m->a[0]));
+	m->n++;
+	struct mon_array *ma = &m->a[0];
 	memset(ma, 0, sizeof(*ma));
 	snprintf(ma->name, sizeof(ma->name), "%s", name);
 	snprintf(ma->dev, sizeof(ma->dev), "/dev/md/%s", name);

@@ -116,6 +116,7 @@ for s in "$URAID_RUN_DIR"/*.sock; do [ -e "$s" ] && q stop "$(basename "$s" .soc
 export URAID_CONFIG=$T_TMP/d.conf
 if command -v nbdkit >/dev/null && command -v nbdcopy >/dev/null &&
 	[ -f "${URAID_NBDKIT_PLUGIN:=$TOP/build/rel/nbdkit-uraid-plugin.so}" ]; then
+	export URAID_NBDKIT_PLUGIN
 	"$URAID" cat "$d/a0" "$d/a1" "$d/a2" | sha256sum >"$T_TMP/want"
 	nbdkit -U - "$URAID_NBDKIT_PLUGIN" array=alpha readonly=true control=false \
 		--run 'nbdcopy "$uri" - | sha256sum' >"$T_TMP/got" 2>"$T_TMP/err"

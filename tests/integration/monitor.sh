@@ -39,8 +39,8 @@ check "r5 and m1 assembled" bash -c "'$URAID' assemble r5 && '$URAID' assemble m
 
 # 1. --oneshot --test: a TestMessage per array, and SparesMissing for r5
 "$URAID" monitor --oneshot --test --program "$d/prog" r5 m1 2>/dev/null
-check "--oneshot --test: TestMessage for each array, in order" \
-	diff <(printf '2:TestMessage /dev/md/r5\n2:SparesMissing /dev/md/r5\n2:TestMessage /dev/md/m1\n') "$ev"
+check "--oneshot --test: TestMessage for each array, in mdadm's order (the last named first)" \
+	diff <(printf '2:TestMessage /dev/md/m1\n2:TestMessage /dev/md/r5\n2:SparesMissing /dev/md/r5\n') "$ev"
 rm -f "$ev"
 PATH=$d/bin:$PATH "$URAID" monitor --oneshot --test --mail ops@example.org m1
 check "--mail: one mail through sendmail -t" test -s "$d/mail.0"
@@ -65,7 +65,7 @@ PATH=$d/bin:$PATH "$URAID" monitor --scan --delay 0.2 &
 MON=$!
 sleep 1.5
 check "started: SparesMissing for r5, DeviceDisappeared for m2 (in the config, not running)" \
-	diff <(printf '2:SparesMissing /dev/md/r5\n2:DeviceDisappeared /dev/md/m2\n') "$ev"
+	diff <(printf '2:DeviceDisappeared /dev/md/m2\n2:SparesMissing /dev/md/r5\n') "$ev"
 wait_ev() { for _ in $(seq 150); do grep -q "$1" "$ev" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
 q fail r5 "$d/a1"
 check "fail a1: Fail with the component" wait_ev "^3:Fail /dev/md/r5 $d/a1\$"
