@@ -72,4 +72,10 @@ q create --level=1 --raid-devices=2 --size=8M --name=mirror --assume-clean --run
 "$URAID" incremental "$d/x0" 2>"$T_TMP/err"
 check "another array with the name being gathered is refused" grep -q "give the arrays distinct names" "$T_TMP/err"
 check "... the record still lists only g0" bash -c "[ \$(grep -c member= '$URAID_RUN_DIR/mirror.incremental') = 1 ]"
+# A malformed configuration: refused naming the line, nothing recorded.
+rm -f "$URAID_RUN_DIR"/*.incremental
+printf 'DEVICE %s/*\nARRAY /dev/md/mirror UUID=%s colour=red\n' "$d" "$u" >"$URAID_CONFIG"
+"$URAID" incremental "$d/g1" 2>"$T_TMP/err"
+check "a malformed config line: refused with file and line" grep -q "$URAID_CONFIG:2: unknown ARRAY tag 'colour'" "$T_TMP/err"
+check "... nothing recorded" bash -c "! ls '$URAID_RUN_DIR'/*.incremental 2>/dev/null"
 t_done

@@ -53,6 +53,17 @@ check "... and carries the arrays' status" grep -q "^m1 : active raid1" "$d/mail
 URAID_CONFIG=$d/empty.conf "$URAID" monitor --scan --oneshot 2>"$d/err"
 check "--scan with neither program nor mail is refused, as mdadm" \
 	grep -q "No mail address or alert command - not monitoring" "$d/err"
+rm -f "$ev"
+"$URAID" monitor --oneshot --program "$d/prog" nosuch
+check "an array that does not run: DeviceDisappeared, as mdadm for a device it cannot open" \
+	diff <(echo "2:DeviceDisappeared /dev/md/nosuch") "$ev"
+rm -f "$ev"
+"$URAID" monitor --oneshot nosuch >"$d/out"
+check "neither program nor mail: the event printed as mdadm prints it ($(cat "$d/out"))" \
+	grep -Eqx '[A-Z][a-z]{2} [ 0-9][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2}: DeviceDisappeared on /dev/md/nosuch unknown device' "$d/out"
+check_fails "--delay abc refused" q monitor --oneshot --delay abc m1
+check_fails "a name breaking the name rule refused" q monitor --oneshot ../x
+check_fails "no NAMEs and no --scan refused" q monitor --oneshot
 "$URAID" monitor --oneshot m1 >"$d/out"
 check "neither program nor mail: no event printed for a healthy array" test ! -s "$d/out"
 
@@ -118,4 +129,35 @@ check "--oneshot: DegradedArray for g2" grep -qx "2:DegradedArray /dev/md/g2" "$
 check "... MoveSpare to g2 from g1" grep -qx "3:MoveSpare /dev/md/g2 /dev/md/g1" "$ev"
 check "... g2 has b2 now" bash -c "'$URAID' status g2 | grep -q 'b2\['"
 check "... g1 no longer" bash -c "! '$URAID' status g1 | grep -q 'b2\['"
+
+# 4. A check that finds mismatches: RebuildFinished carries mdadm's
+# " mismatches found: N (on raid level L)".
+rm -f "$ev"
+q create --level=1 --raid-devices=2 --size=16M --name=mm --assume-clean --run --no-daemon \
+	"$d/m0" "$d/m1"
+off=$("$URAID" examine "$d/m1" | sed -n 's/.*Data Offset : \([0-9]*\) sectors.*/\1/p')
+dd if=/dev/urandom of="$d/m1" bs=512 seek=$((off + 2048)) count=64 conv=notrunc status=none
+q assemble --name mm "$d/m0" "$d/m1"
+"$URAID" monitor --delay 0.2 --program "$d/prog" mm &
+MON=$!
+sleep 1
+q check mm
+check "check mm: RebuildStarted" wait_ev "^2:RebuildStarted /dev/md/mm\$"
+check "... RebuildFinished with the mismatches as its third argument" \
+	wait_ev "^3:RebuildFinished /dev/md/mm  mismatches found: [1-9][0-9]* (on raid level 1)\$"
+kill "$MON"; wait "$MON"; MON=
+q stop mm
+
+# 5. --daemonise --pid-file: the parent returns, the monitor runs on.
+rm -f "$ev"
+"$URAID" monitor --daemonise --pid-file "$d/mon.pid" --delay 0.2 --program "$d/prog" g1
+check "--daemonise returns at once, the pid in --pid-file" test -s "$d/mon.pid"
+MON=$(cat "$d/mon.pid")
+check "... that process is a uraid monitor" grep -q monitor "/proc/$MON/cmdline"
+q stop g1
+check "... and reports (DeviceDisappeared g1)" wait_ev "^2:DeviceDisappeared /dev/md/g1\$"
+kill "$MON"
+for _ in $(seq 50); do [ -e "/proc/$MON" ] || break; sleep 0.1; done
+check "... SIGTERM ends it and removes its pid file" test ! -e "$d/mon.pid"
+MON=
 t_done
