@@ -96,11 +96,12 @@ struct found {
 	int ndevs, spares;
 };
 
+/* Newest first, as mdadm lists them. */
 static void print_devices(char **devs, int n)
 {
 	printf("devices=");
-	for (int i = 0; i < n; i++)
-		printf("%s%s", i ? "," : "", devs[i]);
+	for (int i = n - 1; i >= 0; i--)
+		printf("%s%s", i < n - 1 ? "," : "", devs[i]);
 }
 
 static void print_found(const struct found *f, bool verbose)

@@ -41,6 +41,11 @@ section() { tr -d '\r' <"$d/vm.log" | sed -n "/^=== $1\$/,/^=== END\$/p" | sed '
 section EXAMINE >"$d/mdadm.examine"
 check "mdadm --examine --scan prints what uraid examine --scan prints" \
 	diff "$d/mdadm.examine" "$d/uraid.conf"
+map=$(tr -d '\r' <"$d/vm.log" | sed -n 's|^MAP \(/dev/[a-z0-9]*\) \([a-z0-9]*\)$|s#\1\\b#\2#g|p')
+section VERBOSE | sed -e "$map" >"$d/mdadm.verbose"
+"$URAID" examine --scan --verbose "${m[@]}" | sed -e "s#$d/##g" >"$d/uraid.verbose"
+check "--verbose too (level=, num-devices=, spares and devices, newest first)" \
+	diff "$d/mdadm.verbose" "$d/uraid.verbose"
 check "mdadm started all three from uraid's lines" \
 	[ "$(tr -d '\r' <"$d/vm.log" | grep -c 'has been started with')" = 3 ]
 section DETAIL | grep -v metadata=0.90 | sort >"$d/mdadm.detail"
