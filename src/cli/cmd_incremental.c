@@ -19,6 +19,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_array.h"
+#include "cli/cli_proc.h"
 #include "member/member.h"
 #include "meta/md_super.h"
 #include "uraid.h"
@@ -218,6 +219,11 @@ static int incremental_one(const char *verb, const struct uraid_config *c, bool 
 	rc = pending_read(verb, name, &p);
 	if (rc)
 		goto out;
+	/* Tests widen the window between reading the record and writing it
+	 * back, which the lock must cover (incremental.sh, members at once). */
+	const char *hold = getenv("URAID_INCREMENTAL_HOLD_MS");
+	if (hold && *hold)
+		cli_msleep(strtol(hold, NULL, 10));
 	if (p.n && strcmp(p.uuid, uuid)) {
 		rc = cli_error(verb,
 		               "%s belongs to array %s, but %s gathers the members of %s; "

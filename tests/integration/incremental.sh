@@ -72,6 +72,20 @@ q create --level=1 --raid-devices=2 --size=8M --name=mirror --assume-clean --run
 "$URAID" incremental "$d/x0" 2>"$T_TMP/err"
 check "another array with the name being gathered is refused" grep -q "give the arrays distinct names" "$T_TMP/err"
 check "... the record still lists only g0" bash -c "[ \$(grep -c member= '$URAID_RUN_DIR/mirror.incremental') = 1 ]"
+# Members arriving together (udev events in parallel): the flock on the
+# run directory queues them; the array starts once, with all of them.
+printf '' >"$URAID_CONFIG"
+q create --level=5 --raid-devices=3 --size=8M --name=par --assume-clean --run --no-daemon \
+	"$d/p0" "$d/p1" "$d/p2"
+for x in p0 p1 p2; do
+	URAID_INCREMENTAL_HOLD_MS=300 "$URAID" incremental "$d/$x" 2>"$T_TMP/par.$x" &
+done
+wait
+check "three at once: exactly one of them started it" \
+	[ "$(cat "$T_TMP"/par.p? | grep -c 'which has been started')" = 1 ]
+check "... with all three members [3/3]" bash -c "'$URAID' status par | grep -q '\[3/3\]'"
+check "... no record left" test ! -e "$URAID_RUN_DIR/par.incremental"
+q stop par
 # A malformed configuration: refused naming the line, nothing recorded.
 rm -f "$URAID_RUN_DIR"/*.incremental
 printf 'DEVICE %s/*\nARRAY /dev/md/mirror UUID=%s colour=red\n' "$d" "$u" >"$URAID_CONFIG"
