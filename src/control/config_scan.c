@@ -36,12 +36,10 @@ static int plist_add(struct plist *l, const char *path)
 	return 0;
 }
 
-/* /proc/partitions ($URAID_PROC_PARTITIONS in tests): every device it lists,
- * as /dev/NAME. */
+/* /proc/partitions: every device it lists, as /dev/NAME. */
 static int add_partitions(struct plist *l)
 {
-	const char *pp = getenv("URAID_PROC_PARTITIONS");
-	FILE *f = fopen(pp && *pp ? pp : "/proc/partitions", "re");
+	FILE *f = fopen("/proc/partitions", "re");
 	if (!f)
 		return 0;
 	char line[512];

@@ -132,4 +132,29 @@ if command -v nbdkit >/dev/null && command -v nbdcopy >/dev/null &&
 else
 	ok "# skip: nbdkit, nbdcopy or the plugin missing"
 fi
+
+# 6. DEVICE partitions (and no DEVICE line at all): every device of
+# /proc/partitions, here loop devices over the members (root only).
+unset URAID_CONFIG
+loops=()
+if [ "$(id -u)" = 0 ] && command -v losetup >/dev/null; then
+	for x in b0 b1 b2; do
+		l=$(losetup -f --show "$d/$x" 2>/dev/null) && loops+=("$l")
+	done
+fi
+if [ ${#loops[@]} = 3 ]; then
+	trap 'for l in "${loops[@]}"; do losetup -d "$l"; done; cleanup' EXIT
+	for l in "${loops[@]}"; do udevadm settle 2>/dev/null; grep -q " ${l#/dev/}\$" /proc/partitions || sleep 1; done
+	printf 'DEVICE partitions\nARRAY /dev/md/beta UUID=%s\n' "$ub" >"$T_TMP/p.conf"
+	"$URAID" assemble --config "$T_TMP/p.conf" --scan 2>"$T_TMP/err"
+	check "DEVICE partitions: beta found on the loop devices" grep -q "beta has been started with 3 members" "$T_TMP/err"
+	"$URAID" status beta >"$T_TMP/st" 2>&1
+	check "... its members are them" grep -q "${loops[0]#/dev/}\[" "$T_TMP/st"
+	q stop beta
+	printf 'ARRAY /dev/md/beta UUID=%s\n' "$ub" >"$T_TMP/p.conf"
+	check "no DEVICE line: partitions too" q assemble --config "$T_TMP/p.conf" beta
+	q stop beta
+else
+	ok "# skip: DEVICE partitions needs root and loop devices"
+fi
 t_done
