@@ -54,7 +54,8 @@ static int mirror_piece(struct eng_array *a, uint64_t pos, uint64_t n)
 	}
 	for (int c = 0; c < good; c++)
 		if (bad_copy[c] && eng_member_io(a, loc[c].role, true, src, loc[c].sector, n) < 0)
-			eng_member_failed(a, loc[c].role, "read error, and rewriting it failed");
+			eng_write_failed(a, loc[c].role, src, loc[c].sector, n, 1,
+			                 "read error, and rewriting it failed");
 	for (int c = 0; c < a->ncopies; c++) {
 		if (c == good || !eng_role_writable(a, loc[c].role))
 			continue;
@@ -72,7 +73,8 @@ static int mirror_piece(struct eng_array *a, uint64_t pos, uint64_t n)
 			write = bad && a->action == URAID_SYNC_REPAIR;
 		}
 		if (write && eng_member_io(a, role, true, src, loc[c].sector, n) < 0)
-			eng_member_failed(a, role, "write error during sync");
+			eng_write_failed(a, role, src, loc[c].sector, n, 1,
+			                 "write error during sync");
 	}
 	if (!eng_array_readable(a))
 		rc = -EIO;
@@ -93,11 +95,32 @@ static int piece_len(struct eng_array *a, uint64_t lsec, uint64_t n, uint64_t *l
 	return 0;
 }
 
+/* The longest run from lsec (at most len) one copy reads without touching
+ * a recorded bad range, so the careful path takes each piece from a copy
+ * that can serve it whole (as md's sync reads around bad blocks); len when
+ * none can serve lsec (mirror_piece then says -EIO). */
+static uint64_t good_run(struct eng_array *a, uint64_t lsec, uint64_t len)
+{
+	uint64_t best = 0;
+	for (int c = 0; c < a->ncopies && best < len; c++) {
+		struct layout_loc loc;
+		uint64_t l;
+		if (a->ops->map(&a->geo, lsec, c, &loc, &l) < 0)
+			return len;
+		uint64_t run = eng_role_readable_run(a, loc.role, loc.sector, len);
+		if (run > best)
+			best = run;
+	}
+	return best ? best : len;
+}
+
 static int by_pieces(struct eng_array *a, uint64_t pos, uint64_t n)
 {
 	for (uint64_t end = pos + n; pos < end;) {
 		uint64_t len;
 		int rc = piece_len(a, pos, end - pos, &len);
+		if (rc == 0)
+			len = good_run(a, pos, len);
 		if (rc == 0)
 			rc = mirror_piece(a, pos, len);
 		if (rc < 0)
@@ -163,7 +186,8 @@ int sync_mirror_batch(struct eng_array *a, uint64_t pos, uint64_t n)
 	if (rc == 0 && !careful && wr.n && !sync_iol_run(a, &wr)) {
 		for (int i = 0; i < wr.n; i++)
 			if (!member_io_done(&wr.io[i]))
-				eng_member_failed(a, wr.role[i], "write error during sync");
+				eng_write_failed_io(a, wr.role[i], &wr.io[i], 1,
+				                    "write error during sync");
 		if (!eng_array_readable(a))
 			rc = -EIO;
 	}
@@ -384,10 +408,18 @@ static int recover_role(struct eng_array *a, int role, uint64_t pos, uint64_t en
 			if (!member_io_done(&wr.io[i]))
 				*(i < nw ? &write_ok : &read_ok) = false;
 		if (!write_ok) {
-			eng_member_failed(a, role, "write error during recovery");
+			/* md records the units a recovery cannot write in the
+			 * target's bad block log (handle_sync_write_finished) and
+			 * goes on; without one the target fails */
+			bool stays = true;
+			for (int i = 0; i < nw; i++)
+				if (!member_io_done(&wr.io[i]))
+					stays &= eng_write_failed_io(a, role, &wr.io[i], 1,
+					                             "write error during recovery");
 			if (!eng_array_readable(a))
 				rc = -EIO;
-			break;
+			if (!stays || rc < 0)
+				break;
 		}
 		if (!read_ok) /* repairs as it reads */
 			rc = sync_mirror_role_data(a, role, buf + (n0 - pos) * 512, n0, n1 - n0);

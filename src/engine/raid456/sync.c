@@ -341,8 +341,10 @@ static int recover_pipelined(struct eng_array *a, struct pbatch *b, int lost_rol
 			if (i < nread) {
 				read_ok = false;
 			} else {
-				write_ok = false;
-				eng_member_failed(a, l.role[i], "write error during recovery");
+				/* md: the target's bad block log, or md_error */
+				if (!eng_write_failed_io(a, l.role[i], &l.io[i], 8,
+				                         "write error during recovery"))
+					write_ok = false;
 			}
 		}
 		if (!eng_array_readable(a)) {
