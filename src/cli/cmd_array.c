@@ -46,6 +46,13 @@ int cmd_daemon(int argc, char **argv)
 	const char *fv = getenv("URAID_DAEMON_FORCE");
 	unsigned flags = fv && !strcmp(fv, "1") ? URAID_FORCE : 0;
 	unsetenv("URAID_DAEMON_FORCE");
+	/* and its --update, applied by this read-write assembly */
+	const char *uv = getenv("URAID_DAEMON_UPDATE");
+	if (uv && !strcmp(uv, "no-bbl"))
+		flags |= URAID_UPDATE_NO_BBL;
+	else if (uv && !strcmp(uv, "force-no-bbl"))
+		flags |= URAID_UPDATE_FORCE_NO_BBL;
+	unsetenv("URAID_DAEMON_UPDATE");
 	int rc = uraid_assemble((const char *const *)argv + 2, argc - 2, flags, &a, err,
 	                        sizeof(err), warn, sizeof(warn));
 	if (warn[0])
@@ -98,19 +105,34 @@ int cmd_assemble(int argc, char **argv)
 {
 	static const struct option opts[] = {{"name", required_argument, NULL, 'N'},
 	                                     {"force", no_argument, NULL, 'f'},
+	                                     {"update", required_argument, NULL, 'U'},
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {NULL, 0, NULL, 0}};
-	const char *name = NULL;
+	const char *name = NULL, *update = NULL;
 	bool force = false;
+	unsigned uflags = 0;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "N:fh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "N:fU:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'N': name = optarg; break;
 		case 'f': force = true; break;
+		case 'U':
+			update = optarg;
+			if (!strcmp(optarg, "no-bbl"))
+				uflags = URAID_UPDATE_NO_BBL;
+			else if (!strcmp(optarg, "force-no-bbl"))
+				uflags = URAID_UPDATE_FORCE_NO_BBL;
+			else
+				return cli_error("assemble",
+				                 "--update=%s is not supported (uraid knows no-bbl "
+				                 "and force-no-bbl)",
+				                 optarg);
+			break;
 		case 'h':
 			printf(
-			    "usage: uraid assemble [--name NAME] [--force] MEMBER...\n"
+			    "usage: uraid assemble [--name NAME] [--force] [--update=no-bbl|"
+			    "force-no-bbl] MEMBER...\n"
 			    "  Checks the members, then starts a daemon that runs the array\n"
 			    "  (resync/recovery in the background) and serves its control "
 			    "socket.\n"
@@ -119,7 +141,10 @@ int cmd_assemble(int argc, char **argv)
 			    "  array cannot start without them (their event counts raised, their\n"
 			    "  faulty marks cleared); and a raid4/5/6 that is dirty (not stopped\n"
 			    "  cleanly) and degraded starts, which md refuses: parity written at\n"
-			    "  the crash may not match its data.\n");
+			    "  the crash may not match its data.\n"
+			    "  --update=no-bbl removes the members' bad block logs when they\n"
+			    "  record nothing (refused otherwise); --update=force-no-bbl removes\n"
+			    "  them with their entries (mdadm 4.2).\n");
 			return 0;
 		default: return 2;
 		}
@@ -131,9 +156,10 @@ int cmd_assemble(int argc, char **argv)
 	/* Check first, read-only, so refusals reach the user directly. */
 	char err[512], warn[2048];
 	struct uraid_array *a;
-	int rc = uraid_assemble((const char *const *)argv + optind, argc - optind,
-	                        URAID_RDONLY | URAID_NO_SYNC_THREAD | (force ? URAID_FORCE : 0), &a,
-	                        err, sizeof(err), warn, sizeof(warn));
+	int rc =
+	    uraid_assemble((const char *const *)argv + optind, argc - optind,
+	                   URAID_RDONLY | URAID_NO_SYNC_THREAD | (force ? URAID_FORCE : 0) | uflags,
+	                   &a, err, sizeof(err), warn, sizeof(warn));
 	if (warn[0])
 		fprintf(stderr, "uraid: assemble: warning: %s", warn);
 	if (rc < 0)
@@ -154,8 +180,11 @@ int cmd_assemble(int argc, char **argv)
 		return 1;
 	if (force)
 		setenv("URAID_DAEMON_FORCE", "1", 1);
+	if (update)
+		setenv("URAID_DAEMON_UPDATE", update, 1);
 	rc = cli_start_daemon("assemble", nm, argc - optind, argv + optind);
 	unsetenv("URAID_DAEMON_FORCE");
+	unsetenv("URAID_DAEMON_UPDATE");
 	return rc;
 }
 
