@@ -95,6 +95,13 @@ int eng_bbl_add(struct eng_member *em, uint64_t msec, uint64_t nsec)
 	return rc;
 }
 
+void eng_bbl_restore(struct eng_member *em, const struct md_bbl *l, bool dirty)
+{
+	em->bbl = *l;
+	em->bbl_dirty = dirty;
+	feature_follows(em);
+}
+
 void eng_bbl_written(struct eng_member *em, uint64_t msec, uint64_t nsec)
 {
 	if (em->bbl.n == 0 || em->write_error_seen)

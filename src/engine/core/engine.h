@@ -214,6 +214,9 @@ bool eng_bbl_bad(const struct eng_member *em, uint64_t msec, uint64_t nsec, uint
 /* Record [msec, msec+nsec) as bad (md's rdev_set_badblocks): 1 recorded, 0
  * already there, -ENODEV without a log, -ENOSPC when the log is full. */
 int eng_bbl_add(struct eng_member *em, uint64_t msec, uint64_t nsec);
+/* Put back a copy of em's ranges taken before a recording that could not
+ * be written (dirty: whether they were waiting to be written then). */
+void eng_bbl_restore(struct eng_member *em, const struct md_bbl *l, bool dirty);
 /* A write of [msec, msec+nsec) to em succeeded: the ranges it covers hold
  * good data now and are forgotten (md's IO_MADE_GOOD / R5_MadeGood ->
  * rdev_clear_badblocks), unless a write to em failed before

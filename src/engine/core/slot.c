@@ -42,12 +42,22 @@ bool eng_write_failed(struct eng_array *a, int role, const void *buf, uint64_t m
 	if (em->state == URAID_MEMBER_FAULTY)
 		return false;
 	em->write_error_seen = true; /* md: set_bit(WriteErrorSeen) on every write error */
-	if (!em->has_bbl || a->readonly) {
+	if (!em->has_bbl || a->readonly || a->broken) {
 		/* md_error: no log to keep the range in (rdev_set_badblocks
-		 * fails while badblocks.shift < 0, as for a member without one) */
+		 * fails while badblocks.shift < 0, as for a member without one);
+		 * a broken array writes no superblock that could record it */
 		eng_member_failed(a, role, why);
 		return false;
 	}
+	/* What the log held before: a recording the superblocks cannot carry
+	 * is taken back (below). */
+	struct md_bbl *before = malloc(sizeof(*before));
+	if (!before) {
+		eng_member_failed(a, role, why);
+		return false;
+	}
+	*before = em->bbl;
+	bool was_dirty = em->bbl_dirty;
 	/* The unit: md's block_sectors = roundup(1 << shift, logical block),
 	 * at least what the personality records (raid5: a 4 KiB stripe unit). */
 	uint64_t blk = (uint64_t)1 << em->bbl.shift, lbs = eng_data_member(em)->logical_block / 512;
@@ -65,6 +75,8 @@ bool eng_write_failed(struct eng_array *a, int role, const void *buf, uint64_t m
 			int rc = eng_bbl_add(em, s, e - s);
 			if (rc < 0) {
 				/* md: rdev_set_badblocks returns 0, md_error fails it */
+				eng_bbl_restore(em, before, was_dirty);
+				free(before);
 				eng_member_failed(a, role,
 				                  rc == -ENOSPC
 				                      ? "write error, and its bad block log is full"
@@ -77,8 +89,10 @@ bool eng_write_failed(struct eng_array *a, int role, const void *buf, uint64_t m
 		}
 		s = e;
 	}
-	if (nbad == 0)
+	if (nbad == 0) {
+		free(before);
 		return true; /* the units all went through on the retry */
+	}
 	fprintf(stderr,
 	        "uraid: %s (slot %d): %s: data sectors %llu-%llu recorded in its bad block log "
 	        "(%d unit(s)); the array reads them from the other members\n",
@@ -86,7 +100,17 @@ bool eng_write_failed(struct eng_array *a, int role, const void *buf, uint64_t m
 	        (unsigned long long)last - 1, nbad);
 	/* md acknowledges the write only once the superblock recording the
 	 * range is written (MD_SB_CHANGE_PENDING); the log goes first. */
-	eng_sb_write_all(a);
+	if (eng_sb_write_all(a) < 0 && em->state != URAID_MEMBER_FAULTY) {
+		/* Not on disk (md: super_written's error is md_error): the
+		 * ranges are forgotten again, the write error stands, and the
+		 * member fails, or the array is broken when it cannot lose it,
+		 * its old data read as before. */
+		eng_bbl_restore(em, before, was_dirty);
+		free(before);
+		eng_member_failed(a, role, why);
+		return false;
+	}
+	free(before);
 	return em->state != URAID_MEMBER_FAULTY;
 }
 
