@@ -185,6 +185,7 @@ struct uraid_place {
 	uint64_t member_offset; /* bytes from the start of the member device */
 	/* With URAID_LOCATE_PROBE: 0 when the member read the piece just now,
 	 * else a negative errno (-ENODEV no member, -ESTALE not in sync
+	 * there, -ENODATA recorded in its bad block log, so never read
 	 * there, or the read's error). 0 without the flag. */
 	int probe;
 };

@@ -99,6 +99,16 @@ static bool stripe_has_bad(const struct eng_array *a, const struct eng_stripe_bu
 	return false;
 }
 
+/* Rows [msec, msec+nsec) of a member, within one BB_UNIT, as md's stripe
+ * head judges them: a bad sector anywhere in the unit makes the member
+ * missing for all of it (analyse_stripe asks is_badblock for the whole
+ * RAID5_STRIPE_SECTORS), not only for the rows asked. */
+static bool unit_readable(const struct eng_array *a, int role, uint64_t msec, uint64_t nsec)
+{
+	uint64_t u0 = msec / BB_UNIT * BB_UNIT;
+	return eng_role_present(a, role, msec, nsec) && !eng_role_bad(a, role, u0, BB_UNIT);
+}
+
 /* eng_stripe_read one BB_UNIT at a time (views into sb's blocks). */
 static int read_by_units(struct eng_array *a, struct eng_stripe_buf *sb, uint64_t co,
                          const bool *want, bool *lost_out)
@@ -139,7 +149,8 @@ int eng_stripe_read(struct eng_array *a, struct eng_stripe_buf *sb, uint64_t co,
 {
 	int npos = sb->nsyn + (sb->has_q ? 2 : 1);
 	uint64_t msec = sb->ls.sector + co;
-	if (msec / BB_UNIT != (msec + sb->nsec - 1) / BB_UNIT && stripe_has_bad(a, sb, msec))
+	bool one_unit = msec / BB_UNIT == (msec + sb->nsec - 1) / BB_UNIT;
+	if (!one_unit && stripe_has_bad(a, sb, msec))
 		return read_by_units(a, sb, co, want, lost_out);
 	struct member_io io[LAYOUT_MAX_MEMBERS + 2];
 	int io_pos[LAYOUT_MAX_MEMBERS + 2];
@@ -150,7 +161,8 @@ int eng_stripe_read(struct eng_array *a, struct eng_stripe_buf *sb, uint64_t co,
 		int role = sb->pos_role[p];
 		if (role < 0 || (want && !want[p]))
 			continue;
-		if (!eng_role_readable(a, role, msec, sb->nsec)) {
+		if (one_unit ? !unit_readable(a, role, msec, sb->nsec)
+		             : !eng_role_readable(a, role, msec, sb->nsec)) {
 			lost[p] = true;
 			continue;
 		}
