@@ -65,36 +65,10 @@ job() {
 	--script "$d/job1.sh" >"$d/vm.log" 2>&1
 rc=$?
 check "VM 1: kernel arrays with bad blocks made, read, listed (rc $rc)" [ "$rc" -eq 0 ]
-# The raid0's log, put on as md's super_1_sync would: entries (start << 10
-# | length, shift 0) at super_offset + bblog_offset, the rest all ones,
-# MD_FEATURE_BAD_BLOCKS set, the checksum redone; and garbage over them.
+# The raid0's log, put on as md's super_1_sync would (tests/md_bbl_put.py,
+# not uraid's codec), and garbage over its ranges.
 for ((i = 0; i < 3; i++)); do
-	python3 - "$d/z$i" ${BB[z$i]} <<'PY'
-import os, struct, sys
-path, v = sys.argv[1], list(map(int, sys.argv[2:]))
-with open(path, 'r+b') as f:
-    f.seek(8 * 512)
-    sb = bytearray(f.read(1024))
-    shift = sb[185]
-    size, off = struct.unpack_from('<H', sb, 186)[0], struct.unpack_from('<i', sb, 188)[0]
-    doff = struct.unpack_from('<Q', sb, 128)[0]
-    assert size and off and shift == 0, 'no bad block log'
-    log = bytearray(b'\xff' * (size * 512))
-    for k, (s, n) in enumerate(zip(v[::2], v[1::2])):
-        struct.pack_into('<Q', log, 8 * k, (doff + s) << 10 | n)
-        f.seek((doff + s) * 512)
-        f.write(os.urandom(n * 512))
-    f.seek((8 + off) * 512)
-    f.write(log)
-    if v:
-        struct.pack_into('<I', sb, 8, struct.unpack_from('<I', sb, 8)[0] | 8)
-    struct.pack_into('<I', sb, 216, 0)
-    n = 256 + 2 * struct.unpack_from('<I', sb, 220)[0]
-    c = sum(struct.unpack_from('<I', sb, k)[0] for k in range(0, n - 3, 4))
-    struct.pack_into('<I', sb, 216, ((c & 0xffffffff) + (c >> 32)) & 0xffffffff)
-    f.seek(8 * 512)
-    f.write(sb)
-PY
+	python3 "$TOP/tests/md_bbl_put.py" --garbage "$d/z$i" ${BB[z$i]}
 done
 {
 	echo "TAGS= MAKE= READ=\"z:3\" RT=\"rt1:2 rt5:3\""
