@@ -11,6 +11,7 @@
  * rewritten (resync, repair) and counted (check, repair). A read error
  * sends the run to the per-piece path, which tries every copy and repairs. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -437,6 +438,89 @@ static int recover_role(struct eng_array *a, int role, uint64_t pos, uint64_t en
 	return rc;
 }
 
+/* Does a member other than `role` hold recorded bad blocks? */
+static bool others_have_bad(const struct eng_array *a, int role)
+{
+	for (int r = 0; r < a->geo.raid_disks; r++)
+		if (r != role && a->slot[r] >= 0 && a->mem[a->slot[r]]->bbl.n > 0)
+			return true;
+	return false;
+}
+
+/* One piece of a recovery whose sources hold recorded bad blocks: what no
+ * copy can supply is recorded in the target's bad block log instead of
+ * written (md's raid1/raid10 recovery: fix_sync_read_error sets the range
+ * bad on the members, and the recovery goes on); without room there the
+ * target fails. 1 when something was recorded. */
+static int recover_piece_around_bad(struct eng_array *a, int role, uint8_t *buf, uint64_t msec,
+                                    uint64_t lsec, uint64_t len)
+{
+	int rc = eng_mirror_read(a, buf, lsec, len);
+	if (rc == 0) {
+		if (eng_member_io(a, role, true, buf, msec, len) < 0 &&
+		    !eng_write_failed(a, role, buf, msec, len, 1, "write error during recovery"))
+			return -EIO;
+		return 0;
+	}
+	if (rc != -EIO)
+		return rc;
+	int recorded = 0;
+	for (uint64_t k = 0; k < len; k++) {
+		if (a->slot[role] < 0)
+			return -EIO;
+		if (eng_mirror_read(a, buf, lsec + k, 1) == 0) {
+			if (eng_member_io(a, role, true, buf, msec + k, 1) < 0 &&
+			    !eng_write_failed(a, role, buf, msec + k, 1, 1,
+			                      "write error during recovery"))
+				return -EIO;
+			continue;
+		}
+		rc = eng_bbl_add(a->mem[a->slot[role]], msec + k, 1);
+		if (rc < 0) {
+			eng_member_failed(a, role,
+			                  rc == -ENOSPC ? "no copy to recover from, and its bad "
+			                                  "block log is full"
+			                                : "no copy to recover from");
+			return -EIO;
+		}
+		recorded = 1;
+	}
+	return recorded;
+}
+
+static int recover_role_around_bad(struct eng_array *a, int role, uint64_t pos, uint64_t end)
+{
+	uint8_t *buf = eng_buf_get(a, (size_t)GROUP_SECTORS * 512);
+	if (!buf)
+		return -ENOMEM;
+	int rc = 0;
+	bool recorded = false;
+	for (uint64_t msec = pos; msec < end && rc >= 0;) {
+		uint64_t lsec, len, max = end - msec < GROUP_SECTORS ? end - msec : GROUP_SECTORS;
+		int copy;
+		rc = role_piece(a, role, msec, max, &lsec, &copy, &len);
+		if (rc == -ERANGE) { /* unused by md */
+			rc = 0;
+			msec += len;
+			continue;
+		}
+		if (rc == 0)
+			rc = recover_piece_around_bad(a, role, buf, msec, lsec, len);
+		recorded |= rc > 0;
+		msec += len;
+	}
+	eng_buf_put(a, buf);
+	if (recorded) {
+		fprintf(stderr,
+		        "uraid: slot %d: recovery found sectors no copy holds; recorded in the new "
+		        "member's bad block log (reads there answer EIO, as md's)\n",
+		        role);
+		if (eng_sb_write_all(a) < 0 && rc >= 0)
+			rc = -EIO;
+	}
+	return rc < 0 ? rc : 0;
+}
+
 int sync_mirror_recover(struct eng_array *a, uint64_t pos, uint64_t n)
 {
 	for (int r = 0; r < a->geo.raid_disks; r++) {
@@ -447,7 +531,8 @@ int sync_mirror_recover(struct eng_array *a, uint64_t pos, uint64_t n)
 			end = used;
 		if (pos >= end)
 			continue;
-		int rc = recover_role_direct(a, r, pos, end);
+		int rc = others_have_bad(a, r) ? recover_role_around_bad(a, r, pos, end)
+		                               : recover_role_direct(a, r, pos, end);
 		if (rc == 1)
 			rc = recover_role(a, r, pos, end);
 		if (rc < 0)

@@ -84,11 +84,11 @@ static bool run_batch_failed(const struct member_io *io, int n)
 	return false;
 }
 
-/* md's stripe unit (RAID5_STRIPE_SECTORS, 4 KiB): md judges a member's
- * bad blocks per stripe head, so a member with a bad sector in a unit is
- * missing for the whole unit and two such members in one unit of a raid5
- * are too many, in other units they are not. */
-#define BB_UNIT 8
+/* md judges a member's bad blocks per stripe head (RAID456_BB_UNIT), so a
+ * member with a bad sector in a unit is missing for the whole unit and two
+ * such members in one unit of a raid5 are too many, in other units they
+ * are not. */
+#define BB_UNIT RAID456_BB_UNIT
 
 static bool stripe_has_bad(const struct eng_array *a, const struct eng_stripe_buf *sb,
                            uint64_t msec)
