@@ -185,6 +185,7 @@ struct uraid_place {
 	uint64_t member_offset; /* bytes from the start of the member device */
 	/* With URAID_LOCATE_PROBE: 0 when the member read the piece just now,
 	 * else a negative errno (-ENODEV no member, -ESTALE not in sync
+	 * there, -ENODATA recorded in its bad block log, so never read
 	 * there, or the read's error). 0 without the flag. */
 	int probe;
 };
@@ -505,6 +506,16 @@ int uraid_geom_ctl(struct uraid_array *a, const char *request, char *err, size_t
  * and the missing member's blocks would be rebuilt from it wrong. Read-only
  * assemblies are not refused (they get a warning). */
 #define URAID_FORCE 8u
+
+/* Assemble flags, mdadm's --update=no-bbl and --update=force-no-bbl: the
+ * members' bad block logs are removed from their superblocks (bblog
+ * offset, size and shift zeroed, MD_FEATURE_BAD_BLOCKS cleared), written as
+ * the array assembles read-write. NO_BBL refuses (-EBUSY, nothing written)
+ * while a member's log records bad blocks; FORCE_NO_BBL drops them (the
+ * ranges are then read again like any other). 0.90 arrays have no log:
+ * -EINVAL. */
+#define URAID_UPDATE_NO_BBL       16u
+#define URAID_UPDATE_FORCE_NO_BBL 32u
 
 /* Re-add a member that was briefly missing (failed and removed, or absent
  * at assembly) into the slot its superblock names (md's --re-add). With a

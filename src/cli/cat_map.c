@@ -56,6 +56,8 @@ static void describe_piece(FILE *f, const char *prefix, const struct uraid_place
 			snprintf(why, sizeof(why), "no member");
 		else if (p->probe == -ESTALE)
 			snprintf(why, sizeof(why), "not in sync there (%s)", state_name(p->state));
+		else if (p->probe == -ENODATA)
+			snprintf(why, sizeof(why), "in its bad block log");
 		else
 			snprintf(why, sizeof(why), "read error (%s)", strerror(-p->probe));
 		if (p->member[0])

@@ -29,7 +29,8 @@ int cli_start_daemon(const char *verb, const char *name, int n, char **members);
 int cli_sock_path(const char *name, char *path, size_t len, char *err, size_t errlen);
 /* Assemble members read-only to check them, pick the name (want, else the
  * md name ...), then start the daemon: 0 or an exit status (printed). */
-int cli_assemble_start(const char *verb, const char *want, bool force, int n, char **members);
+int cli_assemble_start(const char *verb, const char *want, bool force, const char *update, int n,
+                       char **members);
 
 /* The configuration file (cmd_scan.c): path (--config) or NULL for
  * $URAID_CONFIG / the default. 0 and *c, or 1 with the problem printed. */

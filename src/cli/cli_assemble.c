@@ -12,16 +12,22 @@
 #include "cli/cli_array.h"
 #include "uraid.h"
 
-int cli_assemble_start(const char *verb, const char *want, bool force, int n, char **members)
+int cli_assemble_start(const char *verb, const char *want, bool force, const char *update, int n,
+                       char **members)
 {
 	if (want && cli_run_ready(verb, want))
 		return 1;
 	/* Check first, read-only, so refusals reach the user directly. */
 	char err[512], warn[2048];
 	struct uraid_array *a;
-	int rc = uraid_assemble((const char *const *)members, n,
-	                        URAID_RDONLY | URAID_NO_SYNC_THREAD | (force ? URAID_FORCE : 0), &a,
-	                        err, sizeof(err), warn, sizeof(warn));
+	unsigned uflags = !update                           ? 0
+	                  : !strcmp(update, "no-bbl")       ? URAID_UPDATE_NO_BBL
+	                  : !strcmp(update, "force-no-bbl") ? URAID_UPDATE_FORCE_NO_BBL
+	                                                    : 0;
+	int rc =
+	    uraid_assemble((const char *const *)members, n,
+	                   URAID_RDONLY | URAID_NO_SYNC_THREAD | (force ? URAID_FORCE : 0) | uflags,
+	                   &a, err, sizeof(err), warn, sizeof(warn));
 	if (warn[0])
 		fprintf(stderr, "uraid: %s: warning: %s", verb, warn);
 	if (rc < 0)
@@ -41,8 +47,11 @@ int cli_assemble_start(const char *verb, const char *want, bool force, int n, ch
 		return 1;
 	if (force)
 		setenv("URAID_DAEMON_FORCE", "1", 1);
+	if (update)
+		setenv("URAID_DAEMON_UPDATE", update, 1);
 	rc = cli_start_daemon(verb, nm, n, members);
 	unsetenv("URAID_DAEMON_FORCE");
+	unsetenv("URAID_DAEMON_UPDATE");
 	return rc;
 }
 

@@ -46,6 +46,13 @@ int cmd_daemon(int argc, char **argv)
 	const char *fv = getenv("URAID_DAEMON_FORCE");
 	unsigned flags = fv && !strcmp(fv, "1") ? URAID_FORCE : 0;
 	unsetenv("URAID_DAEMON_FORCE");
+	/* and its --update, applied by this read-write assembly */
+	const char *uv = getenv("URAID_DAEMON_UPDATE");
+	if (uv && !strcmp(uv, "no-bbl"))
+		flags |= URAID_UPDATE_NO_BBL;
+	else if (uv && !strcmp(uv, "force-no-bbl"))
+		flags |= URAID_UPDATE_FORCE_NO_BBL;
+	unsetenv("URAID_DAEMON_UPDATE");
 	int rc = uraid_assemble((const char *const *)argv + 2, argc - 2, flags, &a, err,
 	                        sizeof(err), warn, sizeof(warn));
 	if (warn[0])
@@ -96,16 +103,20 @@ int cmd_daemon(int argc, char **argv)
 
 int cmd_assemble(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"name", required_argument, NULL, 'N'},  {"force", no_argument, NULL, 'f'},
-	    {"scan", no_argument, NULL, 's'},        {"config", required_argument, NULL, 'c'},
-	    {"incremental", no_argument, NULL, 'I'}, {"run", no_argument, NULL, 'R'},
-	    {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
-	const char *name = NULL, *config = NULL;
+	static const struct option opts[] = {{"name", required_argument, NULL, 'N'},
+	                                     {"force", no_argument, NULL, 'f'},
+	                                     {"scan", no_argument, NULL, 's'},
+	                                     {"config", required_argument, NULL, 'c'},
+	                                     {"incremental", no_argument, NULL, 'I'},
+	                                     {"run", no_argument, NULL, 'R'},
+	                                     {"update", required_argument, NULL, 'U'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
+	const char *name = NULL, *config = NULL, *update = NULL;
 	bool force = false, scan = false, incremental = false, run = false;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "N:fsc:IRh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "N:fsc:IRU:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'N': name = optarg; break;
 		case 'f': force = true; break;
@@ -113,9 +124,18 @@ int cmd_assemble(int argc, char **argv)
 		case 'c': config = optarg; break;
 		case 'I': incremental = true; break;
 		case 'R': run = true; break;
+		case 'U':
+			update = optarg;
+			if (strcmp(optarg, "no-bbl") && strcmp(optarg, "force-no-bbl"))
+				return cli_error("assemble",
+				                 "--update=%s is not supported (uraid knows no-bbl "
+				                 "and force-no-bbl)",
+				                 optarg);
+			break;
 		case 'h':
 			printf(
-			    "usage: uraid assemble [--name NAME] [--force] MEMBER...\n"
+			    "usage: uraid assemble [--name NAME] [--force] [--update=no-bbl|"
+			    "force-no-bbl] MEMBER...\n"
 			    "       uraid assemble [--config FILE] [--force] NAME\n"
 			    "       uraid assemble [--config FILE] --scan\n"
 			    "       uraid assemble --incremental [--run] DEV (as uraid "
@@ -132,11 +152,17 @@ int cmd_assemble(int argc, char **argv)
 			    "  array cannot start without them (their event counts raised, their\n"
 			    "  faulty marks cleared); and a raid4/5/6 that is dirty (not stopped\n"
 			    "  cleanly) and degraded starts, which md refuses: parity written at\n"
-			    "  the crash may not match its data.\n");
+			    "  the crash may not match its data.\n"
+			    "  --update=no-bbl removes the members' bad block logs when they\n"
+			    "  record nothing (refused otherwise); --update=force-no-bbl removes\n"
+			    "  them with their entries (mdadm 4.2).\n");
 			return 0;
 		default: return 2;
 		}
 	}
+	if (update && (incremental || scan || (argc - optind == 1 && access(argv[optind], F_OK))))
+		return cli_error("assemble",
+		                 "--update goes with the members named on the command line");
 	if (incremental)
 		return cli_incremental("assemble", config, run, scan, argc - optind, argv + optind);
 	if (run)
@@ -153,7 +179,7 @@ int cmd_assemble(int argc, char **argv)
 		return cli_assemble_named("assemble", config, argv[optind], name, force);
 	if (config)
 		return cli_error("assemble", "--config goes with an array NAME or --scan");
-	return cli_assemble_start("assemble", name, force, argc - optind, argv + optind);
+	return cli_assemble_start("assemble", name, force, update, argc - optind, argv + optind);
 }
 
 /* Members are known to the daemon by absolute path. */

@@ -1,5 +1,6 @@
 /* uraid examine MEMBER...: the md superblock of each member, worded and laid
- * out as `mdadm --examine` (mdadm 4.2) prints it, or as JSON with --json. */
+ * out as `mdadm --examine` (mdadm 4.2) prints it, or as JSON with --json;
+ * with --badblocks the bad block logs (cmd_examine_bbl.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_array.h"
+#include "cli/examine_int.h"
 #include "meta/md_super.h"
 #include "member/member.h"
 #include "util/endian.h"
@@ -609,7 +611,7 @@ static void print_090(const struct exam *e, const char *homehost)
 
 /* ---- JSON --------------------------------------------------------------------- */
 
-static void json_str(const char *key, const char *s)
+void examine_json_str(const char *key, const char *s)
 {
 	printf("\"%s\": \"", key);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -628,24 +630,24 @@ static void json_member(const struct exam *e, const char *homehost)
 	const struct md_sb *sb = &e->sb;
 	char uuid[40], buf[128];
 	printf("{");
-	json_str("member", e->path);
+	examine_json_str("member", e->path);
 	printf(", ");
-	json_str("version", md_sb_version_name(sb->version));
+	examine_json_str("version", md_sb_version_name(sb->version));
 	printf(", \"feature_map\": %u, ", sb->feature_map);
 	md_uuid_format(sb->set_uuid, uuid);
-	json_str("array_uuid", uuid);
+	examine_json_str("array_uuid", uuid);
 	printf(", ");
-	json_str("name", sb->version == MD_SB_0_90 ? "" : sb->set_name);
+	examine_json_str("name", sb->version == MD_SB_0_90 ? "" : sb->set_name);
 	printf(", \"local\": %s", md_sb_local_to_host(sb, homehost) ? "true" : "false");
 	bool v0 = sb->version == MD_SB_0_90;
 	printf(", \"creation_time\": %llu, \"update_time\": %llu, ",
 	       (unsigned long long)(v0 ? sb->ctime : sb->ctime & 0xffffffffffull),
 	       (unsigned long long)(v0 ? sb->utime : sb->utime & 0xffffffffffull));
-	json_str("raid_level", level_text(sb->level));
+	examine_json_str("raid_level", level_text(sb->level));
 	printf(", \"level\": %d, \"raid_devices\": %u, \"layout\": %u, ", sb->level, sb->raid_disks,
 	       sb->layout);
 	const char *lt = layout_text(sb, buf, sizeof(buf));
-	json_str("layout_name", lt ? (lt[0] == ' ' ? lt + 1 : lt) : "");
+	examine_json_str("layout_name", lt ? (lt[0] == ' ' ? lt + 1 : lt) : "");
 	printf(", \"chunk_sectors\": %u", sb->chunk_sectors);
 	printf(", \"size\": %llu, \"data_offset\": %llu, \"data_size\": %llu, \"super_offset\": "
 	       "%llu",
@@ -658,7 +660,7 @@ static void json_member(const struct exam *e, const char *homehost)
 	if (!v0) {
 		md_uuid_format(sb->device_uuid, uuid);
 		printf(", ");
-		json_str("device_uuid", uuid);
+		examine_json_str("device_uuid", uuid);
 		printf(", \"recovery_offset\": %llu", (unsigned long long)sb->recovery_offset);
 	}
 	printf(", \"checksum\": \"%x\", \"checksum_ok\": true", sb->sb_csum);
@@ -669,12 +671,12 @@ static void json_member(const struct exam *e, const char *homehost)
 		bool bad;
 		array_state(sb, 0, st, sizeof(st), &bad);
 		printf(", ");
-		json_str("array_state", st);
+		examine_json_str("array_state", st);
 	}
 	char err[256] = "";
 	if (md_sb_check_features(sb, err, sizeof(err)) < 0) {
 		printf(", ");
-		json_str("unsupported", err);
+		examine_json_str("unsupported", err);
 	}
 	printf("}");
 }
@@ -699,9 +701,11 @@ static int examine_one(const char *path, struct exam *e, char *err, size_t errle
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: uraid examine [--json] [--homehost NAME] MEMBER...\n"
+	fprintf(f, "usage: uraid examine [--json] [--homehost NAME] [--badblocks] MEMBER...\n"
 	           "       uraid examine --scan [--verbose] [--config FILE] [MEMBER...]\n"
-	           "Print the md superblock of each member as mdadm --examine does;\n"
+	           "Print the md superblock of each member as mdadm --examine does; with\n"
+	           "--badblocks (mdadm's --examine-badblocks) the entries of each member's\n"
+	           "bad block log instead, and whether assembly would accept the log;\n"
 	           "--scan: one ARRAY line per array found (without members: among the\n"
 	           "configuration file's DEVICE candidates), as mdadm --examine --scan.\n");
 }
@@ -714,26 +718,31 @@ int cmd_examine(int argc, char **argv)
 	    {"scan", no_argument, NULL, 's'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"config", required_argument, NULL, 'c'},
+	    {"badblocks", no_argument, NULL, 'b'},
+	    {"examine-badblocks", no_argument, NULL, 'b'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	bool json = false, scan = false, verbose = false;
+	bool json = false, scan = false, verbose = false, badblocks = false;
 	const char *config = NULL;
 	char host[256] = "";
 	const char *homehost = NULL;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jH:svc:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jH:svc:bh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
 		case 's': scan = true; break;
 		case 'v': verbose = true; break;
 		case 'c': config = optarg; break;
 		case 'H': homehost = optarg; break;
+		case 'b': badblocks = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
+	if (scan && badblocks)
+		return cli_error("examine", "--badblocks does not go with --scan");
 	if (scan && !json)
 		return cli_examine_scan(config, verbose, argc - optind, argv + optind);
 	if (scan || config || verbose)
@@ -743,6 +752,8 @@ int cmd_examine(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (badblocks)
+		return examine_badblocks(argc - optind, argv + optind, json);
 	if (!homehost) { /* as mdadm: the system's host name */
 		if (gethostname(host, sizeof(host) - 1) == 0)
 			homehost = host;
@@ -763,9 +774,9 @@ int cmd_examine(int argc, char **argv)
 			status = 1;
 			if (json) {
 				printf("%s\n{", shown++ ? "," : "");
-				json_str("member", argv[i]);
+				examine_json_str("member", argv[i]);
 				printf(", ");
-				json_str("error", err);
+				examine_json_str("error", err);
 				printf("}");
 			}
 			continue;

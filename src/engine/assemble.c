@@ -122,6 +122,43 @@ static int dirty_degraded(struct eng_array *a, unsigned flags, char *err, size_t
 	              level_name(lvl), degraded, a->geo.raid_disks);
 }
 
+/* md's bad block log of a member: loaded (md refuses a log it cannot
+ * read; uraid also one with overlapping or impossible entries), or taken
+ * away as mdadm --update=no-bbl / force-no-bbl does (update_super1: the
+ * first refuses while entries are recorded, "Cannot remove active bbl";
+ * the second drops them). 1 when the superblock changed. */
+static int bad_block_log(struct eng_member *em, unsigned flags, char *err, size_t errlen)
+{
+	char e[320];
+	const char *name = em->m->name;
+	unsigned upd = flags & (URAID_UPDATE_NO_BBL | URAID_UPDATE_FORCE_NO_BBL);
+	const char *what = flags & URAID_UPDATE_FORCE_NO_BBL ? "force-no-bbl" : "no-bbl";
+	if (upd && em->sb.version == MD_SB_0_90)
+		return errmsg(err, errlen, -EINVAL,
+		              "--update=%s: %s has a 0.90 superblock, which has no bad block log",
+		              what, name);
+	if (flags & URAID_UPDATE_FORCE_NO_BBL) {
+		bool had = em->sb.bblog_offset || em->sb.bblog_size ||
+		           (em->sb.feature_map & MD_FEATURE_BAD_BLOCKS);
+		eng_bbl_remove(em);
+		return had;
+	}
+	int rc = eng_bbl_load(em, e, sizeof(e));
+	if (rc < 0)
+		return errmsg(err, errlen, rc, "%s: bad block log refused: %s", name, e);
+	if (!upd)
+		return 0;
+	if (em->bbl.n > 0)
+		return errmsg(err, errlen, -EBUSY,
+		              "--update=no-bbl: %s has %d bad block range(s) recorded, so its log "
+		              "cannot be removed (mdadm: \"Cannot remove active bbl\"); "
+		              "--update=force-no-bbl removes it with them",
+		              name, em->bbl.n);
+	bool had = em->sb.bblog_offset || em->sb.bblog_size;
+	eng_bbl_remove(em);
+	return had;
+}
+
 static void close_all(struct member **mm, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -216,6 +253,7 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 	a->geo.raid_disks = (int)fs->raid_disks;
 	a->geo.dev_sectors = fs->size;
 
+	bool updated = false;
 	for (int i = 0; i < n; i++) {
 		struct eng_member *em = calloc(1, sizeof(*em));
 		if (!em) {
@@ -226,6 +264,10 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 		mm[i] = NULL;
 		em->sb = sbs[i];
 		a->mem[a->nmem++] = em;
+		rc = bad_block_log(em, flags, err, errlen);
+		if (rc < 0)
+			goto fail_a;
+		updated |= rc > 0;
 		if (!eng_sb_current(&sbs[i], fs)) {
 			warnf(warn, warnlen,
 			      "%s is stale (events %" PRIu64 ", array at %" PRIu64 "): left out\n",
@@ -331,14 +373,17 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 			snprintf(err + strlen(err), errlen - strlen(err), "%s", hint);
 		return rc;
 	}
-	if (forced && !a->readonly) {
+	if ((forced || updated) && !a->readonly) {
+		/* the forced members' events and roles, and an --update, on disk
+		 * as mdadm writes them when it assembles */
 		eng_lock(a);
-		rc = eng_sb_write_all(a); /* the forced members' events and roles on disk */
+		rc = eng_sb_write_all(a);
 		eng_unlock(a);
 		if (rc < 0) {
 			eng_drop(a);
 			return errmsg(err, errlen, rc,
-			              "writing the forced members' superblocks failed");
+			              forced ? "writing the forced members' superblocks failed"
+			                     : "writing the updated superblocks failed");
 		}
 	}
 	*out = a;

@@ -65,8 +65,11 @@ static bool healthy(const struct eng_array *a)
 {
 	if (a->broken)
 		return false;
+	/* A recorded bad range is read from elsewhere and cleared by a good
+	 * write: both are the locked path's business. */
 	for (int r = 0; r < a->geo.raid_disks; r++)
-		if (a->slot[r] < 0 || a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC)
+		if (a->slot[r] < 0 || a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC ||
+		    a->mem[a->slot[r]]->bbl.n > 0)
 			return false;
 	return !a->pers->fast_read_ok || a->pers->fast_read_ok(a);
 }

@@ -19,6 +19,22 @@ struct places {
 	uint8_t *buf; /* probe buffer, NULL without the probe */
 };
 
+/* In the member's bad block log, as the level judges it: raid4/5/6 by
+ * whole 4 KiB stripe units (md's stripe head), mirrors by sector; linear
+ * and raid0 never ask. */
+static bool recorded_bad(const struct eng_array *a, int role, uint64_t msec, uint64_t nsec)
+{
+	if (a->geo.level == URAID_LEVEL_RAID0 || a->geo.level == URAID_LEVEL_LINEAR)
+		return false;
+	int lvl = a->geo.level;
+	if (lvl == URAID_LEVEL_RAID4 || lvl == URAID_LEVEL_RAID5 || lvl == URAID_LEVEL_RAID6) {
+		uint64_t end = (msec + nsec + 7) / 8 * 8;
+		msec = msec / 8 * 8;
+		nsec = end - msec;
+	}
+	return eng_role_bad(a, role, msec, nsec);
+}
+
 static void add_place(struct eng_array *a, struct places *p, int role, enum uraid_place_kind kind,
                       uint64_t msec, uint64_t nsec)
 {
@@ -43,8 +59,10 @@ static void add_place(struct eng_array *a, struct places *p, int role, enum urai
 		return;
 	if (!em || !em->m)
 		pl->probe = -ENODEV;
-	else if (a->slot[role] < 0 || !eng_role_readable(a, role, msec, nsec))
+	else if (a->slot[role] < 0 || !eng_role_present(a, role, msec, nsec))
 		pl->probe = -ESTALE;
+	else if (recorded_bad(a, role, msec, nsec))
+		pl->probe = -ENODATA;
 	else
 		pl->probe = eng_member_io(a, role, false, p->buf, msec,
 		                          nsec < PROBE_MAX_SECTORS ? nsec : PROBE_MAX_SECTORS);

@@ -147,6 +147,12 @@ static int new_member(struct eng_array *a, struct member *m, struct eng_member *
 		return rc;
 	}
 	em->m = m;
+	/* md_sb_init placed a bad block log as mdadm does: an empty one */
+	rc = eng_bbl_load(em, e, sizeof(e));
+	if (rc < 0) {
+		free(em);
+		return errmsg(err, errlen, rc, "%s: %s", m->name, e);
+	}
 	em->role = -1;
 	em->state = URAID_MEMBER_SPARE;
 	*out = em;

@@ -76,8 +76,15 @@ int eng_readd(struct eng_array *a, struct member **mp, bool strict, char *err, s
 	if (!em)
 		return errmsg(err, errlen, -ENOMEM, "out of memory");
 	em->m = m;
-	*mp = NULL; /* the array owns it from here on */
 	em->sb = sb;
+	/* Its bad block log comes back with it, as super_1_load reads it. */
+	char e2[320];
+	int brc = eng_bbl_load(em, e2, sizeof(e2));
+	if (brc < 0) {
+		free(em);
+		return REFUSE(brc, "%s: bad block log refused: %s", m->name, e2);
+	}
+	*mp = NULL; /* the array owns it from here on */
 	if (sb.version != MD_SB_0_90 && dev_number_used(a, sb.dev_number)) {
 		uint32_t d = 0;
 		while (dev_number_used(a, d))

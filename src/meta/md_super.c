@@ -104,13 +104,13 @@ size_t md_sb_bytes(const struct md_sb *sb)
 }
 
 /* feature_map bits uraid refuses, with the words messages use. Bitmap
- * offset, recovery offset, replacement and the raid0 layout are understood. */
+ * offset, recovery offset, bad blocks (the log is judged when it is loaded:
+ * meta/md_badblocks.c), replacement and the raid0 layout are understood. */
 static const struct {
 	uint32_t bit;
 	const char *what;
 } refused_features[] = {
     {MD_FEATURE_RESHAPE_ACTIVE, "reshape in progress"},
-    {MD_FEATURE_BAD_BLOCKS, "bad block log with recorded bad blocks"},
     {MD_FEATURE_RESHAPE_BACKWARDS, "reshape backwards"},
     {MD_FEATURE_NEW_OFFSET, "data offset change (reshape)"},
     {MD_FEATURE_RECOVERY_BITMAP, "bitmap-based recovery in progress"},

@@ -393,9 +393,9 @@ static void test_features(void)
 	static const struct {
 		uint32_t bit;
 		const char *word;
-	} refused[] = {{4, "reshape"},    {8, "bad block"},     {32, "reshape"},  {64, "offset"},
-	               {128, "recovery"}, {256, "clustered"},   {512, "journal"}, {1024, "PPL"},
-	               {2048, "PPL"},     {1u << 20, "unknown"}};
+	} refused[] = {{4, "reshape"},    {32, "reshape"},    {64, "offset"},
+	               {128, "recovery"}, {256, "clustered"}, {512, "journal"},
+	               {1024, "PPL"},     {2048, "PPL"},      {1u << 20, "unknown"}};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		sb.feature_map = refused[i].bit;
 		err[0] = 0;
@@ -403,7 +403,8 @@ static void test_features(void)
 		CHECKF(strstr(err, refused[i].word), "feature %x: %s", refused[i].bit, err);
 	}
 	sb.feature_map = MD_FEATURE_BITMAP_OFFSET | MD_FEATURE_RECOVERY_OFFSET |
-	                 MD_FEATURE_RAID0_LAYOUT | MD_FEATURE_REPLACEMENT;
+	                 MD_FEATURE_RAID0_LAYOUT | MD_FEATURE_REPLACEMENT |
+	                 MD_FEATURE_BAD_BLOCKS; /* the log is judged where it is loaded */
 	CHECK(md_sb_check_features(&sb, err, sizeof(err)) == 0);
 	sb.feature_map = 0;
 	sb.level = -4; /* multipath */

@@ -19,6 +19,7 @@
 #include "engine/core/pers.h"
 #include "layout/layout.h"
 #include "member/member.h"
+#include "meta/md_badblocks.h"
 #include "meta/md_super.h"
 #include "uraid.h"
 
@@ -72,6 +73,14 @@ struct eng_member {
 	struct member tee;
 	struct eng_member *tee_to;
 	int tee_err; /* first write error of tee_to (atomic), 0 = none */
+	/* md's bad block log of this member (core/badblocks.c): has_bbl when
+	 * the superblock gives it one; bbl.r the ranges never read here
+	 * (absolute member sectors), bbl_dirty when they changed since the log
+	 * was written. write_error_seen: md's WriteErrorSeen, a write to this
+	 * member failed since assembly; from then on a write over a recorded
+	 * range no longer clears it. */
+	bool has_bbl, bbl_dirty, write_error_seen;
+	struct md_bbl bbl;
 };
 
 static inline struct member *eng_data_member(const struct eng_member *em)
@@ -115,7 +124,7 @@ struct eng_array {
 
 	struct md_sb ref; /* the array-wide superblock fields (freshest member's copy) */
 	uint64_t events;
-	bool dirty;             /* superblocks say "active" (resync_offset 0) */
+	bool dirty; /* superblocks say "active" (resync_offset 0) */
 	/* A write or superblock update failed on a member the array could not
 	 * lose (slot.c): writes refused, reads served, nothing more written. */
 	bool broken;
@@ -146,8 +155,9 @@ struct eng_array {
 	uint64_t speed_t0_ns, speed_pos0;
 	bool thread_running, thread_stop;
 	pthread_t thread;
-	uint64_t persist_ns;    /* when progress was last written to the superblocks */
-	struct sync_workers *workers; /* sync/workers.h: the helper worker of this sync job, or NULL */
+	uint64_t persist_ns; /* when progress was last written to the superblocks */
+	struct sync_workers
+	    *workers;           /* sync/workers.h: the helper worker of this sync job, or NULL */
 	uint64_t fg_ios;        /* foreground requests so far (relaxed atomic; sync throttling) */
 	uint64_t last_write_ns; /* for marking the array clean after an idle period */
 
@@ -183,6 +193,43 @@ bool eng_member_can_fail(const struct eng_array *a, int role);
  * are refused from now on, reads go on (md's MD_BROKEN). */
 void eng_array_broken(struct eng_array *a, const char *who, const char *why);
 
+/* Readable ignoring the bad block log: in sync, or rebuilding and past the
+ * range (md's linear and raid0 never consult the log). */
+bool eng_role_present(const struct eng_array *a, int role, uint64_t msec, uint64_t nsec);
+/* How many sectors from msec (at most nsec) eng_role_readable would serve:
+ * up to the first recorded bad sector. */
+uint64_t eng_role_readable_run(const struct eng_array *a, int role, uint64_t msec, uint64_t nsec);
+/* A recorded bad range on the slot's member in [msec, msec+nsec)? */
+bool eng_role_bad(const struct eng_array *a, int role, uint64_t msec, uint64_t nsec);
+
+/* engine/core/badblocks.c: md's bad block log of each member (rdev->badblocks).
+ * Sectors are the member's data-area sectors unless said otherwise. */
+/* Where em's log is and, when its superblock says it holds entries, what
+ * they are (read from em->m). A log md could not use, or one that is
+ * corrupt, is refused with a message naming the problem. */
+int eng_bbl_load(struct eng_member *em, char *err, size_t errlen);
+/* The first recorded bad sector in [msec, msec+nsec) and how many follow. */
+bool eng_bbl_bad(const struct eng_member *em, uint64_t msec, uint64_t nsec, uint64_t *first,
+                 uint64_t *n);
+/* Record [msec, msec+nsec) as bad (md's rdev_set_badblocks): 1 recorded, 0
+ * already there, -ENODEV without a log, -ENOSPC when the log is full. */
+int eng_bbl_add(struct eng_member *em, uint64_t msec, uint64_t nsec);
+/* Put back a copy of em's ranges taken before a recording that could not
+ * be written (dirty: whether they were waiting to be written then). */
+void eng_bbl_restore(struct eng_member *em, const struct md_bbl *l, bool dirty);
+/* A write of [msec, msec+nsec) to em succeeded: the ranges it covers hold
+ * good data now and are forgotten (md's IO_MADE_GOOD / R5_MadeGood ->
+ * rdev_clear_badblocks), unless a write to em failed before
+ * (write_error_seen: md then no longer writes there at all). */
+void eng_bbl_written(struct eng_member *em, uint64_t msec, uint64_t nsec);
+/* The successful writes of a batch (eng_ioq_run) clear what they cover. */
+void eng_bbl_batch_written(struct eng_array *a, const struct member_io *io, int n);
+/* Write em's log when its ranges changed (md_update_sb writes it with the
+ * superblock; super.c calls this first). */
+int eng_bbl_store(struct eng_member *em);
+/* Drop the log from em's superblock (mdadm --update=no-bbl/force-no-bbl). */
+void eng_bbl_remove(struct eng_member *em);
+
 /* engine/core/super.c: superblock bookkeeping (caller holds the lock). */
 int eng_sb_write_all(struct eng_array *a);
 /* md_sb_init parameters for a new member of this array (spare, replacement,
@@ -196,6 +243,19 @@ int eng_mark_clean(struct eng_array *a);
 /* slot.c */
 /* A member failed (I/O error or by request): mark it faulty everywhere. */
 void eng_member_failed(struct eng_array *a, int role, const char *why);
+/* A write of nsec sectors from buf at msec to the slot's member failed.
+ * md's answer: with a bad block log the write is retried in units of
+ * `unit` sectors (at least the log's block and the member's logical block;
+ * raid1/raid10 narrow_write_error, raid5 records 4 KiB stripe units) and
+ * each unit that fails again is recorded as bad, log and superblocks
+ * written before this returns (the request is acknowledged only then);
+ * without a log, or with it full, the member fails (md_error). True when
+ * the member stays in the array. */
+bool eng_write_failed(struct eng_array *a, int role, const void *buf, uint64_t msec, uint64_t nsec,
+                      uint64_t unit, const char *why);
+/* The same for a member_io set by eng_set_io. */
+bool eng_write_failed_io(struct eng_array *a, int role, const struct member_io *io, uint64_t unit,
+                         const char *why);
 /* Is every member still the file or device it was (member_check)? One that
  * shrank, vanished or was replaced is failed (a spare marked faulty), never
  * written again: writes would silently extend a truncated file and its hole

@@ -167,7 +167,10 @@ int eng_sb_write_all(struct eng_array *a)
 				continue;
 			struct md_sb s;
 			eng_sb_merge(a, em, &s);
-			int rc = md_sb_store(em->m, &s);
+			/* The bad block log before the superblock that counts on it. */
+			int rc = eng_bbl_store(em);
+			if (rc == 0)
+				rc = md_sb_store(em->m, &s);
 			if (rc == 0)
 				rc = member_flush(em->m);
 			if (rc < 0) {

@@ -36,7 +36,7 @@ struct member *eng_role_member(const struct eng_array *a, int role)
 }
 
 /* In sync, or rebuilding and already past the range. */
-bool eng_role_readable(const struct eng_array *a, int role, uint64_t msec, uint64_t nsec)
+bool eng_role_present(const struct eng_array *a, int role, uint64_t msec, uint64_t nsec)
 {
 	if (role < 0 || role >= a->geo.raid_disks || a->slot[role] < 0)
 		return false;
@@ -44,6 +44,34 @@ bool eng_role_readable(const struct eng_array *a, int role, uint64_t msec, uint6
 	if (em->state == URAID_MEMBER_IN_SYNC)
 		return true;
 	return em->state == URAID_MEMBER_REBUILDING && msec + nsec <= em->recovery_offset;
+}
+
+bool eng_role_bad(const struct eng_array *a, int role, uint64_t msec, uint64_t nsec)
+{
+	if (role < 0 || role >= a->geo.raid_disks || a->slot[role] < 0)
+		return false;
+	return eng_bbl_bad(a->mem[a->slot[role]], msec, nsec, NULL, NULL);
+}
+
+/* ... and no recorded bad range in it: md never reads a range its bad
+ * block log holds (raid1/raid10 read_balance, raid5 analyse_stripe), the
+ * personality takes it from elsewhere. */
+bool eng_role_readable(const struct eng_array *a, int role, uint64_t msec, uint64_t nsec)
+{
+	return eng_role_present(a, role, msec, nsec) && !eng_role_bad(a, role, msec, nsec);
+}
+
+uint64_t eng_role_readable_run(const struct eng_array *a, int role, uint64_t msec, uint64_t nsec)
+{
+	if (!eng_role_present(a, role, msec, 1))
+		return 0;
+	const struct eng_member *em = a->mem[a->slot[role]];
+	if (em->state == URAID_MEMBER_REBUILDING && em->recovery_offset - msec < nsec)
+		nsec = em->recovery_offset - msec;
+	uint64_t first;
+	if (eng_bbl_bad(em, msec, nsec, &first, NULL))
+		return first - msec;
+	return nsec;
 }
 
 /* Writes go to rebuilding members too: what lands there is correct, and the
@@ -64,9 +92,12 @@ int eng_member_io(struct eng_array *a, int role, bool write, void *buf, uint64_t
 	const struct eng_member *em = a->mem[a->slot[role]];
 	uint64_t off = (em->sb.data_offset + msec) * 512;
 	eng_count_io(a, write, nsec * 512);
-	if (write)
-		return member_write(eng_data_member(em), buf, nsec * 512, off, 0);
-	return member_read(eng_data_member(em), buf, nsec * 512, off);
+	if (!write)
+		return member_read(eng_data_member(em), buf, nsec * 512, off);
+	int rc = member_write(eng_data_member(em), buf, nsec * 512, off, 0);
+	if (rc == 0)
+		eng_bbl_written(a->mem[a->slot[role]], msec, nsec);
+	return rc;
 }
 
 void eng_count_io(struct eng_array *a, bool write, uint64_t bytes)
@@ -88,6 +119,7 @@ void eng_ioq_run(struct eng_array *a, struct member_ioq *q, struct member_io *io
 		bytes += io[i].len;
 	if (!a->sync_io || bytes > ENG_SYNC_IO_MAX) {
 		member_ioq_run(q, io, n);
+		eng_bbl_batch_written(a, io, n);
 		return;
 	}
 	for (int i = 0; i < n; i++) {
@@ -100,6 +132,7 @@ void eng_ioq_run(struct eng_array *a, struct member_ioq *q, struct member_io *io
 			r = member_flush(io[i].m);
 		io[i].result = r < 0 ? r : (ssize_t)(io[i].op == MEMBER_OP_FLUSH ? 0 : io[i].len);
 	}
+	eng_bbl_batch_written(a, io, n);
 }
 
 #define TMPFS_MAGIC_NR 0x01021994

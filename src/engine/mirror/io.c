@@ -25,8 +25,48 @@ static int piece(struct eng_array *a, uint64_t lsec, uint64_t nsec, uint64_t *le
 	return 0;
 }
 
-/* Slow path for one piece: try every copy, repair the ones that failed. */
+/* The longest run from lsec (at most len) that one copy can serve without
+ * touching a recorded bad range; 0 when none can serve lsec itself. */
+static uint64_t best_run(struct eng_array *a, uint64_t lsec, uint64_t len)
+{
+	uint64_t best = 0;
+	for (int c = 0; c < a->ncopies && best < len; c++) {
+		struct layout_loc loc;
+		uint64_t l;
+		if (a->ops->map(&a->geo, lsec, c, &loc, &l) < 0)
+			return 0;
+		uint64_t run = eng_role_readable_run(a, loc.role, loc.sector, len);
+		if (run > best)
+			best = run;
+	}
+	return best;
+}
+
+static int read_piece_copies(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t len,
+                             int first);
+
+/* Slow path for one piece: try every copy, repair the ones that failed.
+ * When bad ranges leave no copy that can serve all of it, it is read in
+ * runs around them, as md's read_balance reads up to a copy's first bad
+ * sector and takes the rest from another. */
 static int read_piece_any(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t len, int first)
+{
+	while (len) {
+		uint64_t run = best_run(a, lsec, len);
+		if (run == 0)
+			run = len; /* no copy at all: read_piece_copies says -EIO */
+		int rc = read_piece_copies(a, buf, lsec, run, first);
+		if (rc < 0)
+			return rc;
+		buf += run * 512;
+		lsec += run;
+		len -= run;
+	}
+	return 0;
+}
+
+static int read_piece_copies(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t len,
+                             int first)
 {
 	int bad_role[LAYOUT_MAX_MEMBERS];
 	uint64_t bad_sec[LAYOUT_MAX_MEMBERS];
@@ -48,8 +88,10 @@ static int read_piece_any(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint
 		}
 		for (int b = 0; b < nbad && !a->readonly; b++) {
 			if (eng_member_io(a, bad_role[b], true, buf, bad_sec[b], len) < 0)
-				eng_member_failed(a, bad_role[b],
-				                  "read error, and rewriting from a mirror failed");
+				/* md's fix_read_error: a failed rewrite is a write
+				 * error (r1_sync_page_io: bad block, or md_error) */
+				eng_write_failed(a, bad_role[b], buf, bad_sec[b], len, 1,
+				                 "read error, and rewriting from a mirror failed");
 			else if (a->slot[bad_role[b]] >= 0)
 				a->mem[a->slot[bad_role[b]]]->sb.cnt_corrected_read++;
 		}
@@ -89,8 +131,16 @@ int eng_mirror_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t n
 					loc = cl;
 				}
 			}
-			if (chosen < 0)
-				return -EIO;
+			if (chosen < 0) {
+				/* no copy without a bad range over all of it */
+				rc = read_piece_any(a, buf, lsec, len, 0);
+				if (rc < 0)
+					return rc;
+				buf += len * 512;
+				lsec += len;
+				nsec -= len;
+				continue;
+			}
 			__atomic_store_n(&a->mem[a->slot[loc.role]]->head, loc.sector + len,
 			                 __ATOMIC_RELAXED);
 			eng_set_io(a, &io[n], loc.role, false, buf, loc.sector, len);
@@ -114,6 +164,32 @@ int eng_mirror_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t n
 	return 0;
 }
 
+/* After write errors: md completes a mirrored write only when a copy in
+ * sync took it (raid1 R1BIO_Uptodate); a copy whose failed units went into
+ * its bad block log did not. Every piece of [lsec, lsec+nsec) has a copy
+ * that now reads it back whole? */
+static bool pieces_written(struct eng_array *a, uint64_t lsec, uint64_t nsec)
+{
+	while (nsec) {
+		uint64_t len;
+		if (piece(a, lsec, nsec, &len) < 0)
+			return false;
+		bool ok = false;
+		for (int c = 0; c < a->ncopies && !ok; c++) {
+			struct layout_loc loc;
+			uint64_t l;
+			if (a->ops->map(&a->geo, lsec, c, &loc, &l) < 0)
+				return false;
+			ok = eng_role_readable(a, loc.role, loc.sector, len);
+		}
+		if (!ok)
+			return false;
+		lsec += len;
+		nsec -= len;
+	}
+	return true;
+}
+
 int eng_mirror_write(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,
                      uint64_t lsec, uint64_t nsec)
 {
@@ -121,6 +197,7 @@ int eng_mirror_write(struct eng_array *a, const struct eng_req *rq, const uint8_
 	int io_role[BATCH];
 	while (nsec) {
 		int n = 0;
+		uint64_t batch_lsec = lsec;
 		while (nsec && n + a->ncopies <= BATCH) {
 			uint64_t len;
 			int rc = piece(a, lsec, nsec, &len);
@@ -141,14 +218,18 @@ int eng_mirror_write(struct eng_array *a, const struct eng_req *rq, const uint8_
 			nsec -= len;
 		}
 		eng_ioq_run(a, rq->q, io, n);
+		bool failed = false;
 		for (int i = 0; i < n; i++) {
 			if (member_io_done(&io[i]))
 				continue;
 			if (rq->shared)
 				return -EBUSY;
-			eng_member_failed(a, io_role[i], "write error");
+			eng_write_failed_io(a, io_role[i], &io[i], 1, "write error");
+			failed = true;
 		}
 		if (!eng_array_readable(a))
+			return -EIO;
+		if (failed && !pieces_written(a, batch_lsec, lsec - batch_lsec))
 			return -EIO;
 	}
 	return 0;

@@ -11,6 +11,7 @@
  * rewritten (resync, repair) and counted (check, repair). A read error
  * sends the run to the per-piece path, which tries every copy and repairs. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,7 +55,8 @@ static int mirror_piece(struct eng_array *a, uint64_t pos, uint64_t n)
 	}
 	for (int c = 0; c < good; c++)
 		if (bad_copy[c] && eng_member_io(a, loc[c].role, true, src, loc[c].sector, n) < 0)
-			eng_member_failed(a, loc[c].role, "read error, and rewriting it failed");
+			eng_write_failed(a, loc[c].role, src, loc[c].sector, n, 1,
+			                 "read error, and rewriting it failed");
 	for (int c = 0; c < a->ncopies; c++) {
 		if (c == good || !eng_role_writable(a, loc[c].role))
 			continue;
@@ -72,7 +74,8 @@ static int mirror_piece(struct eng_array *a, uint64_t pos, uint64_t n)
 			write = bad && a->action == URAID_SYNC_REPAIR;
 		}
 		if (write && eng_member_io(a, role, true, src, loc[c].sector, n) < 0)
-			eng_member_failed(a, role, "write error during sync");
+			eng_write_failed(a, role, src, loc[c].sector, n, 1,
+			                 "write error during sync");
 	}
 	if (!eng_array_readable(a))
 		rc = -EIO;
@@ -93,11 +96,32 @@ static int piece_len(struct eng_array *a, uint64_t lsec, uint64_t n, uint64_t *l
 	return 0;
 }
 
+/* The longest run from lsec (at most len) one copy reads without touching
+ * a recorded bad range, so the careful path takes each piece from a copy
+ * that can serve it whole (as md's sync reads around bad blocks); len when
+ * none can serve lsec (mirror_piece then says -EIO). */
+static uint64_t good_run(struct eng_array *a, uint64_t lsec, uint64_t len)
+{
+	uint64_t best = 0;
+	for (int c = 0; c < a->ncopies && best < len; c++) {
+		struct layout_loc loc;
+		uint64_t l;
+		if (a->ops->map(&a->geo, lsec, c, &loc, &l) < 0)
+			return len;
+		uint64_t run = eng_role_readable_run(a, loc.role, loc.sector, len);
+		if (run > best)
+			best = run;
+	}
+	return best ? best : len;
+}
+
 static int by_pieces(struct eng_array *a, uint64_t pos, uint64_t n)
 {
 	for (uint64_t end = pos + n; pos < end;) {
 		uint64_t len;
 		int rc = piece_len(a, pos, end - pos, &len);
+		if (rc == 0)
+			len = good_run(a, pos, len);
 		if (rc == 0)
 			rc = mirror_piece(a, pos, len);
 		if (rc < 0)
@@ -163,7 +187,8 @@ int sync_mirror_batch(struct eng_array *a, uint64_t pos, uint64_t n)
 	if (rc == 0 && !careful && wr.n && !sync_iol_run(a, &wr)) {
 		for (int i = 0; i < wr.n; i++)
 			if (!member_io_done(&wr.io[i]))
-				eng_member_failed(a, wr.role[i], "write error during sync");
+				eng_write_failed_io(a, wr.role[i], &wr.io[i], 1,
+				                    "write error during sync");
 		if (!eng_array_readable(a))
 			rc = -EIO;
 	}
@@ -384,10 +409,18 @@ static int recover_role(struct eng_array *a, int role, uint64_t pos, uint64_t en
 			if (!member_io_done(&wr.io[i]))
 				*(i < nw ? &write_ok : &read_ok) = false;
 		if (!write_ok) {
-			eng_member_failed(a, role, "write error during recovery");
+			/* md records the units a recovery cannot write in the
+			 * target's bad block log (handle_sync_write_finished) and
+			 * goes on; without one the target fails */
+			bool stays = true;
+			for (int i = 0; i < nw; i++)
+				if (!member_io_done(&wr.io[i]))
+					stays &= eng_write_failed_io(a, role, &wr.io[i], 1,
+					                             "write error during recovery");
 			if (!eng_array_readable(a))
 				rc = -EIO;
-			break;
+			if (!stays || rc < 0)
+				break;
 		}
 		if (!read_ok) /* repairs as it reads */
 			rc = sync_mirror_role_data(a, role, buf + (n0 - pos) * 512, n0, n1 - n0);
@@ -405,6 +438,89 @@ static int recover_role(struct eng_array *a, int role, uint64_t pos, uint64_t en
 	return rc;
 }
 
+/* Does a member other than `role` hold recorded bad blocks? */
+static bool others_have_bad(const struct eng_array *a, int role)
+{
+	for (int r = 0; r < a->geo.raid_disks; r++)
+		if (r != role && a->slot[r] >= 0 && a->mem[a->slot[r]]->bbl.n > 0)
+			return true;
+	return false;
+}
+
+/* One piece of a recovery whose sources hold recorded bad blocks: what no
+ * copy can supply is recorded in the target's bad block log instead of
+ * written (md's raid1/raid10 recovery: fix_sync_read_error sets the range
+ * bad on the members, and the recovery goes on); without room there the
+ * target fails. 1 when something was recorded. */
+static int recover_piece_around_bad(struct eng_array *a, int role, uint8_t *buf, uint64_t msec,
+                                    uint64_t lsec, uint64_t len)
+{
+	int rc = eng_mirror_read(a, buf, lsec, len);
+	if (rc == 0) {
+		if (eng_member_io(a, role, true, buf, msec, len) < 0 &&
+		    !eng_write_failed(a, role, buf, msec, len, 1, "write error during recovery"))
+			return -EIO;
+		return 0;
+	}
+	if (rc != -EIO)
+		return rc;
+	int recorded = 0;
+	for (uint64_t k = 0; k < len; k++) {
+		if (a->slot[role] < 0)
+			return -EIO;
+		if (eng_mirror_read(a, buf, lsec + k, 1) == 0) {
+			if (eng_member_io(a, role, true, buf, msec + k, 1) < 0 &&
+			    !eng_write_failed(a, role, buf, msec + k, 1, 1,
+			                      "write error during recovery"))
+				return -EIO;
+			continue;
+		}
+		rc = eng_bbl_add(a->mem[a->slot[role]], msec + k, 1);
+		if (rc < 0) {
+			eng_member_failed(a, role,
+			                  rc == -ENOSPC ? "no copy to recover from, and its bad "
+			                                  "block log is full"
+			                                : "no copy to recover from");
+			return -EIO;
+		}
+		recorded = 1;
+	}
+	return recorded;
+}
+
+static int recover_role_around_bad(struct eng_array *a, int role, uint64_t pos, uint64_t end)
+{
+	uint8_t *buf = eng_buf_get(a, (size_t)GROUP_SECTORS * 512);
+	if (!buf)
+		return -ENOMEM;
+	int rc = 0;
+	bool recorded = false;
+	for (uint64_t msec = pos; msec < end && rc >= 0;) {
+		uint64_t lsec, len, max = end - msec < GROUP_SECTORS ? end - msec : GROUP_SECTORS;
+		int copy;
+		rc = role_piece(a, role, msec, max, &lsec, &copy, &len);
+		if (rc == -ERANGE) { /* unused by md */
+			rc = 0;
+			msec += len;
+			continue;
+		}
+		if (rc == 0)
+			rc = recover_piece_around_bad(a, role, buf, msec, lsec, len);
+		recorded |= rc > 0;
+		msec += len;
+	}
+	eng_buf_put(a, buf);
+	if (recorded) {
+		fprintf(stderr,
+		        "uraid: slot %d: recovery found sectors no copy holds; recorded in the new "
+		        "member's bad block log (reads there answer EIO, as md's)\n",
+		        role);
+		if (eng_sb_write_all(a) < 0 && rc >= 0)
+			rc = -EIO;
+	}
+	return rc < 0 ? rc : 0;
+}
+
 int sync_mirror_recover(struct eng_array *a, uint64_t pos, uint64_t n)
 {
 	for (int r = 0; r < a->geo.raid_disks; r++) {
@@ -415,7 +531,8 @@ int sync_mirror_recover(struct eng_array *a, uint64_t pos, uint64_t n)
 			end = used;
 		if (pos >= end)
 			continue;
-		int rc = recover_role_direct(a, r, pos, end);
+		int rc = others_have_bad(a, r) ? recover_role_around_bad(a, r, pos, end)
+		                               : recover_role_direct(a, r, pos, end);
 		if (rc == 1)
 			rc = recover_role(a, r, pos, end);
 		if (rc < 0)

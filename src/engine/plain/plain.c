@@ -22,7 +22,8 @@ static int plain_io(struct eng_array *a, struct member_ioq *q, bool shared, uint
 				return rc;
 			if (len > nsec)
 				len = nsec;
-			if (!eng_role_readable(a, loc.role, loc.sector, len))
+			/* md's linear and raid0 never consult the bad block log */
+			if (!eng_role_present(a, loc.role, loc.sector, len))
 				return -EIO;
 			eng_set_io(a, &io[n++], loc.role, write, buf, loc.sector, len);
 			buf += len * 512;

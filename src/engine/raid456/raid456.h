@@ -20,6 +20,10 @@ static inline int eng_nparity(const struct eng_array *a)
 	return a->geo.level == URAID_LEVEL_RAID6 ? 2 : 1;
 }
 
+/* md's stripe unit (RAID5_STRIPE_SECTORS, 4 KiB): md judges a member's
+ * bad blocks per stripe head of this size, and records them so. */
+#define RAID456_BB_UNIT 8
+
 /* Logical sectors of one stripe's data. */
 static inline uint64_t eng_stripe_width(const struct eng_array *a)
 {

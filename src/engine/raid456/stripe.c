@@ -84,15 +84,74 @@ static bool run_batch_failed(const struct member_io *io, int n)
 	return false;
 }
 
+/* md judges a member's bad blocks per stripe head (RAID456_BB_UNIT), so a
+ * member with a bad sector in a unit is missing for the whole unit and two
+ * such members in one unit of a raid5 are too many, in other units they
+ * are not. */
+#define BB_UNIT RAID456_BB_UNIT
+
+static bool stripe_has_bad(const struct eng_array *a, const struct eng_stripe_buf *sb,
+                           uint64_t msec)
+{
+	for (int p = 0; p < eng_stripe_npos(sb); p++)
+		if (eng_role_bad(a, sb->pos_role[p], msec, sb->nsec))
+			return true;
+	return false;
+}
+
+/* Rows [msec, msec+nsec) of a member, within one BB_UNIT, as md's stripe
+ * head judges them: a bad sector anywhere in the unit makes the member
+ * missing for all of it (analyse_stripe asks is_badblock for the whole
+ * RAID5_STRIPE_SECTORS), not only for the rows asked. */
+static bool unit_readable(const struct eng_array *a, int role, uint64_t msec, uint64_t nsec)
+{
+	uint64_t u0 = msec / BB_UNIT * BB_UNIT;
+	return eng_role_present(a, role, msec, nsec) && !eng_role_bad(a, role, u0, BB_UNIT);
+}
+
+/* eng_stripe_read one BB_UNIT at a time (views into sb's blocks). */
+static int read_by_units(struct eng_array *a, struct eng_stripe_buf *sb, uint64_t co,
+                         const bool *want, bool *lost_out)
+{
+	int npos = eng_stripe_npos(sb);
+	bool lost_any[LAYOUT_MAX_MEMBERS + 2] = {0};
+	for (uint64_t u = co, end = co + sb->nsec; u < end;) {
+		uint64_t m = sb->ls.sector + u, len = (m / BB_UNIT + 1) * BB_UNIT - m;
+		if (len > end - u)
+			len = end - u;
+		struct eng_stripe_buf v = *sb;
+		v.nsec = len;
+		v.mem = NULL;
+		for (int p = 0; p < npos; p++)
+			v.blk[p] = sb->blk[p] ? (uint8_t *)sb->blk[p] + (u - co) * 512 : NULL;
+		bool lost[LAYOUT_MAX_MEMBERS + 2] = {0};
+		int rc = eng_stripe_read(a, &v, u, want, lost);
+		if (rc < 0)
+			return rc;
+		for (int p = 0; p < npos; p++)
+			lost_any[p] |= lost[p];
+		u += len;
+	}
+	if (lost_out)
+		memcpy(lost_out, lost_any, sizeof(bool) * (size_t)npos);
+	return 0;
+}
+
 /* Read the positions in `want` (all real positions when NULL) of rows
  * [co, co+nsec); positions that cannot be read are rebuilt from the rest
  * when redundancy allows. Members that were in sync but failed the read get
- * the rebuilt data written back (md's read-error correction). */
+ * the rebuilt data written back (md's read-error correction), and so do the
+ * recorded bad ranges of members that have not failed a write: raid5's
+ * analyse_stripe treats such a block, once computed, as a read error to
+ * correct, and the successful write clears the range (R5_MadeGood). */
 int eng_stripe_read(struct eng_array *a, struct eng_stripe_buf *sb, uint64_t co, const bool *want,
                     bool *lost_out)
 {
 	int npos = sb->nsyn + (sb->has_q ? 2 : 1);
 	uint64_t msec = sb->ls.sector + co;
+	bool one_unit = msec / BB_UNIT == (msec + sb->nsec - 1) / BB_UNIT;
+	if (!one_unit && stripe_has_bad(a, sb, msec))
+		return read_by_units(a, sb, co, want, lost_out);
 	struct member_io io[LAYOUT_MAX_MEMBERS + 2];
 	int io_pos[LAYOUT_MAX_MEMBERS + 2];
 	bool lost[LAYOUT_MAX_MEMBERS + 2] = {0};
@@ -102,7 +161,8 @@ int eng_stripe_read(struct eng_array *a, struct eng_stripe_buf *sb, uint64_t co,
 		int role = sb->pos_role[p];
 		if (role < 0 || (want && !want[p]))
 			continue;
-		if (!eng_role_readable(a, role, msec, sb->nsec)) {
+		if (one_unit ? !unit_readable(a, role, msec, sb->nsec)
+		             : !eng_role_readable(a, role, msec, sb->nsec)) {
 			lost[p] = true;
 			continue;
 		}
@@ -145,12 +205,18 @@ int eng_stripe_read(struct eng_array *a, struct eng_stripe_buf *sb, uint64_t co,
 	if (rc < 0)
 		return -EIO;
 	for (int p = 0; p < npos && !a->readonly; p++) {
-		if (!io_err[p])
-			continue;
 		int role = sb->pos_role[p];
+		bool bad_range = lost[p] && !io_err[p] &&
+		                 eng_role_present(a, role, msec, sb->nsec) && a->slot[role] >= 0 &&
+		                 !a->mem[a->slot[role]]->write_error_seen &&
+		                 eng_role_bad(a, role, msec, sb->nsec);
+		if (!io_err[p] && !bad_range)
+			continue;
 		if (eng_member_io(a, role, true, sb->blk[p], msec, sb->nsec) < 0)
-			eng_member_failed(a, role,
-			                  "read error, and rewriting the rebuilt data failed");
+			/* raid5: the rewrite's error is a write error
+			 * (R5_WriteError: a bad block, or md_error) */
+			eng_write_failed(a, role, sb->blk[p], msec, sb->nsec, BB_UNIT,
+			                 "read error, and rewriting the rebuilt data failed");
 		else if (a->slot[role] >= 0)
 			a->mem[a->slot[role]]->sb.cnt_corrected_read++;
 	}
@@ -226,8 +292,30 @@ int eng_parity_read_members(struct eng_array *a, uint8_t *buf, uint64_t lsec, ui
 	return 0;
 }
 
+/* After write errors: can every unit of rows [msec, msec+nsec) still be
+ * read back, counting recorded bad ranges and members gone? md fails the
+ * written bios of a stripe left with more failed blocks than parity
+ * (handle_failed_stripe). */
+static bool rows_recoverable(const struct eng_array *a, const struct eng_stripe_buf *sb,
+                             uint64_t msec, uint64_t nsec)
+{
+	for (uint64_t u = msec, end = msec + nsec; u < end;) {
+		uint64_t len = (u / BB_UNIT + 1) * BB_UNIT - u;
+		if (len > end - u)
+			len = end - u;
+		int lost = 0;
+		for (int p = 0; p < eng_stripe_npos(sb); p++)
+			if (sb->pos_role[p] >= 0 && !eng_role_readable(a, sb->pos_role[p], u, len))
+				lost++;
+		if (lost > eng_nparity(a))
+			return false;
+		u += len;
+	}
+	return true;
+}
+
 /* Write the given positions of rows [co, co+nsec) to every writable member;
- * members that fail are marked faulty. */
+ * a member that fails records the units in its bad block log, or fails. */
 int eng_stripe_write(struct eng_array *a, struct eng_stripe_buf *sb, uint64_t co, const bool *dirty)
 {
 	int npos = sb->nsyn + (sb->has_q ? 2 : 1);
@@ -248,8 +336,8 @@ int eng_stripe_write(struct eng_array *a, struct eng_stripe_buf *sb, uint64_t co
 		return -EBUSY;
 	for (int i = 0; i < n; i++)
 		if (!member_io_done(&io[i]))
-			eng_member_failed(a, io_role[i], "write error");
-	return eng_array_readable(a) ? 0 : -EIO;
+			eng_write_failed_io(a, io_role[i], &io[i], BB_UNIT, "write error");
+	return eng_array_readable(a) && rows_recoverable(a, sb, msec, sb->nsec) ? 0 : -EIO;
 }
 
 int eng_stripe_gen(struct eng_array *a, struct eng_stripe_buf *sb)
@@ -486,9 +574,12 @@ int eng_write_full_stripes(struct eng_array *a, const struct eng_req *rq, uint64
 	} else if (rc == 0 && nio && run_batch_failed(io, nio)) {
 		for (int i = 0; i < nio; i++)
 			if (!member_io_done(&io[i]))
-				eng_member_failed(a, io_role[i], "write error");
+				eng_write_failed_io(a, io_role[i], &io[i], BB_UNIT, "write error");
 		if (!eng_array_readable(a))
 			rc = -EIO;
+		for (int j = 0; j < n && rc == 0; j++)
+			if (!rows_recoverable(a, &sb[j], sb[j].ls.sector, chunk))
+				rc = -EIO;
 	}
 	eng_buf_put(a, pq);
 	free(zero);

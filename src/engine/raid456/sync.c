@@ -8,6 +8,7 @@
  * read error, a member missing during a resync, a mismatch to repair) goes
  * to the per-chunk path, which retries, reconstructs and repairs. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "engine/raid456/raid456.h"
@@ -100,6 +101,50 @@ int sync_parity_piece(struct eng_array *a, uint64_t pos, uint64_t n)
 	return rc;
 }
 
+/* A recovery piece that could not be rebuilt, again one stripe unit at a
+ * time: a unit that still cannot (bad blocks recorded on too many of the
+ * row's other members) is recorded in the rebuilding members' bad block
+ * logs and the recovery goes on (md's handle_failed_sync); without room
+ * there the member fails. */
+static int recover_by_units(struct eng_array *a, uint64_t pos, uint64_t n)
+{
+	bool recorded = false;
+	for (uint64_t u = pos, end = pos + n; u < end;) {
+		uint64_t len = RAID456_BB_UNIT - u % RAID456_BB_UNIT;
+		if (len > end - u)
+			len = end - u;
+		int rc = sync_parity_piece(a, u, len);
+		if (rc == -EIO && eng_array_readable(a)) {
+			for (int r = 0; r < a->geo.raid_disks; r++) {
+				if (a->slot[r] < 0 || !sync_role_rebuilding(a, r))
+					continue;
+				int b = eng_bbl_add(a->mem[a->slot[r]], u, len);
+				if (b < 0) {
+					eng_member_failed(a, r,
+					                  b == -ENOSPC
+					                      ? "nothing to recover from, and its "
+					                        "bad block log is full"
+					                      : "nothing to recover from");
+					return -EIO;
+				}
+				recorded = true;
+			}
+			rc = 0;
+		}
+		if (rc < 0)
+			return rc;
+		u += len;
+	}
+	if (!recorded)
+		return 0;
+	fprintf(stderr,
+	        "uraid: recovery: member sectors %llu-%llu hold units no redundancy "
+	        "covers; recorded in the rebuilding member's bad block log (reads there "
+	        "answer EIO, as md's)\n",
+	        (unsigned long long)pos, (unsigned long long)(pos + n - 1));
+	return eng_sb_write_all(a);
+}
+
 /* The careful path over [pos, pos+n), chunk piece by chunk piece. */
 static int by_pieces(struct eng_array *a, uint64_t pos, uint64_t n)
 {
@@ -109,6 +154,8 @@ static int by_pieces(struct eng_array *a, uint64_t pos, uint64_t n)
 		if (len > end - pos)
 			len = end - pos;
 		int rc = sync_parity_piece(a, pos, len);
+		if (rc == -EIO && a->action == URAID_SYNC_RECOVER && eng_array_readable(a))
+			rc = recover_by_units(a, pos, len);
 		if (rc < 0)
 			return rc;
 		if (a->action == URAID_SYNC_IDLE)
@@ -341,8 +388,10 @@ static int recover_pipelined(struct eng_array *a, struct pbatch *b, int lost_rol
 			if (i < nread) {
 				read_ok = false;
 			} else {
-				write_ok = false;
-				eng_member_failed(a, l.role[i], "write error during recovery");
+				/* md: the target's bad block log, or md_error */
+				if (!eng_write_failed_io(a, l.role[i], &l.io[i], 8,
+				                         "write error during recovery"))
+					write_ok = false;
 			}
 		}
 		if (!eng_array_readable(a)) {

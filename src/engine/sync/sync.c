@@ -56,6 +56,9 @@ bool sync_in_memory(const struct eng_array *a)
 		const struct eng_member *em = a->mem[a->slot[r]];
 		if (em->state != URAID_MEMBER_FAULTY && !eng_data_member(em)->in_memory)
 			return false;
+		/* the workers' plain requests neither record nor clear bad blocks */
+		if (em->bbl.n > 0)
+			return false;
 	}
 	return true;
 }
