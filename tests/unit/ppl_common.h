@@ -152,6 +152,40 @@ static inline int pt_area(const struct pt *t, int i, uint64_t *start, uint32_t *
 	return 0;
 }
 
+/* Every member's whole device, hashed: what a read-only assembly must
+ * leave as it found it. */
+static inline uint64_t pt_hash(const struct pt *t)
+{
+	uint64_t h = 1469598103934665603ull;
+	uint8_t *buf = malloc(PT_MEMB);
+	for (int i = 0; i < t->n; i++) {
+		CHECK(member_read(t->d[i].mem, buf, PT_MEMB, 0) == 0);
+		for (size_t b = 0; b < PT_MEMB; b++)
+			h = (h ^ buf[b]) * 1099511628211ull;
+	}
+	free(buf);
+	return h;
+}
+
+/* Hide every member's log (its first header zeroed, saved in hdr) or
+ * bring it back: what the array is without the partial parity log. */
+static inline void pt_hide_logs(const struct pt *t, uint8_t (*hdr)[4096], bool hide)
+{
+	for (int i = 0; i < t->n; i++) {
+		uint64_t start;
+		uint32_t sectors;
+		if (pt_area(t, i, &start, &sectors) < 0)
+			continue;
+		if (hide) {
+			uint8_t zero[4096] = {0};
+			CHECK(member_read(t->d[i].mem, hdr[i], 4096, start * 512) == 0);
+			CHECK(member_write(t->d[i].mem, zero, 4096, start * 512, 0) == 0);
+		} else {
+			CHECK(member_write(t->d[i].mem, hdr[i], 4096, start * 512, 0) == 0);
+		}
+	}
+}
+
 /* md's walk of disk i's log: the newest header (h) and its sector (*at);
  * the number of valid units walked, 0 when none. */
 static inline int pt_newest(const struct pt *t, int i, struct md_ppl_header *h, uint64_t *at)

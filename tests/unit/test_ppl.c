@@ -5,8 +5,9 @@
  * crash between the log and the member writes (the writes of the newest
  * unit undone on the members, as a power cut leaves them): parity that
  * agrees with the data the members hold (check 0, no resync), and a member
- * missing after the crash rebuilt right from it — where a read-only open,
- * which does not recover, gets it wrong (the test has teeth). Also a torn
+ * missing after the crash rebuilt right from it — where the same members
+ * with their logs hidden get it wrong (the test has teeth) — and the same
+ * recovery in memory for a read-only assembly, no member byte changed. Also a torn
  * entry (resync, as md), a clean array's log left alone, a member joining a
  * slot with an old log of the same array, the area wrapping around, and
  * md's refusals. Corrupt logs: test_ppl_input.c; crash trials:
@@ -187,13 +188,26 @@ static void recovery_case(int n, uint32_t chunk, int metadata, enum lost how, bo
 	skip[victim] = degraded || failed_before;
 	char err[512];
 	if (degraded || failed_before) {
-		/* Teeth: without the recovery (read-only), what the missing member
-		 * held is rebuilt from parity that does not match the data. */
+		/* Teeth: without the logs, what the missing member held is
+		 * rebuilt from parity that does not match the data. */
+		uint8_t(*hdr)[4096] = malloc(TE_MAX * 4096);
+		pt_hide_logs(&t, hdr, true);
 		CHECK(pt_assemble(&t, skip, URAID_RDONLY | URAID_FORCE, &a, NULL, 0) == 0);
 		CHECKF(te_verify(a, t.shadow, t.size) != 0, "%d members, %s: no teeth", n,
 		       lost_name[how]);
 		uraid_drop(a);
+		pt_hide_logs(&t, hdr, false);
+		free(hdr);
 	}
+	/* Read-only (cat, serve --readonly): recovered in memory, what the
+	 * read-write assembly below reads, and no member byte changed. */
+	uint64_t before = pt_hash(&t);
+	CHECK(pt_assemble(&t, skip, URAID_RDONLY, &a, NULL, 0) == 0);
+	CHECKF(te_verify(a, t.shadow, t.size) == 0, "%d members, %s%s: read-only recovery", n,
+	       lost_name[how], skip[victim] ? ", degraded" : "");
+	uraid_drop(a);
+	CHECKF(pt_hash(&t) == before, "%d members, %s: the read-only assembly wrote", n,
+	       lost_name[how]);
 	/* md starts a dirty degraded array with PPL: no --force needed. */
 	int rc = pt_assemble(&t, skip, 0, &a, err, sizeof(err));
 	CHECKF(rc == 0, "%d members, %s: assemble: %s", n, lost_name[how], err);

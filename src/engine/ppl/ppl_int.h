@@ -35,6 +35,7 @@ struct eng_ppl {
 	/* What the assembly's recovery did. */
 	uint64_t recovered, mismatches;
 	bool marked_clean; /* recovery made parity consistent: superblocks to write */
+	bool in_memory;    /* read-only: recovered into copy-on-write views */
 	/* Build area of one unit: header + partial parity. */
 	uint8_t *buf;
 	size_t cap;

@@ -44,9 +44,21 @@ static int ppl_load(struct eng_array *a, char *err, size_t errlen)
 			              em->m->name, md_ppl_size(&em->sb), md_ppl_offset(&em->sb),
 			              md_ppl_size(&a->ref), md_ppl_offset(&a->ref));
 	}
+	/* Read-only and dirty: the kernel would rewrite parity from the logs
+	 * before the first read, so that a missing member's blocks are
+	 * rebuilt right; here that happens in memory (member_cow.c): every
+	 * member behind a copy-on-write view, nothing written to any. */
+	bool in_memory = a->readonly && a->resync_offset != MD_RESYNC_NONE;
+	for (int i = 0; in_memory && i < a->nmem; i++) {
+		struct member *w;
+		if (member_cow_wrap(a->mem[i]->m, &w) < 0)
+			return errmsg(err, errlen, -ENOMEM, "out of memory for the PPL recovery");
+		a->mem[i]->m = w;
+	}
 	struct eng_ppl *p = eng_ppl_new(a, err, errlen);
 	if (!p)
 		return -EINVAL;
+	p->in_memory = in_memory;
 	/* What md writes back: one log per area or several (super_1_sync). */
 	bool multi = false;
 	for (int r = 0; r < p->ndisks; r++)
@@ -60,7 +72,7 @@ static int ppl_load(struct eng_array *a, char *err, size_t errlen)
 static int ppl_start(struct eng_array *a, char *err, size_t errlen)
 {
 	struct eng_ppl *p = eng_ppl_of(a);
-	if (!p || !p->marked_clean)
+	if (!p || !p->marked_clean || a->readonly)
 		return 0;
 	eng_lock(a);
 	p->marked_clean = false;

@@ -7,7 +7,9 @@
  * hold in the modified chunks (a row with a modified chunk missing is left:
  * there is nothing to compute it from). Then every log starts afresh (md
  * writes an empty header at every start), and a dirty array whose logs
- * were all read and recovered something is clean: no resync.
+ * were all read and recovered something is clean: no resync. A read-only
+ * assembly of a dirty array recovers into memory (ppl_log.c puts the
+ * members behind copy-on-write views) and leaves logs and superblocks be.
  *
  * A header whose checksum fails ends the log (a torn write, as md takes
  * it). One whose checksum holds but whose contents md could not have
@@ -218,9 +220,9 @@ static int recover_log(struct eng_array *a, int role, const struct newest *nw, c
 int eng_ppl_recover(struct eng_array *a, char *err, size_t errlen)
 {
 	struct eng_ppl *p = eng_ppl_of(a);
-	if (a->readonly)
-		return 0; /* nothing may be written: the logs stay for the next assembly */
 	bool dirty = a->resync_offset != MD_RESYNC_NONE;
+	if (a->readonly && !p->in_memory)
+		return 0; /* clean: nothing to recover, nothing may be written */
 	int rc = 0;
 	if (dirty) {
 		struct newest *nw = calloc((size_t)p->ndisks, sizeof(*nw));
@@ -243,6 +245,10 @@ int eng_ppl_recover(struct eng_array *a, char *err, size_t errlen)
 		if (rc < 0)
 			return rc;
 	}
+	/* Read-only: the logs and superblocks stay as they are, for the
+	 * next read-write assembly (or the kernel) to recover from. */
+	if (a->readonly)
+		return 0;
 	for (int r = 0; r < p->ndisks; r++) {
 		if (!p->log[r].m)
 			continue;
