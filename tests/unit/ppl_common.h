@@ -24,7 +24,8 @@ struct pt {
 	int metadata;
 };
 
-static inline int pt_open(struct pt *t, int n, uint32_t chunk, int metadata, struct uraid_array **a)
+static inline int pt_open_policy(struct pt *t, int n, uint32_t chunk, int metadata, int policy,
+                                 struct uraid_array **a)
 {
 	memset(t, 0, sizeof(*t));
 	t->n = n;
@@ -44,7 +45,7 @@ static inline int pt_open(struct pt *t, int n, uint32_t chunk, int metadata, str
 	o.metadata_set = true;
 	o.assume_clean = true;
 	o.size_sectors = 2048;
-	o.consistency_policy = URAID_POLICY_PPL;
+	o.consistency_policy = policy;
 	int rc = te_create(&o, t->d, n, a);
 	if (rc < 0)
 		return rc;
@@ -52,6 +53,11 @@ static inline int pt_open(struct pt *t, int n, uint32_t chunk, int metadata, str
 	t->doff = eng_of(*a)->mem[0]->sb.data_offset;
 	t->shadow = calloc(1, t->size);
 	return 0;
+}
+
+static inline int pt_open(struct pt *t, int n, uint32_t chunk, int metadata, struct uraid_array **a)
+{
+	return pt_open_policy(t, n, chunk, metadata, URAID_POLICY_PPL, a);
 }
 
 static inline void pt_close(struct pt *t)
