@@ -18,6 +18,7 @@
  * holding the log) is refused with the member and the fault named, before
  * anything is written. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,6 +199,11 @@ static int recover_log(struct eng_array *a, int role, const struct newest *nw, c
 			at += n;
 			if (md_ppl_checksum(pp, e->pp_size) != e->checksum) {
 				p->mismatches++; /* md: skip it, the others still count */
+				fprintf(stderr,
+				        "uraid: %s: PPL entry %u (array sector %llu): its partial "
+				        "parity fails its checksum: skipped; the array resyncs, as "
+				        "md does\n",
+				        name, i, (unsigned long long)e->data_sector);
 				continue;
 			}
 		}
@@ -234,8 +240,14 @@ int eng_ppl_recover(struct eng_array *a, char *err, size_t errlen)
 			if (!p->log[r].m)
 				continue;
 			rc = scan(a, r, &nw[r], blk, err, errlen);
-			if (rc == 0 && !nw[r].have)
+			if (rc == 0 && !nw[r].have) {
 				p->mismatches++; /* md: no valid log on a member */
+				fprintf(stderr,
+				        "uraid: %s: its PPL holds no valid header (checksum or "
+				        "signature wrong at the start of its log): not recovered "
+				        "from; the array resyncs, as md does\n",
+				        eng_ppl_member(a, r)->name);
+			}
 		}
 		for (int r = 0; r < p->ndisks && rc == 0; r++)
 			if (p->log[r].m && nw[r].have)
