@@ -36,6 +36,11 @@ struct cw_totals {
 	uint64_t sectors_checked, data_lost, write_hole, mismatches;
 	uint64_t resync_skipped; /* member sectors a bitmap let the resync skip */
 	uint64_t ppl_recovered;  /* stripe entries the partial parity log recovered */
+	/* PPL: sectors of a missing member inside a write in flight at the
+	 * crash (md's "arbitrary data in the written part of a stripe if
+	 * that disk is lost": the log recovers no stripe whose written chunk
+	 * is missing). */
+	uint64_t ppl_written_lost;
 };
 
 struct cw_write {
@@ -103,6 +108,16 @@ static inline bool cw_redundant(int level)
 static inline int cw_nlose(int level)
 {
 	return level == URAID_LEVEL_RAID6 ? 2 : 1;
+}
+
+/* Does a write issued after the last acknowledged flush cover sector s? */
+static inline bool cw_in_flight(const struct cw_write *log, uint64_t boundary, uint64_t issued,
+                                uint64_t s)
+{
+	for (uint64_t id = boundary + 1; id <= issued; id++)
+		if (log[id].lsec <= s && s < log[id].lsec + log[id].nsec)
+			return true;
+	return false;
 }
 
 /* One trial. crash_point: member request (counted after create) at which
@@ -319,6 +334,11 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 			/* Without a journal md cannot promise anything for data
 			 * reconstructed from parity that a crash left stale. */
 			int role = cw_role_of(a, s);
+			if ((flags & CW_PPL) && nmissing && role >= 0 && missing[role] &&
+			    cw_in_flight(log, boundary, issued, s)) {
+				tot->ppl_written_lost++;
+				continue;
+			}
 			if (nmissing && cw_parity_level(c->level) &&
 			    !(flags & (CW_JOURNAL | CW_PPL)) && role >= 0 && missing[role] &&
 			    hole[s / width]) {
