@@ -342,8 +342,8 @@ int uraid_journal_add_member(struct uraid_array *a, struct member *m, char *err,
  * does (in the metadata area, 1 MiB when there is room; -ENOSPC "Not enough
  * space to add ppl" when there is not); a bitmap or journal excludes it. */
 enum uraid_consistency_policy { URAID_POLICY_RESYNC = 0, URAID_POLICY_PPL = 1 };
-int uraid_consistency_policy(struct uraid_array *a, enum uraid_consistency_policy policy,
-                             char *err, size_t errlen);
+int uraid_consistency_policy(struct uraid_array *a, enum uraid_consistency_policy policy, char *err,
+                             size_t errlen);
 /* Counters since assembly: member I/O of every kind, and what the stripe
  * cache did. reads avoided = sc_reads_direct - sc_reads_writeout. */
 struct uraid_io_stats {

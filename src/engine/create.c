@@ -102,7 +102,8 @@ static int check_opts(const struct uraid_create_opts *o, int n, unsigned flags, 
 	if (nj && o->metadata_set && o->metadata == MD_SB_0_90)
 		return errmsg(err, errlen, -EINVAL,
 		              "--write-journal needs 1.x metadata (0.90 has no journal role)");
-	if (o->consistency_policy != URAID_POLICY_RESYNC && o->consistency_policy != URAID_POLICY_PPL)
+	if (o->consistency_policy != URAID_POLICY_RESYNC &&
+	    o->consistency_policy != URAID_POLICY_PPL)
 		return errmsg(err, errlen, -EINVAL, "unknown consistency policy %d",
 		              o->consistency_policy);
 	if (o->consistency_policy == URAID_POLICY_PPL) {
@@ -113,8 +114,9 @@ static int check_opts(const struct uraid_create_opts *o, int n, unsigned flags, 
 		if (o->metadata_set && o->metadata == MD_SB_0_90)
 			return errmsg(err, errlen, -EINVAL, "0.90 metadata does not support PPL");
 		if (nj)
-			return errmsg(err, errlen, -EINVAL,
-			              "--write-journal is not supported with consistency policy: ppl");
+			return errmsg(
+			    err, errlen, -EINVAL,
+			    "--write-journal is not supported with consistency policy: ppl");
 	}
 	uint32_t chunk = o->chunk_sectors;
 	if (is_chunked(o->level)) {
