@@ -72,9 +72,17 @@ static void disable_then_enable(int metadata)
 	CHECK(st.ppl == 0);
 	check_features(&t, 0);
 	crash_case(&t, &a, false, &rs);
+	/* A stripe cache with a write in it: written out and turned off (its
+	 * write-outs would not be logged). */
+	CHECK(uraid_set_stripe_cache(a, 8) == 0);
+	uint8_t w[4096];
+	t_fill(&rs, w, sizeof(w));
+	pt_write(a, &t, w, sizeof(w), (7 * 96 + 3 * 8) * 512);
 	CHECKF(uraid_consistency_policy(a, URAID_POLICY_PPL, err, sizeof(err)) == 0, "%s", err);
 	uraid_status(a, &st);
 	CHECK(st.ppl == 1);
+	CHECK_EQ_U64(st.stripe_cache_size, 0);
+	CHECK(te_verify(a, t.shadow, t.size) == 0);
 	check_features(&t, MD_FEATURE_MULTIPLE_PPLS);
 	/* mdadm's place: right after the superblock on 1.1/1.2, between the
 	 * data and it on 1.0; every log one valid, empty header. */

@@ -4,12 +4,15 @@
  * md_ppl.c), started empty (zeroed, an empty header: the kernel refuses to
  * enable a log whose members hold no valid one), and only then the
  * superblocks naming it; for resync, the members made durable, then the
- * superblocks without the feature, then the log dropped. */
+ * superblocks without the feature, then the log dropped. The stripe cache
+ * is off while the log is on (its write-outs are not logged); after
+ * switching back it stays off until set again (uraid stripe-cache). */
 #include <errno.h>
 #include <string.h>
 
 #include "engine/ppl/ppl_int.h"
 #include "engine/raid456/raid456.h"
+#include "engine/raid456/stripe_cache.h"
 #include "util/errmsg.h"
 
 static bool used(const struct eng_array *a, int i)
@@ -145,6 +148,16 @@ int eng_ppl_policy(struct eng_array *a, enum uraid_consistency_policy policy, ch
 	if (a->geo.level != URAID_LEVEL_RAID5 || !eng_raid456(a))
 		return errmsg(err, errlen, -EINVAL,
 		              "PPL consistency policy is only supported for RAID level 5");
+	/* The stripe cache writes partial stripes out without logging them
+	 * (as for the journal): written out and off while the log is on, back
+	 * on when enabling fails. */
+	unsigned cache = 0;
+	if (policy == URAID_POLICY_PPL) {
+		cache = eng_scache_size(a);
+		int rc = eng_scache_set(a, 0);
+		if (rc < 0)
+			return errmsg(err, errlen, rc, "writing the stripe cache out failed");
+	}
 	eng_lock(a);
 	bool on = a->log == &eng_log_ppl;
 	int rc = 0;
@@ -153,5 +166,7 @@ int eng_ppl_policy(struct eng_array *a, enum uraid_consistency_policy policy, ch
 	else if (policy == URAID_POLICY_RESYNC && on)
 		rc = disable(a, err, errlen);
 	eng_unlock(a);
+	if (rc < 0 && cache && a->log != &eng_log_ppl)
+		eng_scache_set(a, cache);
 	return rc;
 }
