@@ -12,7 +12,9 @@
 #      changed) reads what the kernel reads from copies of the same images
 #      after its own recovery (second boot), with and without the victim;
 #      uraid assembles (read-write) a copy and recovers it; the same
-#      members with their logs hidden read wrong (teeth);
+#      members with their logs hidden read wrong (teeth); a second array
+#      cut while three writers run: uraid cat (whole and without a member)
+#      reads exactly what the kernel reads from copies after its recovery;
 #  (b) uraid's log: uraid create --consistency-policy=ppl, the same writes,
 #      the daemon killed (-9); the kernel recovers it: degraded, the data
 #      as written; all members, check mismatch_cnt 0.
@@ -43,10 +45,11 @@ done
 want=$(md5 <want)
 
 # ---- first boot: the kernel's crashed array ----
-for i in 0 1 2; do truncate -s 16M k$i; done
+for i in 0 1 2; do truncate -s 16M k$i m$i; done
 { echo "PAT_BLOCKS=$PAT_BLOCKS"; cat "$TOP/tests/integration/ppl_mdvm.job"; } >job1.sh
 "$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 240 --disk k0=k0 --disk k1=k1 \
-	--disk k2=k2 --disk pat=pat --script job1.sh >vm1.log 2>&1
+	--disk k2=k2 --disk m0=m0 --disk m1=m1 --disk m2=m2 --disk pat=pat --script job1.sh \
+	>vm1.log 2>&1
 rc=$?
 check "VM 1: mdadm --consistency-policy=ppl array made and written (rc $rc)" [ "$rc" -eq 0 ]
 [ "$rc" -eq 0 ] || grep -E 'mdadm:|md/|md0|!!!' vm1.log | head -30
@@ -115,6 +118,24 @@ else
 	fail "uraid assembles the kernel's array: $(cat asm.err)"
 fi
 
+# The array cut mid-write: what uraid cat reads (recovering in memory),
+# whole and without m2, for the kernel to match after its own recovery.
+check "VM 1: the second array was cut mid-write, active" grep -q '^STATE1=active' vm1.log
+sum=$(cat m0 m1 m2 | sha256sum)
+mfull=$("$URAID" cat m0 m1 m2 2>catm.err | md5)
+mdeg=$("$URAID" cat m0 m1 2>>catm.err | md5)
+check "uraid cat of the array cut mid-write leaves its members as they were" \
+	[ "$(cat m0 m1 m2 | sha256sum)" = "$sum" ]
+for i in 0 1 2; do cp m$i mf$i; done
+cp m0 md0
+cp m1 md1
+hide_logs hidm m0 m1
+if [ "$("$URAID" cat hidm/m0 hidm/m1 2>/dev/null | md5)" != "$mdeg" ]; then
+	echo "# cut mid-write: without the logs, m2 reads differently (the recovery mattered)"
+else
+	echo "# cut mid-write: without the logs, m2 reads the same (no stripe was torn this run)"
+fi
+
 # ---- uraid's crashed array ----
 "$URAID" create --level=5 --raid-devices=3 --chunk=64K --size=16M --assume-clean --name=up \
 	--consistency-policy=ppl --no-daemon u0 u1 u2 2>create.err
@@ -148,7 +169,7 @@ check "without uraid's logs u$vb's blocks rebuilt wrong (teeth for the kernel's 
 
 # ---- second boot: the kernel recovers copies of both ----
 disks=()
-for n in ad0 ad1 af0 af1 af2 bd0 bd1 bf0 bf1 bf2; do disks+=(--disk "$n=$n"); done
+for n in ad0 ad1 af0 af1 af2 bd0 bd1 bf0 bf1 bf2 md0 md1 mf0 mf1 mf2; do disks+=(--disk "$n=$n"); done
 { echo "SECTORS=2048"; cat "$TOP/tests/integration/ppl_mdvm_recover.job"; } >job2.sh
 "$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 240 "${disks[@]}" --script job2.sh \
 	>vm2.log 2>&1
@@ -166,4 +187,10 @@ check "(b) the kernel recovers uraid's log: without u$vb, what was written" \
 check "(b) the kernel with all members: what was written" grep -q "^FMD5_b=$want" vm2.log
 check "(b) kernel check: mismatch_cnt 0" grep -q '^MISMATCH_b=0$' vm2.log
 check "(b) no resync after the kernel's recovery of uraid's log" grep -q '^FSTATE_b=clean idle' vm2.log
+check "cut mid-write, whole: the kernel after its recovery reads what uraid cat read" \
+	grep -q "^MFULL=$mfull" vm2.log
+check "cut mid-write, without m2: the kernel after its recovery reads what uraid cat read" \
+	grep -q "^MDEG=$mdeg" vm2.log
+check "cut mid-write: kernel check after its recovery, mismatch_cnt 0" \
+	grep -q '^MISMATCH_m=0$' vm2.log
 t_done
