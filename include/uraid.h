@@ -148,6 +148,10 @@ struct uraid_create_opts {
 	/* raid4/5/6, metadata 1.x: the last member given is a write journal
 	 * (mdadm --write-journal); not counted in raid/spare devices. */
 	bool write_journal;
+	/* enum uraid_consistency_policy (mdadm --consistency-policy): resync
+	 * (0, md's default; a bitmap is added with uraid_bitmap_add), or ppl:
+	 * md's partial parity log, raid5 with 1.x metadata only. */
+	int consistency_policy;
 };
 /* Validate everything, then write superblocks. Without assume_clean the
  * array starts with a resync pending (run by the sync thread, or by the
@@ -256,6 +260,12 @@ struct uraid_status {
 	uint32_t journal_dev_number;
 	int journal_mode;        /* enum uraid_journal_mode */
 	uint64_t journal_cached; /* write-back: 4 KiB pages not yet on the members */
+	/* Partial parity log (consistency policy ppl): 1 when on; entries its
+	 * recovery at assembly rewrote parity for, and what it could not use
+	 * (entries whose partial parity failed its checksum, members without
+	 * a valid log), after which md resyncs. */
+	int ppl;
+	uint64_t ppl_recovered, ppl_mismatches;
 };
 int uraid_status(struct uraid_array *a, struct uraid_status *st);
 
@@ -325,6 +335,16 @@ int uraid_journal_mode(struct uraid_array *a, enum uraid_journal_mode mode, char
  * writes work again afterwards. */
 int uraid_journal_add(struct uraid_array *a, const char *path, char *err, size_t errlen);
 int uraid_journal_add_member(struct uraid_array *a, struct member *m, char *err, size_t errlen);
+/* md's consistency policy of a running raid5 with 1.x metadata, as mdadm
+ * --grow --consistency-policy: resync <-> ppl (the partial parity log: the
+ * partial parity of every stripe write is logged on the stripe's parity
+ * member first, and an unclean stop is repaired from it at assembly instead
+ * of by a resync, the write hole closed). Enabling places the log as mdadm
+ * does (in the metadata area, 1 MiB when there is room; -ENOSPC "Not enough
+ * space to add ppl" when there is not); a bitmap or journal excludes it. */
+enum uraid_consistency_policy { URAID_POLICY_RESYNC = 0, URAID_POLICY_PPL = 1 };
+int uraid_consistency_policy(struct uraid_array *a, enum uraid_consistency_policy policy, char *err,
+                             size_t errlen);
 /* Counters since assembly: member I/O of every kind, and what the stripe
  * cache did. reads avoided = sc_reads_direct - sc_reads_writeout. */
 struct uraid_io_stats {

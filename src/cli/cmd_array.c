@@ -247,6 +247,19 @@ int cmd_journal_mode(int argc, char **argv)
 	return 0;
 }
 
+/* mdadm --grow --consistency-policy: the partial parity log on or off. */
+int cmd_consistency_policy(int argc, char **argv)
+{
+	if (argc != 3 || (strcmp(argv[2], "resync") && strcmp(argv[2], "ppl")))
+		return cli_error("consistency-policy",
+		                 "usage: uraid consistency-policy NAME resync|ppl");
+	char line[128], err[512];
+	snprintf(line, sizeof(line), "consistency-policy %s", argv[2]);
+	if (uraid_control_request(argv[1], line, NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
+		return cli_error("consistency-policy", "%s", err);
+	return 0;
+}
+
 /* md's replace: the new member is rebuilt as a replacement while the old
  * one keeps serving (the array is never degraded); when the copy is done
  * the old member is marked faulty (then `uraid remove` it). */

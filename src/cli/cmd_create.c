@@ -23,7 +23,8 @@ static void create_usage(FILE *f)
 	fprintf(f, "usage: uraid create --level=L --raid-devices=N [--chunk=64K] [--layout=NAME]\n"
 	           "         [--metadata=1.2] [--assume-clean] [--spare-devices=N] [--name=NAME]\n"
 	           "         [--size=BYTES] [--bitmap=internal|none] [--bitmap-chunk=SIZE]\n"
-	           "         [--write-journal=DEV] [--run] [--force]\n"
+	           "         [--write-journal=DEV] [--consistency-policy=resync|ppl]\n"
+	           "         [--run] [--force]\n"
 	           "         [--no-daemon] MEMBER...\n"
 	           "  Writes md superblocks (mdadm-compatible) and starts the array: a daemon\n"
 	           "  holds it open and runs the initial resync in the background. --size creates\n"
@@ -210,6 +211,7 @@ int cmd_create(int argc, char **argv)
 	    {"bitmap", required_argument, NULL, 'b'},
 	    {"bitmap-chunk", required_argument, NULL, 'B'},
 	    {"write-journal", required_argument, NULL, 'J'},
+	    {"consistency-policy", required_argument, NULL, 'k'},
 	    {"run", no_argument, NULL, 'R'},
 	    {"force", no_argument, NULL, 'f'},
 	    {"help", no_argument, NULL, 'h'},
@@ -291,6 +293,20 @@ int cmd_create(int argc, char **argv)
 			bitmap_chunk = (uint32_t)v;
 			break;
 		case 'J': journal = optarg; break;
+		case 'k':
+			if (!strcmp(optarg, "ppl"))
+				o.consistency_policy = URAID_POLICY_PPL;
+			else if (!strcmp(optarg, "resync"))
+				o.consistency_policy = URAID_POLICY_RESYNC;
+			else if (!strcmp(optarg, "bitmap"))
+				bitmap = BITMAP_INTERNAL;
+			else
+				return cli_error(
+				    "create",
+				    "unsupported --consistency-policy '%s' (resync, ppl or "
+				    "bitmap; a journal comes with --write-journal)",
+				    optarg);
+			break;
 		case 'h': create_usage(stdout); return 0;
 		default: create_usage(stderr); return 2;
 		}
@@ -328,6 +344,16 @@ int cmd_create(int argc, char **argv)
 			return cli_error("create", "--write-journal and --bitmap=internal exclude "
 			                           "each other (as in md)");
 		bitmap = BITMAP_NONE;
+	}
+	if (o.consistency_policy == URAID_POLICY_PPL) {
+		/* mdadm's words; the engine checks level and metadata. */
+		if (bitmap == BITMAP_INTERNAL)
+			return cli_error("create", "PPL is not compatible with bitmap");
+		if (journal)
+			return cli_error(
+			    "create",
+			    "--write-journal is not supported with consistency policy: ppl");
+		bitmap = BITMAP_NONE; /* not the default one either */
 	}
 	int n = argc - optind;
 	if (n != o.raid_devices + o.spare_devices)

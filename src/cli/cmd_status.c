@@ -304,6 +304,11 @@ int cmd_detail(int argc, char **argv)
 		printf("\nConsistency Policy : journal (%s%s)\n",
 		       st.journal_mode == URAID_JOURNAL_WB ? "write-back" : "write-through",
 		       st.journal == 2 ? "; journal missing: writes refused" : "");
+	if (st.ppl)
+		printf(
+		    "\nConsistency Policy : ppl (recovered %llu stripe entries at assembly, %llu "
+		    "unusable)\n",
+		    (unsigned long long)st.ppl_recovered, (unsigned long long)st.ppl_mismatches);
 	printf("\nmismatch_cnt : %llu\n", (unsigned long long)st.mismatch_cnt);
 	if (st.level == 4 || st.level == 5 || st.level == 6)
 		printf("stripe_cache_size : %u\n", st.stripe_cache_size);

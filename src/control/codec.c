@@ -72,6 +72,9 @@ static const struct field status_fields[] = {
     SF(journal_dev_number, F_U32),
     SF(journal_mode, F_INT),
     SF(journal_cached, F_U64),
+    SF(ppl, F_INT),
+    SF(ppl_recovered, F_U64),
+    SF(ppl_mismatches, F_U64),
 };
 #define NSF (sizeof(status_fields) / sizeof(status_fields[0]))
 

@@ -293,6 +293,13 @@ static int serve_one(struct client *cl, char *line, size_t linelen)
 		        ? URAID_JOURNAL_WT
 		        : (enum uraid_journal_mode) - 1,
 		    err, sizeof(err));
+	} else if (!strcmp(verb, "consistency-policy") && argc == 2) {
+		rc = uraid_consistency_policy(a,
+		                              !strcmp(argv[1], "ppl") ? URAID_POLICY_PPL
+		                              : !strcmp(argv[1], "resync")
+		                                  ? URAID_POLICY_RESYNC
+		                                  : (enum uraid_consistency_policy) - 1,
+		                              err, sizeof(err));
 	} else if (!strcmp(verb, "check") && argc == 1) {
 		rc = uraid_sync_action(a, URAID_SYNC_CHECK, err, sizeof(err));
 	} else if (!strcmp(verb, "repair") && argc == 1) {

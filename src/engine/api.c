@@ -295,6 +295,14 @@ int uraid_journal_mode(struct uraid_array *a, enum uraid_journal_mode mode, char
 	return a->cls->journal_mode(a, mode, err, errlen);
 }
 
+int uraid_consistency_policy(struct uraid_array *a, enum uraid_consistency_policy policy, char *err,
+                             size_t errlen)
+{
+	if (!a->cls->consistency_policy)
+		return unsupported(a, "partial parity log", err, errlen);
+	return a->cls->consistency_policy(a, policy, err, errlen);
+}
+
 int uraid_journal_add_member(struct uraid_array *a, struct member *m, char *err, size_t errlen)
 {
 	if (!a->cls->journal_add_member) {

@@ -8,6 +8,7 @@
 
 #include "engine/core/engine.h"
 #include "engine/md.h"
+#include "meta/md_ppl.h"
 #include "util/errmsg.h"
 
 static void warnf(char *warn, size_t warnlen, const char *fmt, const char *name, uint64_t ev,
@@ -89,6 +90,12 @@ static int dirty_degraded(struct eng_array *a, unsigned flags, char *err, size_t
 	int lvl = a->geo.level;
 	if ((lvl != URAID_LEVEL_RAID4 && lvl != URAID_LEVEL_RAID5 && lvl != URAID_LEVEL_RAID6) ||
 	    md_sb_clean(&a->ref))
+		return 0;
+	/* md starts it with a partial parity log ("starting dirty degraded
+	 * array with PPL"): the log's recovery makes the parity of every
+	 * stripe a crash caught agree with the data it left alone, so the
+	 * missing blocks are rebuilt right (engine/ppl/). */
+	if (md_ppl_enabled(&a->ref))
 		return 0;
 	int degraded = 0, parity_only = 0;
 	for (int r = 0; r < a->geo.raid_disks; r++) {

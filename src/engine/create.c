@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "engine/md.h"
+#include "meta/md_ppl.h"
 #include "util/errmsg.h"
 
 static bool is_chunked(int level)
@@ -54,6 +55,26 @@ static int wipe_other_sbs(struct member *m, enum md_sb_version keep)
 	return 0;
 }
 
+/* mdadm's write_init_ppl1: the PPL area zeroed and an empty header at its
+ * start, so the first assembly finds a valid, empty log on every member. */
+static int write_init_ppl(struct member *m, const struct md_sb *sb)
+{
+	uint16_t use;
+	int rc = md_ppl_check_area(sb, m->size / 512, &use, NULL, 0);
+	if (rc < 0)
+		return rc;
+	uint8_t *buf = eng_alloc((size_t)use * 512);
+	if (!buf)
+		return -ENOMEM;
+	struct md_ppl_header h;
+	md_ppl_init(&h, md_ppl_signature(sb->set_uuid), 0);
+	md_ppl_encode(&h, buf);
+	uint64_t at = (uint64_t)((int64_t)sb->super_offset + md_ppl_offset(sb));
+	rc = member_write(m, buf, (size_t)use * 512, at * 512, 0);
+	free(buf);
+	return rc;
+}
+
 /* Parameter checks that need no member: done before any file is opened
  * or created. Returns the chunk to use in *chunk_out. */
 static int check_opts(const struct uraid_create_opts *o, int n, unsigned flags, uint32_t *chunk_out,
@@ -81,6 +102,22 @@ static int check_opts(const struct uraid_create_opts *o, int n, unsigned flags, 
 	if (nj && o->metadata_set && o->metadata == MD_SB_0_90)
 		return errmsg(err, errlen, -EINVAL,
 		              "--write-journal needs 1.x metadata (0.90 has no journal role)");
+	if (o->consistency_policy != URAID_POLICY_RESYNC &&
+	    o->consistency_policy != URAID_POLICY_PPL)
+		return errmsg(err, errlen, -EINVAL, "unknown consistency policy %d",
+		              o->consistency_policy);
+	if (o->consistency_policy == URAID_POLICY_PPL) {
+		/* mdadm's words. */
+		if (o->level != URAID_LEVEL_RAID5)
+			return errmsg(err, errlen, -EINVAL,
+			              "PPL consistency policy is only supported for RAID level 5");
+		if (o->metadata_set && o->metadata == MD_SB_0_90)
+			return errmsg(err, errlen, -EINVAL, "0.90 metadata does not support PPL");
+		if (nj)
+			return errmsg(
+			    err, errlen, -EINVAL,
+			    "--write-journal is not supported with consistency policy: ppl");
+	}
 	uint32_t chunk = o->chunk_sectors;
 	if (is_chunked(o->level)) {
 		if (chunk == 0)
@@ -147,6 +184,7 @@ int eng_create_members(const struct uraid_create_opts *o, struct member **mm, in
 	p.size = o->size_sectors;
 	p.assume_clean = o->assume_clean;
 	p.ctime = (uint64_t)time(NULL);
+	p.ppl = o->consistency_policy == URAID_POLICY_PPL;
 
 	ds = calloc((size_t)n, sizeof(*ds));
 	sbs = calloc((size_t)n, sizeof(*sbs));
@@ -239,6 +277,8 @@ int eng_create_members(const struct uraid_create_opts *o, struct member **mm, in
 	/* Everything checked: now write. */
 	for (int i = 0; i < n; i++) {
 		rc = wipe_other_sbs(mm[i], p.version);
+		if (rc == 0 && md_ppl_enabled(&sbs[i]))
+			rc = write_init_ppl(mm[i], &sbs[i]);
 		if (rc == 0)
 			rc = md_sb_store(mm[i], &sbs[i]);
 		if (rc == 0)

@@ -5,9 +5,11 @@
 #include "engine/bitmap/bitmap.h"
 #include "engine/journal/journal.h"
 #include "engine/md.h"
+#include "engine/ppl/ppl.h"
 #include "util/errmsg.h"
 
-static const struct eng_log_ops *const log_types[] = {&eng_log_bitmap, &eng_log_journal};
+static const struct eng_log_ops *const log_types[] = {&eng_log_bitmap, &eng_log_journal,
+                                                      &eng_log_ppl};
 
 int eng_logs_load(struct eng_array *a, char *err, size_t errlen)
 {

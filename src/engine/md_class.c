@@ -3,6 +3,7 @@
 #include "engine/bitmap/bitmap.h"
 #include "engine/journal/journal.h"
 #include "engine/md.h"
+#include "engine/ppl/ppl.h"
 #include "engine/sync/sync.h"
 
 static uint64_t md_size(const struct uraid_array *h)
@@ -118,6 +119,12 @@ static int md_journal_add_member(struct uraid_array *h, struct member *m, char *
 	return eng_journal_add_member(eng_of(h), m, err, errlen);
 }
 
+static int md_consistency_policy(struct uraid_array *h, enum uraid_consistency_policy policy,
+                                 char *err, size_t errlen)
+{
+	return eng_ppl_policy(eng_of(h), policy, err, errlen);
+}
+
 static int md_locate(struct uraid_array *h, uint64_t off, uint64_t len, unsigned flags,
                      struct uraid_place *out, int max, uint64_t *piece)
 {
@@ -148,5 +155,6 @@ const struct eng_class eng_md_class = {
     .set_stripe_cache = md_set_stripe_cache,
     .journal_mode = md_journal_mode,
     .journal_add_member = md_journal_add_member,
+    .consistency_policy = md_consistency_policy,
     .locate = md_locate,
 };

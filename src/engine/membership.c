@@ -76,7 +76,13 @@ static void show_disks(const struct md_sb *s, char *buf, size_t len)
 
 static void show_features(const struct md_sb *s, char *buf, size_t len)
 {
-	snprintf(buf, len, "0x%x", s->feature_map & ~PER_DEVICE_FEATURES);
+	uint32_t fm = s->feature_map & ~PER_DEVICE_FEATURES;
+	/* md rewrites mdadm's PPL bit as MULTIPLE_PPLS at the first start
+	 * when the area holds several logs (super_1_sync): a crash between
+	 * the members' superblock writes leaves both, one array. */
+	if (fm & MD_FEATURE_MULTIPLE_PPLS)
+		fm = (fm & ~MD_FEATURE_MULTIPLE_PPLS) | MD_FEATURE_PPL;
+	snprintf(buf, len, "0x%x", fm);
 }
 
 static const struct field fields[] = {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "meta/md_ppl.h"
 #include "meta/md_sb_internal.h"
 #include "util/errmsg.h"
 
@@ -34,8 +35,15 @@ static uint64_t bitmap_space(uint64_t sectors)
 	return 8;
 }
 
-uint64_t md_sb_default_data_offset(enum md_sb_version v, uint64_t dev_sectors,
-                                   uint32_t chunk_sectors)
+/* The room mdadm keeps between superblock and data for its log: the
+ * bitmap's, or with the PPL consistency policy the PPL area (1 MiB). */
+static uint64_t log_room(const struct md_create_params *p, uint64_t sectors)
+{
+	return p && p->ppl ? MD_PPL_AREA_SECTORS : bitmap_space(sectors);
+}
+
+static uint64_t data_offset_with(enum md_sb_version v, uint64_t dev_sectors, uint32_t chunk_sectors,
+                                 uint64_t room)
 {
 	if (v != MD_SB_1_1 && v != MD_SB_1_2)
 		return 0;
@@ -45,12 +53,20 @@ uint64_t md_sb_default_data_offset(enum md_sb_version v, uint64_t dev_sectors,
 	while ((headroom << 10) > dev_sectors &&
 	       (chunk_sectors == 0 || headroom / 2 >= 2ull * chunk_sectors))
 		headroom >>= 1;
-	/* 12 KiB of superblock area, the bitmap room, the headroom; whole MiBs */
-	uint64_t off = 24 + bitmap_space(dev_sectors) + headroom;
+	/* 12 KiB of superblock area, the bitmap (or PPL) room, the headroom;
+	 * whole MiBs */
+	uint64_t off = 24 + room + headroom;
 	return (off + MIB_SECTORS - 1) / MIB_SECTORS * MIB_SECTORS;
 }
 
-uint64_t md_sb_usable_sectors(enum md_sb_version v, uint64_t dev_sectors, uint64_t data_offset)
+uint64_t md_sb_default_data_offset(enum md_sb_version v, uint64_t dev_sectors,
+                                   uint32_t chunk_sectors)
+{
+	return data_offset_with(v, dev_sectors, chunk_sectors, bitmap_space(dev_sectors));
+}
+
+static uint64_t usable_with(enum md_sb_version v, uint64_t dev_sectors, uint64_t data_offset,
+                            uint64_t room)
 {
 	switch (v) {
 	case MD_SB_1_1:
@@ -58,7 +74,7 @@ uint64_t md_sb_usable_sectors(enum md_sb_version v, uint64_t dev_sectors, uint64
 	case MD_SB_1_0: {
 		/* superblock (8 KiB reserve), bad block log (4 KiB), bitmap room */
 		uint64_t dev = dev_sectors & ~(uint64_t)7;
-		uint64_t overhead = 16 + 8 + bitmap_space(dev_sectors);
+		uint64_t overhead = 16 + 8 + room;
 		return dev > overhead ? dev - overhead : 0;
 	}
 	case MD_SB_0_90: {
@@ -67,6 +83,11 @@ uint64_t md_sb_usable_sectors(enum md_sb_version v, uint64_t dev_sectors, uint64
 	}
 	}
 	return 0;
+}
+
+uint64_t md_sb_usable_sectors(enum md_sb_version v, uint64_t dev_sectors, uint64_t data_offset)
+{
+	return usable_with(v, dev_sectors, data_offset, bitmap_space(dev_sectors));
 }
 
 int md_create_plan(struct md_create_params *p, const uint64_t *dev_sectors, unsigned n, char *err,
@@ -83,8 +104,14 @@ int md_create_plan(struct md_create_params *p, const uint64_t *dev_sectors, unsi
 		              "chunk size %u sectors is not a power of two of at least 4 KiB",
 		              chunk);
 	bool explicit_offset = p->data_offset != 0;
+	if (p->ppl && (p->version == MD_SB_0_90 || p->level != 5))
+		return errmsg(err, errlen, -EINVAL,
+		              p->version == MD_SB_0_90
+		                  ? "0.90 metadata does not support PPL"
+		                  : "PPL consistency policy is only supported for RAID level 5");
 	if (p->data_offset == 0)
-		p->data_offset = md_sb_default_data_offset(p->version, dev_sectors[0], chunk);
+		p->data_offset = data_offset_with(p->version, dev_sectors[0], chunk,
+		                                  log_room(p, dev_sectors[0]));
 	if (p->version != MD_SB_1_1 && p->version != MD_SB_1_2)
 		p->data_offset = 0; /* 1.0 and 0.90 keep the data at sector 0 */
 
@@ -92,7 +119,8 @@ int md_create_plan(struct md_create_params *p, const uint64_t *dev_sectors, unsi
 	uint64_t first_chunks = 0, first_zone = 0;
 	p->raid0_layout = false;
 	for (unsigned i = 0; i < n; i++) {
-		uint64_t use = md_sb_usable_sectors(p->version, dev_sectors[i], p->data_offset);
+		uint64_t use = usable_with(p->version, dev_sectors[i], p->data_offset,
+		                           log_room(p, dev_sectors[i]));
 		uint64_t kib = use / 2;
 		if (chunk)
 			kib &= ~(uint64_t)(chunk / 2 - 1);
@@ -183,7 +211,15 @@ static int init_1x(struct md_sb *sb, const struct md_create_params *p, int role,
 	if (p->level == 0 && p->raid0_layout)
 		sb->feature_map |= MD_FEATURE_RAID0_LAYOUT;
 
-	uint64_t bm_space = bitmap_space(sb->size);
+	uint64_t bm_space = log_room(p, sb->size);
+	if (p->ppl) {
+		/* mdadm's write_init_super1: the log right after the superblock
+		 * (1.1/1.2), or below the bad block log under it (1.0). */
+		sb->feature_map |= MD_FEATURE_PPL;
+		md_ppl_set_area(sb,
+		                p->version == MD_SB_1_0 ? -(int16_t)(MD_PPL_AREA_SECTORS + 8) : 8,
+		                MD_PPL_AREA_SECTORS);
+	}
 	if (p->version == MD_SB_1_0) {
 		uint64_t so = (uint64_t)loc;
 		sb->super_offset = so;
@@ -198,9 +234,10 @@ static int init_1x(struct md_sb *sb, const struct md_create_params *p, int role,
 		}
 	} else {
 		uint64_t so = (uint64_t)loc;
-		uint64_t doff = p->data_offset ? p->data_offset
-		                               : md_sb_default_data_offset(p->version, dev_sectors,
-		                                                           create_chunk(p));
+		uint64_t doff = p->data_offset
+		                    ? p->data_offset
+		                    : data_offset_with(p->version, dev_sectors, create_chunk(p),
+		                                       log_room(p, dev_sectors));
 		if (doff < so + 8 || doff >= dev_sectors)
 			return errmsg(err, errlen, -EINVAL,
 			              "data offset %llu does not fit a member of %llu sectors",

@@ -105,7 +105,8 @@ size_t md_sb_bytes(const struct md_sb *sb)
 
 /* feature_map bits uraid refuses, with the words messages use. Bitmap
  * offset, recovery offset, bad blocks (the log is judged when it is loaded:
- * meta/md_badblocks.c), replacement and the raid0 layout are understood. */
+ * meta/md_badblocks.c), replacement, the raid0 layout and the partial
+ * parity log (engine/ppl/) are understood. */
 static const struct {
 	uint32_t bit;
 	const char *what;
@@ -116,8 +117,6 @@ static const struct {
     {MD_FEATURE_RECOVERY_BITMAP, "bitmap-based recovery in progress"},
     {MD_FEATURE_CLUSTERED, "clustered md"},
     {MD_FEATURE_JOURNAL, "journal"},
-    {MD_FEATURE_PPL, "PPL (partial parity log)"},
-    {MD_FEATURE_MULTIPLE_PPLS, "multiple PPLs"},
 };
 
 #define MD_FEATURES_KNOWN                                                                    \

@@ -166,6 +166,9 @@ struct md_create_params {
 	uint32_t spare_disks; /* members beyond raid_disks (roles table) */
 	uint64_t data_offset; /* 1.1/1.2: sectors, 0 = mdadm's default for this member */
 	bool raid0_layout;    /* set MD_FEATURE_RAID0_LAYOUT (multi-zone raid0) */
+	/* Consistency policy ppl (raid5, 1.x): mdadm's 1 MiB PPL area in place
+	 * of the bitmap room, MD_FEATURE_PPL (meta/md_ppl.h). */
+	bool ppl;
 };
 /* Fill sb for the member in `role` (or -1 for spare) of the given size.
  * data_offset follows mdadm's rule for the version. The role table says

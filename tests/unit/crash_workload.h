@@ -35,6 +35,12 @@ struct cw_totals {
 	uint64_t cache_kept, cache_torn, cache_lost;
 	uint64_t sectors_checked, data_lost, write_hole, mismatches;
 	uint64_t resync_skipped; /* member sectors a bitmap let the resync skip */
+	uint64_t ppl_recovered;  /* stripe entries the partial parity log recovered */
+	/* PPL: sectors of a missing member inside a write in flight at the
+	 * crash (md's "arbitrary data in the written part of a stripe if
+	 * that disk is lost": the log recovers no stripe whose written chunk
+	 * is missing). */
+	uint64_t ppl_written_lost;
 };
 
 struct cw_write {
@@ -95,12 +101,23 @@ static inline bool cw_redundant(int level)
 #define CW_JOURNAL    4u  /* raid4/5/6 write journal on one more member (write-through) */
 #define CW_JOURNAL_WB 8u  /* ... in write-back mode (implies CW_JOURNAL) */
 #define CW_CACHE      16u /* a small stripe cache (parity levels): evictions mid-run */
+#define CW_PPL        32u /* raid5: md's partial parity log (consistency policy ppl) */
 
 /* Members a degraded trial loses: as many as the level's parity covers, so
  * a raid6 reads its lost data with Q (two data members, or data and P). */
 static inline int cw_nlose(int level)
 {
 	return level == URAID_LEVEL_RAID6 ? 2 : 1;
+}
+
+/* Does a write issued after the last acknowledged flush cover sector s? */
+static inline bool cw_in_flight(const struct cw_write *log, uint64_t boundary, uint64_t issued,
+                                uint64_t s)
+{
+	for (uint64_t id = boundary + 1; id <= issued; id++)
+		if (log[id].lsec <= s && s < log[id].lsec + log[id].nsec)
+			return true;
+	return false;
 }
 
 /* One trial. crash_point: member request (counted after create) at which
@@ -137,6 +154,7 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 	o.metadata_set = true;
 	o.assume_clean = true; /* members are zero: parity of zeros is zero */
 	o.write_journal = (flags & CW_JOURNAL) != 0;
+	o.consistency_policy = (flags & CW_PPL) ? URAID_POLICY_PPL : URAID_POLICY_RESYNC;
 	if (c->level != URAID_LEVEL_LINEAR && c->level != URAID_LEVEL_RAID0)
 		o.size_sectors = CW_DATA_SECTORS;
 	if (c->layout) {
@@ -268,6 +286,17 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 		       "%s seed %#llx point %llu mode %d: resync after a journal replay", c->name,
 		       (unsigned long long)seed, (unsigned long long)crash_point, mode);
 	}
+	if (flags & CW_PPL) {
+		/* Likewise the partial parity log's recovery, unless a log was
+		 * unusable (its first unit torn): md resyncs then, and the
+		 * stripes that unit covered were never written. */
+		struct uraid_status st;
+		uraid_status(a, &st);
+		CHECKF(st.ppl == 1 && (st.sync_action != URAID_SYNC_RESYNC || st.ppl_mismatches),
+		       "%s seed %#llx point %llu mode %d: resync after a PPL recovery", c->name,
+		       (unsigned long long)seed, (unsigned long long)crash_point, mode);
+		tot->ppl_recovered += st.ppl_recovered;
+	}
 	CHECKF(te_sync_all(a) == 0, "%s seed %#llx: resync failed", c->name,
 	       (unsigned long long)seed);
 	tot->resync_skipped += uraid_bitmap_resync_skipped(a);
@@ -305,8 +334,14 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 			/* Without a journal md cannot promise anything for data
 			 * reconstructed from parity that a crash left stale. */
 			int role = cw_role_of(a, s);
-			if (nmissing && cw_parity_level(c->level) && !(flags & CW_JOURNAL) &&
-			    role >= 0 && missing[role] && hole[s / width]) {
+			if ((flags & CW_PPL) && nmissing && role >= 0 && missing[role] &&
+			    cw_in_flight(log, boundary, issued, s)) {
+				tot->ppl_written_lost++;
+				continue;
+			}
+			if (nmissing && cw_parity_level(c->level) &&
+			    !(flags & (CW_JOURNAL | CW_PPL)) && role >= 0 && missing[role] &&
+			    hole[s / width]) {
 				hole_here++;
 				continue;
 			}
@@ -400,6 +435,7 @@ static inline void cw_run(const struct cw_cfg *c, uint64_t seed0, uint64_t trial
 	    : flags & CW_JOURNAL_WB ? " +journal(wb)"
 	    : flags & CW_JOURNAL    ? " +journal"
 	    : flags & CW_CACHE      ? " +cache"
+	    : flags & CW_PPL        ? " +ppl"
 	                            : "",
 	    (unsigned long long)tot->crashes, (unsigned long long)reqs,
 	    (unsigned long long)tot->member_failed_before,

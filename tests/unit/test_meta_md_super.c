@@ -393,9 +393,9 @@ static void test_features(void)
 	static const struct {
 		uint32_t bit;
 		const char *word;
-	} refused[] = {{4, "reshape"},    {32, "reshape"},    {64, "offset"},
-	               {128, "recovery"}, {256, "clustered"}, {512, "journal"},
-	               {1024, "PPL"},     {2048, "PPL"},      {1u << 20, "unknown"}};
+	} refused[] = {{4, "reshape"},       {32, "reshape"},    {64, "offset"},
+	               {128, "recovery"},    {256, "clustered"}, {512, "journal"},
+	               {1u << 20, "unknown"}};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		sb.feature_map = refused[i].bit;
 		err[0] = 0;
@@ -405,6 +405,12 @@ static void test_features(void)
 	sb.feature_map = MD_FEATURE_BITMAP_OFFSET | MD_FEATURE_RECOVERY_OFFSET |
 	                 MD_FEATURE_RAID0_LAYOUT | MD_FEATURE_REPLACEMENT |
 	                 MD_FEATURE_BAD_BLOCKS; /* the log is judged where it is loaded */
+	CHECK(md_sb_check_features(&sb, err, sizeof(err)) == 0);
+	/* The partial parity log is uraid's own (engine/ppl/): the log judges
+	 * level and combinations. */
+	sb.feature_map = MD_FEATURE_PPL;
+	CHECK(md_sb_check_features(&sb, err, sizeof(err)) == 0);
+	sb.feature_map = MD_FEATURE_MULTIPLE_PPLS;
 	CHECK(md_sb_check_features(&sb, err, sizeof(err)) == 0);
 	sb.feature_map = 0;
 	sb.level = -4; /* multipath */

@@ -59,6 +59,8 @@ struct eng_class {
 	                    size_t errlen);
 	int (*journal_add_member)(struct uraid_array *a, struct member *m, char *err,
 	                          size_t errlen);
+	int (*consistency_policy)(struct uraid_array *a, enum uraid_consistency_policy policy,
+	                          char *err, size_t errlen);
 	/* uraid_locate, arguments checked. */
 	int (*locate)(struct uraid_array *a, uint64_t off, uint64_t len, unsigned flags,
 	              struct uraid_place *out, int max, uint64_t *piece);
