@@ -21,8 +21,11 @@ int cli_pick_name(const char *verb, const char *want, const char *md_name, const
 /* Copy a run directory file (a log) to stderr, each line after prefix. */
 void cli_print_run_file(const char *prefix, const char *name, const char *suffix);
 /* Fork `uraid daemon NAME MEMBER...` and wait until its control socket
- * answers; on failure print why (the daemon's log) and return 1. */
-int cli_start_daemon(const char *verb, const char *name, int n, char **members);
+ * answers; on failure print why (the daemon's log) and return 1. With
+ * `overlay` (a directory, absolute) the daemon assembles through overlays
+ * there (uraid_assemble_overlay). */
+int cli_start_daemon(const char *verb, const char *name, int n, char **members,
+                     const char *overlay);
 /* The control socket path of an array name (uraid_run_path): 0 or a
  * negative errno with err naming the problem. */
 int cli_sock_path(const char *name, char *path, size_t len, char *err, size_t errlen);

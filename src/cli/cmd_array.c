@@ -42,12 +42,19 @@ int cmd_daemon(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	char err[512], warn[2048];
 	struct uraid_array *a;
-	/* `uraid assemble --force` hands its flag over in the environment. */
+	/* `uraid assemble --force` / `--overlay DIR` hand their options over in
+	 * the environment. */
 	const char *fv = getenv("URAID_DAEMON_FORCE");
 	unsigned flags = fv && !strcmp(fv, "1") ? URAID_FORCE : 0;
 	unsetenv("URAID_DAEMON_FORCE");
-	int rc = uraid_assemble((const char *const *)argv + 2, argc - 2, flags, &a, err,
-	                        sizeof(err), warn, sizeof(warn));
+	char overlay[URAID_OVERLAY_DIR_MAX] = "";
+	const char *ov = getenv("URAID_DAEMON_OVERLAY");
+	if (ov && *ov)
+		snprintf(overlay, sizeof(overlay), "%s", ov);
+	unsetenv("URAID_DAEMON_OVERLAY");
+	int rc = uraid_assemble_overlay((const char *const *)argv + 2, argc - 2, flags,
+	                                overlay[0] ? overlay : NULL, &a, err, sizeof(err), warn,
+	                                sizeof(warn));
 	if (warn[0])
 		fprintf(stderr, "uraid: daemon %s: warning: %s", name, warn);
 	if (rc < 0)
@@ -76,7 +83,8 @@ int cmd_daemon(int argc, char **argv)
 		uraid_stop(a);
 		return cli_error("daemon", "%s", err);
 	}
-	fprintf(stderr, "uraid: daemon %s: running, control socket %s\n", name, path);
+	fprintf(stderr, "uraid: daemon %s: running, control socket %s%s%s\n", name, path,
+	        overlay[0] ? ", members read-only, every write to the overlay in " : "", overlay);
 	fflush(stderr);
 	for (;;) {
 		if (uraid_control_wait(c, 200) == 0)
@@ -98,19 +106,22 @@ int cmd_assemble(int argc, char **argv)
 {
 	static const struct option opts[] = {{"name", required_argument, NULL, 'N'},
 	                                     {"force", no_argument, NULL, 'f'},
+	                                     {"overlay", required_argument, NULL, 'O'},
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {NULL, 0, NULL, 0}};
-	const char *name = NULL;
+	const char *name = NULL, *overlay = NULL;
 	bool force = false;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "N:fh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "N:fO:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'N': name = optarg; break;
 		case 'f': force = true; break;
+		case 'O': overlay = optarg; break;
 		case 'h':
 			printf(
-			    "usage: uraid assemble [--name NAME] [--force] MEMBER...\n"
+			    "usage: uraid assemble [--name NAME] [--force] [--overlay DIR] "
+			    "MEMBER...\n"
 			    "  Checks the members, then starts a daemon that runs the array\n"
 			    "  (resync/recovery in the background) and serves its control "
 			    "socket.\n"
@@ -119,7 +130,11 @@ int cmd_assemble(int argc, char **argv)
 			    "  array cannot start without them (their event counts raised, their\n"
 			    "  faulty marks cleared); and a raid4/5/6 that is dirty (not stopped\n"
 			    "  cleanly) and degraded starts, which md refuses: parity written at\n"
-			    "  the crash may not match its data.\n");
+			    "  the crash may not match its data.\n"
+			    "  --overlay DIR opens every member read-only and sends every write\n"
+			    "  (superblocks, resync, recovery, yours) to a copy-on-write overlay\n"
+			    "  file per member in DIR (a directory of yours that nobody else can\n"
+			    "  write; made when missing): see 'uraid overlay'.\n");
 			return 0;
 		default: return 2;
 		}
@@ -131,13 +146,18 @@ int cmd_assemble(int argc, char **argv)
 	/* Check first, read-only, so refusals reach the user directly. */
 	char err[512], warn[2048];
 	struct uraid_array *a;
-	int rc = uraid_assemble((const char *const *)argv + optind, argc - optind,
-	                        URAID_RDONLY | URAID_NO_SYNC_THREAD | (force ? URAID_FORCE : 0), &a,
-	                        err, sizeof(err), warn, sizeof(warn));
+	int rc =
+	    uraid_assemble_overlay((const char *const *)argv + optind, argc - optind,
+	                           URAID_RDONLY | URAID_NO_SYNC_THREAD | (force ? URAID_FORCE : 0),
+	                           overlay, &a, err, sizeof(err), warn, sizeof(warn));
 	if (warn[0])
 		fprintf(stderr, "uraid: assemble: warning: %s", warn);
 	if (rc < 0)
 		return cli_error("assemble", "%s", err);
+	/* Resolved and checked by the library: the daemon works from "/". */
+	char ovdir[URAID_OVERLAY_DIR_MAX] = "";
+	if (overlay)
+		snprintf(ovdir, sizeof(ovdir), "%s", uraid_overlay_dir(a));
 	/* The read-only check only warns about a dirty degraded array; the
 	 * daemon's read-write assembly would refuse it. */
 	if (!force && strstr(warn, "dirty degraded array")) {
@@ -154,7 +174,8 @@ int cmd_assemble(int argc, char **argv)
 		return 1;
 	if (force)
 		setenv("URAID_DAEMON_FORCE", "1", 1);
-	rc = cli_start_daemon("assemble", nm, argc - optind, argv + optind);
+	rc =
+	    cli_start_daemon("assemble", nm, argc - optind, argv + optind, ovdir[0] ? ovdir : NULL);
 	unsetenv("URAID_DAEMON_FORCE");
 	return rc;
 }

@@ -440,6 +440,18 @@ int member_overlay_open(struct member *base, int dirfd, const char *dirpath, con
 	if (rc == 0 && ovl_flock(ovl_member_fd(store), rdonly) < 0)
 		rc = errmsg(err, errlen, -EBUSY, "%s/%s is in use by a running array", dirpath,
 		            name);
+	/* Found by its name; the header says whose it is (a file renamed or
+	 * copied from another member's would otherwise read as that member
+	 * having changed). */
+	struct ovl_header h;
+	bool committing;
+	char e[512];
+	if (rc == 0 && ovl_header_read(store, &h, &committing, e, sizeof(e)) == 0 &&
+	    strcmp(h.key, key))
+		rc = errmsg(err, errlen, -EEXIST,
+		            "%s/%s is the overlay of another member (%s, key %s), not of %s (key "
+		            "%s)",
+		            dirpath, name, h.id.path, h.key, base->name, key);
 	if (rc < 0) {
 		member_close(store);
 		member_close(base);

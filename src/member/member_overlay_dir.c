@@ -224,8 +224,11 @@ static int prepare(int dfd, const char *path, const struct names *l, bool member
 		}
 		rc = ovl_header_read(p[i].store, &p[i].h, &p[i].committing, e, sizeof(e));
 		if (rc < 0) {
-			rc = errmsg(err, errlen, -EINVAL, "%s/%s: %s; nothing was written", path,
-			            name, e);
+			/* Unreadable, it cannot say whether a commit of it was cut
+			 * short: removing it is the user's call, not discard's. */
+			rc = errmsg(err, errlen, -EINVAL, "%s/%s: %s; nothing was written%s", path,
+			            name, e,
+			            members ? "" : " (remove the file yourself to drop it)");
 			break;
 		}
 		if (!members && p[i].committing)
