@@ -540,7 +540,8 @@ uint64_t uraid_bitmap_recovery_skipped(struct uraid_array *a);
  *
  * dir must be a directory of the caller's that nobody else can write,
  * reached as the run directory is (uraid_run_dir's rule; a missing last
- * component is created 0700 unless URAID_RDONLY). Refused: a directory
+ * component is created 0700, with URAID_RDONLY too: a read-only trial of a
+ * first use sees the directory the writable assembly will use, empty). Refused: a directory
  * holding an overlay of another array (md: by the array uuid; GEOM: name
  * and id), members of different arrays, an overlay whose member changed
  * since it was made (size, modification time, its first or last MiB), an

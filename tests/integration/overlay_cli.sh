@@ -58,6 +58,40 @@ uri=$("$URAID" serve --overlay "$O" "${A[@]}" 2>/dev/null)
 check "serve --overlay again: the export continues the overlay" \
 	sh -c 'nbdcopy "$1" - | cmp -s "$2" -' sh "$uri" "$T_TMP/want1"
 check "stop" "$URAID" stop ova
+# A running array taken over by serve keeps its overlays; another DIR, or
+# --force, is refused.
+# rdonly_fds PID: every descriptor PID holds on a member is O_RDONLY (its
+# fdinfo flags, octal, & 3 == 0), and it holds at least one per member.
+rdonly_fds() {
+	local n=0 fd t fl
+	for fd in /proc/"$1"/fd/*; do
+		t=$(readlink "$fd") || continue
+		case " ${A[*]} " in *" $t "*) ;; *) continue ;; esac
+		fl=$(sed -n 's/^flags:[[:space:]]*//p' /proc/"$1"/fdinfo/"${fd##*/}")
+		[ $((8#$fl & 3)) -eq 0 ] || { echo "# $t open with flags $fl" >&2; return 1; }
+		n=$((n + 1))
+	done
+	[ "$n" -ge ${#A[@]} ]
+}
+"$URAID" assemble --overlay "$O" "${A[@]}" 2>"$T_TMP/asm.err"
+check "assemble --overlay, then serve ova (takeover)" [ -S "$URAID_RUN_DIR/ova.sock" ]
+dpid=$(sed -n 's/.*daemon pid \([0-9]*\).*/\1/p' "$T_TMP/asm.err")
+check "the daemon holds every member O_RDONLY (/proc/$dpid/fdinfo)" rdonly_fds "$dpid"
+refused "serve --overlay ANOTHER ova is refused" "runs on the overlays in" \
+	"$URAID" serve --overlay "$T_TMP/elsewhere" ova
+refused "serve --force ova is refused" "force is for member files" "$URAID" serve --force ova
+uri=$("$URAID" serve ova 2>"$T_TMP/takeover.err")
+check "... served" [ -n "$uri" ]
+[ -n "$uri" ] || cat "$T_TMP/takeover.err"
+check "nbdkit holds every member O_RDONLY" rdonly_fds "$(cat "$URAID_RUN_DIR/ova.nbdkit.pid")"
+check "... still on the overlays (detail)" \
+	sh -c '"$1" detail ova | grep -q "Overlay : $2"' sh "$URAID" "$O"
+qemu-io -f raw -c "write -P 0x33 6M 4k" "$uri" >/dev/null 2>&1
+check "stop" "$URAID" stop ova
+check "every member unchanged (sha256)" unchanged
+printf '\x33%.0s' $(seq 4096) | dd of="$T_TMP/want1" bs=4096 seek=$((6 << 8)) conv=notrunc status=none
+check "cat --overlay shows the write made after the takeover" \
+	cmp -s "$T_TMP/want1" <("$URAID" cat --overlay "$O" "${A[@]}")
 check "overlay status prints bytes held per member" \
 	sh -c '[ "$("$1" overlay status "$2" | grep -c "holds .* ([1-9][0-9]* bytes) of 8.00 MiB")" = 3 ]' \
 	sh "$URAID" "$O"
