@@ -92,8 +92,29 @@ check "every member unchanged (sha256)" unchanged
 printf '\x33%.0s' $(seq 4096) | dd of="$T_TMP/want1" bs=4096 seek=$((6 << 8)) conv=notrunc status=none
 check "cat --overlay shows the write made after the takeover" \
 	cmp -s "$T_TMP/want1" <("$URAID" cat --overlay "$O" "${A[@]}")
+# A member added later gets an overlay too: the recovery onto it, a
+# blank file, is written to its overlay only.
+truncate -s 8M "$D/a3"
+sum_a3=$(sums "$D/a3")
+check "assemble --overlay; fail a2, add a3 (blank)" sh -c '"$1" assemble --overlay "$2" "$3" "$4" "$5" 2>/dev/null &&
+	"$1" fail ova "$5" && "$1" add ova "$6"' sh "$URAID" "$O" "${A[@]}" "$D/a3"
+for _ in $(seq 300); do
+	"$URAID" status --json ova | grep -q '"action":"idle"' && break
+	sleep 0.1
+done
+check "... the recovery onto a3 ends, a3 in sync" \
+	sh -c '"$1" detail ova | grep -q "active sync.*$2"' sh "$URAID" "$D/a3"
+check "... the array reads what it held" cmp -s "$T_TMP/want1" <("$URAID" cat ova)
+check "stop" "$URAID" stop ova
+check "every member and a3 unchanged (sha256)" \
+	[ "$(sums "${A[@]}" "${B[@]}" "$D/a3")" = "$before$sum_a3" ]
+check "a3's overlay holds what the recovery wrote" \
+	sh -c '"$1" overlay status "$2" | grep -q "^  $3: holds .* ([1-9][0-9]* bytes)"' \
+	sh "$URAID" "$O" "$D/a3"
+check "cat --overlay of a0 a1 a3 (a2 failed in the overlay) reads the same" \
+	cmp -s "$T_TMP/want1" <("$URAID" cat --overlay "$O" "${A[0]}" "${A[1]}" "$D/a3" 2>/dev/null)
 check "overlay status prints bytes held per member" \
-	sh -c '[ "$("$1" overlay status "$2" | grep -c "holds .* ([1-9][0-9]* bytes) of 8.00 MiB")" = 3 ]' \
+	sh -c '[ "$("$1" overlay status "$2" | grep -c "holds .* ([1-9][0-9]* bytes) of 8.00 MiB")" = 4 ]' \
 	sh "$URAID" "$O"
 
 # 2. bad input. Each: refused, its message naming the problem, no member changed.
