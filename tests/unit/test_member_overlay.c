@@ -632,6 +632,21 @@ static void directory(void)
 	CHECK(fd >= 0 && pread(fd, w, 300000, 0) == 300000 && memcmp(w, data, 300000) == 0);
 	close(fd);
 
+	/* a file named as another member's overlay: refused by its header */
+	CHECK(uraid_overlay_list(ovdir, &info, &n, err, sizeof(err)) == 0 && n == 1);
+	if (n == 1) {
+		char from[600], to[600];
+		snprintf(from, sizeof(from), "%s/%s", ovdir, info[0].file);
+		snprintf(to, sizeof(to), "%s/other.kother.uovl", ovdir);
+		CHECK(rename(from, to) == 0);
+		CHECK(member_open_file(mpath, MEMBER_RDONLY, 0, &base, err, sizeof(err)) == 0);
+		CHECK(member_overlay_open(base, dfd, dpath, "md:a", "kother", 0, &o, err,
+		                          sizeof(err)) == -EEXIST);
+		CHECKF(strstr(err, "overlay of another member"), "%s", err);
+		CHECK(rename(to, from) == 0);
+	}
+	free(info);
+
 	uint64_t bytes = 0;
 	CHECKF(uraid_overlay_commit(ovdir, &bytes, err, sizeof(err)) == 0, "%s", err);
 	CHECK_EQ_U64(bytes, held * BLK);
