@@ -207,6 +207,7 @@ int uraid_locate(struct uraid_array *a, uint64_t off, uint64_t len, unsigned fla
 const char *uraid_place_kind_name(enum uraid_place_kind k); /* "data", "copy", ... */
 
 #define URAID_STATUS_MAX_MEMBERS 64
+#define URAID_OVERLAY_DIR_MAX    1024 /* an overlay directory's path, NUL included */
 struct uraid_member_status {
 	char name[256];
 	int role; /* slot, -1 spare/none */
@@ -266,6 +267,9 @@ struct uraid_status {
 	 * a valid log), after which md resyncs. */
 	int ppl;
 	uint64_t ppl_recovered, ppl_mismatches;
+	/* Assembled through overlays (uraid_assemble_overlay): their directory,
+	 * else "". */
+	char overlay[URAID_OVERLAY_DIR_MAX];
 };
 int uraid_status(struct uraid_array *a, struct uraid_status *st);
 
@@ -615,6 +619,71 @@ void uraid_config_paths_free(char **paths, int n);
 /* "xxxxxxxx:xxxxxxxx:xxxxxxxx:xxxxxxxx" from 32 hex digits separated by any
  * of ':' '.' '-' ' ' (mdadm's UUID= forms): 0, or -EINVAL. */
 int uraid_uuid_parse(const char *s, char out[36]);
+/* ---- overlays: recovery that cannot make things worse ---- */
+
+/* Assemble like uraid_assemble, with every member behind a copy-on-write
+ * overlay in the directory `dir` (dir NULL: uraid_assemble). Each member is
+ * opened read-only; everything the array writes (superblock updates,
+ * resync, recovery, the caller's writes) goes to the member's overlay file
+ * in dir, one per member, made on first use; reads see the overlay where it
+ * holds a block, else the member. So a forced assembly, a resync or fsck can
+ * be tried, and its result looked at, with no change to a member; then
+ * uraid_overlay_commit writes the result to the members, or
+ * uraid_overlay_discard drops it. With URAID_RDONLY an existing overlay is
+ * read and nothing is created.
+ *
+ * dir must be a directory of the caller's that nobody else can write,
+ * reached as the run directory is (uraid_run_dir's rule; a missing last
+ * component is created 0700, with URAID_RDONLY too: a read-only trial of a
+ * first use sees the directory the writable assembly will use, empty). Refused: a directory
+ * holding an overlay of another array (md: by the array uuid; GEOM: name
+ * and id), members of different arrays, an overlay whose member changed
+ * since it was made (size, modification time, its first or last MiB), an
+ * overlay in use by another running array or a member in use by an array
+ * without an overlay (-EBUSY), an unfinished commit. The array's flags get
+ * URAID_OVERLAY and uraid_status reports dir; members added later (add,
+ * replace, re-add, add-journal) get overlays in dir too. An overlay's map
+ * is made durable by uraid_flush: writes not flushed when the process dies
+ * may be lost, as on a power cut. */
+#define URAID_OVERLAY 16u
+int uraid_assemble_overlay(const char *const *paths, int n, unsigned flags, const char *dir,
+                           struct uraid_array **out, char *err, size_t errlen, char *warn,
+                           size_t warnlen);
+/* The overlay directory of an array assembled through overlays, else NULL. */
+const char *uraid_overlay_dir(const struct uraid_array *a);
+
+#define URAID_OVERLAY_PATH_MAX 2800 /* a member's path as an overlay records it */
+struct uraid_overlay_info {
+	char file[256];                      /* its file name in the directory */
+	char member[URAID_OVERLAY_PATH_MAX]; /* the member it belongs to (its path) */
+	char array[64];                      /* "md:UUID", "gmirror:NAME:ID", "graid3:..." */
+	uint64_t member_bytes;
+	uint64_t held_bytes; /* bytes of the member the overlay holds (whole 4 KiB blocks,
+	                        as of the last flush) */
+	uint64_t created;    /* unix time */
+	bool in_use;         /* an array runs on it now */
+	bool commit_interrupted;
+	/* 0: the member is as it was when the overlay was made; else a negative
+	 * errno (-ESTALE changed, -ENOENT gone, ...) and problem says why. A
+	 * damaged overlay also has a problem (and member_state -EINVAL). */
+	int member_state;
+	char problem[512];
+};
+/* The overlays in dir, malloc'ed into *out (free it), *n of them. */
+int uraid_overlay_list(const char *dir, struct uraid_overlay_info **out, int *n, char *err,
+                       size_t errlen);
+/* Write every block the overlays in dir hold to their members, flush them,
+ * then remove the overlays; *bytes (may be NULL): bytes written. Checked
+ * for every overlay before anything is written, each refusal naming the
+ * problem: one in use by a running array or a member in use (-EBUSY), a
+ * member that changed since its overlay was made or cannot be opened,
+ * overlays of two arrays, a damaged overlay. A commit that is interrupted
+ * (crash, I/O error) keeps the overlays and is finished by running it
+ * again (the members' fingerprints are not checked then). */
+int uraid_overlay_commit(const char *dir, uint64_t *bytes, char *err, size_t errlen);
+/* Remove the overlays in dir (none in use, none with an unfinished commit:
+ * -EBUSY). *n (may be NULL): how many. */
+int uraid_overlay_discard(const char *dir, int *n, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

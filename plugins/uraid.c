@@ -1,7 +1,12 @@
 /* nbdkit-uraid-plugin: serve an md array assembled by liburaid over NBD.
  *
  *   nbdkit uraid member=PATH member=PATH ... [readonly=true] [name=NAME]
- *          [control=false] [direct=true] [keep-going=true]
+ *          [control=false] [direct=true] [keep-going=true] [force=true]
+ *          [overlay=DIR]
+ *
+ * overlay=DIR assembles through copy-on-write overlays in DIR
+ * (uraid_assemble_overlay): the members are opened read-only and every
+ * write goes to an overlay file per member there.
  *
  * One array per nbdkit process, assembled in .after_fork (the engine starts
  * threads, which must not exist when nbdkit forks into the background) after
@@ -47,10 +52,12 @@ static struct {
 	bool control;
 	bool direct;
 	bool keep_going;   /* read-only: unreadable ranges read as zeros */
+	bool force;        /* URAID_FORCE: assemble --force's rules */
 	int unreadable_fd; /* RUN/NAME.unreadable, -1 when none */
 	char name[64];
 	char array[256]; /* array=: an ARRAY line of the configuration file */
 	char *config;    /* config=FILE (default $URAID_CONFIG, /etc/uraid/uraid.conf) */
+	char *overlay;   /* overlay=DIR, resolved; NULL: none */
 	/* running */
 	struct uraid_array *a;
 	struct uraid_status st; /* geometry as assembled (sizes do not change) */
@@ -89,6 +96,8 @@ static void uraid_unload(void)
 	g.nmembers = 0;
 	free(g.config);
 	g.config = NULL;
+	free(g.overlay);
+	g.overlay = NULL;
 }
 
 static int uraid_config(const char *key, const char *value)
@@ -103,7 +112,7 @@ static int uraid_config(const char *key, const char *value)
 			return -1;
 		g.members[g.nmembers++] = p;
 	} else if (!strcmp(key, "readonly") || !strcmp(key, "control") || !strcmp(key, "direct") ||
-	           !strcmp(key, "keep-going")) {
+	           !strcmp(key, "keep-going") || !strcmp(key, "force")) {
 		int b = nbdkit_parse_bool(value);
 		if (b < 0)
 			return -1;
@@ -113,6 +122,8 @@ static int uraid_config(const char *key, const char *value)
 			g.control = b;
 		else if (key[0] == 'd')
 			g.direct = b;
+		else if (key[0] == 'f')
+			g.force = b;
 		else
 			g.keep_going = b;
 	} else if (!strcmp(key, "name")) {
@@ -122,6 +133,14 @@ static int uraid_config(const char *key, const char *value)
 			return -1;
 		}
 		snprintf(g.name, sizeof(g.name), "%s", value);
+	} else if (!strcmp(key, "overlay")) {
+		/* nbdkit changes directory: made absolute now (the library
+		 * checks and resolves it at assembly). */
+		char *p = nbdkit_absolute_path(value);
+		if (!p)
+			return -1;
+		free(g.overlay);
+		g.overlay = p;
 	} else if (!strcmp(key, "array")) {
 		snprintf(g.array, sizeof(g.array), "%s", value);
 	} else if (!strcmp(key, "config")) {
@@ -203,27 +222,30 @@ static int uraid_config_complete(void)
 	return 0;
 }
 
-#define uraid_config_help                                                              \
-	"member=PATH       (repeat) member image or device of the md array\n"          \
-	"array=NAME        the members of ARRAY NAME in the configuration file\n"      \
-	"config=FILE       that file (default $URAID_CONFIG, /etc/uraid/uraid.conf)\n" \
-	"readonly=BOOL     assemble read-only: never write to any member\n"            \
-	"name=NAME         control socket name (default: the array name)\n"            \
-	"control=BOOL      run the control socket (default true)\n"                    \
-	"direct=BOOL       open members with O_DIRECT\n"                               \
-	"keep-going=BOOL   (readonly) ranges no member can supply read as zeros,\n"    \
-	"                  each logged and listed in $URAID_RUN_DIR/NAME.unreadable"
+#define uraid_config_help                                                                \
+	"member=PATH       (repeat) member image or device of the md array\n"            \
+	"array=NAME        the members of ARRAY NAME in the configuration file\n"        \
+	"config=FILE       that file (default $URAID_CONFIG, /etc/uraid/uraid.conf)\n"   \
+	"readonly=BOOL     assemble read-only: never write to any member\n"              \
+	"name=NAME         control socket name (default: the array name)\n"              \
+	"control=BOOL      run the control socket (default true)\n"                      \
+	"direct=BOOL       open members with O_DIRECT\n"                                 \
+	"keep-going=BOOL   (readonly) ranges no member can supply read as zeros,\n"      \
+	"                  each logged and listed in $URAID_RUN_DIR/NAME.unreadable\n"   \
+	"force=BOOL        as uraid assemble --force (dropped members forced back in)\n" \
+	"overlay=DIR       members read-only, every write to copy-on-write overlays in DIR"
 
 static unsigned assemble_flags(void)
 {
-	return (g.readonly ? URAID_RDONLY : 0) | (g.direct ? URAID_DIRECT : 0);
+	return (g.readonly ? URAID_RDONLY : 0) | (g.direct ? URAID_DIRECT : 0) |
+	       (g.force ? URAID_FORCE : 0);
 }
 
 static int assemble(unsigned flags, struct uraid_array **out)
 {
 	char err[512] = "", warn[2048] = "";
-	int rc = uraid_assemble((const char *const *)g.members, g.nmembers, flags, out, err,
-	                        sizeof(err), warn, sizeof(warn));
+	int rc = uraid_assemble_overlay((const char *const *)g.members, g.nmembers, flags,
+	                                g.overlay, out, err, sizeof(err), warn, sizeof(warn));
 	if (warn[0])
 		nbdkit_debug("uraid: %s", warn);
 	if (rc < 0) {
@@ -267,7 +289,8 @@ static int pick_name(const struct uraid_status *st)
 static int uraid_get_ready(void)
 {
 	struct uraid_array *a;
-	if (assemble(URAID_RDONLY | URAID_NO_SYNC_THREAD | (g.direct ? URAID_DIRECT : 0), &a) < 0)
+	if (assemble(URAID_RDONLY | URAID_NO_SYNC_THREAD | (assemble_flags() & ~URAID_RDONLY), &a) <
+	    0)
 		return -1;
 	uraid_status(a, &g.st);
 	uraid_stop(a);

@@ -65,6 +65,7 @@ static const struct {
      "file system to the stripes (a loop device over the export cannot\n  pass the "
      "geometry to mkfs)",
      0},
+    {"overlay", cmd_overlay, "status, commit or discard the overlays of --overlay DIR", NULL, OWN},
     {"mirror", cmd_mirror, "FreeBSD gmirror-compatible mirrors", NULL, OWN},
     {"raid3", cmd_raid3, "FreeBSD graid3-compatible RAID3", NULL, OWN},
     {"bench", cmd_bench, "benchmarks (parity, engine, workloads)", NULL, OWN},

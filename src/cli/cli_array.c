@@ -111,7 +111,7 @@ void cli_print_run_file(const char *prefix, const char *name, const char *suffix
 	fclose(f);
 }
 
-int cli_start_daemon(const char *verb, const char *name, int n, char **members)
+int cli_start_daemon(const char *verb, const char *name, int n, char **members, const char *overlay)
 {
 	char err[PATH_MAX + 256], log[PATH_MAX];
 	struct uraid_status st;
@@ -163,6 +163,8 @@ int cli_start_daemon(const char *verb, const char *name, int n, char **members)
 			dup2(nfd, 0);
 		if (chdir("/") < 0)
 			_exit(126);
+		if (overlay)
+			setenv("URAID_DAEMON_OVERLAY", overlay, 1);
 		execv("/proc/self/exe", args);
 		_exit(127);
 	}

@@ -22,15 +22,18 @@ int cli_pick_name(const char *verb, const char *want, const char *md_name, const
 /* Copy a run directory file (a log) to stderr, each line after prefix. */
 void cli_print_run_file(const char *prefix, const char *name, const char *suffix);
 /* Fork `uraid daemon NAME MEMBER...` and wait until its control socket
- * answers; on failure print why (the daemon's log) and return 1. */
-int cli_start_daemon(const char *verb, const char *name, int n, char **members);
+ * answers; on failure print why (the daemon's log) and return 1. With
+ * `overlay` (a directory, absolute) the daemon assembles through overlays
+ * there (uraid_assemble_overlay). */
+int cli_start_daemon(const char *verb, const char *name, int n, char **members,
+                     const char *overlay);
 /* The control socket path of an array name (uraid_run_path): 0 or a
  * negative errno with err naming the problem. */
 int cli_sock_path(const char *name, char *path, size_t len, char *err, size_t errlen);
 /* Assemble members read-only to check them, pick the name (want, else the
  * md name ...), then start the daemon: 0 or an exit status (printed). */
-int cli_assemble_start(const char *verb, const char *want, bool force, const char *update, int n,
-                       char **members);
+int cli_assemble_start(const char *verb, const char *want, bool force, const char *update,
+                       const char *overlay, int n, char **members);
 
 /* The configuration file (cmd_scan.c): path (--config) or NULL for
  * $URAID_CONFIG / the default. 0 and *c, or 1 with the problem printed. */

@@ -12,8 +12,8 @@
 #include "cli/cli_array.h"
 #include "uraid.h"
 
-int cli_assemble_start(const char *verb, const char *want, bool force, const char *update, int n,
-                       char **members)
+int cli_assemble_start(const char *verb, const char *want, bool force, const char *update,
+                       const char *overlay, int n, char **members)
 {
 	if (want && cli_run_ready(verb, want))
 		return 1;
@@ -24,14 +24,18 @@ int cli_assemble_start(const char *verb, const char *want, bool force, const cha
 	                  : !strcmp(update, "no-bbl")       ? URAID_UPDATE_NO_BBL
 	                  : !strcmp(update, "force-no-bbl") ? URAID_UPDATE_FORCE_NO_BBL
 	                                                    : 0;
-	int rc =
-	    uraid_assemble((const char *const *)members, n,
-	                   URAID_RDONLY | URAID_NO_SYNC_THREAD | (force ? URAID_FORCE : 0) | uflags,
-	                   &a, err, sizeof(err), warn, sizeof(warn));
+	int rc = uraid_assemble_overlay((const char *const *)members, n,
+	                                URAID_RDONLY | URAID_NO_SYNC_THREAD |
+	                                    (force ? URAID_FORCE : 0) | uflags,
+	                                overlay, &a, err, sizeof(err), warn, sizeof(warn));
 	if (warn[0])
 		fprintf(stderr, "uraid: %s: warning: %s", verb, warn);
 	if (rc < 0)
 		return cli_error(verb, "%s", err);
+	/* Resolved and checked by the library: the daemon works from "/". */
+	char ovdir[URAID_OVERLAY_DIR_MAX] = "";
+	if (overlay)
+		snprintf(ovdir, sizeof(ovdir), "%s", uraid_overlay_dir(a));
 	/* The read-only check only warns about a dirty degraded array; the
 	 * daemon's read-write assembly would refuse it. */
 	if (!force && strstr(warn, "dirty degraded array")) {
@@ -49,7 +53,7 @@ int cli_assemble_start(const char *verb, const char *want, bool force, const cha
 		setenv("URAID_DAEMON_FORCE", "1", 1);
 	if (update)
 		setenv("URAID_DAEMON_UPDATE", update, 1);
-	rc = cli_start_daemon(verb, nm, n, members);
+	rc = cli_start_daemon(verb, nm, n, members, ovdir[0] ? ovdir : NULL);
 	unsetenv("URAID_DAEMON_FORCE");
 	unsetenv("URAID_DAEMON_UPDATE");
 	return rc;

@@ -42,7 +42,8 @@ int cmd_daemon(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	char err[512], warn[2048];
 	struct uraid_array *a;
-	/* `uraid assemble --force` hands its flag over in the environment. */
+	/* `uraid assemble --force` / `--overlay DIR` hand their options over in
+	 * the environment. */
 	const char *fv = getenv("URAID_DAEMON_FORCE");
 	unsigned flags = fv && !strcmp(fv, "1") ? URAID_FORCE : 0;
 	unsetenv("URAID_DAEMON_FORCE");
@@ -53,8 +54,14 @@ int cmd_daemon(int argc, char **argv)
 	else if (uv && !strcmp(uv, "force-no-bbl"))
 		flags |= URAID_UPDATE_FORCE_NO_BBL;
 	unsetenv("URAID_DAEMON_UPDATE");
-	int rc = uraid_assemble((const char *const *)argv + 2, argc - 2, flags, &a, err,
-	                        sizeof(err), warn, sizeof(warn));
+	char overlay[URAID_OVERLAY_DIR_MAX] = "";
+	const char *ov = getenv("URAID_DAEMON_OVERLAY");
+	if (ov && *ov)
+		snprintf(overlay, sizeof(overlay), "%s", ov);
+	unsetenv("URAID_DAEMON_OVERLAY");
+	int rc = uraid_assemble_overlay((const char *const *)argv + 2, argc - 2, flags,
+	                                overlay[0] ? overlay : NULL, &a, err, sizeof(err), warn,
+	                                sizeof(warn));
 	if (warn[0])
 		fprintf(stderr, "uraid: daemon %s: warning: %s", name, warn);
 	if (rc < 0)
@@ -83,7 +90,8 @@ int cmd_daemon(int argc, char **argv)
 		uraid_stop(a);
 		return cli_error("daemon", "%s", err);
 	}
-	fprintf(stderr, "uraid: daemon %s: running, control socket %s\n", name, path);
+	fprintf(stderr, "uraid: daemon %s: running, control socket %s%s%s\n", name, path,
+	        overlay[0] ? ", members read-only, every write to the overlay in " : "", overlay);
 	fflush(stderr);
 	for (;;) {
 		if (uraid_control_wait(c, 200) == 0)
@@ -103,20 +111,17 @@ int cmd_daemon(int argc, char **argv)
 
 int cmd_assemble(int argc, char **argv)
 {
-	static const struct option opts[] = {{"name", required_argument, NULL, 'N'},
-	                                     {"force", no_argument, NULL, 'f'},
-	                                     {"scan", no_argument, NULL, 's'},
-	                                     {"config", required_argument, NULL, 'c'},
-	                                     {"incremental", no_argument, NULL, 'I'},
-	                                     {"run", no_argument, NULL, 'R'},
-	                                     {"update", required_argument, NULL, 'U'},
-	                                     {"help", no_argument, NULL, 'h'},
-	                                     {NULL, 0, NULL, 0}};
-	const char *name = NULL, *config = NULL, *update = NULL;
+	static const struct option opts[] = {
+	    {"name", required_argument, NULL, 'N'},   {"force", no_argument, NULL, 'f'},
+	    {"scan", no_argument, NULL, 's'},         {"config", required_argument, NULL, 'c'},
+	    {"incremental", no_argument, NULL, 'I'},  {"run", no_argument, NULL, 'R'},
+	    {"update", required_argument, NULL, 'U'}, {"overlay", required_argument, NULL, 'O'},
+	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+	const char *name = NULL, *config = NULL, *update = NULL, *overlay = NULL;
 	bool force = false, scan = false, incremental = false, run = false;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "N:fsc:IRU:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "N:fsc:IRU:O:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'N': name = optarg; break;
 		case 'f': force = true; break;
@@ -124,6 +129,7 @@ int cmd_assemble(int argc, char **argv)
 		case 'c': config = optarg; break;
 		case 'I': incremental = true; break;
 		case 'R': run = true; break;
+		case 'O': overlay = optarg; break;
 		case 'U':
 			update = optarg;
 			if (strcmp(optarg, "no-bbl") && strcmp(optarg, "force-no-bbl"))
@@ -135,7 +141,7 @@ int cmd_assemble(int argc, char **argv)
 		case 'h':
 			printf(
 			    "usage: uraid assemble [--name NAME] [--force] [--update=no-bbl|"
-			    "force-no-bbl] MEMBER...\n"
+			    "force-no-bbl] [--overlay DIR] MEMBER...\n"
 			    "       uraid assemble [--config FILE] [--force] NAME\n"
 			    "       uraid assemble [--config FILE] --scan\n"
 			    "       uraid assemble --incremental [--run] DEV (as uraid "
@@ -155,14 +161,20 @@ int cmd_assemble(int argc, char **argv)
 			    "  the crash may not match its data.\n"
 			    "  --update=no-bbl removes the members' bad block logs when they\n"
 			    "  record nothing (refused otherwise); --update=force-no-bbl removes\n"
-			    "  them with their entries (mdadm 4.2).\n");
+			    "  them with their entries (mdadm 4.2).\n"
+			    "  --overlay DIR opens every member read-only and sends every write\n"
+			    "  (superblocks, resync, recovery, yours) to a copy-on-write overlay\n"
+			    "  file per member in DIR (a directory of yours that nobody else can\n"
+			    "  write; made when missing): see 'uraid overlay'.\n");
 			return 0;
 		default: return 2;
 		}
 	}
-	if (update && (incremental || scan || (argc - optind == 1 && access(argv[optind], F_OK))))
+	if ((update || overlay) &&
+	    (incremental || scan || (argc - optind == 1 && access(argv[optind], F_OK))))
 		return cli_error("assemble",
-		                 "--update goes with the members named on the command line");
+		                 "--update and --overlay go with the members named on the "
+		                 "command line");
 	if (incremental)
 		return cli_incremental("assemble", config, run, scan, argc - optind, argv + optind);
 	if (run)
@@ -179,7 +191,8 @@ int cmd_assemble(int argc, char **argv)
 		return cli_assemble_named("assemble", config, argv[optind], name, force);
 	if (config)
 		return cli_error("assemble", "--config goes with an array NAME or --scan");
-	return cli_assemble_start("assemble", name, force, update, argc - optind, argv + optind);
+	return cli_assemble_start("assemble", name, force, update, overlay, argc - optind,
+	                          argv + optind);
 }
 
 /* Members are known to the daemon by absolute path. */

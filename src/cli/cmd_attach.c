@@ -150,10 +150,13 @@ static void attach_usage(FILE *f)
 {
 	fprintf(f, "usage: uraid attach [--name NAME] --unix PATH\n"
 	           "       uraid attach NAME            (an array served with 'uraid serve')\n"
-	           "       uraid attach [--name NAME] MEMBER...|NAME  (serves it first)\n"
+	           "       uraid attach [--name NAME] [--force] [--overlay DIR] MEMBER...|NAME\n"
+	           "                                    (serves it first)\n"
 	           "  Root only. Mounts the NBD export with nbdfuse on a private directory and\n"
 	           "  puts a loop device (direct I/O) on it; prints the loop device.\n"
-	           "  'uraid detach NAME|/dev/loopN' undoes it all.\n");
+	           "  'uraid detach NAME|/dev/loopN' undoes it all. --overlay DIR: the\n"
+	           "  members read-only, every write (mkfs, fsck) to overlays in DIR;\n"
+	           "  --force: as assemble --force.\n");
 }
 
 /* nbdfuse in the background on s->mount; waits until it serves. */
@@ -206,11 +209,33 @@ static int start_fuse(const char *verb, struct attach_state *s, const char *uri)
 	return cli_error(verb, "nbdfuse did not come up within 20 s (log %s)", log);
 }
 
+/* A served array runs on the overlays in `overlay` (realpath'ed). */
+static int served_on(const char *name, const char *overlay)
+{
+	struct uraid_status st;
+	char err[512];
+	if (uraid_control_status(name, &st, err, sizeof(err)) < 0)
+		return cli_error("attach", "%s", err);
+	char *r = realpath(overlay, NULL);
+	bool same = r && !strcmp(r, st.overlay);
+	free(r);
+	if (same)
+		return 0;
+	return cli_error("attach", "%s is served %s%s, not on the overlays in %s", name,
+	                 st.overlay[0] ? "on the overlays in " : "on its members directly",
+	                 st.overlay, overlay);
+}
+
 /* Start the serve (or find it) and fill s->name, uri. */
 static int find_export(int argc, char **argv, int first, const char *unix_path, const char *want,
-                       struct attach_state *s, char *uri, size_t urilen)
+                       const char *overlay, bool force, struct attach_state *s, char *uri,
+                       size_t urilen)
 {
 	int n = argc - first;
+	if (unix_path && (overlay || force))
+		return cli_error("attach",
+		                 "--overlay and --force cannot apply to an export of --unix %s",
+		                 unix_path);
 	if (unix_path) {
 		char *rp = realpath(unix_path, NULL);
 		if (!rp)
@@ -224,9 +249,12 @@ static int find_export(int argc, char **argv, int first, const char *unix_path, 
 	    serve_lookup(argv[first], uri, urilen, &s->nbdkit_pid) == 0) {
 		snprintf(s->name, sizeof(s->name), "%s", argv[first]);
 		s->nbdkit_pid = 0; /* not ours to stop */
-		return 0;
+		if (force)
+			return cli_error(
+			    "attach", "--force is for member files: %s is served already", s->name);
+		return overlay ? served_on(s->name, overlay) : 0;
 	}
-	struct serve_opts o = {.name = want};
+	struct serve_opts o = {.name = want, .overlay = overlay, .force = force};
 	int rc = serve_start("attach", &o, n, argv + first, s->name, sizeof(s->name), uri, urilen,
 	                     &s->nbdkit_pid);
 	if (rc)
@@ -238,17 +266,20 @@ static int find_export(int argc, char **argv, int first, const char *unix_path, 
 
 int cmd_attach(int argc, char **argv)
 {
-	static const struct option opts[] = {{"unix", required_argument, NULL, 'U'},
-	                                     {"name", required_argument, NULL, 'N'},
-	                                     {"help", no_argument, NULL, 'h'},
-	                                     {NULL, 0, NULL, 0}};
-	const char *unix_path = NULL, *want = NULL;
+	static const struct option opts[] = {
+	    {"unix", required_argument, NULL, 'U'},    {"name", required_argument, NULL, 'N'},
+	    {"overlay", required_argument, NULL, 'O'}, {"force", no_argument, NULL, 'F'},
+	    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+	const char *unix_path = NULL, *want = NULL, *overlay = NULL;
+	bool force = false;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "U:N:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "U:N:O:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'U': unix_path = optarg; break;
 		case 'N': want = optarg; break;
+		case 'O': overlay = optarg; break;
+		case 'F': force = true; break;
 		case 'h': attach_usage(stdout); return 0;
 		default: attach_usage(stderr); return 2;
 		}
@@ -264,7 +295,8 @@ int cmd_attach(int argc, char **argv)
 		return 1;
 	struct attach_state s = {0}, old;
 	char uri[PATH_MAX + 64], dir[PATH_MAX], err[PATH_MAX + 256];
-	int rc = find_export(argc, argv, optind, unix_path, want, &s, uri, sizeof(uri));
+	int rc =
+	    find_export(argc, argv, optind, unix_path, want, overlay, force, &s, uri, sizeof(uri));
 	if (rc)
 		return rc;
 	if (attach_load(s.name, &old, err, sizeof(err)) == 0 && old.loop[0] &&

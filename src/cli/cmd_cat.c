@@ -19,7 +19,7 @@
 static void cat_usage(FILE *f)
 {
 	fprintf(f, "usage: uraid cat [--offset BYTES] [--length BYTES] [-o FILE] [--force]\n"
-	           "                 [--keep-going [--map FILE]] MEMBER...|NAME\n"
+	           "                 [--keep-going [--map FILE]] [--overlay DIR] MEMBER...|NAME\n"
 	           "  Assembles the array read-only from its member images and writes its\n"
 	           "  logical contents (or the given range) to FILE or stdout. Reconstructs\n"
 	           "  missing members when the level's redundancy allows, and replays a\n"
@@ -32,7 +32,9 @@ static void cat_usage(FILE *f)
 	           "                status 3 when there were any\n"
 	           "  --map FILE    with --keep-going: the ranges as a GNU ddrescue mapfile\n"
 	           "                (ddrescuelog reads it), each bad area preceded by the\n"
-	           "                members behind it and what each answered\n");
+	           "                members behind it and what each answered\n"
+	           "  --overlay DIR the members as the copy-on-write overlays in DIR show\n"
+	           "                them (see 'uraid overlay')\n");
 }
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -118,6 +120,7 @@ struct cat_opts {
 	unsigned long long off, length;
 	bool have_len, force, keep_going;
 	const char *outpath, *mappath;
+	const char *overlay; /* --overlay DIR */
 };
 
 /* Copies [o->off, +o->length) of s to fd; 0, or the status to exit with. */
@@ -210,10 +213,15 @@ static int cat_run(struct cat_src *s, const struct cat_opts *in, const char *wha
 int cmd_cat(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"offset", required_argument, NULL, 'O'}, {"length", required_argument, NULL, 'l'},
-	    {"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
-	    {"keep-going", no_argument, NULL, 'k'},   {"map", required_argument, NULL, 'm'},
-	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	    {"offset", required_argument, NULL, 'O'},
+	    {"length", required_argument, NULL, 'l'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"force", no_argument, NULL, 'f'},
+	    {"keep-going", no_argument, NULL, 'k'},
+	    {"map", required_argument, NULL, 'm'},
+	    {"overlay", required_argument, NULL, 'V'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct cat_opts o = {0};
 	int c;
@@ -233,6 +241,7 @@ int cmd_cat(int argc, char **argv)
 		case 'f': o.force = true; break;
 		case 'k': o.keep_going = true; break;
 		case 'm': o.mappath = optarg; break;
+		case 'V': o.overlay = optarg; break;
 		case 'h': cat_usage(stdout); return 0;
 		default: cat_usage(stderr); return 2;
 		}
@@ -250,6 +259,11 @@ int cmd_cat(int argc, char **argv)
 	struct stat sb;
 	if (optind == argc - 1 && !strchr(argv[optind], '/') && stat(argv[optind], &sb) < 0) {
 		struct uraid_status st;
+		if (o.overlay)
+			return cli_error("cat",
+			                 "--overlay is for member files; the running array "
+			                 "%s reads through the overlays it runs on",
+			                 argv[optind]);
 		if (o.force)
 			return cli_error("cat",
 			                 "--force is for member files, not the running array %s",
@@ -264,8 +278,8 @@ int cmd_cat(int argc, char **argv)
 	}
 	char warn[2048];
 	unsigned flags = URAID_RDONLY | URAID_NO_SYNC_THREAD | (o.force ? URAID_FORCE : 0);
-	int rc = uraid_assemble((const char *const *)argv + optind, argc - optind, flags, &s.a,
-	                        s.err, sizeof(s.err), warn, sizeof(warn));
+	int rc = uraid_assemble_overlay((const char *const *)argv + optind, argc - optind, flags,
+	                                o.overlay, &s.a, s.err, sizeof(s.err), warn, sizeof(warn));
 	if (warn[0])
 		fprintf(stderr, "uraid: cat: warning: %s", warn);
 	if (rc < 0)

@@ -468,7 +468,7 @@ int cmd_create(int argc, char **argv)
 		free(paths);
 		return cli_error("create", "%s", strerror(-rc));
 	}
-	rc = cli_start_daemon("create", o.name, n + (journal ? 1 : 0), paths);
+	rc = cli_start_daemon("create", o.name, n + (journal ? 1 : 0), paths, NULL);
 	free(paths);
 	return rc;
 }

@@ -117,23 +117,47 @@ static void plugin_path(char *out, size_t len)
 }
 
 /* Check the members read-only (errors reach the user directly, not only
- * nbdkit's log) and work out the array's name. */
-static int trial(const char *verb, int n, char **members, const char *want, char *name,
-                 size_t namelen)
+ * nbdkit's log; through the overlays when `overlay`, whose resolved path
+ * goes into ovdir) and work out the array's name. */
+static int trial(const char *verb, int n, char **members, const char *want, const char *overlay,
+                 bool force, char *ovdir, size_t ovlen, char *name, size_t namelen)
 {
 	char err[512], warn[2048];
 	struct uraid_array *a;
-	int rc =
-	    uraid_assemble((const char *const *)members, n, URAID_RDONLY | URAID_NO_SYNC_THREAD, &a,
-	                   err, sizeof(err), warn, sizeof(warn));
+	unsigned flags = URAID_RDONLY | URAID_NO_SYNC_THREAD | (force ? URAID_FORCE : 0);
+	int rc = uraid_assemble_overlay((const char *const *)members, n, flags, overlay, &a, err,
+	                                sizeof(err), warn, sizeof(warn));
 	if (warn[0])
 		fprintf(stderr, "uraid: %s: warning: %s", verb, warn);
 	if (rc < 0)
 		return cli_error(verb, "%s", err);
 	struct uraid_status st;
 	uraid_status(a, &st);
+	snprintf(ovdir, ovlen, "%s", st.overlay);
 	uraid_stop(a);
 	return cli_pick_name(verb, want, st.name, members[0], name, namelen);
+}
+
+/* `serve NAME` of an array a daemon runs: --overlay DIR must name the
+ * overlays it runs on (the array cannot move onto or off overlays while
+ * running); without it the array keeps its overlays. */
+static int takeover_overlay(const char *verb, const struct serve_opts *o, const char *name,
+                            const struct uraid_status *st)
+{
+	if (!o->overlay)
+		return 0;
+	char *r = realpath(o->overlay, NULL);
+	bool same = r && !strcmp(r, st->overlay);
+	free(r);
+	if (same)
+		return 0;
+	if (!st->overlay[0])
+		return cli_error(verb,
+		                 "%s runs on its members directly, not on overlays: stop it and "
+		                 "serve its members with --overlay %s",
+		                 name, o->overlay);
+	return cli_error(verb, "%s runs on the overlays in %s, not in %s", name, st->overlay,
+	                 o->overlay);
 }
 
 /* A unix socket left by an nbdkit that is gone (nbdkit does not remove it)
@@ -208,7 +232,7 @@ static void free_argv(char **av)
 
 /* nbdkit's command line. */
 static char **nbdkit_argv(const struct serve_opts *o, const char *name, char **members, int n,
-                          const char *sock, const char *pidfile)
+                          const char *sock, const char *pidfile, const char *overlay)
 {
 	size_t cap = (size_t)n + 32;
 	char **av = calloc(cap, sizeof(*av));
@@ -257,6 +281,12 @@ static char **nbdkit_argv(const struct serve_opts *o, const char *name, char **m
 		ADD("readonly=true");
 	if (o->keep_going)
 		ADD("keep-going=true");
+	if (o->force)
+		ADD("force=true");
+	if (overlay[0]) {
+		snprintf(buf, sizeof(buf), "overlay=%s", overlay);
+		ADD(buf);
+	}
 #undef ADD
 	for (size_t i = 0; i < k; i++)
 		if (!av[i]) {
@@ -331,6 +361,7 @@ int serve_start(const char *verb, const struct serve_opts *o, int n, char **args
 	char **members = NULL;
 	int nm = 0, rc;
 	char err[PATH_MAX + 256], sock[PATH_MAX], pidfile[PATH_MAX], log[PATH_MAX];
+	char ovdir[URAID_OVERLAY_DIR_MAX] = "";
 	struct uraid_status st, before;
 	bool takeover = false;
 	if (n < 1)
@@ -364,6 +395,11 @@ int serve_start(const char *verb, const struct serve_opts *o, int n, char **args
 			return cli_error(verb, "%s: no such member file, and %s", args[0], err);
 		if (o->name && strcmp(o->name, args[0]))
 			return cli_error(verb, "--name cannot rename a running array");
+		if (o->force)
+			return cli_error(verb, "--force is for member files: %s runs already",
+			                 args[0]);
+		if (takeover_overlay(verb, o, args[0], &st))
+			return 1;
 		if (sock_path(verb, o, name, sock, sizeof(sock)))
 			return 1;
 		if (!o->port && claim_socket(verb, sock))
@@ -371,6 +407,7 @@ int serve_start(const char *verb, const struct serve_opts *o, int n, char **args
 		rc = serve_handover(verb, args[0], &before, &members, &nm);
 		if (rc)
 			return rc;
+		snprintf(ovdir, sizeof(ovdir), "%s", before.overlay);
 		takeover = true;
 	} else {
 		members = calloc((size_t)n, sizeof(*members));
@@ -390,7 +427,7 @@ int serve_start(const char *verb, const struct serve_opts *o, int n, char **args
 		           o->name        ? o->name
 		           : conf_name[0] ? conf_name
 		                          : NULL,
-		           name, namelen);
+		           o->overlay, o->force, ovdir, sizeof(ovdir), name, namelen);
 		if (rc == 0)
 			rc = cli_run_ready(verb, name);
 		if (rc == 0 && uraid_control_status(name, &st, err, sizeof(err)) == 0)
@@ -419,7 +456,7 @@ int serve_start(const char *verb, const struct serve_opts *o, int n, char **args
 	} else {
 		snprintf(uri, urilen, "%s+unix:///?socket=%s", scheme, sock);
 	}
-	char **av = nbdkit_argv(o, name, members, nm, sock, pidfile);
+	char **av = nbdkit_argv(o, name, members, nm, sock, pidfile, ovdir);
 	if (!av) {
 		free_list(members, nm);
 		return cli_error(verb, "out of memory");
@@ -475,7 +512,7 @@ int serve_start(const char *verb, const struct serve_opts *o, int n, char **args
 	if (rc && takeover) {
 		/* Not served: the array goes back to a daemon, as it was. */
 		fprintf(stderr, "uraid: %s: handing %s back to a daemon\n", verb, name);
-		cli_start_daemon(verb, name, nm, members);
+		cli_start_daemon(verb, name, nm, members, ovdir[0] ? ovdir : NULL);
 	} else if (rc == 0 && takeover)
 		rc = serve_check_takeover(verb, name, &before, members, nm);
 	free_list(members, nm);
@@ -499,7 +536,7 @@ static void serve_usage(FILE *f)
 	fprintf(f,
 	        "usage: uraid serve [--unix PATH | --port N [--ip-addr ADDR]] [--readonly]\n"
 	        "         [--keep-going] [--tls=on|require --tls-certificates DIR] [--foreground]\n"
-	        "         [--name NAME] MEMBER... | NAME\n"
+	        "         [--name NAME] [--force] [--overlay DIR] MEMBER... | NAME\n"
 	        "  Assembles the array and serves it over NBD with nbdkit and the uraid\n"
 	        "  plugin: on a unix socket (default $URAID_RUN_DIR/NAME.nbd) or on TCP\n"
 	        "  (127.0.0.1 unless --ip-addr). NAME alone takes a running array over from\n"
@@ -507,7 +544,10 @@ static void serve_usage(FILE *f)
 	        "  'uraid stop NAME' stops nbdkit and the array. Prints the NBD URI.\n"
 	        "  --keep-going (with --readonly): a range no member and no redundancy can\n"
 	        "  supply reads as zeros instead of failing; each one is logged and listed\n"
-	        "  (\"OFFSET LENGTH\" lines) in $URAID_RUN_DIR/NAME.unreadable.\n");
+	        "  (\"OFFSET LENGTH\" lines) in $URAID_RUN_DIR/NAME.unreadable.\n"
+	        "  --overlay DIR: members read-only, every write to an overlay file per\n"
+	        "  member in DIR (see 'uraid overlay'); NAME keeps the overlays it runs on.\n"
+	        "  --force: as assemble --force (with --overlay: into the overlays only).\n");
 }
 
 int cmd_serve(int argc, char **argv)
@@ -521,12 +561,14 @@ int cmd_serve(int argc, char **argv)
 	                                     {"tls-certificates", required_argument, NULL, 'C'},
 	                                     {"foreground", no_argument, NULL, 'f'},
 	                                     {"name", required_argument, NULL, 'N'},
+	                                     {"overlay", required_argument, NULL, 'O'},
+	                                     {"force", no_argument, NULL, 'F'},
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {NULL, 0, NULL, 0}};
 	struct serve_opts o = {0};
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "U:p:i:rfN:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "U:p:i:rfN:O:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'U': o.unix_path = optarg; break;
 		case 'p': {
@@ -550,6 +592,8 @@ int cmd_serve(int argc, char **argv)
 		case 'C': o.tls_certs = optarg; break;
 		case 'f': o.foreground = true; break;
 		case 'N': o.name = optarg; break;
+		case 'O': o.overlay = optarg; break;
+		case 'F': o.force = true; break;
 		case 'h': serve_usage(stdout); return 0;
 		default: serve_usage(stderr); return 2;
 		}

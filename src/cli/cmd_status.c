@@ -90,6 +90,8 @@ static void print_mdstat(const char *name, const struct uraid_status *st)
 		printf("]");
 	}
 	printf("\n");
+	if (st->overlay[0]) /* not md's: nothing reaches the members */
+		printf("      overlay %s (members read-only)\n", st->overlay);
 	if (st->bitmap_chunk_kib) /* as /proc/mdstat: pages of 4 KiB */
 		printf("      bitmap: %u/%u pages [%uKB], %uKB chunk\n", st->bitmap_pages_used,
 		       st->bitmap_pages, st->bitmap_pages_used * 4, st->bitmap_chunk_kib);
@@ -156,6 +158,10 @@ static void print_json(const char *name, const struct uraid_status *st)
 		       (unsigned long long)st->bitmap_dirty);
 	if (cli_is_geom(st->level))
 		cli_geom_json(st);
+	if (st->overlay[0]) {
+		printf(",\"overlay\":");
+		json_str(st->overlay);
+	}
 	printf("}");
 }
 
@@ -276,8 +282,12 @@ int cmd_detail(int argc, char **argv)
 		printf("   %s Status : %llu%% complete\n",
 		       st.sync_action == URAID_SYNC_RECOVER ? "Rebuild" : " Resync",
 		       (unsigned long long)(st.sync_done * 100 / st.sync_total));
-	printf("              Name : %s\n              UUID : %s\n            Events : %llu\n\n",
+	printf("              Name : %s\n              UUID : %s\n            Events : %llu\n",
 	       st.name, st.uuid, (unsigned long long)st.events);
+	if (st.overlay[0])
+		printf("           Overlay : %s (members read-only, every write in the overlay)\n",
+		       st.overlay);
+	printf("\n");
 	printf("    Number   RaidDevice State\n");
 	for (int i = 0; i < st.nmembers; i++) {
 		const struct uraid_member_status *m = &st.members[i];

@@ -26,8 +26,10 @@ struct serve_opts {
 	const char *tls;       /* NULL, "off", "on", "require" */
 	const char *tls_certs; /* --tls-certificates DIR */
 	bool foreground;
-	const char *name; /* --name */
-	bool quiet;       /* no "served at" message */
+	const char *name;    /* --name */
+	bool quiet;          /* no "served at" message */
+	const char *overlay; /* --overlay DIR: members behind overlays there */
+	bool force;          /* --force: assemble --force's rules */
 };
 
 /* RUN/NAME+SUFFIX (uraid_run_path): 0, or 1 with "uraid: VERB: why" printed. */

@@ -158,6 +158,10 @@ static int compare(const char *verb, const struct uraid_status *before,
 			bad = cli_error(verb, "member %s was in slot %d, now %d", b->name, b->role,
 			                a->role);
 	}
+	if (strcmp(after->overlay, before->overlay))
+		bad = cli_error(verb, "overlay before: %s, now: %s",
+		                before->overlay[0] ? before->overlay : "none",
+		                after->overlay[0] ? after->overlay : "none");
 	if (after->journal != before->journal ||
 	    (before->journal == 1 && strcmp(after->journal_name, before->journal_name)))
 		bad = cli_error(verb, "journal before: %s, now: %s",
@@ -186,6 +190,6 @@ int serve_check_takeover(const char *verb, const char *name, const struct uraid_
 	cli_error(verb, "%s does not run with every part it had; handing it back to a daemon",
 	          name);
 	if (stop_and_wait(verb, name, mm, n) == 0)
-		cli_start_daemon(verb, name, n, mm);
+		cli_start_daemon(verb, name, n, mm, before->overlay[0] ? before->overlay : NULL);
 	return 1;
 }

@@ -75,6 +75,7 @@ static const struct field status_fields[] = {
     SF(ppl, F_INT),
     SF(ppl_recovered, F_U64),
     SF(ppl_mismatches, F_U64),
+    SF(overlay, F_STR),
 };
 #define NSF (sizeof(status_fields) / sizeof(status_fields[0]))
 
@@ -204,12 +205,12 @@ static void put_fields(struct sbuf *b, const struct field *f, size_t nf, const v
 			break;
 		}
 		case F_STR: {
-			char e[3 * 256 + 1];
+			char e[3 * URAID_OVERLAY_DIR_MAX + 1];
 			/* the value may lack a NUL within its buffer: bound it */
-			char tmp[257];
+			char tmp[URAID_OVERLAY_DIR_MAX];
 			size_t l = strnlen(v, f[i].size);
-			if (l > 256)
-				l = 256;
+			if (l >= sizeof(tmp))
+				l = sizeof(tmp) - 1;
 			memcpy(tmp, v, l);
 			tmp[l] = 0;
 			uraid_ctl_escape(tmp, e, sizeof(e));

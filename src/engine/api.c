@@ -4,9 +4,11 @@
  * tries the classes in turn: GEOM when no member carries an md superblock
  * and one carries GEOM metadata, md otherwise. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/api_int.h"
 #include "engine/md.h"
 #include "geom/class.h"
 #include "member/member.h"
@@ -30,12 +32,15 @@ static int open_path(const char *path, unsigned mf, struct member **m, char *err
 	return 0;
 }
 
-/* A member given to a running array is opened the way its members were. */
+/* A member given to a running array is opened the way its members were
+ * (through an overlay too: nothing may reach it directly). */
 static int open_for(const struct uraid_array *a, const char *path, struct member **m, char *err,
                     size_t errlen)
 {
 	if (a->flags & URAID_RDONLY)
 		return errmsg(err, errlen, -EROFS, "array is read-only");
+	if (a->flags & URAID_OVERLAY)
+		return eng_open_overlay_for(a, path, m, err, errlen);
 	return open_path(path, (a->flags & URAID_DIRECT) ? MEMBER_DIRECT : 0, m, err, errlen);
 }
 
@@ -174,7 +179,9 @@ const char *uraid_place_kind_name(enum uraid_place_kind k)
 int uraid_status(struct uraid_array *a, struct uraid_status *st)
 {
 	memset(st, 0, sizeof(*st));
-	return a->cls->status(a, st);
+	int rc = a->cls->status(a, st);
+	snprintf(st->overlay, sizeof(st->overlay), "%s", a->overlay_dir);
+	return rc;
 }
 
 int uraid_io_stats(struct uraid_array *a, struct uraid_io_stats *st)

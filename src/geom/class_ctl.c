@@ -200,6 +200,12 @@ static int do_insert(struct uraid_array *a, struct req *r, char *err, size_t err
 	if (g->raid3 && (inactive > 0 || prio))
 		return errmsg(err, errlen, -EINVAL,
 		              "insert: priority= and inactive= are for gmirror");
+	/* The component would be written directly, past the overlays. */
+	if (a->flags & URAID_OVERLAY)
+		return errmsg(err, errlen, -EROFS,
+		              "insert: the array runs on the overlays in %s: a new component "
+		              "cannot be inserted under an overlay; stop it first",
+		              a->overlay_dir);
 	struct member *m;
 	char e[256];
 	unsigned mf = (a->flags & URAID_DIRECT) ? MEMBER_DIRECT : 0;

@@ -24,6 +24,10 @@ struct uraid_array {
 	/* URAID_* flags the array was assembled with: members given later
 	 * (add, replace, journal) are opened the same way (O_DIRECT). */
 	unsigned flags;
+	/* URAID_OVERLAY (api_overlay.c): the overlay directory and the array's
+	 * tag, so members given later get overlays there too. */
+	char overlay_dir[URAID_OVERLAY_DIR_MAX];
+	char overlay_tag[64];
 };
 
 #define eng_container_of(p, type, field) ((type *)((char *)(p)-offsetof(type, field)))
