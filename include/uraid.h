@@ -209,7 +209,11 @@ struct uraid_member_status {
 	enum uraid_member_state state;
 	uint64_t recovery_offset; /* sectors (rebuilding) */
 	int priority;             /* gmirror component priority, 0 otherwise */
+	unsigned flags;           /* URAID_MEMBER_F_* */
 };
+/* uraid_member_status.flags (mdstat's (W) and (R), mdadm's writemostly). */
+#define URAID_MEMBER_F_WRITEMOSTLY 1u
+#define URAID_MEMBER_F_REPLACEMENT 2u /* rebuilt as the replacement of slot `role` */
 struct uraid_status {
 	char name[33];
 	char uuid[36];
@@ -221,12 +225,16 @@ struct uraid_status {
 	uint64_t array_sectors;
 	uint64_t dev_sectors; /* per member */
 	uint64_t events;
+	uint64_t ctime, utime; /* superblock creation / update time, seconds */
+	int md_minor;          /* 0.90: the preferred minor; -1 otherwise */
 	bool readonly, clean;
 	/* A write failed on a member the array could not lose: writes are
 	 * refused, reads served (md's broken array) until it is stopped. */
 	bool broken;
 	int working, failed, spares, degraded; /* degraded = slots without an in-sync member */
-	int nmembers; /* entries in members[] (slots first, then spares/faulty) */
+	/* entries in members[]: slots first, then spares, faulty members and
+	 * replacements (role = the slot they replace, URAID_MEMBER_F_REPLACEMENT) */
+	int nmembers;
 	struct uraid_member_status members[URAID_STATUS_MAX_MEMBERS];
 	enum uraid_sync_action sync_action;
 	uint64_t sync_done, sync_total; /* sectors */
@@ -396,6 +404,22 @@ int uraid_control_stats(const char *name, struct uraid_io_stats *st, char *err, 
 #define URAID_CONTROL_MAX_IO   (16u << 20) /* largest read/write per request */
 #define URAID_CONTROL_MAX_LINE 4096u       /* request line, newline included */
 #define URAID_STATUS_TEXT_MAX  65536u      /* an encoded status always fits */
+
+/* /proc/mdstat as the md driver prints it (src/control/mdstat.c): the
+ * header and trailer lines (no newline) and one array's lines, each ending
+ * in a newline, its last line blank or the bitmap's. Returns the length,
+ * -ENOSPC when len is too small, -EINVAL for arrays md has no personality
+ * for (GEOM). uraid_md_personality: "raid5" etc., NULL for those. */
+#define URAID_MDSTAT_PERSONALITIES \
+	"Personalities : [raid0] [raid1] [raid10] [raid6] [raid5] [raid4] [linear] "
+#define URAID_MDSTAT_UNUSED "unused devices: <none>"
+int uraid_mdstat_format(const char *name, const struct uraid_status *st, char *buf, size_t len);
+const char *uraid_md_personality(int level);
+/* $URAID_RUN_DIR/mdstat (src/control/mdstat_file.c): publish the text of
+ * the array served at socket path DIR/NAME.sock (NULL: withdraw it) and
+ * rebuild DIR/mdstat from the arrays still served; 0 or negative errno. */
+int uraid_mdstat_publish(const char *sock_path, const char *text);
+int uraid_mdstat_rebuild(const char *dir);
 
 /* The encodings above (src/control/codec.c). encode: bytes written
  * (NUL-terminated, not counted), -ENOSPC when len is too small. decode:

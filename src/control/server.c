@@ -43,7 +43,35 @@ struct uraid_control {
 	int timeout_ms;
 	uint64_t io_inflight; /* read/write buffer bytes held by connections */
 	bool stop_requested, closing;
+	char *mdstat; /* the text last published to the run directory's mdstat */
 };
+
+#define MDSTAT_MAX 16384
+
+/* Keep this array's part of the run directory's mdstat current: called
+ * from the accept loop (every 200 ms), written only when it changed. */
+static void mdstat_tick(struct uraid_control *c)
+{
+	struct uraid_status st;
+	char *text = malloc(MDSTAT_MAX);
+	if (!text || uraid_status(c->a, &st) < 0) {
+		free(text);
+		return;
+	}
+	const char *base = strrchr(c->path, '/');
+	char name[sizeof(c->path)];
+	snprintf(name, sizeof(name), "%s", base ? base + 1 : c->path);
+	size_t l = strlen(name);
+	if (l > 5 && !strcmp(name + l - 5, ".sock"))
+		name[l - 5] = 0;
+	if (uraid_mdstat_format(name, &st, text, MDSTAT_MAX) < 0 ||
+	    (c->mdstat && !strcmp(c->mdstat, text)) || uraid_mdstat_publish(c->path, text) < 0) {
+		free(text);
+		return;
+	}
+	free(c->mdstat);
+	c->mdstat = text;
+}
 
 /* All connections together hold at most this much request buffer: 64
  * clients asking for 16 MiB each would otherwise pin 1 GiB. */
@@ -369,6 +397,7 @@ static void *accept_thread(void *arg)
 		pthread_mutex_unlock(&c->lock);
 		if (closing)
 			return NULL;
+		mdstat_tick(c);
 		if (pr <= 0)
 			continue;
 		int fd = accept4(c->lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -504,6 +533,9 @@ void uraid_control_close(struct uraid_control *c)
 	pthread_join(c->acceptor, NULL);
 	close(c->lfd);
 	unlink(c->path);
+	if (c->mdstat)
+		uraid_mdstat_publish(c->path, NULL);
+	free(c->mdstat);
 	pthread_mutex_lock(&c->lock);
 	/* Wake connections blocked in recv; a request in progress finishes. */
 	for (int i = 0; i < MAX_CLIENTS; i++)
