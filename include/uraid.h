@@ -210,10 +210,12 @@ struct uraid_member_status {
 	uint64_t recovery_offset; /* sectors (rebuilding) */
 	int priority;             /* gmirror component priority, 0 otherwise */
 	unsigned flags;           /* URAID_MEMBER_F_* */
+	uint32_t order;           /* when it joined the running array (0: not known) */
 };
 /* uraid_member_status.flags (mdstat's (W) and (R), mdadm's writemostly). */
 #define URAID_MEMBER_F_WRITEMOSTLY 1u
 #define URAID_MEMBER_F_REPLACEMENT 2u /* rebuilt as the replacement of slot `role` */
+#define URAID_MEMBER_F_LEFT_OUT    4u /* left out at assembly: md would not hold it */
 struct uraid_status {
 	char name[33];
 	char uuid[36];
@@ -529,6 +531,10 @@ int uraid_geom_ctl(struct uraid_array *a, const char *request, char *err, size_t
  * and the missing member's blocks would be rebuilt from it wrong. Read-only
  * assemblies are not refused (they get a warning). */
 #define URAID_FORCE 8u
+/* Assemble flag: the members were just made by create, so they are bound
+ * in slot order as mdadm --create adds them (/proc/mdstat's member order);
+ * otherwise as mdadm --assemble adds them, the freshest member last. */
+#define URAID_CREATED 16u
 
 /* Re-add a member that was briefly missing (failed and removed, or absent
  * at assembly) into the slot its superblock names (md's --re-add). With a

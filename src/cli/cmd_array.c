@@ -46,6 +46,10 @@ int cmd_daemon(int argc, char **argv)
 	const char *fv = getenv("URAID_DAEMON_FORCE");
 	unsigned flags = fv && !strcmp(fv, "1") ? URAID_FORCE : 0;
 	unsetenv("URAID_DAEMON_FORCE");
+	/* `uraid create` says the members are new (mdstat's member order) */
+	const char *cv = getenv("URAID_DAEMON_CREATED");
+	flags |= cv && !strcmp(cv, "1") ? URAID_CREATED : 0;
+	unsetenv("URAID_DAEMON_CREATED");
 	int rc = uraid_assemble((const char *const *)argv + 2, argc - 2, flags, &a, err,
 	                        sizeof(err), warn, sizeof(warn));
 	if (warn[0])

@@ -73,6 +73,13 @@ static void major_minor(const char *path, unsigned *maj, unsigned *min)
 	}
 }
 
+/* A member md would hold (not a missing slot, nor one left out). */
+static bool held(const struct uraid_member_status *m)
+{
+	return m->state != URAID_MEMBER_MISSING && m->state != URAID_MEMBER_STALE &&
+	       m->state != URAID_MEMBER_INACTIVE && !(m->flags & URAID_MEMBER_F_LEFT_OUT);
+}
+
 static bool redundant(int level)
 {
 	return level == 1 || level == 4 || level == 5 || level == 6 || level == 10;
@@ -101,11 +108,14 @@ static void member_row(const struct uraid_status *st, const struct uraid_member_
 {
 	unsigned maj, min;
 	major_minor(m->name, &maj, &min);
+	bool sync = m->state == URAID_MEMBER_IN_SYNC && !(m->flags & URAID_MEMBER_F_REPLACEMENT);
+	/* 0.90 numbers the members in sync by their slot (its superblock's
+	 * disk table), as mdadm then shows them */
+	uint32_t nr = st->metadata == 0 && slot && sync ? (uint32_t)m->role : m->dev_number;
 	if (slot)
-		printf("   %5u   %5u    %5u    %5d     ", m->dev_number, maj, min, m->role);
+		printf("   %5u   %5u    %5u    %5d     ", nr, maj, min, m->role);
 	else
 		printf("   %5u   %5u    %5u        -     ", m->dev_number, maj, min);
-	bool sync = m->state == URAID_MEMBER_IN_SYNC && !(m->flags & URAID_MEMBER_F_REPLACEMENT);
 	if (m->state == URAID_MEMBER_FAULTY)
 		printf(" faulty");
 	if (sync) {
@@ -150,7 +160,7 @@ static void device_table(const struct uraid_status *st)
 	bool first = true;
 	for (int i = 0; i < st->nmembers; i++) {
 		const struct uraid_member_status *m = &st->members[i];
-		if (m->role >= 0 || m->state == URAID_MEMBER_MISSING)
+		if (m->role >= 0 || !held(m))
 			continue;
 		printf("%s", first ? "\n" : "");
 		first = false;
@@ -170,8 +180,7 @@ static void print_detail(const char *name, const struct uraid_status *st)
 	int active = 0, spare = 0, failed = 0, total = 0;
 	for (int i = 0; i < st->nmembers; i++) {
 		const struct uraid_member_status *m = &st->members[i];
-		if (m->state == URAID_MEMBER_MISSING || m->state == URAID_MEMBER_STALE ||
-		    m->state == URAID_MEMBER_INACTIVE)
+		if (!held(m))
 			continue;
 		total++;
 		if (m->state == URAID_MEMBER_FAULTY)
@@ -282,8 +291,7 @@ static void print_export(const struct uraid_status *st)
 		printf("MD_NAME=%s\n", st->name);
 	for (int i = 0; i < st->nmembers; i++) {
 		const struct uraid_member_status *m = &st->members[i];
-		if (m->state == URAID_MEMBER_MISSING || m->state == URAID_MEMBER_STALE ||
-		    m->state == URAID_MEMBER_INACTIVE)
+		if (!held(m))
 			continue;
 		char e[300];
 		export_name(m->name, e, sizeof(e));

@@ -46,26 +46,28 @@ static const char *base(const char *p)
 	return b && b[1] ? b + 1 : p;
 }
 
-/* The device list: md prints its member list newest first, which for the
- * device numbers md hands out is the highest number first. Missing slots
- * and members md would have kicked out (stale, inactive) are not bound. */
+/* The device list: md prints the devices it holds newest first (the order
+ * they joined, then the device number). Missing slots and members md would
+ * not hold (left out at assembly, stale, inactive) are not listed. */
 static void devices(struct out *o, const struct uraid_status *st)
 {
 	struct {
-		uint32_t nr;
+		uint32_t order, nr;
 		int i; /* members[] index, -1 the journal */
 	} d[URAID_STATUS_MAX_MEMBERS + 1];
 	int n = 0;
 	for (int i = 0; i < st->nmembers && i < URAID_STATUS_MAX_MEMBERS; i++) {
-		enum uraid_member_state s = st->members[i].state;
-		if (s != URAID_MEMBER_MISSING && s != URAID_MEMBER_STALE &&
-		    s != URAID_MEMBER_INACTIVE)
-			d[n++] = (typeof(d[0])){st->members[i].dev_number, i};
+		const struct uraid_member_status *m = &st->members[i];
+		if (m->state != URAID_MEMBER_MISSING && m->state != URAID_MEMBER_STALE &&
+		    m->state != URAID_MEMBER_INACTIVE && !(m->flags & URAID_MEMBER_F_LEFT_OUT))
+			d[n++] = (typeof(d[0])){m->order, m->dev_number, i};
 	}
 	if (st->journal == 1)
-		d[n++] = (typeof(d[0])){st->journal_dev_number, -1};
+		d[n++] = (typeof(d[0])){0, st->journal_dev_number, -1};
 	for (int a = 1; a < n; a++) /* insertion sort, descending */
-		for (int b = a; b > 0 && d[b].nr > d[b - 1].nr; b--) {
+		for (int b = a; b > 0 && (d[b].order > d[b - 1].order ||
+		                          (d[b].order == d[b - 1].order && d[b].nr > d[b - 1].nr));
+		     b--) {
 			typeof(d[0]) t = d[b];
 			d[b] = d[b - 1];
 			d[b - 1] = t;

@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "uraid.h"
@@ -40,13 +42,22 @@ static void copy_part(FILE *f, const char *dir, const char *name)
 	fclose(in);
 }
 
+/* Someone answers on the array's socket: a daemon killed without stopping
+ * leaves its socket file and its part behind, neither to be listed. */
 static bool served(const char *dir, const char *part)
 {
-	char p[PATH_MAX];
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	size_t l = strlen(part) - strlen(PART_SUFFIX);
-	snprintf(p, sizeof(p), "%s/%.*s.sock", dir, (int)l, part);
+	int n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%.*s.sock", dir, (int)l, part);
 	struct stat sb;
-	return lstat(p, &sb) == 0 && S_ISSOCK(sb.st_mode);
+	if (n < 0 || (size_t)n >= sizeof(sa.sun_path) || lstat(sa.sun_path, &sb) < 0 ||
+	    !S_ISSOCK(sb.st_mode))
+		return false;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool up = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	if (fd >= 0)
+		close(fd);
+	return up;
 }
 
 int uraid_mdstat_rebuild(const char *dir)

@@ -290,7 +290,8 @@ static unsigned member_flags(const struct eng_array *a, const struct eng_member 
 	              ? (em->sb.v0.this_disk.state >> MD_DISK_WRITEMOSTLY) & 1
 	              : em->sb.devflags & 1;
 	return (wm ? URAID_MEMBER_F_WRITEMOSTLY : 0) |
-	       (em->replacement ? URAID_MEMBER_F_REPLACEMENT : 0);
+	       (em->replacement ? URAID_MEMBER_F_REPLACEMENT : 0) |
+	       (em->left_out ? URAID_MEMBER_F_LEFT_OUT : 0);
 }
 
 int eng_status(struct eng_array *a, struct uraid_status *st)
@@ -335,6 +336,7 @@ int eng_status(struct eng_array *a, struct uraid_status *st)
 		ms->state = em->state;
 		ms->recovery_offset = em->recovery_offset;
 		ms->flags = member_flags(a, em);
+		ms->order = em->bind_seq;
 		if (em->state == URAID_MEMBER_IN_SYNC)
 			st->working++;
 		else
@@ -351,6 +353,7 @@ int eng_status(struct eng_array *a, struct uraid_status *st)
 		ms->state = em->state;
 		ms->recovery_offset = em->replacement ? em->recovery_offset : 0;
 		ms->flags = member_flags(a, em);
+		ms->order = em->bind_seq;
 		if (em->state == URAID_MEMBER_FAULTY)
 			st->failed++;
 		else

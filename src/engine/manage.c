@@ -182,6 +182,7 @@ int eng_add_member(struct eng_array *a, struct member *m, char *err, size_t errl
 		member_close(m);
 		return rc;
 	}
+	em->bind_seq = a->bind_next++;
 	a->mem[a->nmem++] = em;
 	rc = eng_sb_write_all(a);
 	if (rc < 0 || em->state == URAID_MEMBER_FAULTY) {

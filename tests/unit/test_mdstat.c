@@ -188,6 +188,41 @@ static void mdstat_raid10_0_linear_6(void)
 	       "      \n");
 }
 
+/* mdadm --assemble adds the member it took the superblock from last, and a
+ * later add is newer still: md lists them newest first (the kernel's
+ * lines for that assembly of a raid5, then a spare added). */
+static void mdstat_bind_order(void)
+{
+	struct uraid_status st = {.level = 5,
+	                          .layout = 2,
+	                          .chunk_sectors = 128,
+	                          .raid_disks = 4,
+	                          .metadata = 12,
+	                          .array_sectors = 43008};
+	static const uint32_t order[] = {4, 1, 2, 3};
+	for (int i = 0; i < 4; i++) {
+		char n[16];
+		snprintf(n, sizeof(n), "a%d", i);
+		st.members[i] = mem(n, i, (uint32_t)i, URAID_MEMBER_IN_SYNC, 0);
+		st.members[i].order = order[i];
+	}
+	st.nmembers = 4;
+	expect("md0", &st,
+	       "md0 : active raid5 a0[0] a3[3] a2[2] a1[1]\n"
+	       "      21504 blocks super 1.2 level 5, 64k chunk, algorithm 2 [4/4] [UUUU]\n"
+	       "      \n");
+	st.members[1] = mem("(missing)", 1, 0, URAID_MEMBER_MISSING, 0);
+	st.members[4] = mem("a4", 1, 4, URAID_MEMBER_REBUILDING, 0);
+	st.members[4].order = 5;
+	st.members[5] = mem("a1", -1, 1, URAID_MEMBER_FAULTY, URAID_MEMBER_F_LEFT_OUT);
+	st.nmembers = 6;
+	st.degraded = 1;
+	expect("md0", &st,
+	       "md0 : active raid5 a4[4] a0[0] a3[3] a2[2]\n"
+	       "      21504 blocks super 1.2 level 5, 64k chunk, algorithm 2 [4/3] [U_UU]\n"
+	       "      \n");
+}
+
 /* Too small a buffer, and a GEOM array (no md personality): refused. */
 static void mdstat_refusals(void)
 {
@@ -200,4 +235,4 @@ static void mdstat_refusals(void)
 }
 
 TEST_MAIN(T(mdstat_recovery), T(mdstat_check_fail_replace), T(mdstat_raid1_bitmap_090),
-          T(mdstat_raid10_0_linear_6), T(mdstat_refusals))
+          T(mdstat_raid10_0_linear_6), T(mdstat_bind_order), T(mdstat_refusals))

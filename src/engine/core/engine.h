@@ -72,6 +72,9 @@ struct eng_member {
 	struct member tee;
 	struct eng_member *tee_to;
 	int tee_err; /* first write error of tee_to (atomic), 0 = none */
+	/* When it joined the array, as md binds devices (mdstat lists the
+	 * newest first): assembly's order (eng_bind_order), then each add. */
+	uint32_t bind_seq;
 };
 
 static inline struct member *eng_data_member(const struct eng_member *em)
@@ -100,7 +103,8 @@ struct eng_array {
 	struct eng_ioq_node *ioq_free;
 	pthread_cond_t cond; /* sync thread wake-ups / progress */
 	bool readonly;
-	bool inited; /* lock and cond initialised */
+	bool inited;        /* lock and cond initialised */
+	uint32_t bind_next; /* the next member's bind_seq */
 
 	struct layout_geometry geo;
 	const struct layout_ops *ops;
@@ -115,7 +119,7 @@ struct eng_array {
 
 	struct md_sb ref; /* the array-wide superblock fields (freshest member's copy) */
 	uint64_t events;
-	bool dirty;             /* superblocks say "active" (resync_offset 0) */
+	bool dirty; /* superblocks say "active" (resync_offset 0) */
 	/* A write or superblock update failed on a member the array could not
 	 * lose (slot.c): writes refused, reads served, nothing more written. */
 	bool broken;
@@ -146,8 +150,9 @@ struct eng_array {
 	uint64_t speed_t0_ns, speed_pos0;
 	bool thread_running, thread_stop;
 	pthread_t thread;
-	uint64_t persist_ns;    /* when progress was last written to the superblocks */
-	struct sync_workers *workers; /* sync/workers.h: the helper worker of this sync job, or NULL */
+	uint64_t persist_ns; /* when progress was last written to the superblocks */
+	struct sync_workers
+	    *workers;           /* sync/workers.h: the helper worker of this sync job, or NULL */
 	uint64_t fg_ios;        /* foreground requests so far (relaxed atomic; sync throttling) */
 	uint64_t last_write_ns; /* for marking the array clean after an idle period */
 
@@ -245,5 +250,10 @@ static inline struct eng_array *eng_of(struct uraid_array *h)
 {
 	return eng_container_of(h, struct eng_array, h);
 }
+
+/* assemble.c: bind_seq in the order mdadm --assemble adds members to md
+ * (slots in order, then spares, `last` — the member whose superblock it
+ * trusts — at the end; NULL for a created array, added in slot order). */
+void eng_bind_order(struct eng_array *a, const struct eng_member *last);
 
 #endif
