@@ -378,7 +378,7 @@ int uraid_io_stats(struct uraid_array *a, struct uraid_io_stats *st);
  * %-escaped; sync_action and member states by name: idle, resync, recover,
  * check, repair / in_sync, faulty, missing, spare, rebuilding, stale,
  * inactive), for status also "member=ROLE DEV_NUMBER STATE RECOVERY_OFFSET
- * PRIORITY NAME" lines in members[] order (NAME always last: readers skip
+ * PRIORITY FLAGS ORDER NAME" lines in members[] order (NAME always last: readers skip
  * fields they do not know before it), and a last line "end". Readers ignore keys they do not
  * know (newer servers add keys), refuse a duplicated key, a value out of
  * range, a missing "end" or anything after it. */
@@ -387,6 +387,10 @@ int uraid_control_start(struct uraid_array *a, const char *sock_path, struct ura
                         char *err, size_t errlen);
 /* Inactivity limit for connections accepted from now on (ms, > 0). */
 void uraid_control_set_timeout(struct uraid_control *c, int timeout_ms);
+/* Keep the array's /proc/mdstat lines in dir/NAME.mdstat and dir/mdstat
+ * (uraid_mdstat_publish) while the server runs, withdrawn at its close:
+ * for servers whose socket is dir/NAME.sock in the run directory. */
+void uraid_control_mdstat(struct uraid_control *c, const char *dir, const char *name);
 /* Block until a client sent "stop" (returns 0) or the timeout passed
  * (timeout_ms < 0: forever; returns -ETIMEDOUT). */
 int uraid_control_wait(struct uraid_control *c, int timeout_ms);
@@ -418,9 +422,9 @@ int uraid_control_stats(const char *name, struct uraid_io_stats *st, char *err, 
 int uraid_mdstat_format(const char *name, const struct uraid_status *st, char *buf, size_t len);
 const char *uraid_md_personality(int level);
 /* $URAID_RUN_DIR/mdstat (src/control/mdstat_file.c): publish the text of
- * the array served at socket path DIR/NAME.sock (NULL: withdraw it) and
- * rebuild DIR/mdstat from the arrays still served; 0 or negative errno. */
-int uraid_mdstat_publish(const char *sock_path, const char *text);
+ * the array NAME (served at dir/NAME.sock; NULL text: withdraw it) and
+ * rebuild dir/mdstat from the arrays still served; 0 or negative errno. */
+int uraid_mdstat_publish(const char *dir, const char *name, const char *text);
 int uraid_mdstat_rebuild(const char *dir);
 
 /* The encodings above (src/control/codec.c). encode: bytes written

@@ -80,6 +80,14 @@ int cmd_daemon(int argc, char **argv)
 		uraid_stop(a);
 		return cli_error("daemon", "%s", err);
 	}
+	/* the run directory's mdstat: the socket's directory is the run dir */
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash) {
+		*slash = 0;
+		uraid_control_mdstat(c, dir, name);
+	}
 	fprintf(stderr, "uraid: daemon %s: running, control socket %s\n", name, path);
 	fflush(stderr);
 	for (;;) {

@@ -109,24 +109,11 @@ int uraid_mdstat_rebuild(const char *dir)
 	return rc;
 }
 
-/* dir and NAME from the socket path DIR/NAME.sock. */
-static int split(const char *sock, char *dir, size_t dlen, char *part, size_t plen)
+int uraid_mdstat_publish(const char *dir, const char *name, const char *text)
 {
-	const char *slash = strrchr(sock, '/');
-	size_t l = strlen(sock);
-	if (!slash || l < 6 || strcmp(sock + l - 5, ".sock"))
-		return -EINVAL;
-	snprintf(dir, dlen, "%.*s", (int)(slash - sock), sock);
-	snprintf(part, plen, "%.*s" PART_SUFFIX, (int)(l - 5 - (size_t)(slash + 1 - sock)),
-	         slash + 1);
-	return 0;
-}
-
-int uraid_mdstat_publish(const char *sock, const char *text)
-{
-	char dir[PATH_MAX], part[NAME_MAX + 1], p[PATH_MAX + NAME_MAX + 2],
-	    tmp[PATH_MAX + NAME_MAX + 32];
-	if (split(sock, dir, sizeof(dir), part, sizeof(part)) < 0)
+	char part[NAME_MAX + 1], p[PATH_MAX + NAME_MAX + 2], tmp[PATH_MAX + NAME_MAX + 32];
+	if (uraid_name_check(name, NULL, 0) < 0 ||
+	    (size_t)snprintf(part, sizeof(part), "%s" PART_SUFFIX, name) >= sizeof(part))
 		return -EINVAL;
 	snprintf(p, sizeof(p), "%s/%s", dir, part);
 	if (!text) {

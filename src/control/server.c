@@ -43,7 +43,8 @@ struct uraid_control {
 	int timeout_ms;
 	uint64_t io_inflight; /* read/write buffer bytes held by connections */
 	bool stop_requested, closing;
-	char *mdstat; /* the text last published to the run directory's mdstat */
+	/* uraid_control_mdstat: where to publish, and the text last published */
+	char *mdstat_dir, *mdstat_name, *mdstat;
 };
 
 #define MDSTAT_MAX 16384
@@ -52,20 +53,20 @@ struct uraid_control {
  * from the accept loop (every 200 ms), written only when it changed. */
 static void mdstat_tick(struct uraid_control *c)
 {
+	pthread_mutex_lock(&c->lock);
+	bool on = c->mdstat_name != NULL;
+	pthread_mutex_unlock(&c->lock);
+	if (!on)
+		return;
 	struct uraid_status st;
 	char *text = malloc(MDSTAT_MAX);
 	if (!text || uraid_status(c->a, &st) < 0) {
 		free(text);
 		return;
 	}
-	const char *base = strrchr(c->path, '/');
-	char name[sizeof(c->path)];
-	snprintf(name, sizeof(name), "%s", base ? base + 1 : c->path);
-	size_t l = strlen(name);
-	if (l > 5 && !strcmp(name + l - 5, ".sock"))
-		name[l - 5] = 0;
-	if (uraid_mdstat_format(name, &st, text, MDSTAT_MAX) < 0 ||
-	    (c->mdstat && !strcmp(c->mdstat, text)) || uraid_mdstat_publish(c->path, text) < 0) {
+	if (uraid_mdstat_format(c->mdstat_name, &st, text, MDSTAT_MAX) < 0 ||
+	    (c->mdstat && !strcmp(c->mdstat, text)) ||
+	    uraid_mdstat_publish(c->mdstat_dir, c->mdstat_name, text) < 0) {
 		free(text);
 		return;
 	}
@@ -504,6 +505,20 @@ void uraid_control_set_timeout(struct uraid_control *c, int timeout_ms)
 	pthread_mutex_unlock(&c->lock);
 }
 
+void uraid_control_mdstat(struct uraid_control *c, const char *dir, const char *name)
+{
+	char *d = strdup(dir), *n = strdup(name);
+	pthread_mutex_lock(&c->lock);
+	if (d && n && !c->mdstat_name) {
+		c->mdstat_dir = d;
+		c->mdstat_name = n; /* set last: the acceptor reads it under the lock */
+		d = n = NULL;
+	}
+	pthread_mutex_unlock(&c->lock);
+	free(d);
+	free(n);
+}
+
 int uraid_control_wait(struct uraid_control *c, int timeout_ms)
 {
 	pthread_mutex_lock(&c->lock);
@@ -534,8 +549,10 @@ void uraid_control_close(struct uraid_control *c)
 	close(c->lfd);
 	unlink(c->path);
 	if (c->mdstat)
-		uraid_mdstat_publish(c->path, NULL);
+		uraid_mdstat_publish(c->mdstat_dir, c->mdstat_name, NULL);
 	free(c->mdstat);
+	free(c->mdstat_dir);
+	free(c->mdstat_name);
 	pthread_mutex_lock(&c->lock);
 	/* Wake connections blocked in recv; a request in progress finishes. */
 	for (int i = 0; i < MAX_CLIENTS; i++)
