@@ -157,20 +157,32 @@ static void device_table(const struct uraid_status *st)
 		if (repl)
 			member_row(st, repl, true);
 	}
+	/* the rest (spares, faulty members, the journal) by device number, as
+	 * mdadm lists them, after a blank line */
 	bool first = true;
-	for (int i = 0; i < st->nmembers; i++) {
-		const struct uraid_member_status *m = &st->members[i];
-		if (m->role >= 0 || !held(m))
-			continue;
+	for (uint64_t last = 0, nr;; last = nr + 1) {
+		int pick = -2; /* members[] index, -1 the journal */
+		nr = UINT64_MAX;
+		for (int i = 0; i < st->nmembers; i++) {
+			const struct uraid_member_status *m = &st->members[i];
+			if (m->role < 0 && held(m) && m->dev_number >= last && m->dev_number < nr)
+				nr = m->dev_number, pick = i;
+		}
+		if (st->journal == 1 && st->journal_dev_number >= last &&
+		    st->journal_dev_number < nr)
+			nr = st->journal_dev_number, pick = -1;
+		if (pick == -2)
+			break;
 		printf("%s", first ? "\n" : "");
 		first = false;
-		member_row(st, m, false);
-	}
-	if (st->journal == 1) {
-		unsigned maj, min;
-		major_minor(st->journal_name, &maj, &min);
-		printf("%s   %5u   %5u    %5u        -      journal   %s\n", first ? "\n" : "",
-		       st->journal_dev_number, maj, min, st->journal_name);
+		if (pick >= 0) {
+			member_row(st, &st->members[pick], false);
+		} else {
+			unsigned maj, min;
+			major_minor(st->journal_name, &maj, &min);
+			printf("   %5u   %5u    %5u        -      journal   %s\n",
+			       st->journal_dev_number, maj, min, st->journal_name);
+		}
 	}
 }
 
@@ -191,8 +203,8 @@ static void print_detail(const char *name, const struct uraid_status *st)
 		else
 			spare++;
 	}
-	if (st->journal == 1)
-		total++, active++;
+	int journal = st->journal == 1; /* counted in Total and Working only */
+	total += journal;
 	printf("%s:\n", name);
 	printf("           Version : %s\n", st->metadata == 0    ? "0.90"
 	                                    : st->metadata == 10 ? "1.0"
@@ -221,7 +233,7 @@ static void print_detail(const char *name, const struct uraid_status *st)
 	       redundant(st->level) && st->sync_total ? sync_word(st->sync_action, false) : "");
 	printf("    Active Devices : %d\n   Working Devices : %d\n    Failed Devices : %d\n"
 	       "     Spare Devices : %d\n\n",
-	       active, active + spare, failed, spare);
+	       active, active + spare + journal, failed, spare);
 	char lay[64] = "";
 	if (st->level == 5 || st->level == 6) {
 		if (layout_name(st->level, st->layout, lay, sizeof(lay)) < 0)
