@@ -215,7 +215,13 @@ struct uraid_member_status {
 	enum uraid_member_state state;
 	uint64_t recovery_offset; /* sectors (rebuilding) */
 	int priority;             /* gmirror component priority, 0 otherwise */
+	unsigned flags;           /* URAID_MEMBER_F_* */
+	uint32_t order;           /* when it joined the running array (0: not known) */
 };
+/* uraid_member_status.flags (mdstat's (W) and (R), mdadm's writemostly). */
+#define URAID_MEMBER_F_WRITEMOSTLY 1u
+#define URAID_MEMBER_F_REPLACEMENT 2u /* rebuilt as the replacement of slot `role` */
+#define URAID_MEMBER_F_LEFT_OUT    4u /* left out at assembly: md would not hold it */
 struct uraid_status {
 	char name[33];
 	char uuid[36];
@@ -227,12 +233,16 @@ struct uraid_status {
 	uint64_t array_sectors;
 	uint64_t dev_sectors; /* per member */
 	uint64_t events;
+	uint64_t ctime, utime; /* superblock creation / update time, seconds */
+	int md_minor;          /* 0.90: the preferred minor; -1 otherwise */
 	bool readonly, clean;
 	/* A write failed on a member the array could not lose: writes are
 	 * refused, reads served (md's broken array) until it is stopped. */
 	bool broken;
 	int working, failed, spares, degraded; /* degraded = slots without an in-sync member */
-	int nmembers; /* entries in members[] (slots first, then spares/faulty) */
+	/* entries in members[]: slots first, then spares, faulty members and
+	 * replacements (role = the slot they replace, URAID_MEMBER_F_REPLACEMENT) */
+	int nmembers;
 	struct uraid_member_status members[URAID_STATUS_MAX_MEMBERS];
 	enum uraid_sync_action sync_action;
 	uint64_t sync_done, sync_total; /* sectors */
@@ -393,7 +403,7 @@ int uraid_io_stats(struct uraid_array *a, struct uraid_io_stats *st);
  * %-escaped; sync_action and member states by name: idle, resync, recover,
  * check, repair / in_sync, faulty, missing, spare, rebuilding, stale,
  * inactive), for status also "member=ROLE DEV_NUMBER STATE RECOVERY_OFFSET
- * PRIORITY NAME" lines in members[] order (NAME always last: readers skip
+ * PRIORITY FLAGS ORDER NAME" lines in members[] order (NAME always last: readers skip
  * fields they do not know before it), and a last line "end". Readers ignore keys they do not
  * know (newer servers add keys), refuse a duplicated key, a value out of
  * range, a missing "end" or anything after it. */
@@ -402,6 +412,10 @@ int uraid_control_start(struct uraid_array *a, const char *sock_path, struct ura
                         char *err, size_t errlen);
 /* Inactivity limit for connections accepted from now on (ms, > 0). */
 void uraid_control_set_timeout(struct uraid_control *c, int timeout_ms);
+/* Keep the array's /proc/mdstat lines in dir/NAME.mdstat and dir/mdstat
+ * (uraid_mdstat_publish) while the server runs, withdrawn at its close:
+ * for servers whose socket is dir/NAME.sock in the run directory. */
+void uraid_control_mdstat(struct uraid_control *c, const char *dir, const char *name);
 /* Block until a client sent "stop" (returns 0) or the timeout passed
  * (timeout_ms < 0: forever; returns -ETIMEDOUT). */
 int uraid_control_wait(struct uraid_control *c, int timeout_ms);
@@ -421,6 +435,22 @@ int uraid_control_stats(const char *name, struct uraid_io_stats *st, char *err, 
 #define URAID_CONTROL_MAX_IO   (16u << 20) /* largest read/write per request */
 #define URAID_CONTROL_MAX_LINE 4096u       /* request line, newline included */
 #define URAID_STATUS_TEXT_MAX  65536u      /* an encoded status always fits */
+
+/* /proc/mdstat as the md driver prints it (src/control/mdstat.c): the
+ * header and trailer lines (no newline) and one array's lines, each ending
+ * in a newline, its last line blank or the bitmap's. Returns the length,
+ * -ENOSPC when len is too small, -EINVAL for arrays md has no personality
+ * for (GEOM). uraid_md_personality: "raid5" etc., NULL for those. */
+#define URAID_MDSTAT_PERSONALITIES \
+	"Personalities : [raid0] [raid1] [raid10] [raid6] [raid5] [raid4] [linear] "
+#define URAID_MDSTAT_UNUSED "unused devices: <none>"
+int uraid_mdstat_format(const char *name, const struct uraid_status *st, char *buf, size_t len);
+const char *uraid_md_personality(int level);
+/* $URAID_RUN_DIR/mdstat (src/control/mdstat_file.c): publish the text of
+ * the array NAME (served at dir/NAME.sock; NULL text: withdraw it) and
+ * rebuild dir/mdstat from the arrays still served; 0 or negative errno. */
+int uraid_mdstat_publish(const char *dir, const char *name, const char *text);
+int uraid_mdstat_rebuild(const char *dir);
 
 /* The encodings above (src/control/codec.c). encode: bytes written
  * (NUL-terminated, not counted), -ENOSPC when len is too small. decode:
@@ -530,6 +560,10 @@ int uraid_geom_ctl(struct uraid_array *a, const char *request, char *err, size_t
  * and the missing member's blocks would be rebuilt from it wrong. Read-only
  * assemblies are not refused (they get a warning). */
 #define URAID_FORCE 8u
+/* Assemble flag: the members were just made by create, so they are bound
+ * in slot order as mdadm --create adds them (/proc/mdstat's member order);
+ * otherwise as mdadm --assemble adds them, the freshest member last. */
+#define URAID_CREATED 16u
 
 /* Assemble flags, mdadm's --update=no-bbl and --update=force-no-bbl: the
  * members' bad block logs are removed from their superblocks (bblog
@@ -538,8 +572,8 @@ int uraid_geom_ctl(struct uraid_array *a, const char *request, char *err, size_t
  * while a member's log records bad blocks; FORCE_NO_BBL drops them (the
  * ranges are then read again like any other). 0.90 arrays have no log:
  * -EINVAL. */
-#define URAID_UPDATE_NO_BBL       16u
-#define URAID_UPDATE_FORCE_NO_BBL 32u
+#define URAID_UPDATE_NO_BBL       32u
+#define URAID_UPDATE_FORCE_NO_BBL 64u
 
 /* Re-add a member that was briefly missing (failed and removed, or absent
  * at assembly) into the slot its superblock names (md's --re-add). With a
@@ -645,7 +679,7 @@ int uraid_uuid_parse(const char *s, char out[36]);
  * replace, re-add, add-journal) get overlays in dir too. An overlay's map
  * is made durable by uraid_flush: writes not flushed when the process dies
  * may be lost, as on a power cut. */
-#define URAID_OVERLAY 16u
+#define URAID_OVERLAY 128u
 int uraid_assemble_overlay(const char *const *paths, int n, unsigned flags, const char *dir,
                            struct uraid_array **out, char *err, size_t errlen, char *warn,
                            size_t warnlen);

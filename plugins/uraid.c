@@ -364,6 +364,7 @@ static int start_control(void)
 		return -1;
 	}
 	snprintf(g.sock, sizeof(g.sock), "%s", final);
+	uraid_control_mdstat(g.ctl, rd, g.name); /* the run directory's mdstat */
 	if (pthread_create(&g.watcher, NULL, watch_stop, NULL) != 0) {
 		nbdkit_error("cannot start the control watcher thread");
 		uraid_control_close(g.ctl);

@@ -54,6 +54,10 @@ int cmd_daemon(int argc, char **argv)
 	else if (uv && !strcmp(uv, "force-no-bbl"))
 		flags |= URAID_UPDATE_FORCE_NO_BBL;
 	unsetenv("URAID_DAEMON_UPDATE");
+	/* `uraid create` says the members are new (mdstat's member order) */
+	const char *cv = getenv("URAID_DAEMON_CREATED");
+	flags |= cv && !strcmp(cv, "1") ? URAID_CREATED : 0;
+	unsetenv("URAID_DAEMON_CREATED");
 	char overlay[URAID_OVERLAY_DIR_MAX] = "";
 	const char *ov = getenv("URAID_DAEMON_OVERLAY");
 	if (ov && *ov)
@@ -90,8 +94,17 @@ int cmd_daemon(int argc, char **argv)
 		uraid_stop(a);
 		return cli_error("daemon", "%s", err);
 	}
+	/* the run directory's mdstat: the socket's directory is the run dir */
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash) {
+		*slash = 0;
+		uraid_control_mdstat(c, dir, name);
+	}
 	fprintf(stderr, "uraid: daemon %s: running, control socket %s%s%s\n", name, path,
 	        overlay[0] ? ", members read-only, every write to the overlay in " : "", overlay);
+
 	fflush(stderr);
 	for (;;) {
 		if (uraid_control_wait(c, 200) == 0)

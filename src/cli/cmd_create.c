@@ -468,7 +468,9 @@ int cmd_create(int argc, char **argv)
 		free(paths);
 		return cli_error("create", "%s", strerror(-rc));
 	}
+	setenv("URAID_DAEMON_CREATED", "1", 1);
 	rc = cli_start_daemon("create", o.name, n + (journal ? 1 : 0), paths, NULL);
+	unsetenv("URAID_DAEMON_CREATED");
 	free(paths);
 	return rc;
 }

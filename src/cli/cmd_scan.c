@@ -257,21 +257,25 @@ static int detail_scan(bool verbose, int n, char **names)
 	return status;
 }
 
-/* detail: --scan here, anything else to cmd_detail. */
+/* detail: --scan here, anything else to cmd_detail (NAME, --export,
+ * --verbose). */
 int cmd_detail_main(int argc, char **argv)
 {
 	bool scan = false, verbose = false;
 	int k = 1;
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		scan |= !strcmp(argv[i], "--scan") || !strcmp(argv[i], "-s");
+	if (!scan)
+		return cmd_detail(argc, argv);
 	for (; k < argc; k++) {
 		if (!strcmp(argv[k], "--scan") || !strcmp(argv[k], "-s"))
 			scan = true;
 		else if (!strcmp(argv[k], "--verbose") || !strcmp(argv[k], "-v"))
 			verbose = true;
 		else if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
-			printf("usage: uraid detail NAME\n"
-			       "       uraid detail --scan [--verbose] [NAME...]\n"
-			       "  details of a running array (mdadm --detail); --scan: one ARRAY\n"
-			       "  line per running array, as mdadm --detail --scan prints it\n");
+			printf("usage: uraid detail --scan [--verbose] [NAME...]\n"
+			       "  one ARRAY line per running array, as mdadm --detail --scan\n"
+			       "  prints it (uraid detail --help: the report of one array)\n");
 			return 0;
 		} else if (!strcmp(argv[k], "--")) {
 			k++;
@@ -282,10 +286,5 @@ int cmd_detail_main(int argc, char **argv)
 		} else
 			break;
 	}
-	if (scan)
-		return detail_scan(verbose, argc - k, argv + k);
-	if (verbose)
-		return cli_error("detail", "--verbose goes with --scan");
-	argv[k - 1] = argv[0];
-	return cmd_detail(argc - k + 1, argv + k - 1);
+	return detail_scan(verbose, argc - k, argv + k);
 }

@@ -1,5 +1,5 @@
-/* uraid status (mdstat-like, or --json) and uraid detail (mdadm --detail
- * like) for running arrays, from their daemons. */
+/* uraid status: what /proc/mdstat would show for the running arrays (the
+ * text from src/control/mdstat.c), or --json; uraid stripe-cache. */
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -43,74 +43,41 @@ static const char *state_name(enum uraid_member_state s)
 	return (unsigned)s < 7 ? n[s] : "?";
 }
 
-static void print_mdstat(const char *name, const struct uraid_status *st)
+/* GEOM arrays have no md personality: their own lines, mdstat-like. */
+static void print_geom(const char *name, const struct uraid_status *st)
 {
 	printf("%s : active%s %s", name, st->readonly ? " (read-only)" : "", level_name(st->level));
-	/* mdstat lists the newest device first */
 	for (int i = st->nmembers - 1; i >= 0; i--) {
 		const struct uraid_member_status *m = &st->members[i];
 		if (m->state == URAID_MEMBER_MISSING)
 			continue;
-		/* GEOM components by number (their disk ids are random) */
-		printf(" %s[%u]%s", base(m->name),
-		       cli_is_geom(st->level) ? (unsigned)m->role : m->dev_number,
-		       m->state == URAID_MEMBER_FAULTY     ? "(F)"
-		       : m->state == URAID_MEMBER_SPARE    ? "(S)"
-		       : m->state == URAID_MEMBER_STALE    ? "(stale)"
-		       : m->state == URAID_MEMBER_INACTIVE ? "(inactive)"
-		                                           : "");
-	}
-	if (st->journal == 1) /* md's journal device: (J) */
-		printf(" %s[%u](J)", base(st->journal_name), st->journal_dev_number);
-	printf("\n");
-	if (cli_is_geom(st->level))
-		cli_geom_mdstat(st);
-	else
-		printf("      %llu blocks super %s", (unsigned long long)st->array_sectors / 2,
-		       metadata_name(st->metadata));
-	char lay[64] = "";
-	switch (st->level) {
-	case URAID_LEVEL_RAID4:
-	case URAID_LEVEL_RAID5:
-	case URAID_LEVEL_RAID6:
-		printf(" level %d, %uk chunk, algorithm %u", st->level, st->chunk_sectors / 2,
-		       st->layout);
-		break;
-	case URAID_LEVEL_RAID10:
-		layout_name(st->level, st->layout, lay, sizeof(lay));
-		printf(" %uK chunks %s", st->chunk_sectors / 2, lay);
-		break;
-	case URAID_LEVEL_RAID0: printf(" %uk chunks", st->chunk_sectors / 2); break;
-	default: break;
-	}
-	if (st->level >= 1) {
-		printf(" [%d/%d] [", st->raid_disks, st->working);
-		for (int i = 0; i < st->nmembers && st->members[i].role >= 0; i++)
-			putchar(st->members[i].state == URAID_MEMBER_IN_SYNC ? 'U' : '_');
-		printf("]");
+		printf(" %s[%u]%s", base(m->name), (unsigned)m->role,
+		       m->state == URAID_MEMBER_FAULTY  ? "(F)"
+		       : m->state == URAID_MEMBER_SPARE ? "(S)"
+		                                        : "");
 	}
 	printf("\n");
-	if (st->overlay[0]) /* not md's: nothing reaches the members */
+	cli_geom_mdstat(st);
+	printf(" [%d/%d] [", st->raid_disks, st->working);
+	for (int i = 0; i < st->nmembers && st->members[i].role >= 0; i++)
+		putchar(st->members[i].state == URAID_MEMBER_IN_SYNC ? 'U' : '_');
+	printf("]\n");
+	if (st->sync_action != URAID_SYNC_IDLE && st->sync_total)
+		printf("      %s = %.1f%% (%llu/%llu)\n", action_name(st->sync_action),
+		       (double)st->sync_done * 100 / (double)st->sync_total,
+		       (unsigned long long)st->sync_done / 2,
+		       (unsigned long long)st->sync_total / 2);
+	printf("\n");
+}
+
+/* uraid's own counters (--verbose), after the array's mdstat lines. */
+static void print_verbose(const struct uraid_status *st)
+{
+	if (st->overlay[0]) /* nothing reaches the members */
 		printf("      overlay %s (members read-only)\n", st->overlay);
-	if (st->bitmap_chunk_kib) /* as /proc/mdstat: pages of 4 KiB */
-		printf("      bitmap: %u/%u pages [%uKB], %uKB chunk\n", st->bitmap_pages_used,
-		       st->bitmap_pages, st->bitmap_pages_used * 4, st->bitmap_chunk_kib);
 	if (st->stripe_cache_size)
 		printf("      stripe_cache_size %u\n", st->stripe_cache_size);
-	if (st->sync_action != URAID_SYNC_IDLE && st->sync_total) {
-		double f = (double)st->sync_done / (double)st->sync_total;
-		int bar = (int)(f * 20);
-		printf("      [");
-		for (int i = 0; i < 20; i++)
-			putchar(i < bar ? '=' : i == bar ? '>' : '.');
-		double left_min = st->sync_speed_kibs ? (double)(st->sync_total - st->sync_done) /
-		                                            2 / (double)st->sync_speed_kibs / 60
-		                                      : 0;
-		printf("]  %s = %.1f%% (%llu/%llu) finish=%.1fmin speed=%lluK/sec\n",
-		       action_name(st->sync_action), f * 100, (unsigned long long)st->sync_done / 2,
-		       (unsigned long long)st->sync_total / 2, left_min,
-		       (unsigned long long)st->sync_speed_kibs);
-	}
+	printf("      mismatch_cnt %llu\n\n", (unsigned long long)st->mismatch_cnt);
 }
 
 static void json_str(const char *s)
@@ -165,23 +132,34 @@ static void print_json(const char *name, const struct uraid_status *st)
 	printf("}");
 }
 
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 int cmd_status(int argc, char **argv)
 {
-	bool json = false;
+	bool json = false, verbose = false;
 	int first = 1;
 	for (; first < argc && argv[first][0] == '-'; first++) {
 		if (!strcmp(argv[first], "--json")) {
 			json = true;
+		} else if (!strcmp(argv[first], "--verbose") || !strcmp(argv[first], "-v")) {
+			verbose = true;
 		} else if (!strcmp(argv[first], "--help") || !strcmp(argv[first], "-h")) {
-			printf("usage: uraid status [--json] [NAME...]\n"
-			       "  mdstat-like view of the running arrays (every one in the run\n"
-			       "  directory without NAMEs); --json for a machine-readable list.\n");
+			printf(
+			    "usage: uraid status [--verbose|--json] [NAME...]\n"
+			    "  what /proc/mdstat would show for the running arrays (every one\n"
+			    "  in the run directory without NAMEs; $URAID_RUN_DIR/mdstat holds\n"
+			    "  the same text); --verbose adds uraid's own counters\n"
+			    "  (stripe_cache_size, mismatch_cnt), --json is machine-readable.\n");
 			return 0;
 		} else if (!strcmp(argv[first], "--")) {
 			first++;
 			break;
 		} else {
-			return cli_error("status", "unknown option '%s' (--json, --help)",
+			return cli_error("status",
+			                 "unknown option '%s' (--verbose, --json, --help)",
 			                 argv[first]);
 		}
 	}
@@ -212,9 +190,13 @@ int cmd_status(int argc, char **argv)
 		names = found;
 		n = nfound;
 	}
+	/* md's list of arrays: names sorted, as the run directory's mdstat */
+	qsort(names, (size_t)n, sizeof(names[0]), name_cmp);
 	int status = 0;
 	if (json)
 		printf("[");
+	else
+		printf("%s\n", URAID_MDSTAT_PERSONALITIES);
 	for (int i = 0; i < n; i++) {
 		struct uraid_status st;
 		char err[512];
@@ -225,104 +207,24 @@ int cmd_status(int argc, char **argv)
 		if (json) {
 			printf("%s", i ? "," : "");
 			print_json(names[i], &st);
+		} else if (cli_is_geom(st.level)) {
+			print_geom(names[i], &st);
 		} else {
-			print_mdstat(names[i], &st);
-			printf("\n");
+			char text[16384];
+			if (uraid_mdstat_format(names[i], &st, text, sizeof(text)) > 0)
+				fputs(text, stdout);
+			if (verbose)
+				print_verbose(&st);
 		}
+		fflush(stdout);
 	}
 	if (json)
 		printf("]\n");
-	else if (n == 0)
-		printf("no arrays running\n");
+	else
+		printf("%s\n", URAID_MDSTAT_UNUSED);
 	for (int i = 0; i < nfound; i++)
 		free(found[i]);
 	return status;
-}
-
-int cmd_detail(int argc, char **argv)
-{
-	if (argc != 2)
-		return cli_error("detail", "usage: uraid detail NAME");
-	struct uraid_status st;
-	char err[512], lay[64] = "-";
-	if (uraid_control_status(argv[1], &st, err, sizeof(err)) < 0)
-		return cli_error("detail", "%s", err);
-	layout_name(st.level, st.layout, lay, sizeof(lay));
-	printf("%s:\n", argv[1]);
-	if (cli_is_geom(st.level))
-		printf("           Version : %s %d\n", level_name(st.level), st.metadata);
-	else
-		printf("           Version : %s\n", metadata_name(st.metadata));
-	printf("        Raid Level : %s\n", level_name(st.level));
-	printf("        Array Size : %llu (%.2f MiB)\n", (unsigned long long)st.array_sectors / 2,
-	       (double)st.array_sectors / 2048);
-	if (st.level >= 1)
-		printf("     Used Dev Size : %llu (%.2f MiB)\n",
-		       (unsigned long long)st.dev_sectors / 2, (double)st.dev_sectors / 2048);
-	printf("      Raid Devices : %d\n", st.raid_disks);
-	if (st.bitmap_chunk_kib)
-		printf("     Intent Bitmap : Internal\n");
-	printf("             State : %s%s%s%s%s\n", st.clean ? "clean" : "active",
-	       st.broken ? ", broken (writes refused)" : "", st.degraded ? ", degraded" : "",
-	       st.sync_action == URAID_SYNC_RECOVER  ? ", recovering"
-	       : st.sync_action == URAID_SYNC_RESYNC ? ", resyncing"
-	       : st.sync_action == URAID_SYNC_CHECK  ? ", checking"
-	       : st.sync_action == URAID_SYNC_REPAIR ? ", repairing"
-	                                             : "",
-	       st.readonly ? ", read-only" : "");
-	printf("    Active Devices : %d\n   Working Devices : %d\n    Failed Devices : %d\n"
-	       "     Spare Devices : %d\n",
-	       st.working, st.working + st.spares, st.failed, st.spares);
-	if (st.level == 4 || st.level == 5 || st.level == 6 || st.level == 10)
-		printf("            Layout : %s\n        Chunk Size : %uK\n", lay,
-		       st.chunk_sectors / 2);
-	if (cli_is_geom(st.level))
-		cli_geom_detail(&st);
-	if (st.sync_action != URAID_SYNC_IDLE && st.sync_total)
-		printf("   %s Status : %llu%% complete\n",
-		       st.sync_action == URAID_SYNC_RECOVER ? "Rebuild" : " Resync",
-		       (unsigned long long)(st.sync_done * 100 / st.sync_total));
-	printf("              Name : %s\n              UUID : %s\n            Events : %llu\n",
-	       st.name, st.uuid, (unsigned long long)st.events);
-	if (st.overlay[0])
-		printf("           Overlay : %s (members read-only, every write in the overlay)\n",
-		       st.overlay);
-	printf("\n");
-	printf("    Number   RaidDevice State\n");
-	for (int i = 0; i < st.nmembers; i++) {
-		const struct uraid_member_status *m = &st.members[i];
-		const char *s = m->state == URAID_MEMBER_IN_SYNC      ? "active sync"
-		                : m->state == URAID_MEMBER_REBUILDING ? "spare rebuilding"
-		                : m->state == URAID_MEMBER_SPARE      ? "spare"
-		                : m->state == URAID_MEMBER_FAULTY     ? "faulty"
-		                : m->state == URAID_MEMBER_STALE      ? "stale"
-		                : m->state == URAID_MEMBER_INACTIVE   ? "inactive"
-		                                                      : "removed";
-		if (m->state == URAID_MEMBER_MISSING)
-			printf("       -      %5d      %-17s\n", m->role, s);
-		else if (m->role >= 0)
-			printf("    %6u   %5d      %-17s %s\n", m->dev_number, m->role, s, m->name);
-		else
-			printf("    %6u       -      %-17s %s\n", m->dev_number, s, m->name);
-	}
-	if (st.journal == 1)
-		printf("    %6u       -      %-17s %s\n", st.journal_dev_number, "journal",
-		       st.journal_name);
-	else if (st.journal == 2)
-		printf("       -        -      %-17s %s\n", "journal failed", st.journal_name);
-	if (st.journal)
-		printf("\nConsistency Policy : journal (%s%s)\n",
-		       st.journal_mode == URAID_JOURNAL_WB ? "write-back" : "write-through",
-		       st.journal == 2 ? "; journal missing: writes refused" : "");
-	if (st.ppl)
-		printf(
-		    "\nConsistency Policy : ppl (recovered %llu stripe entries at assembly, %llu "
-		    "unusable)\n",
-		    (unsigned long long)st.ppl_recovered, (unsigned long long)st.ppl_mismatches);
-	printf("\nmismatch_cnt : %llu\n", (unsigned long long)st.mismatch_cnt);
-	if (st.level == 4 || st.level == 5 || st.level == 6)
-		printf("stripe_cache_size : %u\n", st.stripe_cache_size);
-	return 0;
 }
 
 /* uraid stripe-cache NAME [N]: set md's stripe_cache_size of a running

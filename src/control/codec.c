@@ -42,6 +42,9 @@ static const struct field status_fields[] = {
     SF(array_sectors, F_U64),
     SF(dev_sectors, F_U64),
     SF(events, F_U64),
+    SF(ctime, F_U64),
+    SF(utime, F_U64),
+    SF(md_minor, F_INT),
     SF(readonly, F_BOOL),
     SF(clean, F_BOOL),
     SF(broken, F_BOOL),
@@ -236,9 +239,9 @@ int uraid_status_encode(const struct uraid_status *st, char *buf, size_t len)
 		name[sizeof(name) - 1] = 0;
 		uraid_ctl_escape(name[0] ? name : "?", e, sizeof(e));
 		unsigned s = (unsigned)m->state;
-		put(&b, "member=%d %" PRIu32 " %s %" PRIu64 " %d %s\n", m->role, m->dev_number,
-		    s < (unsigned)NSTATES ? state_names[s] : "missing", m->recovery_offset,
-		    m->priority, e);
+		put(&b, "member=%d %" PRIu32 " %s %" PRIu64 " %d %u %" PRIu32 " %s\n", m->role,
+		    m->dev_number, s < (unsigned)NSTATES ? state_names[s] : "missing",
+		    m->recovery_offset, m->priority, m->flags, m->order, e);
 	}
 	put(&b, "end\n");
 	if (b.n >= len)
@@ -330,7 +333,7 @@ static int set_field(const struct field *f, void *obj, const char *v, size_t vle
 	return 0;
 }
 
-/* member=ROLE DEV_NUMBER STATE RECOVERY_OFFSET [PRIORITY [...]] NAME: the
+/* member=ROLE DEV_NUMBER STATE RECOVERY_OFFSET [PRIORITY [FLAGS [ORDER [...]]]] NAME: the
  * name (escaped, no spaces) is always last; fields between the known ones
  * and the name are a newer writer's and are skipped. */
 static int set_member(struct uraid_member_status *m, const char *v, size_t vlen, char *err,
@@ -352,12 +355,14 @@ static int set_member(struct uraid_member_status *m, const char *v, size_t vlen,
 	}
 	if (!bad && nt < 5)
 		return errmsg(err, errlen, -EPROTO, "member line with fewer than 5 fields");
-	int64_t role = 0, dev = 0, off = 0, prio = 0;
+	int64_t role = 0, dev = 0, off = 0, prio = 0, flags = 0, order = 0;
 	int st = bad ? -1 : name_index(state_names, NSTATES, tok[2], tl[2]);
 	if (bad || parse_num(tok[0], tl[0], true, INT32_MAX, &role) < 0 || role < -1 ||
 	    parse_num(tok[1], tl[1], false, UINT32_MAX, &dev) < 0 || st < 0 ||
 	    parse_num(tok[3], tl[3], false, UINT64_MAX, &off) < 0 ||
 	    (nt >= 6 && parse_num(tok[4], tl[4], true, INT32_MAX, &prio) < 0) ||
+	    (nt >= 7 && parse_num(tok[5], tl[5], false, UINT32_MAX, &flags) < 0) ||
+	    (nt >= 8 && parse_num(tok[6], tl[6], false, UINT32_MAX, &order) < 0) ||
 	    uraid_ctl_unescape(tok[nt - 1], tl[nt - 1], m->name, sizeof(m->name)) < 1)
 		return errmsg(err, errlen, -EPROTO, "bad member line '%.*s'",
 		              (int)(vlen > 80 ? 80 : vlen), v);
@@ -366,6 +371,8 @@ static int set_member(struct uraid_member_status *m, const char *v, size_t vlen,
 	m->state = (enum uraid_member_state)st;
 	m->recovery_offset = (uint64_t)off;
 	m->priority = (int)prio;
+	m->flags = (unsigned)flags;
+	m->order = (uint32_t)order;
 	return 0;
 }
 

@@ -43,7 +43,36 @@ struct uraid_control {
 	int timeout_ms;
 	uint64_t io_inflight; /* read/write buffer bytes held by connections */
 	bool stop_requested, closing;
+	/* uraid_control_mdstat: where to publish, and the text last published */
+	char *mdstat_dir, *mdstat_name, *mdstat;
 };
+
+#define MDSTAT_MAX 16384
+
+/* Keep this array's part of the run directory's mdstat current: called
+ * from the accept loop (every 200 ms), written only when it changed. */
+static void mdstat_tick(struct uraid_control *c)
+{
+	pthread_mutex_lock(&c->lock);
+	bool on = c->mdstat_name != NULL;
+	pthread_mutex_unlock(&c->lock);
+	if (!on)
+		return;
+	struct uraid_status st;
+	char *text = malloc(MDSTAT_MAX);
+	if (!text || uraid_status(c->a, &st) < 0) {
+		free(text);
+		return;
+	}
+	if (uraid_mdstat_format(c->mdstat_name, &st, text, MDSTAT_MAX) < 0 ||
+	    (c->mdstat && !strcmp(c->mdstat, text)) ||
+	    uraid_mdstat_publish(c->mdstat_dir, c->mdstat_name, text) < 0) {
+		free(text);
+		return;
+	}
+	free(c->mdstat);
+	c->mdstat = text;
+}
 
 /* All connections together hold at most this much request buffer: 64
  * clients asking for 16 MiB each would otherwise pin 1 GiB. */
@@ -376,6 +405,7 @@ static void *accept_thread(void *arg)
 		pthread_mutex_unlock(&c->lock);
 		if (closing)
 			return NULL;
+		mdstat_tick(c);
 		if (pr <= 0)
 			continue;
 		int fd = accept4(c->lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -482,6 +512,20 @@ void uraid_control_set_timeout(struct uraid_control *c, int timeout_ms)
 	pthread_mutex_unlock(&c->lock);
 }
 
+void uraid_control_mdstat(struct uraid_control *c, const char *dir, const char *name)
+{
+	char *d = strdup(dir), *n = strdup(name);
+	pthread_mutex_lock(&c->lock);
+	if (d && n && !c->mdstat_name) {
+		c->mdstat_dir = d;
+		c->mdstat_name = n; /* set last: the acceptor reads it under the lock */
+		d = n = NULL;
+	}
+	pthread_mutex_unlock(&c->lock);
+	free(d);
+	free(n);
+}
+
 int uraid_control_wait(struct uraid_control *c, int timeout_ms)
 {
 	pthread_mutex_lock(&c->lock);
@@ -511,6 +555,11 @@ void uraid_control_close(struct uraid_control *c)
 	pthread_join(c->acceptor, NULL);
 	close(c->lfd);
 	unlink(c->path);
+	if (c->mdstat)
+		uraid_mdstat_publish(c->mdstat_dir, c->mdstat_name, NULL);
+	free(c->mdstat);
+	free(c->mdstat_dir);
+	free(c->mdstat_name);
 	pthread_mutex_lock(&c->lock);
 	/* Wake connections blocked in recv; a request in progress finishes. */
 	for (int i = 0; i < MAX_CLIENTS; i++)

@@ -282,6 +282,18 @@ void eng_drop(struct eng_array *a)
 	eng_array_free(a);
 }
 
+/* What mdstat flags a member with: (W) write-mostly (1.x devflags bit 0,
+ * 0.90 the disk state bit), (R) a replacement. */
+static unsigned member_flags(const struct eng_array *a, const struct eng_member *em)
+{
+	bool wm = a->ref.version == MD_SB_0_90
+	              ? (em->sb.v0.this_disk.state >> MD_DISK_WRITEMOSTLY) & 1
+	              : em->sb.devflags & 1;
+	return (wm ? URAID_MEMBER_F_WRITEMOSTLY : 0) |
+	       (em->replacement ? URAID_MEMBER_F_REPLACEMENT : 0) |
+	       (em->left_out ? URAID_MEMBER_F_LEFT_OUT : 0);
+}
+
 int eng_status(struct eng_array *a, struct uraid_status *st)
 {
 	st->block_bytes = 512;
@@ -296,6 +308,14 @@ int eng_status(struct eng_array *a, struct uraid_status *st)
 	st->array_sectors = a->array_sectors;
 	st->dev_sectors = a->geo.dev_sectors;
 	st->events = a->events;
+	/* 1.x times: seconds in the low 40 bits (the rest microseconds) */
+	uint64_t tmask = a->ref.version == MD_SB_0_90 ? UINT64_MAX : (1ull << 40) - 1;
+	st->ctime = a->ref.ctime & tmask;
+	st->utime = a->ref.utime & tmask;
+	for (int i = 0; i < a->nmem; i++)
+		if (!a->mem[i]->left_out && (a->mem[i]->sb.utime & tmask) > st->utime)
+			st->utime = a->mem[i]->sb.utime & tmask;
+	st->md_minor = a->ref.version == MD_SB_0_90 ? (int)a->ref.v0.md_minor : -1;
 	st->readonly = a->readonly;
 	st->clean = !a->dirty && a->resync_offset == MD_RESYNC_NONE;
 	st->broken = a->broken;
@@ -315,6 +335,8 @@ int eng_status(struct eng_array *a, struct uraid_status *st)
 		ms->dev_number = em->sb.dev_number;
 		ms->state = em->state;
 		ms->recovery_offset = em->recovery_offset;
+		ms->flags = member_flags(a, em);
+		ms->order = em->bind_seq;
 		if (em->state == URAID_MEMBER_IN_SYNC)
 			st->working++;
 		else
@@ -326,9 +348,12 @@ int eng_status(struct eng_array *a, struct uraid_status *st)
 			continue;
 		struct uraid_member_status *ms = &st->members[n++];
 		snprintf(ms->name, sizeof(ms->name), "%s", em->m ? em->m->name : "?");
-		ms->role = -1;
+		ms->role = em->replacement ? em->role : -1;
 		ms->dev_number = em->sb.dev_number;
 		ms->state = em->state;
+		ms->recovery_offset = em->replacement ? em->recovery_offset : 0;
+		ms->flags = member_flags(a, em);
+		ms->order = em->bind_seq;
 		if (em->state == URAID_MEMBER_FAULTY)
 			st->failed++;
 		else

@@ -22,6 +22,22 @@ static void warnf(char *warn, size_t warnlen, const char *fmt, const char *name,
 	snprintf(warn + used, warnlen - used, fmt, name, ev, max);
 }
 
+void eng_bind_order(struct eng_array *a, const struct eng_member *last)
+{
+	uint32_t seq = 1;
+	for (int r = -1; r < a->geo.raid_disks; r++) {
+		int want = r + 1 < a->geo.raid_disks ? r + 1 : -1; /* slots, then spares */
+		for (int i = 0; i < a->nmem; i++) {
+			struct eng_member *em = a->mem[i];
+			if (em != last && !em->left_out && em->role == want)
+				em->bind_seq = seq++;
+		}
+	}
+	if (last)
+		((struct eng_member *)last)->bind_seq = seq++;
+	a->bind_next = seq;
+}
+
 /* The slot of a member as the freshest superblock records it: md trusts the
  * newest role table, so a member the others marked faulty stays out. */
 static int role_in(const struct md_sb *fresh, const struct md_sb *own)
@@ -229,6 +245,7 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 	if (rc < 0)
 		goto fail;
 	int fresh = eng_pick_freshest(sbs, n);
+	const struct eng_member *fresh_em = NULL;
 	const struct md_sb *fs = &sbs[fresh];
 	struct eng_array *a = calloc(1, sizeof(*a));
 	if (!a) {
@@ -271,6 +288,8 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 		mm[i] = NULL;
 		em->sb = sbs[i];
 		a->mem[a->nmem++] = em;
+		if (i == fresh)
+			fresh_em = em;
 		rc = bad_block_log(em, flags, err, errlen);
 		if (rc < 0)
 			goto fail_a;
@@ -360,6 +379,7 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 	}
 	free(sbs);
 	sbs = NULL;
+	eng_bind_order(a, (flags & URAID_CREATED) ? NULL : fresh_em);
 	if (eng_replace_assembled(a) < 0) {
 		rc = errmsg(err, errlen, -EINVAL, "two replacements claim the same slot");
 		goto fail_a;

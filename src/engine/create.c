@@ -292,7 +292,7 @@ int eng_create_members(const struct uraid_create_opts *o, struct member **mm, in
 	free(sbs);
 	free(ds);
 	char warn[512];
-	return eng_assemble(mm, n, flags, out, err, errlen, warn, sizeof(warn));
+	return eng_assemble(mm, n, flags | URAID_CREATED, out, err, errlen, warn, sizeof(warn));
 fail:
 	free(sbs);
 	free(ds);

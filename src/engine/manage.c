@@ -91,13 +91,15 @@ out:
 	return rc;
 }
 
-/* Lowest device number no present member uses (md's desc_nr choice). */
+/* md's desc_nr choice for a device added to a running array: the lowest
+ * number from raid_disks up that no present member uses (so a former
+ * member added back gets a new number, as /proc/mdstat shows it). */
 static uint32_t free_dev_number(const struct eng_array *a)
 {
 	/* The log's member (the journal) has a device number too. */
 	uint16_t word;
 	int logdev = a->log && a->log->role ? a->log->role(a, &word) : -1;
-	for (uint32_t d = 0;; d++) {
+	for (uint32_t d = (uint32_t)a->geo.raid_disks;; d++) {
 		bool used = logdev >= 0 && (uint32_t)logdev == d;
 		for (int i = 0; i < a->nmem && !used; i++)
 			used = a->mem[i]->sb.dev_number == d;
@@ -186,6 +188,7 @@ int eng_add_member(struct eng_array *a, struct member *m, char *err, size_t errl
 		member_close(m);
 		return rc;
 	}
+	em->bind_seq = a->bind_next++;
 	a->mem[a->nmem++] = em;
 	rc = eng_sb_write_all(a);
 	if (rc < 0 || em->state == URAID_MEMBER_FAULTY) {

@@ -95,6 +95,7 @@ int eng_readd(struct eng_array *a, struct member **mp, bool strict, char *err, s
 	em->state = URAID_MEMBER_REBUILDING;
 	em->recovery_offset = 0;
 	a->mem[a->nmem] = em;
+	em->bind_seq = a->bind_next++;
 	a->slot[role] = a->nmem++;
 	a->geo.member_sectors[role] = sb.data_size;
 	if (partial)

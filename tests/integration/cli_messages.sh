@@ -67,7 +67,7 @@ if command -v nbdkit >/dev/null && [ -f "$URAID_NBDKIT_PLUGIN" ]; then
 	check "... by the same rule" grep -q "a name is 1 to 63 characters" err
 fi
 check "nothing in the run dir but what uraid made" \
-	bash -c "! ls -a '$URAID_RUN_DIR' | grep -qv -E '^(\.|\.\.|${long:1}\.log)$'"
+	bash -c "! ls -a '$URAID_RUN_DIR' | grep -qv -E '^(\.|\.\.|${long:1}\.log|mdstat|\.mdstat\.lock)$'"
 
 # 3. create's limits, each named
 try_create() { "$URAID" create --level=5 --raid-devices=3 --size=16M --no-daemon "$@" c0 c1 c2 2>err; }

@@ -58,7 +58,7 @@ check "after rebuild: 0 mismatches" grep -qx "mismatch_cnt 0" <("$URAID" check t
 check "after rebuild: the whole array as written" \
 	[ "$("$URAID" cat t5 | md5sum | cut -d' ' -f1)" = "$want_md5" ]
 "$URAID" detail t5 >"$T_TMP/detail"
-check "detail lists m4 in slot 1" grep -Eq '^ +4 +1 +active sync +.*/m4$' "$T_TMP/detail"
+check "detail lists m4 in slot 1" grep -Eq '^ +4 +0 +0 +1 +active sync +.*/m4$' "$T_TMP/detail"
 check "remove the failed m1" "$URAID" remove t5 "$D"/m1
 check_fails "create over members of a running array refused" "$URAID" create --level=1 \
 	--raid-devices=2 --name=x "$D"/m0 "$D"/m2

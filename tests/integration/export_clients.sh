@@ -126,12 +126,17 @@ urih=$("$URAID" serve r6 2>"$T_TMP/serveh.err") || cat "$T_TMP/serveh.err"
 check "serve NAME takes a running array over" [ "$urih" = "nbd+unix:///?socket=$URAID_RUN_DIR/r6.nbd" ]
 check "uraid status NAME answers from the plugin's control socket" \
 	bash -c "'$URAID' status r6 | grep -q '^r6 : active raid6'"
+sleep 0.5 # the run directory's mdstat follows within 200 ms
+check "... and the plugin keeps the run directory's mdstat (r6 in it)" \
+	grep -q '^r6 : active raid6' "$URAID_RUN_DIR/mdstat"
 check "the daemon is gone (only nbdkit holds the members)" \
 	bash -c "! pgrep -f '[u]raid daemon r6 ' >/dev/null"
 check_fails "serve NAME twice is refused" "$URAID" serve r6
 pid=$(cat "$URAID_RUN_DIR/r6.nbdkit.pid")
 "$URAID" stop r6
 for _ in $(seq 300); do alive "$pid" || break; sleep 0.1; done
+check "stopped: r6 withdrawn from the run directory's mdstat" \
+	bash -c "! grep -q '^r6 : ' '$URAID_RUN_DIR/mdstat'"
 
 # --foreground: nbdkit runs in the serve process until `uraid stop`
 "$URAID" serve --foreground --unix "$T_TMP/fg.sock" $(members r6) 2>"$T_TMP/fg.err" &

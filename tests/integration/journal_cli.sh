@@ -24,11 +24,12 @@ check "create --write-journal" "$URAID" create --level=5 --raid-devices=3 --chun
 	--assume-clean --name=jc --write-journal j.img m0.img m1.img m2.img
 check "status shows the journal (J)" sh -c "'$URAID' status | grep -q 'j.img\\[3\\](J)'"
 check "detail: journal member, write-through" \
-	sh -c "'$URAID' detail jc | grep -q 'journal (write-through)'"
+	sh -c "'$URAID' detail jc | grep -q '^Consistency Policy : journal$' &&
+	       '$URAID' detail --verbose jc | grep -q '^journal : write-through$'"
 "$URAID" write jc --offset 0 <p1
 check "journal-mode write-back" "$URAID" journal-mode jc write-back
 "$URAID" write jc --offset 5120 <p2
-check "detail: write-back" sh -c "'$URAID' detail jc | grep -q 'journal (write-back)'"
+check "detail: write-back" sh -c "'$URAID' detail --verbose jc | grep -q '^journal : write-back$'"
 bytes=$("$URAID" status --json jc | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["array_bytes"])')
 truncate -s "$bytes" want
 dd if=p1 of=want conv=notrunc status=none
@@ -47,7 +48,7 @@ dd if=p2 of=want conv=notrunc status=none
 check "assemble picks up the new journal" "$URAID" assemble --name=jc m0.img m1.img m2.img j2.img
 check "data after restart" sh -c "'$URAID' cat jc | cmp -s - want"
 "$URAID" check jc >/dev/null 2>&1
-check "check: mismatch_cnt 0" sh -c "'$URAID' detail jc | grep -q '^mismatch_cnt : 0'"
+check "check: mismatch_cnt 0" sh -c "'$URAID' detail --verbose jc | grep -q '^mismatch_cnt : 0'"
 # A spare added to a journaled array must not take the journal's device
 # number (its superblock would then name it the journal).
 truncate -s 8M jd.img

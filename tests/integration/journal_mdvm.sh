@@ -131,7 +131,7 @@ got=$("$URAID" cat kj --length $((pat_sectors * 512)) | md5sum | cut -d' ' -f1)
 check "(a) uraid replayed the kernel's log: the pattern reads back" [ "$got" = "$want_k" ]
 "$URAID" check kj >/dev/null 2>&1
 check "(a) uraid check after the replay: mismatch_cnt 0" \
-	sh -c "'$URAID' detail kj | grep -q '^mismatch_cnt : 0'"
+	sh -c "'$URAID' detail --verbose kj | grep -q '^mismatch_cnt : 0'"
 check "detail shows the journal member" sh -c "'$URAID' detail kj | grep -q ' journal '"
 check "status shows (J)" sh -c "'$URAID' status | grep -q 'kj\\[0\\](J)'"
 # uraid writes through the kernel-made journal (written pieces not 4 KiB aligned).

@@ -54,7 +54,7 @@ check_fails "without --force the dirty degraded raid5 is refused" \
 check "... and no overlay file was made" sh -c '! ls "$1"/*.uovl 2>/dev/null | grep -q .' sh "$O1"
 check "assemble --force --overlay: 3 of 4 members" \
 	"$URAID" assemble --force --overlay "$O1" "${M[@]:0:3}"
-check "detail names the overlay" sh -c '"$1" detail ov | grep -q "Overlay : $2"' sh "$URAID" "$O1"
+check "detail names the overlay" sh -c '"$1" detail --verbose ov | grep -q "overlay : $2"' sh "$URAID" "$O1"
 head -c 2M /dev/urandom >"$T_TMP/w1"
 check "write 2 MiB of random data at 3 MiB" "$URAID" write ov --offset 3M <"$T_TMP/w1"
 cp "$T_TMP/want" "$T_TMP/want1"
@@ -78,7 +78,7 @@ check "the resync finishes" idle ov
 check "check through the overlay: mismatch_cnt 0 (the resync rewrote the parity)" \
 	sh -c '"$1" check ov && for _ in $(seq 300); do
 	"$1" status --json ov | grep -q "\"action\":\"idle\"" && break; sleep 0.1; done
-	"$1" detail ov | grep -q "mismatch_cnt : 0"' sh "$URAID"
+	"$1" detail --verbose ov | grep -q "mismatch_cnt : 0"' sh "$URAID"
 check "the data reads back unchanged" cmp -s "$T_TMP/want4" <("$URAID" cat ov)
 check "stop" "$URAID" stop ov
 check "every member unchanged after the resync (sha256)" [ "$(sums "${M[@]}")" = "$before" ]

@@ -38,7 +38,7 @@ check "nbdcopy 1 MiB to offset 0 of the export" nbdcopy "$T_TMP/w1" "$uri"
 qemu-io -f raw -c "write -P 0x5a 5M 64k" "$uri" >/dev/null 2>&1
 check "qemu-io writes 64 KiB of 0x5a at 5 MiB" \
 	sh -c 'qemu-io -f raw -c "read -P 0x5a 5M 64k" "$1" | grep -q "read 65536/65536"' sh "$uri"
-check "status names the overlay" sh -c '"$1" status ova | grep -q "overlay $2"' sh "$URAID" "$O"
+check "status names the overlay" sh -c '"$1" status --verbose ova | grep -q "overlay $2"' sh "$URAID" "$O"
 check "overlay status: in use while served" \
 	sh -c '"$1" overlay status "$2" | grep -q "in use by a running array"' sh "$URAID" "$O"
 check_fails "overlay discard is refused while served" "$URAID" overlay discard "$O"
@@ -85,7 +85,7 @@ check "... served" [ -n "$uri" ]
 [ -n "$uri" ] || cat "$T_TMP/takeover.err"
 check "nbdkit holds every member O_RDONLY" rdonly_fds "$(cat "$URAID_RUN_DIR/ova.nbdkit.pid")"
 check "... still on the overlays (detail)" \
-	sh -c '"$1" detail ova | grep -q "Overlay : $2"' sh "$URAID" "$O"
+	sh -c '"$1" detail --verbose ova | grep -q "overlay : $2"' sh "$URAID" "$O"
 qemu-io -f raw -c "write -P 0x33 6M 4k" "$uri" >/dev/null 2>&1
 check "stop" "$URAID" stop ova
 check "every member unchanged (sha256)" unchanged

@@ -95,7 +95,7 @@ if "$URAID" assemble --name=pc "${keep[@]}" 2>asm.err; then
 	check "... recovered: m$v's blocks read back right" \
 		[ "$("$URAID" cat pc --length 1M | md5)" = "$want" ]
 	check "... from the log, no resync" \
-		sh -c "'$URAID' detail pc | grep -q 'ppl (recovered [1-9]'"
+		sh -c "'$URAID' detail --verbose pc | grep -q 'ppl : recovered [1-9]'"
 	"$URAID" stop pc
 else
 	fail "assemble of the dirty degraded PPL array: $(cat asm.err)"

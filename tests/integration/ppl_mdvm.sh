@@ -103,7 +103,7 @@ if "$URAID" assemble --name=ka ud0 ud1 2>asm.err; then
 	check "... its recovery: k$va's blocks read back right" \
 		[ "$("$URAID" cat ka --length 1M | md5)" = "$want" ]
 	check "... recovered from the log, no resync" \
-		sh -c "'$URAID' detail ka | grep -q 'ppl (recovered [1-9]'"
+		sh -c "'$URAID' detail --verbose ka | grep -q 'ppl : recovered [1-9]'"
 	"$URAID" stop ka
 else
 	fail "uraid assembles the kernel's dirty degraded PPL array: $(cat asm.err)"
@@ -111,7 +111,7 @@ fi
 if "$URAID" assemble --name=kf uf0 uf1 uf2 2>asm.err; then
 	"$URAID" check kf >/dev/null 2>&1
 	check "uraid recovers the kernel's array with all members: check mismatch_cnt 0" \
-		sh -c "'$URAID' detail kf | grep -q '^mismatch_cnt : 0'"
+		sh -c "'$URAID' detail --verbose kf | grep -q '^mismatch_cnt : 0'"
 	check "... and reads what was written" [ "$("$URAID" cat kf --length 1M | md5)" = "$want" ]
 	"$URAID" stop kf
 else

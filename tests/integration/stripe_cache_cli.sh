@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The stripe cache through the CLI and the daemon: md's default 256 on a
-# raid5, `uraid stripe-cache NAME N` changes it (status, detail and --json
+# raid5, `uraid stripe-cache NAME N` changes it (status and detail --verbose, --json
 # show it), small writes through the cache read back and survive stop +
 # assemble, the kernel-style check finds nothing, member reads are avoided
 # (the daemon's own counters, against the same writes with the cache off),
@@ -15,8 +15,9 @@ trap cleanup EXIT
 
 check "create raid5 (assume-clean)" "$URAID" create --level=5 --raid-devices=4 --chunk=64K \
 	--size=16M --assume-clean --name=sc "$D"/m0 "$D"/m1 "$D"/m2 "$D"/m3
-check "status shows md's default 256" grep -q 'stripe_cache_size 256' <("$URAID" status sc)
-check "detail shows it" grep -q '^stripe_cache_size : 256' <("$URAID" detail sc)
+check "status --verbose shows md's default 256" grep -q 'stripe_cache_size 256' <("$URAID" status --verbose sc)
+check "... plain status does not (not in /proc/mdstat)" bash -c "! '$URAID' status sc | grep -q stripe_cache_size"
+check "detail --verbose shows it" grep -q '^stripe_cache_size : 256' <("$URAID" detail --verbose sc)
 check "stripe-cache 1024" "$URAID" stripe-cache sc 1024
 check "--json shows 1024" grep -q '"stripe_cache_size":1024' <("$URAID" status --json sc)
 

@@ -176,7 +176,7 @@ static void status_text_by_hand(void)
 	                           "stripe_cache_size=4096\n"
 	                           "some_future_key=whatever it is\n"
 	                           "member=0 7 in_sync 0 /dev/sdb\n"
-	                           "member=-1 9 rebuilding 123 -5 future 1 a%0Ab%25\n"
+	                           "member=-1 9 rebuilding 123 -5 2 7 future a%0Ab%25\n"
 	                           "end\n";
 	struct uraid_status st;
 	char e[256] = "";
@@ -191,6 +191,7 @@ static void status_text_by_hand(void)
 	      !strcmp(st.members[0].name, "/dev/sdb"));
 	CHECK(st.members[1].role == -1 && st.members[1].state == URAID_MEMBER_REBUILDING &&
 	      st.members[1].recovery_offset == 123 && st.members[1].priority == -5 &&
+	      st.members[1].flags == URAID_MEMBER_F_REPLACEMENT && st.members[1].order == 7 &&
 	      !strcmp(st.members[1].name, "a\nb%"));
 }
 

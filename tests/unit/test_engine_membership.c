@@ -230,8 +230,10 @@ static void replacement_keeps_its_slot(void)
 	char e[256];
 	CHECK(md_sb_load(d[2].mem, &s2, e, sizeof(e)) == 0);
 	CHECK(md_sb_load(d[4].mem, &s4, e, sizeof(e)) == 0);
-	/* The case that matters: the replacement took the stale one's number. */
-	CHECK_EQ_U64(s4.dev_number, s2.dev_number);
+	/* md numbers a device added to a running array from raid_disks up: m4
+	 * is device 4, not the stale m2's 2 (which md leaves to m2). */
+	CHECK_EQ_U64(s4.dev_number, 4);
+	CHECK_EQ_U64(s2.dev_number, 2);
 	CHECK(md_sb_role(&s4) == 2);
 	static const int orders[][5] = {{2, 4, 0, 1, 3}, {4, 0, 1, 3, 2}, {3, 2, 1, 4, 0}};
 	for (int o = 0; o < 3; o++) {

@@ -81,6 +81,9 @@ struct eng_member {
 	 * range no longer clears it. */
 	bool has_bbl, bbl_dirty, write_error_seen;
 	struct md_bbl bbl;
+	/* When it joined the array, as md binds devices (mdstat lists the
+	 * newest first): assembly's order (eng_bind_order), then each add. */
+	uint32_t bind_seq;
 };
 
 static inline struct member *eng_data_member(const struct eng_member *em)
@@ -109,7 +112,8 @@ struct eng_array {
 	struct eng_ioq_node *ioq_free;
 	pthread_cond_t cond; /* sync thread wake-ups / progress */
 	bool readonly;
-	bool inited; /* lock and cond initialised */
+	bool inited;        /* lock and cond initialised */
+	uint32_t bind_next; /* the next member's bind_seq */
 
 	struct layout_geometry geo;
 	const struct layout_ops *ops;
@@ -305,5 +309,10 @@ static inline struct eng_array *eng_of(struct uraid_array *h)
 {
 	return eng_container_of(h, struct eng_array, h);
 }
+
+/* assemble.c: bind_seq in the order mdadm --assemble adds members to md
+ * (slots in order, then spares, `last` — the member whose superblock it
+ * trusts — at the end; NULL for a created array, added in slot order). */
+void eng_bind_order(struct eng_array *a, const struct eng_member *last);
 
 #endif

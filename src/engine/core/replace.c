@@ -164,6 +164,7 @@ int eng_replace_start(struct eng_array *a, int old_idx, struct eng_member *repl)
 	repl->state = URAID_MEMBER_REBUILDING;
 	repl->replacement = true;
 	repl->recovery_offset = 0;
+	repl->bind_seq = a->bind_next++;
 	a->mem[a->nmem++] = repl;
 	tee_install(old, repl);
 	return eng_sb_write_all(a);

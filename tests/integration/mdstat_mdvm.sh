@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# uraid status and detail against the kernel and mdadm (shared/mdvm): the
+# same member images (made by mdadm: raid5 1.2, raid1 1.2 with a bitmap,
+# raid10 n2, raid1 0.90) are assembled in the guest and by uraid, taken
+# through the same states (clean; a member failed and removed; a spare
+# added, recovering slowly; checking slowly), and /proc/mdstat vs `uraid
+# status`, mdadm --detail vs `uraid detail`, --detail --export vs `uraid
+# detail --export` compared line by line. Normalised, because they must
+# differ: member names (vdX / files; mapped to the disk names), the detail's
+# first line (/dev/md0 / the array name), Major/Minor (block devices / image
+# files: 0 0), "(local to host mdvm)" (another host here), Update Time, the
+# progress numbers and bitmap pages in use (timing: bar, done, per mille,
+# finish, speed; the total is compared), and the order of mdadm's export
+# device lines (sysfs directory order).
+source "$(dirname "$0")/../lib.sh"
+MDVM=$SHARED/mdvm/run
+if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
+	fail "mdvm not available at $MDVM (run $SHARED/mdvm/setup)"
+	t_done
+fi
+export URAID_RUN_DIR=$T_TMP/run
+cleanup() {
+	for s in "$URAID_RUN_DIR"/*.sock; do [ -e "$s" ] && "$URAID" stop "$(basename "$s" .sock)"; done
+	rm -rf "$T_TMP"
+}
+trap cleanup EXIT
+d=$T_TMP/img
+mkdir -p "$d"
+disks=()
+for n in a0 a1 a2 a3 a4 b0 b1 b2 c0 c1 c2 c3 c4 d0 d1 d2; do
+	truncate -s 8M "$d/$n"
+	disks+=(--disk "$n=$d/$n")
+done
+run_vm() {
+	{ echo "MODE=$1"; cat "$TOP/tests/integration/mdstat_mdvm.job"; } >"$T_TMP/$1.sh"
+	"$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 400 ${2:+"$2"} "${disks[@]}" \
+		--script "$T_TMP/$1.sh" >"$T_TMP/$1.log" 2>&1
+}
+run_vm make
+check "VM: mdadm made the four arrays (rc $?)" grep -q '^MDVM-RC=0' "$T_TMP/make.log"
+run_vm judge --snapshot
+rc=$?
+check "VM: the kernel went through the states of each (rc $rc)" [ "$rc" -eq 0 ]
+[ "$rc" -eq 0 ] || { grep -E 'mdadm:|!!!' "$T_TMP/judge.log" | head -30; t_done; }
+
+# the guest's captures, one file per array/state/what, vdX named as the disk
+sedmap=$(awk '/^MAP /{printf "s#(/dev/)?\\b%s\\b#%s#g;s#_dev_%s_#_%s_#g;", $2, $3, $2, $3}' "$T_TMP/judge.log")
+awk -v dir="$T_TMP" '/^=== end/{f=""; next} /^=== /{f=dir"/k."$2"."$3"."$4; printf "" >f; next}
+	f{print >>f}' "$T_TMP/judge.log"
+for f in "$T_TMP"/k.*; do sed -E -i "$sedmap" "$f"; done
+
+ctl() { # a control request uraid's CLI has no verb for (speed limits, idle)
+	python3 - "$URAID_RUN_DIR/md0.sock" "$*" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall((sys.argv[2] + "\n").encode())
+r = s.recv(256).decode(); sys.exit(0 if r.startswith("OK") else print(r) or 1)
+PY
+}
+ushow() { # uraid's view, in the same files as the guest's
+	"$URAID" status >"$T_TMP/u.$1.$2.mdstat"
+	"$URAID" detail md0 >"$T_TMP/u.$1.$2.detail"
+	"$URAID" detail --export md0 >"$T_TMP/u.$1.$2.export"
+	cp "$URAID_RUN_DIR/mdstat" "$T_TMP/u.$1.$2.file"
+	sed -i "s#$d/##g" "$T_TMP/u.$1.$2."*
+}
+wait_idle() {
+	for _ in $(seq 300); do
+		"$URAID" status --json md0 | grep -q '"action":"idle"' && return 0
+		sleep 0.2
+	done
+	return 1
+}
+for a in a b c d; do
+	case $a in a) m="a0 a1 a2 a3" s=a4 ;; b) m="b0 b1" s=b2 ;; c) m="c0 c1 c2 c3" s=c4 ;; d) m="d0 d1" s=d2 ;; esac
+	mem=()
+	for n in $m; do mem+=("$d/$n"); done
+	"$URAID" assemble --name md0 "${mem[@]}" 2>"$T_TMP/u.$a.err" ||
+		{ fail "$a: uraid assemble: $(cat "$T_TMP/u.$a.err")"; continue; }
+	sleep 0.5 # the run directory's mdstat follows within 200 ms
+	ushow $a clean
+	"$URAID" fail md0 "$d/${a}1" && "$URAID" remove md0 "$d/${a}1"
+	sleep 0.5
+	ushow $a degraded
+	ctl speed 100 200
+	"$URAID" add md0 "$d/$s"
+	sleep 3
+	ushow $a rebuilding
+	ctl speed 0 0
+	wait_idle
+	ctl speed 100 200
+	"$URAID" check md0 >/dev/null 2>&1 &
+	cpid=$!
+	sleep 3
+	ushow $a checking
+	ctl idle
+	wait "$cpid"
+	ctl speed 0 0
+	"$URAID" stop md0
+done
+
+norm() { # what must differ, as the header says
+	sed -E -e 's#^(/dev/)?md0:$#md0:#' \
+		-e 's#^(   [ 0-9-]{5})   [ 0-9]{5}    [ 0-9]{5}#\1       X        X#' \
+		-e 's#  \(local to host [^)]*\)##; s# \(local to host [^)]*\)##' \
+		-e 's#^(       Update Time : ).*#\1T#' \
+		-e 's#\[[=>.]{21}\]  ([a-z]+) = *[0-9]+\.[0-9]% \([0-9]+/([0-9]+)\) finish=[0-9.]+min speed=[0-9]+K/sec#[BAR]  \1 = P% (D/\2) finish=F speed=S#' \
+		-e 's#^( +[A-Za-z]+ Status : )[0-9]+%#\1P%#' \
+		-e 's#bitmap: [0-9]+/([0-9]+) pages \[[0-9]+KB\]#bitmap: U/\1 pages [UKB]#' \
+		-e "$2" "$1" |
+		if [ "${1##*.}" = export ]; then sort; else cat; fi
+}
+for a in a b c d; do
+	for st in clean degraded rebuilding checking; do
+		for w in mdstat detail export; do
+			k=$T_TMP/k.$a.$st.$w u=$T_TMP/u.$a.$st.$w
+			[ -s "$k" ] || { fail "$a $st $w: the guest printed nothing"; continue; }
+			# md counts more events than uraid once members change (each
+			# recovery checkpoint, clean/active switch): compared when clean
+			ev='s#^( +Events : )[0-9.]+$#\1E#'
+			[ "$st" = clean ] && ev=
+			if diff <(norm "$k" "$ev") <(norm "$u" "$ev") >"$T_TMP/diff"; then
+				ok "$a $st: uraid's $w is the kernel's / mdadm's"
+			else
+				fail "$a $st: uraid's $w differs from the kernel's / mdadm's"
+				sed 's/^/#   /' "$T_TMP/diff"
+			fi
+		done
+		check "$a $st: \$URAID_RUN_DIR/mdstat holds what status printed" \
+			cmp -s "$T_TMP/u.$a.$st.mdstat" "$T_TMP/u.$a.$st.file"
+	done
+	check "$a rebuilding: md's 21-wide progress bar" \
+		grep -Eq '^      \[=*>\.*\]  recovery =' "$T_TMP/u.$a.rebuilding.mdstat"
+done
+# what was compared, for a look after a failure
+rm -rf "$TOP/build/test-logs/mdstat_mdvm.files"
+mkdir -p "$TOP/build/test-logs/mdstat_mdvm.files" && cp "$T_TMP"/[ku].* "$T_TMP/judge.log" "$TOP/build/test-logs/mdstat_mdvm.files/"
+t_done
