@@ -253,6 +253,12 @@ static char **nbdkit_argv(const struct serve_opts *o, const char *name, char **m
 	}
 	snprintf(buf, sizeof(buf), "name=%s", name);
 	ADD(buf);
+	/* A built array taken over from its daemon (serve_handover). */
+	const char *spec = getenv("URAID_DAEMON_BUILD");
+	if (spec && *spec) {
+		snprintf(buf, sizeof(buf), "build=%s", spec);
+		ADD(buf);
+	}
 	if (o->readonly)
 		ADD("readonly=true");
 	if (o->keep_going)
@@ -364,6 +370,11 @@ int serve_start(const char *verb, const struct serve_opts *o, int n, char **args
 			return cli_error(verb, "%s: no such member file, and %s", args[0], err);
 		if (o->name && strcmp(o->name, args[0]))
 			return cli_error(verb, "--name cannot rename a running array");
+		if (st.metadata == -1 && !o->readonly)
+			return cli_error(verb,
+			                 "%s was built (no superblocks) and is read-only: give "
+			                 "--readonly",
+			                 args[0]);
 		if (sock_path(verb, o, name, sock, sizeof(sock)))
 			return 1;
 		if (!o->port && claim_socket(verb, sock))

@@ -18,6 +18,7 @@
 #define MAX_STARTS  4           /* per member */
 #define KEEP        64          /* best candidates re-checked with parity and copies */
 #define MIN_AGREE   5
+#define PROBE_XOR_MEMBER (-2) /* a start found in the XOR of all members */
 
 int probe_view_geometry(const struct probe_input *in, const struct probe_candidate *c,
                         struct layout_geometry *g);
@@ -142,6 +143,38 @@ static int scan_member(const struct probe_input *in, int m, struct probe_result 
 	return rc;
 }
 
+/* Volume starts in the XOR of every member's first SCAN_BYTES. */
+static int scan_xor(const struct probe_input *in, struct probe_result *r, uint64_t *starts,
+                    int *nstarts, struct probe_sig *ssig)
+{
+	uint64_t smallest = UINT64_MAX;
+	for (int m = 0; m < in->n; m++)
+		if (in->size[m] < smallest)
+			smallest = in->size[m];
+	size_t head = smallest < SCAN_BYTES + PROBE_HEAD_BYTES ? (size_t)smallest & ~511ul
+	                                                       : SCAN_BYTES + PROBE_HEAD_BYTES;
+	uint8_t *acc = calloc(1, head), *buf = malloc(head);
+	int rc = acc && buf ? 0 : -ENOMEM;
+	for (int m = 0; m < in->n && rc == 0; m++) {
+		rc = in->read(in->ctx, m, buf, head, 0);
+		r->bytes_read += head;
+		for (size_t i = 0; rc == 0 && i < head; i++)
+			acc[i] ^= buf[i];
+	}
+	for (uint64_t off = 0; rc == 0 && off + 4096 <= head && *nstarts < MAX_STARTS; off += 4096) {
+		struct probe_sig s;
+		if (probe_sig_head(acc + off, head - off, &s) && s.kind != PROBE_SIG_MBR) {
+			s.member = PROBE_XOR_MEMBER;
+			s.offset = off;
+			starts[*nstarts] = off;
+			ssig[(*nstarts)++] = s;
+		}
+	}
+	free(acc);
+	free(buf);
+	return rc;
+}
+
 /* The levels and layouts tried, with how many members each may lack. */
 struct shape {
 	int level;
@@ -207,6 +240,10 @@ static int cmp_cand(const void *x, const void *y)
 		mb += b->order[i] < 0;
 	if (ma != mb)
 		return ma - mb;
+	/* raid10 of two near copies over two members is raid1: say raid1 */
+	bool ra = a->level == URAID_LEVEL_RAID1, rb = b->level == URAID_LEVEL_RAID1;
+	if (ra != rb)
+		return rb - ra;
 	bool da = a->layout == layout_default(a->level), db = b->layout == layout_default(b->level);
 	if (da != db)
 		return db - da;
@@ -273,19 +310,38 @@ static void try_start(const struct probe_input *in, const struct probe_sig *star
 					continue;
 				do {
 					memcpy(c.order, perm, sizeof(perm));
-					/* logical sector 0 must be where the volume was found */
+					/* logical sector 0 must be where the volume was found,
+					 * or on a missing member: then what was found is its
+					 * parity, equal to it where the rest of the row is empty */
 					bool here = false;
 					for (int k = 0; k < ops->ncopies(&g); k++) {
 						struct layout_loc loc;
 						uint64_t run;
 						if (ops->map(&g, 0, k, &loc, &run) == 0 &&
-						    c.order[loc.role] == start->member)
+						    (c.order[loc.role] == start->member ||
+						     (ops->stripe && c.order[loc.role] < 0)))
 							here = true;
 					}
+					/* found in the XOR of the members: raid4/5 lacking the
+					 * member that holds logical sector 0 */
+					if (start->member == PROBE_XOR_MEMBER &&
+					    (miss != 1 || (c.level != URAID_LEVEL_RAID5 &&
+					                   c.level != URAID_LEVEL_RAID4)))
+						here = false;
 					if (!here)
 						continue;
 					c.agree = c.disagree = 0;
-					c.evidence[0] = 0;
+					if (start->member == PROBE_XOR_MEMBER)
+						snprintf(c.evidence, sizeof(c.evidence),
+						         "volume start in the XOR of the members "
+						         "(the missing member's data) at byte %llu; ",
+						         (unsigned long long)start->offset);
+					else
+						snprintf(c.evidence, sizeof(c.evidence),
+						         "volume start on member %d (as given) at "
+						         "byte %llu; ",
+						         start->member + 1,
+						         (unsigned long long)start->offset);
 					struct probe_view v = {in, &c, abytes, bytes};
 					probe_fs_evidence(&v, start, &c, 40);
 					keep(pool, &c);
@@ -302,14 +358,24 @@ int probe_run(const struct probe_input *in, struct probe_result *r, char *err, s
 		snprintf(err, errlen, "probe takes 1 to %d members", PROBE_MAX_MEMBERS);
 		return -EINVAL;
 	}
-	uint64_t starts[PROBE_MAX_MEMBERS][MAX_STARTS];
-	struct probe_sig ssig[PROBE_MAX_MEMBERS][MAX_STARTS];
+	uint64_t starts[PROBE_MAX_MEMBERS + 1][MAX_STARTS];
+	struct probe_sig ssig[PROBE_MAX_MEMBERS + 1][MAX_STARTS];
 	int nstarts[PROBE_MAX_MEMBERS] = {0};
 	for (int m = 0; m < in->n; m++) {
 		progress(in, "reading signatures of member %s%d", "", m + 1);
 		int rc = scan_member(in, m, r, starts[m], &nstarts[m], ssig[m]);
 		if (rc < 0) {
 			snprintf(err, errlen, "member %d: read failed: %s", m + 1, strerror(-rc));
+			return rc;
+		}
+	}
+	/* With one member of a raid4/5 gone, the XOR of the others is its data. */
+	int xn = 0;
+	if (in->n >= 2) {
+		progress(in, "reading the XOR of the members%s (a missing member) %d", "", 0);
+		int rc = scan_xor(in, r, starts[in->n], &xn, ssig[in->n]);
+		if (rc < 0) {
+			snprintf(err, errlen, "read failed: %s", strerror(-rc));
 			return rc;
 		}
 	}
@@ -327,6 +393,11 @@ int probe_run(const struct probe_input *in, struct probe_result *r, char *err, s
 			try_start(in, &ssig[m][s], &pool, &r->bytes_read);
 			tried++;
 		}
+	for (int s = 0; s < xn; s++) {
+		progress(in, "trying geometries with the volume found in the XOR%s %d", "", s);
+		try_start(in, &ssig[in->n][s], &pool, &r->bytes_read);
+		tried++;
+	}
 	progress(in, "checking parity and copies of the best %s%d geometries", "", pool.n);
 	for (int i = 0; i < pool.n; i++)
 		probe_redundancy(in, &pool.c[i], &r->bytes_read);
