@@ -62,7 +62,7 @@ static int build_argv(const struct probe_candidate *c, char **members, const cha
 	if (c->chunk_sectors && c->level != URAID_LEVEL_RAID1)
 		snprintf(words[k++], PATH_MAX, "--chunk=%uK", c->chunk_sectors / 2);
 	if ((c->level == URAID_LEVEL_RAID5 || c->level == URAID_LEVEL_RAID6 ||
-	     c->level == URAID_LEVEL_RAID10 || c->level == URAID_LEVEL_RAID4) &&
+	     c->level == URAID_LEVEL_RAID10) &&
 	    layout_name(c->level, c->layout, lay, sizeof(lay)) == 0 && lay[0])
 		snprintf(words[k++], PATH_MAX, "--layout=%s", lay);
 	snprintf(words[k++], PATH_MAX, "--data-offset=%llus", (unsigned long long)c->data_offset);

@@ -24,7 +24,8 @@ static void point(struct tally *t, bool ok)
 		t->agree++;
 	else
 		t->disagree++;
-	t->budget--;
+	/* two structures out of place condemn a geometry: no need for more */
+	t->budget = t->disagree >= 2 ? 0 : t->budget - 1;
 }
 
 static uint32_t be32(const uint8_t *p)

@@ -189,7 +189,7 @@ static const struct shape shapes[] = {
     {URAID_LEVEL_RAID10, 0x102, 1, true},
     {URAID_LEVEL_RAID10, 0x201, 1, true},
     {URAID_LEVEL_RAID10, 0x10201, 1, true},
-    {URAID_LEVEL_RAID4, LAYOUT_PARITY_N, 1, true},
+    {URAID_LEVEL_RAID4, 0, 1, true},
     {URAID_LEVEL_RAID5, LAYOUT_LEFT_SYMMETRIC, 1, true},
     {URAID_LEVEL_RAID5, LAYOUT_LEFT_ASYMMETRIC, 1, true},
     {URAID_LEVEL_RAID5, LAYOUT_RIGHT_SYMMETRIC, 1, true},
@@ -240,6 +240,9 @@ static int cmp_cand(const void *x, const void *y)
 		mb += b->order[i] < 0;
 	if (ma != mb)
 		return ma - mb;
+	/* the geometry the file system fills best */
+	if (a->slack != b->slack)
+		return a->slack < b->slack ? -1 : 1;
 	/* raid10 of two near copies over two members is raid1: say raid1 */
 	bool ra = a->level == URAID_LEVEL_RAID1, rb = b->level == URAID_LEVEL_RAID1;
 	if (ra != rb)
@@ -304,10 +307,15 @@ static void try_start(const struct probe_input *in, const struct probe_sig *star
 					continue;
 				const struct layout_ops *ops = layout_ops_for(g.level);
 				uint64_t abytes = ops->array_sectors(&g) * 512;
-				if (start->fs_bytes &&
-				    (start->fs_bytes > abytes ||
-				     abytes - start->fs_bytes > abytes / 8 + (2u << 20)))
+				/* the file system must fit (it may leave room after it) */
+				if (start->fs_bytes > abytes)
 					continue;
+				/* linear: a file system that ends before the last
+				 * member says nothing of the members after it */
+				if (c.level == URAID_LEVEL_LINEAR && N > 1 && start->fs_bytes &&
+				    start->fs_bytes <= abytes - g.member_sectors[N - 1] * 512)
+					continue;
+				c.slack = abytes - start->fs_bytes;
 				do {
 					memcpy(c.order, perm, sizeof(perm));
 					/* logical sector 0 must be where the volume was found,

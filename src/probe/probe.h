@@ -74,6 +74,7 @@ struct probe_candidate {
 	int order[PROBE_MAX_MEMBERS]; /* role -> input member, -1 missing */
 	int agree, disagree;          /* evidence counts */
 	double score;                 /* agree / (agree + disagree) */
+	uint64_t slack;               /* array bytes after the file system found */
 	bool from_superblock;         /* the md superblocks said so */
 	char evidence[600];
 };
