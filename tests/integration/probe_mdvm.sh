@@ -23,6 +23,7 @@ cleanup() {
 }
 trap cleanup EXIT
 d=$T_TMP
+cd "$d" # array names must not be files here (cat NAME)
 M=12 # MiB per member
 # NAME LEVEL N CHUNK LAYOUT METADATA DROP(role or -)
 boot1="a raid5 4 64 left-symmetric 1.2 -
