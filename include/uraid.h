@@ -168,7 +168,7 @@ int uraid_create_members(const struct uraid_create_opts *o, struct member **memb
  * problem for bad geometry, a member given twice, or one smaller than the
  * geometry needs. uraid_status reports metadata -1 (none). */
 struct uraid_build_opts {
-	int level; /* enum uraid_level */
+	int level;       /* enum uraid_level */
 	bool layout_set; /* else mdadm's default for the level */
 	uint32_t layout;
 	uint32_t chunk_sectors; /* 0 = 512 KiB (striped levels) */

@@ -57,8 +57,8 @@ int cmd_daemon(int argc, char **argv)
 	if (bs[0]) {
 		rc = uraid_build_spec_parse(bs, &bo, err, sizeof(err));
 		if (rc == 0)
-			rc = uraid_build(&bo, (const char *const *)argv + 2, argc - 2, flags, &a, err,
-			                 sizeof(err));
+			rc = uraid_build(&bo, (const char *const *)argv + 2, argc - 2, flags, &a,
+			                 err, sizeof(err));
 		/* Kept for `serve NAME`, which builds it again under nbdkit. */
 		if (rc == 0 && uraid_run_write(name, ".build", bs, err, sizeof(err)) < 0)
 			fprintf(stderr, "uraid: daemon %s: warning: %s\n", name, err);

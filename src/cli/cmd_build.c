@@ -13,17 +13,16 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: uraid build --level=L --raid-devices=N [--chunk=SIZE] [--layout=NAME]\n"
-	        "         [--data-offset=SIZE] [--size=SIZE] [--name=NAME] MEMBER|missing ...\n"
-	        "  Runs an array that has no superblock (mdadm --build) from members given in\n"
-	        "  role order, 'missing' for an absent one, for linear, raid0, raid1, raid4,\n"
-	        "  raid5, raid6 and raid10. Nothing is ever written to a member: the array is\n"
-	        "  read-only (cat NAME, serve NAME --readonly, attach NAME --readonly, stop).\n"
-	        "  --chunk (default 512K), --data-offset (default 0: where each member's data\n"
-	        "  starts) and --size (data used of each member; default all of the smallest)\n"
-	        "  take K/M/G suffixes or s for sectors; a bare number is KiB, as in mdadm.\n"
-	        "  `uraid probe` prints this line for members whose superblocks are gone.\n");
+	fprintf(f, "usage: uraid build --level=L --raid-devices=N [--chunk=SIZE] [--layout=NAME]\n"
+	           "         [--data-offset=SIZE] [--size=SIZE] [--name=NAME] MEMBER|missing ...\n"
+	           "  Runs an array that has no superblock (mdadm --build) from members given in\n"
+	           "  role order, 'missing' for an absent one, for linear, raid0, raid1, raid4,\n"
+	           "  raid5, raid6 and raid10. Nothing is ever written to a member: the array is\n"
+	           "  read-only (cat NAME, serve NAME --readonly, attach NAME --readonly, stop).\n"
+	           "  --chunk (default 512K), --data-offset (default 0: where each member's data\n"
+	           "  starts) and --size (data used of each member; default all of the smallest)\n"
+	           "  take K/M/G suffixes or s for sectors; a bare number is KiB, as in mdadm.\n"
+	           "  `uraid probe` prints this line for members whose superblocks are gone.\n");
 }
 
 /* A size option: bare number KiB, suffix s for 512-byte sectors. */
@@ -41,9 +40,9 @@ static int parse_sectors(const char *opt, const char *s, uint64_t *sectors)
 		return 0;
 	}
 	if (cli_parse_size(s, 1024, &v) < 0 || v % 512)
-		return cli_error("build",
-		                 "bad %s '%s': a size such as 1M, 2048s or 1024 (KiB), whole sectors",
-		                 opt, s);
+		return cli_error(
+		    "build", "bad %s '%s': a size such as 1M, 2048s or 1024 (KiB), whole sectors",
+		    opt, s);
 	*sectors = v / 512;
 	return 0;
 }
@@ -82,8 +81,9 @@ static int parse_opts(int argc, char **argv, struct uraid_build_opts *o, const c
 			if (parse_sectors("--chunk", optarg, &v))
 				return 1;
 			if (v < 8 || (v & (v - 1)) || v > UINT32_MAX)
-				return cli_error("build", "--chunk=%s: must be a power of two of at "
-				                          "least 4K",
+				return cli_error("build",
+				                 "--chunk=%s: must be a power of two of at "
+				                 "least 4K",
 				                 optarg);
 			o->chunk_sectors = (uint32_t)v;
 			break;
@@ -145,7 +145,8 @@ int cmd_build(int argc, char **argv)
 	rc = cli_start_daemon("build", nm, n, mm);
 	unsetenv("URAID_DAEMON_BUILD");
 	if (rc == 0)
-		fprintf(stderr, "uraid: build: %s is read-only, %llu bytes; `uraid cat %s` reads it\n",
-		        nm, (unsigned long long)bytes, nm);
+		fprintf(stderr,
+		        "uraid: build: %s is read-only, %llu bytes; `uraid cat %s` reads it\n", nm,
+		        (unsigned long long)bytes, nm);
 	return rc;
 }

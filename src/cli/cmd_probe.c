@@ -67,7 +67,8 @@ static int build_argv(const struct probe_candidate *c, char **members, const cha
 		snprintf(words[k++], PATH_MAX, "--layout=%s", lay);
 	snprintf(words[k++], PATH_MAX, "--data-offset=%llus", (unsigned long long)c->data_offset);
 	for (int r = 0; r < c->raid_devices && k < max; r++)
-		snprintf(words[k++], PATH_MAX + 32, "%s", c->order[r] >= 0 ? members[c->order[r]] : "missing");
+		snprintf(words[k++], PATH_MAX + 32, "%s",
+		         c->order[r] >= 0 ? members[c->order[r]] : "missing");
 	return k;
 }
 
@@ -132,8 +133,9 @@ static void print_text(const struct probe_result *r, char **members, const char 
 	printf("%s\n", r->summary);
 	for (int i = 0; i < r->ncand; i++) {
 		const struct probe_candidate *c = &r->cand[i];
-		printf("\ncandidate %d: score %.3f (%d checks agree, %d disagree)\n  evidence: %s\n  ",
-		       i + 1, c->score, c->agree, c->disagree, c->evidence);
+		printf(
+		    "\ncandidate %d: score %.3f (%d checks agree, %d disagree)\n  evidence: %s\n  ",
+		    i + 1, c->score, c->agree, c->disagree, c->evidence);
 		int k = build_argv(c, members, name, words, PROBE_MAX_MEMBERS + 16);
 		for (int j = 0; j < k; j++)
 			printf("%s%s", j ? " " : "", words[j]);
@@ -168,12 +170,14 @@ int cmd_probe(int argc, char **argv)
 		case 'N': name = optarg; break;
 		case 'q': f.quiet = true; break;
 		case 'h':
-			printf("usage: uraid probe [--json] [--name NAME] [--quiet] MEMBER...\n"
-			       "  Reads (never writes) the members, in any order: reports md, GEOM and\n"
-			       "  foreign superblocks and signatures, then the geometries their data\n"
-			       "  supports, best first, with the evidence and the `uraid build` line\n"
-			       "  (--name: the name in it, default 'recovered').\n"
-			       "  Exit status: 0 found, 3 nothing convincing, 1 read error.\n");
+			printf(
+			    "usage: uraid probe [--json] [--name NAME] [--quiet] MEMBER...\n"
+			    "  Reads (never writes) the members, in any order: reports md, GEOM "
+			    "and\n"
+			    "  foreign superblocks and signatures, then the geometries their data\n"
+			    "  supports, best first, with the evidence and the `uraid build` line\n"
+			    "  (--name: the name in it, default 'recovered').\n"
+			    "  Exit status: 0 found, 3 nothing convincing, 1 read error.\n");
 			return 0;
 		default: return 2;
 		}

@@ -89,8 +89,8 @@ int serve_handover(const char *verb, const char *name, struct uraid_status *befo
 	if (built) {
 		if (uraid_run_read(name, ".build", spec, sizeof(spec), err, sizeof(err)) < 0) {
 			free(mm);
-			return cli_error(verb, "%s has no superblocks, and its geometry is lost: %s",
-			                 name, err);
+			return cli_error(
+			    verb, "%s has no superblocks, and its geometry is lost: %s", name, err);
 		}
 		spec[strcspn(spec, "\n")] = 0;
 		setenv("URAID_DAEMON_BUILD", spec, 1);

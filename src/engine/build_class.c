@@ -74,7 +74,8 @@ static int rebuild_piece(struct build_array *b, int role, uint64_t msec, void *o
 		blocks[i] = mem + (size_t)i * len;
 		if (role_of[i] == role)
 			want = i;
-		if (role_of[i] == role || read_role(b, role_of[i], blocks[i], len, s.sector + within) < 0)
+		if (role_of[i] == role ||
+		    read_role(b, role_of[i], blocks[i], len, s.sector + within) < 0)
 			fail[nfail++] = i;
 	}
 	int rc = -EIO;
@@ -101,8 +102,9 @@ static int read_piece(struct build_array *b, uint64_t lsec, uint8_t *buf, uint64
 			return 0;
 	}
 	for (uint64_t done = 0; done < sectors;) {
-		size_t n = (size_t)((sectors - done) * 512 < BUILD_MAX_PIECE ? (sectors - done) * 512
-		                                                             : BUILD_MAX_PIECE);
+		size_t n =
+		    (size_t)((sectors - done) * 512 < BUILD_MAX_PIECE ? (sectors - done) * 512
+		                                                      : BUILD_MAX_PIECE);
 		int rc = rebuild_piece(b, first.role, first.sector + done, buf + done * 512, n);
 		if (rc < 0)
 			return rc;
@@ -274,10 +276,11 @@ static int set_geometry(struct build_array *b, const struct uraid_build_opts *o,
 			continue;
 		uint64_t s = b->m[i]->size / 512;
 		if (s <= b->data_offset)
-			return errmsg(err, errlen, -EINVAL,
-			              "%s: %llu sectors, no room for data after the data offset %llu",
-			              b->m[i]->name, (unsigned long long)s,
-			              (unsigned long long)b->data_offset);
+			return errmsg(
+			    err, errlen, -EINVAL,
+			    "%s: %llu sectors, no room for data after the data offset %llu",
+			    b->m[i]->name, (unsigned long long)s,
+			    (unsigned long long)b->data_offset);
 		s -= b->data_offset;
 		if (o->size_sectors && s < o->size_sectors)
 			return errmsg(err, errlen, -EINVAL,
@@ -344,9 +347,10 @@ int uraid_build(const struct uraid_build_opts *o, const char *const *paths, int 
 		return errmsg(err, errlen, -EINVAL, "build needs a level and 1 to %d members",
 		              LAYOUT_MAX_MEMBERS);
 	if (n != o->raid_devices)
-		return errmsg(err, errlen, -EINVAL,
-		              "--raid-devices=%d, but %d members given (name absent ones 'missing')",
-		              o->raid_devices, n);
+		return errmsg(
+		    err, errlen, -EINVAL,
+		    "--raid-devices=%d, but %d members given (name absent ones 'missing')",
+		    o->raid_devices, n);
 	int rc = check_duplicates(paths, n, err, errlen);
 	if (rc < 0)
 		return rc;
@@ -381,11 +385,11 @@ int uraid_build(const struct uraid_build_opts *o, const char *const *paths, int 
 
 int uraid_build_spec_format(const struct uraid_build_opts *o, char *buf, size_t len)
 {
-	int w = snprintf(buf, len, "level=%d,raid-devices=%d,chunk=%u,%s%u,data-offset=%llu,size=%llu",
-	                 o->level, o->raid_devices, o->chunk_sectors / 2,
-	                 o->layout_set ? "layout=" : "nolayout=", o->layout,
-	                 (unsigned long long)o->data_offset_sectors,
-	                 (unsigned long long)o->size_sectors);
+	int w = snprintf(
+	    buf, len, "level=%d,raid-devices=%d,chunk=%u,%s%u,data-offset=%llu,size=%llu", o->level,
+	    o->raid_devices, o->chunk_sectors / 2,
+	    o->layout_set ? "layout=" : "nolayout=", o->layout,
+	    (unsigned long long)o->data_offset_sectors, (unsigned long long)o->size_sectors);
 	return w < 0 || (size_t)w >= len ? -ENOSPC : 0;
 }
 

@@ -107,7 +107,8 @@ static void ext_walk(const struct probe_view *v, const struct ext *e, struct tal
 	while (head < tail && t->budget > 0) {
 		uint32_t ino = queue[head][0], parent = queue[head][1];
 		head++;
-		bool ok = ext_inode(v, e, ino, buf, inode) == 0 && (get_le16(inode) & 0xF000) == 0x4000;
+		bool ok =
+		    ext_inode(v, e, ino, buf, inode) == 0 && (get_le16(inode) & 0xF000) == 0x4000;
 		uint64_t blk = ok ? ext_first_block(inode) : 0;
 		point(t, ok && blk);
 		if (!ok || !blk)
@@ -122,7 +123,8 @@ static void ext_walk(const struct probe_view *v, const struct ext *e, struct tal
 			continue;
 		(*dirs)++;
 		/* Subdirectories in this block (file type 2 needs the filetype feature). */
-		for (uint32_t at = (uint32_t)(dd - d) + get_le16(dd + 4); e->filetype && at + 12 <= e->bs;) {
+		for (uint32_t at = (uint32_t)(dd - d) + get_le16(dd + 4);
+		     e->filetype && at + 12 <= e->bs;) {
 			const uint8_t *x = d + at;
 			uint16_t rl = get_le16(x + 4);
 			if (rl < 12 || at + rl > e->bs)
@@ -213,9 +215,8 @@ static void xfs_evidence(const struct probe_view *v, struct probe_candidate *c, 
 	         "XFS: %d of %d allocation group headers where this geometry puts them; ", ok_n, n);
 }
 
-static void simple_evidence(const struct probe_view *v, struct probe_candidate *c,
-                            struct tally *t, uint64_t at, const char *magic, size_t mlen,
-                            const char *what)
+static void simple_evidence(const struct probe_view *v, struct probe_candidate *c, struct tally *t,
+                            uint64_t at, const char *magic, size_t mlen, const char *what)
 {
 	uint8_t buf[2048];
 	if (at + 1024 > v->array_bytes)

@@ -14,10 +14,10 @@
 #include "probe/probe.h"
 #include "uraid.h"
 
-#define SCAN_BYTES  (4u << 20) /* every 4 KiB of a member's start is tried as a data offset */
-#define MAX_STARTS  4           /* per member */
-#define KEEP        64          /* best candidates re-checked with parity and copies */
-#define MIN_AGREE   5
+#define SCAN_BYTES       (4u << 20) /* every 4 KiB of a member's start is tried as a data offset */
+#define MAX_STARTS       4          /* per member */
+#define KEEP             64         /* best candidates re-checked with parity and copies */
+#define MIN_AGREE        5
 #define PROBE_XOR_MEMBER (-2) /* a start found in the XOR of all members */
 
 int probe_view_geometry(const struct probe_input *in, const struct probe_candidate *c,
@@ -110,12 +110,14 @@ static int scan_member(const struct probe_input *in, int m, struct probe_result 
 			add_sig(r, &s);
 		}
 	}
-	size_t head = size < SCAN_BYTES + PROBE_HEAD_BYTES ? (size_t)size : SCAN_BYTES + PROBE_HEAD_BYTES;
+	size_t head =
+	    size < SCAN_BYTES + PROBE_HEAD_BYTES ? (size_t)size : SCAN_BYTES + PROBE_HEAD_BYTES;
 	if (rc == 0)
 		rc = in->read(in->ctx, m, buf, head & ~511ul, 0);
 	r->bytes_read += head;
 	/* Where a volume starts: every 4 KiB of the first 4 MiB, then powers of two. */
-	for (uint64_t off = 0; rc == 0 && off + 4096 <= head && *nstarts < MAX_STARTS; off += 4096) {
+	for (uint64_t off = 0; rc == 0 && off + 4096 <= head && *nstarts < MAX_STARTS;
+	     off += 4096) {
 		struct probe_sig s;
 		if (probe_sig_head(buf + off, head - off, &s)) {
 			s.member = m;
@@ -125,13 +127,20 @@ static int scan_member(const struct probe_input *in, int m, struct probe_result 
 			ssig[(*nstarts)++] = s;
 		}
 	}
-	for (uint64_t off = 8u << 20; rc == 0 && off + PROBE_HEAD_BYTES <= size &&
-	                              off <= (256ull << 20) && *nstarts < MAX_STARTS;
-	     off *= 2) {
+	/* Past 4 MiB: powers of two to 256 MiB (mdadm 1.1/1.2 use 128 MiB on
+	 * big members), and 129 MiB (older mdadm with a bitmap). */
+	static const uint64_t far[] = {8u << 20,   16u << 20,  32u << 20, 64u << 20,
+	                               128u << 20, 129u << 20, 256u << 20};
+	for (size_t fi = 0; rc == 0 && fi < sizeof(far) / sizeof(far[0]) && *nstarts < MAX_STARTS;
+	     fi++) {
+		uint64_t off = far[fi];
+		if (off + PROBE_HEAD_BYTES > size)
+			break;
 		struct probe_sig s;
 		rc = in->read(in->ctx, m, buf, PROBE_HEAD_BYTES, off);
 		r->bytes_read += PROBE_HEAD_BYTES;
-		if (rc == 0 && probe_sig_head(buf, PROBE_HEAD_BYTES, &s) && s.kind != PROBE_SIG_MBR) {
+		if (rc == 0 && probe_sig_head(buf, PROBE_HEAD_BYTES, &s) &&
+		    s.kind != PROBE_SIG_MBR) {
 			s.member = m;
 			s.offset = off;
 			add_sig(r, &s);
@@ -161,7 +170,8 @@ static int scan_xor(const struct probe_input *in, struct probe_result *r, uint64
 		for (size_t i = 0; rc == 0 && i < head; i++)
 			acc[i] ^= buf[i];
 	}
-	for (uint64_t off = 0; rc == 0 && off + 4096 <= head && *nstarts < MAX_STARTS; off += 4096) {
+	for (uint64_t off = 0; rc == 0 && off + 4096 <= head && *nstarts < MAX_STARTS;
+	     off += 4096) {
 		struct probe_sig s;
 		if (probe_sig_head(acc + off, head - off, &s) && s.kind != PROBE_SIG_MBR) {
 			s.member = PROBE_XOR_MEMBER;
@@ -340,10 +350,11 @@ static void try_start(const struct probe_input *in, const struct probe_sig *star
 						continue;
 					c.agree = c.disagree = 0;
 					if (start->member == PROBE_XOR_MEMBER)
-						snprintf(c.evidence, sizeof(c.evidence),
-						         "volume start in the XOR of the members "
-						         "(the missing member's data) at byte %llu; ",
-						         (unsigned long long)start->offset);
+						snprintf(
+						    c.evidence, sizeof(c.evidence),
+						    "volume start in the XOR of the members "
+						    "(the missing member's data) at byte %llu; ",
+						    (unsigned long long)start->offset);
 					else
 						snprintf(c.evidence, sizeof(c.evidence),
 						         "volume start on member %d (as given) at "
@@ -397,7 +408,8 @@ int probe_run(const struct probe_input *in, struct probe_result *r, char *err, s
 	int tried = 0;
 	for (int m = 0; m < in->n; m++)
 		for (int s = 0; s < nstarts[m]; s++) {
-			progress(in, "trying geometries with the volume found on member %s%d", "", m + 1);
+			progress(in, "trying geometries with the volume found on member %s%d", "",
+			         m + 1);
 			try_start(in, &ssig[m][s], &pool, &r->bytes_read);
 			tried++;
 		}

@@ -70,7 +70,7 @@ struct probe_candidate {
 	uint32_t layout;
 	uint32_t chunk_sectors;
 	int raid_devices;
-	uint64_t data_offset; /* sectors, every member */
+	uint64_t data_offset;         /* sectors, every member */
 	int order[PROBE_MAX_MEMBERS]; /* role -> input member, -1 missing */
 	int agree, disagree;          /* evidence counts */
 	double score;                 /* agree / (agree + disagree) */

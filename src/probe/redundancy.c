@@ -41,8 +41,8 @@ static int rd(const struct probe_input *in, const struct probe_candidate *c, int
 
 /* 1 agrees, 0 disagrees, -1 proves nothing. */
 static int parity_row(const struct probe_input *in, const struct probe_candidate *c,
-                      const struct layout_geometry *g, const struct layout_ops *ops,
-                      uint64_t msec, uint8_t *mem, uint64_t *bytes)
+                      const struct layout_geometry *g, const struct layout_ops *ops, uint64_t msec,
+                      uint8_t *mem, uint64_t *bytes)
 {
 	struct layout_stripe s;
 	ops->stripe(g, msec / g->chunk_sectors, &s);
@@ -89,8 +89,8 @@ static int parity_row(const struct probe_input *in, const struct probe_candidate
 }
 
 static int mirror_row(const struct probe_input *in, const struct probe_candidate *c,
-                      const struct layout_geometry *g, const struct layout_ops *ops,
-                      uint64_t lsec, uint8_t *mem, uint64_t *bytes)
+                      const struct layout_geometry *g, const struct layout_ops *ops, uint64_t lsec,
+                      uint8_t *mem, uint64_t *bytes)
 {
 	int have = 0;
 	uint8_t *first = mem, *other = mem + BLK;

@@ -196,8 +196,11 @@ int probe_sig_md(int version, const uint8_t *buf, size_t len, struct probe_sig *
 	uuid[36] = 0;
 	snprintf(s->text, sizeof(s->text),
 	         "md %s superblock: array %s, level %d, %u devices, role %d, events %llu",
-	         version == 0 ? "0.90" : version == 10 ? "1.0" : version == 11 ? "1.1" : "1.2", uuid,
-	         p->level, p->raid_disks, s->md_role, (unsigned long long)p->events);
+	         version == 0    ? "0.90"
+	         : version == 10 ? "1.0"
+	         : version == 11 ? "1.1"
+	                         : "1.2",
+	         uuid, p->level, p->raid_disks, s->md_role, (unsigned long long)p->events);
 	free(p);
 	return 1;
 }

@@ -29,8 +29,9 @@ int probe_view_geometry(const struct probe_input *in, const struct probe_candida
 		return -EINVAL;
 	g->dev_sectors = smallest - c->data_offset;
 	for (int r = 0; r < c->raid_devices; r++)
-		g->member_sectors[r] =
-		    c->order[r] >= 0 ? in->size[c->order[r]] / 512 - c->data_offset : g->dev_sectors;
+		g->member_sectors[r] = c->order[r] >= 0
+		                           ? in->size[c->order[r]] / 512 - c->data_offset
+		                           : g->dev_sectors;
 	return layout_validate(g, NULL, 0);
 }
 

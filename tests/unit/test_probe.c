@@ -80,8 +80,8 @@ static uint8_t *dirent(uint8_t *p, uint32_t ino, uint16_t rl, const char *name, 
 }
 
 /* Directory `ino` (parent `parent`) in block blk with subdirectories. */
-static void put_dir(uint8_t *vol, uint32_t ino, uint32_t parent, uint64_t blk,
-                    const uint32_t *sub, int nsub)
+static void put_dir(uint8_t *vol, uint32_t ino, uint32_t parent, uint64_t blk, const uint32_t *sub,
+                    int nsub)
 {
 	put_inode_dir(vol, ino, blk);
 	uint8_t *d = vol + blk * BS, *p = dirent(d, ino, 12, ".", 2);
@@ -106,7 +106,8 @@ static void make_volume(uint8_t *vol, uint64_t bytes, uint64_t seed)
 	memset(vol, 0, 2 * BS);
 	for (uint32_t g = 0; g < groups; g++) {
 		uint64_t end = ((uint64_t)g * BPG + 1 + 80) * BS;
-		memset(vol + (uint64_t)g * BPG * BS + BS, 0, (end > bytes ? bytes : end) - ((uint64_t)g * BPG * BS + BS));
+		memset(vol + (uint64_t)g * BPG * BS + BS, 0,
+		       (end > bytes ? bytes : end) - ((uint64_t)g * BPG * BS + BS));
 		bool sparse = g <= 1 || g == 3 || g == 5 || g == 7 || g == 9 || g == 25 || g == 27;
 		if (!sparse)
 			continue;
@@ -150,10 +151,10 @@ static void make_volume(uint8_t *vol, uint64_t bytes, uint64_t seed)
 struct geo {
 	int level; /* 0 raid0, 1 raid1, -1 linear, 5, 6 */
 	int n;
-	uint32_t chunk;   /* bytes */
-	bool symmetric;   /* raid5/6: left-symmetric, else left-asymmetric */
-	uint64_t doff;    /* bytes */
-	uint64_t msize;   /* bytes of data per member */
+	uint32_t chunk; /* bytes */
+	bool symmetric; /* raid5/6: left-symmetric, else left-asymmetric */
+	uint64_t doff;  /* bytes */
+	uint64_t msize; /* bytes of data per member */
 };
 
 static uint64_t vol_bytes(const struct geo *g)
@@ -167,7 +168,8 @@ static void lay_out(const struct geo *g, const uint8_t *vol, struct set *s)
 	uint64_t vb = vol_bytes(g);
 	if (g->level == -1 || g->level == 1) {
 		for (int i = 0; i < g->n; i++)
-			memcpy(s->m[i] + g->doff, vol + (g->level == 1 ? 0 : g->msize * i), g->msize);
+			memcpy(s->m[i] + g->doff, vol + (g->level == 1 ? 0 : g->msize * i),
+			       g->msize);
 		return;
 	}
 	int k = g->level == 0 ? g->n : g->level == 5 ? g->n - 1 : g->n - 2;
@@ -249,16 +251,20 @@ static void check_found(const struct geo *g, struct set *s, const uint8_t *vol, 
 	struct probe_result *r = malloc(sizeof(*r));
 	char err[256];
 	CHECK(probe_run(&in, r, err, sizeof(err)) == 0);
-	CHECKF(r->ncand >= 1, "level %d n %d chunk %u: %s; best rejected level %d chunk %u, %d agree %d disagree: %s",
-	       g->level, g->n, g->chunk, r->summary, r->best_rejected.level,
-	       r->best_rejected.chunk_sectors, r->best_rejected.agree, r->best_rejected.disagree,
-	       r->best_rejected.evidence);
+	CHECKF(
+	    r->ncand >= 1,
+	    "level %d n %d chunk %u: %s; best rejected level %d chunk %u, %d agree %d disagree: %s",
+	    g->level, g->n, g->chunk, r->summary, r->best_rejected.level,
+	    r->best_rejected.chunk_sectors, r->best_rejected.agree, r->best_rejected.disagree,
+	    r->best_rejected.evidence);
 	if (r->ncand < 1) {
 		free(r);
 		return;
 	}
 	const struct probe_candidate *c = &r->cand[0];
-	int want_level = g->level == 0 ? URAID_LEVEL_RAID0 : g->level == -1 ? URAID_LEVEL_LINEAR : g->level;
+	int want_level = g->level == 0    ? URAID_LEVEL_RAID0
+	                 : g->level == -1 ? URAID_LEVEL_LINEAR
+	                                  : g->level;
 	CHECKF(c->level == want_level, "level %d, want %d (%s)", c->level, want_level, c->evidence);
 	CHECK_EQ_U64(c->data_offset, g->doff / 512);
 	CHECK(c->raid_devices == g->n);
@@ -367,9 +373,9 @@ static void test_signatures(void)
 	CHECK(probe_sig_head(b, PROBE_HEAD_BYTES, &s) == 1 && s.kind == PROBE_SIG_MBR);
 	memset(b, 0, PROBE_HEAD_BYTES);
 	memcpy(b, "XFSB", 4);
-	b[6] = 0x10;            /* blocksize 4096 (big-endian) */
-	b[15] = 100;            /* dblocks */
-	b[86] = 1, b[91] = 4;   /* agblocks 256, agcount 4 */
+	b[6] = 0x10;          /* blocksize 4096 (big-endian) */
+	b[15] = 100;          /* dblocks */
+	b[86] = 1, b[91] = 4; /* agblocks 256, agcount 4 */
 	CHECK(probe_sig_head(b, PROBE_HEAD_BYTES, &s) == 1 && s.kind == PROBE_SIG_XFS &&
 	      s.fs_bytes == 409600);
 	memset(b, 0, PROBE_HEAD_BYTES);
@@ -399,13 +405,16 @@ static void test_build_class(void)
 	for (int i = 0; i < 4; i++) {
 		snprintf(path[i], sizeof(path[i]), "%s/m%d", dir, i);
 		FILE *f = fopen(path[i], "w");
-		CHECK(f && fwrite(s.m[i], 1, s.size, f) == s.size);
-		fclose(f);
+		CHECK(f != NULL);
+		if (f) {
+			CHECK(fwrite(s.m[i], 1, s.size, f) == s.size);
+			fclose(f);
+		}
 		paths[i] = path[i];
 	}
 	paths[1] = "missing";
-	struct uraid_build_opts o = {.level = 5, .chunk_sectors = 128, .raid_devices = 4,
-	                             .data_offset_sectors = 2048};
+	struct uraid_build_opts o = {
+	    .level = 5, .chunk_sectors = 128, .raid_devices = 4, .data_offset_sectors = 2048};
 	struct uraid_array *a;
 	char err[512];
 	CHECK(uraid_build(&o, paths, 4, 0, &a, err, sizeof(err)) == 0);
