@@ -97,6 +97,7 @@ static int scan_member(const struct probe_input *in, int m, struct probe_result 
 		r->bytes_read += MD_SB_BYTES;
 		if (rc == 0 && probe_sig_md(versions[v], buf, MD_SB_BYTES, &s)) {
 			s.member = m;
+			s.given = m;
 			s.offset = (uint64_t)loc * 512;
 			add_sig(r, &s);
 		}
@@ -107,6 +108,7 @@ static int scan_member(const struct probe_input *in, int m, struct probe_result 
 		r->bytes_read += PROBE_TAIL_BYTES;
 		if (rc == 0 && probe_sig_tail(buf, PROBE_TAIL_BYTES, size, &s)) {
 			s.member = m;
+			s.given = m;
 			add_sig(r, &s);
 		}
 	}
@@ -121,6 +123,7 @@ static int scan_member(const struct probe_input *in, int m, struct probe_result 
 		struct probe_sig s;
 		if (probe_sig_head(buf + off, head - off, &s)) {
 			s.member = m;
+			s.given = m;
 			s.offset = off;
 			add_sig(r, &s);
 			starts[*nstarts] = off;
@@ -142,6 +145,7 @@ static int scan_member(const struct probe_input *in, int m, struct probe_result 
 		if (rc == 0 && probe_sig_head(buf, PROBE_HEAD_BYTES, &s) &&
 		    s.kind != PROBE_SIG_MBR) {
 			s.member = m;
+			s.given = m;
 			s.offset = off;
 			add_sig(r, &s);
 			starts[*nstarts] = off;
@@ -359,7 +363,7 @@ static void try_start(const struct probe_input *in, const struct probe_sig *star
 						snprintf(c.evidence, sizeof(c.evidence),
 						         "volume start on member %d (as given) at "
 						         "byte %llu; ",
-						         start->member + 1,
+						         start->given + 1,
 						         (unsigned long long)start->offset);
 					struct probe_view v = {in, &c, abytes, bytes};
 					probe_fs_evidence(&v, start, &c, 40);
@@ -370,61 +374,44 @@ static void try_start(const struct probe_input *in, const struct probe_sig *star
 	}
 }
 
-int probe_run(const struct probe_input *in, struct probe_result *r, char *err, size_t errlen)
+/* Everything found where volumes start: per member, and in the XOR. */
+struct starts {
+	int n[PROBE_MAX_MEMBERS + 1];
+	uint64_t off[PROBE_MAX_MEMBERS + 1][MAX_STARTS];
+	struct probe_sig sig[PROBE_MAX_MEMBERS + 1][MAX_STARTS];
+};
+
+/* Every geometry from every start, checked; the convincing ones into r
+ * (member numbers through map, when given: a subset of the input). */
+static int infer(const struct probe_input *in, const struct probe_input *shown,
+                 const struct starts *st, struct probe_result *r, const int *map, const char *note)
 {
-	memset(r, 0, sizeof(*r));
-	if (in->n < 1 || in->n > PROBE_MAX_MEMBERS) {
-		snprintf(err, errlen, "probe takes 1 to %d members", PROBE_MAX_MEMBERS);
-		return -EINVAL;
-	}
-	uint64_t starts[PROBE_MAX_MEMBERS + 1][MAX_STARTS];
-	struct probe_sig ssig[PROBE_MAX_MEMBERS + 1][MAX_STARTS];
-	int nstarts[PROBE_MAX_MEMBERS] = {0};
-	for (int m = 0; m < in->n; m++) {
-		progress(in, "reading signatures of member %s%d", "", m + 1);
-		int rc = scan_member(in, m, r, starts[m], &nstarts[m], ssig[m]);
-		if (rc < 0) {
-			snprintf(err, errlen, "member %d: read failed: %s", m + 1, strerror(-rc));
-			return rc;
-		}
-	}
-	/* With one member of a raid4/5 gone, the XOR of the others is its data. */
-	int xn = 0;
-	if (in->n >= 2) {
-		progress(in, "reading the XOR of the members%s (a missing member) %d", "", 0);
-		int rc = scan_xor(in, r, starts[in->n], &xn, ssig[in->n]);
-		if (rc < 0) {
-			snprintf(err, errlen, "read failed: %s", strerror(-rc));
-			return rc;
-		}
-	}
-	if (from_md(in, r)) {
-		snprintf(r->summary, sizeof(r->summary), "md superblocks found");
-		return 0;
-	}
 	struct pool pool = {calloc(KEEP, sizeof(struct probe_candidate)), 0, KEEP};
 	if (!pool.c)
 		return -ENOMEM;
 	int tried = 0;
-	for (int m = 0; m < in->n; m++)
-		for (int s = 0; s < nstarts[m]; s++) {
-			progress(in, "trying geometries with the volume found on member %s%d", "",
-			         m + 1);
-			try_start(in, &ssig[m][s], &pool, &r->bytes_read);
+	for (int m = 0; m <= in->n; m++)
+		for (int s = 0; s < st->n[m]; s++) {
+			progress(shown, "trying geometries with a volume start %s%d", "",
+			         tried + 1);
+			try_start(in, &st->sig[m][s], &pool, &r->bytes_read);
 			tried++;
 		}
-	for (int s = 0; s < xn; s++) {
-		progress(in, "trying geometries with the volume found in the XOR%s %d", "", s);
-		try_start(in, &ssig[in->n][s], &pool, &r->bytes_read);
-		tried++;
-	}
-	progress(in, "checking parity and copies of the best %s%d geometries", "", pool.n);
+	progress(shown, "checking parity and copies of the best %s%d geometries", "", pool.n);
 	for (int i = 0; i < pool.n; i++)
 		probe_redundancy(in, &pool.c[i], &r->bytes_read);
 	qsort(pool.c, (size_t)pool.n, sizeof(pool.c[0]), cmp_cand);
 	for (int i = 0; i < pool.n; i++) {
 		struct probe_candidate *c = &pool.c[i];
 		c->score = c->agree + c->disagree ? (double)c->agree / (c->agree + c->disagree) : 0;
+		if (map)
+			for (int k = 0; k < c->raid_devices; k++)
+				c->order[k] = c->order[k] >= 0 ? map[c->order[k]] : -1;
+		if (note) {
+			char e[sizeof(c->evidence)];
+			snprintf(e, sizeof(e), "%s%s", note, c->evidence);
+			memcpy(c->evidence, e, sizeof(e));
+		}
 		if (c->disagree == 0 && c->agree >= MIN_AGREE && r->ncand < PROBE_MAX_CAND)
 			r->cand[r->ncand++] = *c;
 		else if (!r->have_rejected && r->ncand == 0) {
@@ -433,6 +420,99 @@ int probe_run(const struct probe_input *in, struct probe_result *r, char *err, s
 		}
 	}
 	free(pool.c);
+	return tried;
+}
+
+/* The input without member `out`, for a set mixed with an unrelated disk. */
+struct subset {
+	const struct probe_input *base;
+	int map[PROBE_MAX_MEMBERS];
+};
+
+static int subset_read(void *ctx, int member, void *buf, size_t len, uint64_t off)
+{
+	const struct subset *s = ctx;
+	return s->base->read(s->base->ctx, s->map[member], buf, len, off);
+}
+
+static int without_one(const struct probe_input *in, const struct starts *all, int out,
+                       struct probe_result *r)
+{
+	struct subset sub = {in, {0}};
+	struct probe_input si = {.n = in->n - 1, .read = subset_read, .ctx = &sub};
+	struct starts *st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	for (int m = 0, k = 0; m < in->n; m++) {
+		if (m == out)
+			continue;
+		sub.map[k] = m;
+		si.size[k] = in->size[m];
+		st->n[k] = all->n[m];
+		for (int s = 0; s < all->n[m]; s++) {
+			st->off[k][s] = all->off[m][s];
+			st->sig[k][s] = all->sig[m][s];
+			st->sig[k][s].member = k;
+		}
+		k++;
+	}
+	int rc = 0;
+	if (si.n >= 2)
+		rc = scan_xor(&si, r, st->off[si.n], &st->n[si.n], st->sig[si.n]);
+	char note[96];
+	snprintf(note, sizeof(note), "member %d (as given) left out: it fits no geometry; ",
+	         out + 1);
+	if (rc == 0)
+		rc = infer(&si, in, st, r, sub.map, note);
+	free(st);
+	return rc;
+}
+
+int probe_run(const struct probe_input *in, struct probe_result *r, char *err, size_t errlen)
+{
+	memset(r, 0, sizeof(*r));
+	if (errlen)
+		err[0] = 0;
+	if (in->n < 1 || in->n > PROBE_MAX_MEMBERS) {
+		snprintf(err, errlen, "probe takes 1 to %d members", PROBE_MAX_MEMBERS);
+		return -EINVAL;
+	}
+	struct starts *st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	int rc = 0;
+	for (int m = 0; m < in->n && rc == 0; m++) {
+		progress(in, "reading signatures of member %s%d", "", m + 1);
+		rc = scan_member(in, m, r, st->off[m], &st->n[m], st->sig[m]);
+		if (rc < 0)
+			snprintf(err, errlen, "member %d: read failed: %s", m + 1, strerror(-rc));
+	}
+	/* With one member of a raid4/5 gone, the XOR of the others is its data. */
+	if (rc == 0 && in->n >= 2) {
+		progress(in, "reading the XOR of the members%s %d", "", in->n);
+		rc = scan_xor(in, r, st->off[in->n], &st->n[in->n], st->sig[in->n]);
+		if (rc < 0)
+			snprintf(err, errlen, "read failed: %s", strerror(-rc));
+	}
+	if (rc == 0 && from_md(in, r)) {
+		snprintf(r->summary, sizeof(r->summary), "md superblocks found");
+		free(st);
+		return 0;
+	}
+	int tried = rc < 0 ? rc : infer(in, in, st, r, NULL, NULL);
+	/* Nothing fits all of them: perhaps one is an unrelated disk. */
+	for (int out = 0; tried >= 0 && r->ncand == 0 && in->n >= 3 && out < in->n; out++) {
+		int t = without_one(in, st, out, r);
+		if (t < 0)
+			tried = t;
+	}
+	free(st);
+	if (tried < 0) {
+		if (!err[0])
+			snprintf(err, errlen, "%s", strerror(-tried));
+		return tried;
+	}
+	qsort(r->cand, (size_t)r->ncand, sizeof(r->cand[0]), cmp_cand);
 	if (r->ncand)
 		snprintf(r->summary, sizeof(r->summary),
 		         "%d geometr%s every check agrees with (from %d volume start%s found)",

@@ -42,6 +42,7 @@ enum probe_sig_kind {
 struct probe_sig {
 	enum probe_sig_kind kind;
 	int member;      /* which member (set by the caller) */
+	int given;       /* its place in the probe's input (member, before any is left out) */
 	uint64_t offset; /* bytes: where on the member the volume/metadata starts */
 	char text[200];  /* what it is, for people */
 	/* File systems: their size (bytes), so a geometry must hold them. */

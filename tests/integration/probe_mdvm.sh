@@ -160,6 +160,20 @@ check "build, serve --readonly and stop changed no member" [ "$(sha "${imgs[@]}"
 
 # Not an array: random members; random members and an unrelated file system.
 for i in 0 1 2; do head -c 16M /dev/urandom >"$d/rnd$i"; done
+
+# Set a with an unrelated disk mixed in: found, the stranger left out.
+"$URAID" probe --json --name pmix "${imgs[1]}" "$d/rnd1" "${imgs[0]}" "${imgs[3]}" "${imgs[2]}" \
+	>"$d/mix.json" 2>/dev/null
+check "raid5 with an unrelated disk mixed in: a candidate (rc $?)" \
+	python3 -c 'import json,sys; sys.exit(not json.load(open(sys.argv[1]))["candidates"])' "$d/mix.json"
+mapfile -t args < <(python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["candidates"][0]["build"][1:]))' "$d/mix.json" 2>/dev/null)
+if [ "${#args[@]}" -gt 0 ] && ! printf '%s\n' "${args[@]}" | grep -q rnd1 && "$URAID" "${args[@]}" 2>/dev/null; then
+	got=$("$URAID" cat pmix | head -c "$(val BYTES a)" | md5sum | cut -d' ' -f1)
+	"$URAID" stop pmix
+	check "... its build line leaves it out and reads the kernel's bytes" [ "$got" = "$(val MD5 a)" ]
+else
+	fail "... no build line without the stranger: ${args[*]}"
+fi
 "$URAID" probe "$d/rnd0" "$d/rnd1" "$d/rnd2" >"$d/rnd.out" 2>/dev/null
 rc=$?
 check "random members: probe exits 3 (rc $rc)" [ "$rc" -eq 3 ]

@@ -325,6 +325,33 @@ static void test_raid0_linear_raid1(void)
 	one(1, 2, 0, false, -1, 12);
 }
 
+/* A raid5 with an unrelated (random) disk among its members: found, the
+ * stranger left out of the build line. */
+static void test_unrelated_disk_mixed_in(void)
+{
+	struct geo g = {5, 4, 32 * 1024, true, 1u << 20, 12u << 20};
+	struct set s;
+	uint8_t *vol = make_set(&g, &s, 31, -1);
+	/* a fifth model member of random bytes, given second */
+	s.m[4] = malloc(s.size);
+	uint64_t st = 77;
+	t_fill(&st, s.m[4], s.size);
+	s.n = 5;
+	for (int i = s.nin; i > 1; i--)
+		s.perm[i] = s.perm[i - 1];
+	s.perm[1] = 4;
+	s.nin++;
+	for (int i = 0; i < 4; i++)
+		s.in_of[i] = -1;
+	for (int i = 0; i < s.nin; i++)
+		if (s.perm[i] < 4)
+			s.in_of[s.perm[i]] = i;
+	s.n = 5;
+	check_found(&g, &s, vol, -1);
+	free(vol);
+	set_free(&s);
+}
+
 /* Random members, and a lone file system among random members: nothing
  * convincing (no candidate), with a summary saying so. */
 static void test_nothing_convincing(void)
@@ -452,4 +479,5 @@ static void test_build_class(void)
 TEST_MAIN({"raid5_orders_chunks", test_raid5_orders_chunks}, {"raid5_missing", test_raid5_missing},
           {"raid6", test_raid6}, {"raid0_linear_raid1", test_raid0_linear_raid1},
           {"nothing_convincing", test_nothing_convincing}, {"signatures", test_signatures},
-          {"build_class", test_build_class})
+          {"build_class", test_build_class},
+          {"unrelated_disk_mixed_in", test_unrelated_disk_mixed_in})
