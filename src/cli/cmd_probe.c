@@ -45,7 +45,7 @@ static void show_progress(void *ctx, const char *what)
 {
 	struct files *f = ctx;
 	if (!f->quiet)
-		fprintf(stderr, "\ruraid: probe: %-76.76s", what);
+		fprintf(stderr, "\ruraid: probe: %.70s\033[K", what);
 }
 
 /* The build command line of a candidate, one word per entry. */
@@ -161,14 +161,16 @@ int cmd_probe(int argc, char **argv)
 	                                     {NULL, 0, NULL, 0}};
 	bool json = false;
 	const char *name = "recovered";
-	struct files f = {.quiet = false};
+	/* The progress line rewrites itself: only on a terminal. */
+	struct files f = {.quiet = !isatty(2)};
+	bool quiet = false;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "jN:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
 		case 'N': name = optarg; break;
-		case 'q': f.quiet = true; break;
+		case 'q': quiet = f.quiet = true; break;
 		case 'h':
 			printf(
 			    "usage: uraid probe [--json] [--name NAME] [--quiet] MEMBER...\n"
@@ -201,9 +203,9 @@ int cmd_probe(int argc, char **argv)
 	if (!r)
 		return cli_error("probe", "out of memory");
 	int rc = probe_run(&in, r, err, sizeof(err));
-	if (!f.quiet)
-		fprintf(stderr, "\ruraid: probe: read %llu KiB%-60s\n",
-		        (unsigned long long)(r->bytes_read >> 10), "");
+	if (!quiet)
+		fprintf(stderr, "%suraid: probe: read %llu KiB of the members%s\n", f.quiet ? "" : "\r",
+		        (unsigned long long)(r->bytes_read >> 10), f.quiet ? "" : "\033[K");
 	for (int i = 0; i < n; i++)
 		close(f.fd[i]);
 	if (rc < 0) {

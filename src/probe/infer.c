@@ -324,11 +324,6 @@ static void try_start(const struct probe_input *in, const struct probe_sig *star
 				/* the file system must fit (it may leave room after it) */
 				if (start->fs_bytes > abytes)
 					continue;
-				/* linear: a file system that ends before the last
-				 * member says nothing of the members after it */
-				if (c.level == URAID_LEVEL_LINEAR && N > 1 && start->fs_bytes &&
-				    start->fs_bytes <= abytes - g.member_sectors[N - 1] * 512)
-					continue;
 				c.slack = abytes - start->fs_bytes;
 				do {
 					memcpy(c.order, perm, sizeof(perm));
@@ -349,6 +344,13 @@ static void try_start(const struct probe_input *in, const struct probe_sig *star
 					if (start->member == PROBE_XOR_MEMBER &&
 					    (miss != 1 || (c.level != URAID_LEVEL_RAID5 &&
 					                   c.level != URAID_LEVEL_RAID4)))
+						here = false;
+					/* linear: a file system that ends before the last
+					 * member says nothing of the members after it */
+					if (c.level == URAID_LEVEL_LINEAR && N > 1 &&
+					    start->fs_bytes && c.order[N - 1] >= 0 &&
+					    start->fs_bytes <= abytes - (in->size[c.order[N - 1]] -
+					                                 c.data_offset * 512))
 						here = false;
 					if (!here)
 						continue;
