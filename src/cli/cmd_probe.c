@@ -204,8 +204,9 @@ int cmd_probe(int argc, char **argv)
 		return cli_error("probe", "out of memory");
 	int rc = probe_run(&in, r, err, sizeof(err));
 	if (!quiet)
-		fprintf(stderr, "%suraid: probe: read %llu KiB of the members%s\n", f.quiet ? "" : "\r",
-		        (unsigned long long)(r->bytes_read >> 10), f.quiet ? "" : "\033[K");
+		fprintf(stderr, "%suraid: probe: read %llu KiB of the members%s\n",
+		        f.quiet ? "" : "\r", (unsigned long long)(r->bytes_read >> 10),
+		        f.quiet ? "" : "\033[K");
 	for (int i = 0; i < n; i++)
 		close(f.fd[i]);
 	if (rc < 0) {
