@@ -38,7 +38,7 @@ DEFS += -DHAVE_URING=1
 LIBS += -luring
 endif
 
-LIB_DIRS  := src/util src/parity src/layout src/meta src/member \
+LIB_DIRS  := src/util src/parity src/layout src/meta src/member src/probe \
              $(sort $(shell find src/engine -type d)) src/geom src/control
 LIB_SRCS  := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 CLI_SRCS  := src/main.c $(sort $(wildcard src/cli/*.c src/bench/*.c))

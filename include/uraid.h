@@ -161,6 +161,33 @@ int uraid_create(const struct uraid_create_opts *o, const char *const *paths, in
 int uraid_create_members(const struct uraid_create_opts *o, struct member **members, int n,
                          unsigned flags, struct uraid_array **out, char *err, size_t errlen);
 
+/* mdadm --build: run an array that has no superblock, its geometry given by
+ * the caller (recovery of arrays whose metadata is gone, foreign images).
+ * Nothing is written to a member, ever: members are opened read-only and
+ * every write is refused with -EROFS, whatever the level. paths[i] is the
+ * member of role i, or NULL / "missing" for an absent one (the level must
+ * still be readable without it). data_offset_sectors is where each member's
+ * data starts; size_sectors the data sectors used of each member (0: all of
+ * the smallest, after the data offset). -EINVAL with a message naming the
+ * problem for bad geometry, a member given twice, or one smaller than the
+ * geometry needs. uraid_status reports metadata -1 (none). */
+struct uraid_build_opts {
+	int level;       /* enum uraid_level */
+	bool layout_set; /* else mdadm's default for the level */
+	uint32_t layout;
+	uint32_t chunk_sectors; /* 0 = 512 KiB (striped levels) */
+	int raid_devices;
+	uint64_t data_offset_sectors;
+	uint64_t size_sectors;
+};
+int uraid_build(const struct uraid_build_opts *o, const char *const *paths, int n, unsigned flags,
+                struct uraid_array **out, char *err, size_t errlen);
+/* The geometry as one word, "level=5,raid-devices=4,chunk=128,layout=2,
+ * data-offset=2048,size=0" (chunk in KiB, offsets and size in sectors),
+ * for a process that builds the same array again (the daemon, nbdkit). */
+int uraid_build_spec_format(const struct uraid_build_opts *o, char *buf, size_t len);
+int uraid_build_spec_parse(const char *spec, struct uraid_build_opts *o, char *err, size_t errlen);
+
 /* Flush, mark clean in the superblocks, close the members, free. */
 int uraid_stop(struct uraid_array *a);
 /* Close without touching the superblocks (as a crash would leave them). */

@@ -49,6 +49,8 @@ static struct {
 	char *members[MAX_MEMBERS];
 	int nmembers;
 	bool readonly;
+	bool built; /* build=: an array without superblocks (uraid_build) */
+	struct uraid_build_opts build;
 	bool control;
 	bool direct;
 	bool keep_going;   /* read-only: unreadable ranges read as zeros */
@@ -107,7 +109,8 @@ static int uraid_config(const char *key, const char *value)
 			nbdkit_error("more than %d members", MAX_MEMBERS);
 			return -1;
 		}
-		char *p = nbdkit_realpath(value);
+		/* A built array's absent member keeps its place (build=). */
+		char *p = !strcmp(value, "missing") ? strdup(value) : nbdkit_realpath(value);
 		if (!p)
 			return -1;
 		g.members[g.nmembers++] = p;
@@ -126,6 +129,13 @@ static int uraid_config(const char *key, const char *value)
 			g.force = b;
 		else
 			g.keep_going = b;
+	} else if (!strcmp(key, "build")) {
+		char err[256];
+		if (uraid_build_spec_parse(value, &g.build, err, sizeof(err)) < 0) {
+			nbdkit_error("build=: %s", err);
+			return -1;
+		}
+		g.built = true;
 	} else if (!strcmp(key, "name")) {
 		char err[256];
 		if (uraid_name_check(value, err, sizeof(err)) < 0) {
@@ -213,6 +223,10 @@ static int uraid_config_complete(void)
 		nbdkit_error("no members: pass member=PATH for each member of the array");
 		return -1;
 	}
+	if (g.built && !g.readonly) {
+		nbdkit_error("build= (an array without superblocks) needs readonly=true");
+		return -1;
+	}
 	if (g.keep_going && !g.readonly) {
 		/* Zeros in place of data are honest only where nothing is
 		 * written over them. */
@@ -222,17 +236,19 @@ static int uraid_config_complete(void)
 	return 0;
 }
 
-#define uraid_config_help                                                                \
-	"member=PATH       (repeat) member image or device of the md array\n"            \
-	"array=NAME        the members of ARRAY NAME in the configuration file\n"        \
-	"config=FILE       that file (default $URAID_CONFIG, /etc/uraid/uraid.conf)\n"   \
-	"readonly=BOOL     assemble read-only: never write to any member\n"              \
-	"name=NAME         control socket name (default: the array name)\n"              \
-	"control=BOOL      run the control socket (default true)\n"                      \
-	"direct=BOOL       open members with O_DIRECT\n"                                 \
-	"keep-going=BOOL   (readonly) ranges no member can supply read as zeros,\n"      \
-	"                  each logged and listed in $URAID_RUN_DIR/NAME.unreadable\n"   \
-	"force=BOOL        as uraid assemble --force (dropped members forced back in)\n" \
+#define uraid_config_help                                                                   \
+	"member=PATH       (repeat) member image or device of the md array\n"               \
+	"array=NAME        the members of ARRAY NAME in the configuration file\n"           \
+	"config=FILE       that file (default $URAID_CONFIG, /etc/uraid/uraid.conf)\n"      \
+	"readonly=BOOL     assemble read-only: never write to any member\n"                 \
+	"build=SPEC        no superblocks: the geometry (uraid build's, as its daemon\n"    \
+	"                  records it); members in role order, 'missing' for absent ones\n" \
+	"name=NAME         control socket name (default: the array name)\n"                 \
+	"control=BOOL      run the control socket (default true)\n"                         \
+	"direct=BOOL       open members with O_DIRECT\n"                                    \
+	"keep-going=BOOL   (readonly) ranges no member can supply read as zeros,\n"         \
+	"                  each logged and listed in $URAID_RUN_DIR/NAME.unreadable\n"      \
+	"force=BOOL        as uraid assemble --force (dropped members forced back in)\n"    \
 	"overlay=DIR       members read-only, every write to copy-on-write overlays in DIR"
 
 static unsigned assemble_flags(void)
@@ -244,8 +260,11 @@ static unsigned assemble_flags(void)
 static int assemble(unsigned flags, struct uraid_array **out)
 {
 	char err[512] = "", warn[2048] = "";
-	int rc = uraid_assemble_overlay((const char *const *)g.members, g.nmembers, flags,
-	                                g.overlay, out, err, sizeof(err), warn, sizeof(warn));
+	int rc = g.built
+	             ? uraid_build(&g.build, (const char *const *)g.members, g.nmembers, flags, out,
+	                           err, sizeof(err))
+	             : uraid_assemble_overlay((const char *const *)g.members, g.nmembers, flags,
+	                                      g.overlay, out, err, sizeof(err), warn, sizeof(warn));
 	if (warn[0])
 		nbdkit_debug("uraid: %s", warn);
 	if (rc < 0) {

@@ -25,6 +25,8 @@ static const struct {
 } verbs[] = {
     {"create", cmd_create, "create an md array on members (mdadm --create)", NULL, OWN},
     {"assemble", cmd_assemble, "assemble and run an array from its members", NULL, OWN},
+    {"build", cmd_build, "run an array without superblocks, read-only (mdadm --build)", NULL, OWN},
+    {"probe", cmd_probe, "find an array's superblocks, or its geometry from its data", NULL, OWN},
     {"examine", cmd_examine, "print the md superblock of members (mdadm --examine)", NULL, OWN},
     {"cat", cmd_cat, "read an array's contents from member images (read-only)", NULL, OWN},
     {"write", cmd_write, "write stdin into a running array", NULL, OWN},

@@ -63,9 +63,29 @@ int cmd_daemon(int argc, char **argv)
 	if (ov && *ov)
 		snprintf(overlay, sizeof(overlay), "%s", ov);
 	unsetenv("URAID_DAEMON_OVERLAY");
-	int rc = uraid_assemble_overlay((const char *const *)argv + 2, argc - 2, flags,
-	                                overlay[0] ? overlay : NULL, &a, err, sizeof(err), warn,
-	                                sizeof(warn));
+	/* `uraid build` hands its geometry over the same way (no superblocks). */
+	char bs[256] = "";
+	const char *bv = getenv("URAID_DAEMON_BUILD");
+	if (bv)
+		snprintf(bs, sizeof(bs), "%s", bv);
+	struct uraid_build_opts bo;
+	int rc;
+	warn[0] = 0;
+	if (bs[0]) {
+		rc = uraid_build_spec_parse(bs, &bo, err, sizeof(err));
+		if (rc == 0)
+			rc = uraid_build(&bo, (const char *const *)argv + 2, argc - 2, flags, &a,
+			                 err, sizeof(err));
+		/* Kept for `serve NAME`, which builds it again under nbdkit. */
+		if (rc == 0 && uraid_run_write(name, ".build", bs, err, sizeof(err)) < 0)
+			fprintf(stderr, "uraid: daemon %s: warning: %s\n", name, err);
+	} else {
+		uraid_run_unlink(name, ".build", err, sizeof(err));
+		rc = uraid_assemble_overlay((const char *const *)argv + 2, argc - 2, flags,
+		                            overlay[0] ? overlay : NULL, &a, err, sizeof(err), warn,
+		                            sizeof(warn));
+	}
+	unsetenv("URAID_DAEMON_BUILD");
 	if (warn[0])
 		fprintf(stderr, "uraid: daemon %s: warning: %s", name, warn);
 	if (rc < 0)
@@ -118,6 +138,8 @@ int cmd_daemon(int argc, char **argv)
 	}
 	uraid_control_close(c);
 	rc = uraid_stop(a);
+	if (bs[0])
+		uraid_run_unlink(name, ".build", err, sizeof(err));
 	fprintf(stderr, "uraid: daemon %s: stopped%s\n", name, rc < 0 ? " with errors" : "");
 	return rc < 0 ? 1 : 0;
 }

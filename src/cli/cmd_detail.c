@@ -206,7 +206,8 @@ static void print_detail(const char *name, const struct uraid_status *st)
 	int journal = st->journal == 1; /* counted in Total and Working only */
 	total += journal;
 	printf("%s:\n", name);
-	printf("           Version : %s\n", st->metadata == 0    ? "0.90"
+	printf("           Version : %s\n", st->metadata == -1   ? "none (built)"
+	                                    : st->metadata == 0  ? "0.90"
 	                                    : st->metadata == 10 ? "1.0"
 	                                    : st->metadata == 11 ? "1.1"
 	                                                         : "1.2");
@@ -222,7 +223,8 @@ static void print_detail(const char *name, const struct uraid_status *st)
 	printf("      Raid Devices : %d\n     Total Devices : %d\n", st->raid_disks, total);
 	if (st->metadata == 0)
 		printf("   Preferred Minor : %d\n", st->md_minor);
-	printf("       Persistence : Superblock is persistent\n\n");
+	printf("       Persistence : Superblock is %spersistent\n\n",
+	       st->metadata == -1 ? "not " : ""); /* uraid build: none */
 	if (st->bitmap_chunk_kib)
 		printf("     Intent Bitmap : Internal\n\n");
 	when("       Update Time", st->utime);

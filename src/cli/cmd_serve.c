@@ -277,6 +277,12 @@ static char **nbdkit_argv(const struct serve_opts *o, const char *name, char **m
 	}
 	snprintf(buf, sizeof(buf), "name=%s", name);
 	ADD(buf);
+	/* A built array taken over from its daemon (serve_handover). */
+	const char *spec = getenv("URAID_DAEMON_BUILD");
+	if (spec && *spec) {
+		snprintf(buf, sizeof(buf), "build=%s", spec);
+		ADD(buf);
+	}
 	if (o->readonly)
 		ADD("readonly=true");
 	if (o->keep_going)
@@ -400,6 +406,11 @@ int serve_start(const char *verb, const struct serve_opts *o, int n, char **args
 			                 args[0]);
 		if (takeover_overlay(verb, o, args[0], &st))
 			return 1;
+		if (st.metadata == -1 && !o->readonly)
+			return cli_error(verb,
+			                 "%s was built (no superblocks) and is read-only: give "
+			                 "--readonly",
+			                 args[0]);
 		if (sock_path(verb, o, name, sock, sizeof(sock)))
 			return 1;
 		if (!o->port && claim_socket(verb, sock))

@@ -23,6 +23,7 @@ static const char *base(const char *p)
 static const char *metadata_name(int v)
 {
 	switch (v) {
+	case -1: return "none (built)";
 	case 0: return "0.90";
 	case 10: return "1.0";
 	case 11: return "1.1";

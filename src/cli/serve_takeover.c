@@ -81,8 +81,27 @@ int serve_handover(const char *verb, const char *name, struct uraid_status *befo
 	if (!mm)
 		return cli_error(verb, "out of memory");
 	int k = 0, rc = 0;
+	/* A built array (no superblocks) goes over with its geometry, which its
+	 * daemon recorded, and its members in role order, absent ones named
+	 * "missing": nbdkit builds it again (build=, from this environment). */
+	bool built = before->metadata == -1;
+	char spec[256];
+	if (built) {
+		if (uraid_run_read(name, ".build", spec, sizeof(spec), err, sizeof(err)) < 0) {
+			free(mm);
+			return cli_error(
+			    verb, "%s has no superblocks, and its geometry is lost: %s", name, err);
+		}
+		spec[strcspn(spec, "\n")] = 0;
+		setenv("URAID_DAEMON_BUILD", spec, 1);
+	}
 	for (int i = 0; i < before->nmembers && !rc; i++) {
 		const struct uraid_member_status *m = &before->members[i];
+		if (built && m->state == URAID_MEMBER_MISSING) {
+			if (!(mm[k++] = strdup("missing")))
+				rc = cli_error(verb, "out of memory");
+			continue;
+		}
 		if (!carried(m->state))
 			continue;
 		if (m->name[0] != '/')

@@ -1,0 +1,255 @@
+/* File system structures a candidate geometry must put where the file
+ * system says they are: a geometry that is wrong in its chunk, order or
+ * layout puts them on the wrong member or at the wrong place, where the
+ * bytes say something else. ext2/3/4: the backup superblocks (each names its
+ * group), then a walk of the directory tree from the root (each directory's
+ * inode, and its first block's "." and ".." entries naming it and its
+ * parent). XFS: every allocation group's superblock, AGF and AGI (each names
+ * its group). btrfs: the superblock copy at 64 MiB. GPT: the backup header.
+ * Every structure is parsed from untrusted bytes with its bounds checked. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probe/probe.h"
+#include "util/endian.h"
+
+struct tally {
+	int agree, disagree, budget;
+};
+
+static void point(struct tally *t, bool ok)
+{
+	if (ok)
+		t->agree++;
+	else
+		t->disagree++;
+	/* two structures out of place condemn a geometry: no need for more */
+	t->budget = t->disagree >= 2 ? 0 : t->budget - 1;
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Reads a sector-aligned window around [off, off + len) into buf (which
+ * must hold len + 1024); returns a pointer to off inside it, or NULL. */
+static const uint8_t *get(const struct probe_view *v, uint8_t *buf, uint64_t off, size_t len)
+{
+	uint64_t a = off & ~511ull;
+	size_t n = (size_t)(((off + len + 511) & ~511ull) - a);
+	if (probe_view_read(v, buf, n, a) < 0)
+		return NULL;
+	return buf + (off - a);
+}
+
+struct ext {
+	uint32_t bs, first, bpg, ipg, isz, dsz;
+	uint64_t groups;
+	bool sparse, filetype;
+};
+
+static bool sparse_group(uint64_t g)
+{
+	if (g <= 1)
+		return true;
+	for (uint64_t b = 3; b <= 7; b += 2) {
+		uint64_t p = b;
+		while (p < g)
+			p *= b;
+		if (p == g)
+			return true;
+	}
+	return false;
+}
+
+static int ext_inode(const struct probe_view *v, const struct ext *e, uint32_t ino, uint8_t *buf,
+                     uint8_t *inode)
+{
+	uint64_t grp = (ino - 1) / e->ipg, idx = (ino - 1) % e->ipg;
+	if (grp >= e->groups)
+		return -1;
+	uint64_t gdt = (uint64_t)(e->first + 1) * e->bs + grp * e->dsz;
+	const uint8_t *d = get(v, buf, gdt, e->dsz);
+	if (!d)
+		return -1;
+	uint64_t table = get_le32(d + 8);
+	if (e->dsz >= 64)
+		table |= (uint64_t)get_le32(d + 0x28) << 32;
+	const uint8_t *in = get(v, buf, table * e->bs + idx * e->isz, 128);
+	if (!in)
+		return -1;
+	memcpy(inode, in, 128);
+	return 0;
+}
+
+/* The first data block of a directory inode, 0 when it cannot tell. */
+static uint64_t ext_first_block(const uint8_t *inode)
+{
+	const uint8_t *ib = inode + 0x28;
+	if (get_le32(inode + 0x20) & 0x80000) { /* extents */
+		if (get_le16(ib) != 0xF30A || get_le16(ib + 6) != 0 || get_le16(ib + 2) == 0)
+			return 0;
+		const uint8_t *x = ib + 12;
+		return (uint64_t)get_le16(x + 6) << 32 | get_le32(x + 8);
+	}
+	return get_le32(ib);
+}
+
+static void ext_walk(const struct probe_view *v, const struct ext *e, struct tally *t, int *dirs)
+{
+	uint32_t queue[64][2] = {{2, 2}};
+	int head = 0, tail = 1;
+	uint8_t *buf = malloc(e->bs + 2048), inode[128];
+	if (!buf)
+		return;
+	while (head < tail && t->budget > 0) {
+		uint32_t ino = queue[head][0], parent = queue[head][1];
+		head++;
+		bool ok =
+		    ext_inode(v, e, ino, buf, inode) == 0 && (get_le16(inode) & 0xF000) == 0x4000;
+		uint64_t blk = ok ? ext_first_block(inode) : 0;
+		point(t, ok && blk);
+		if (!ok || !blk)
+			continue;
+		const uint8_t *d = get(v, buf, blk * e->bs, e->bs);
+		ok = d && get_le32(d) == ino && d[6] == 1 && d[8] == '.' && get_le16(d + 4) >= 12 &&
+		     get_le16(d + 4) + 12u <= e->bs;
+		const uint8_t *dd = ok ? d + get_le16(d + 4) : NULL;
+		ok = ok && get_le32(dd) == parent && dd[6] == 2 && dd[8] == '.' && dd[9] == '.';
+		point(t, ok);
+		if (!ok)
+			continue;
+		(*dirs)++;
+		/* Subdirectories in this block (file type 2 needs the filetype feature). */
+		for (uint32_t at = (uint32_t)(dd - d) + get_le16(dd + 4);
+		     e->filetype && at + 12 <= e->bs;) {
+			const uint8_t *x = d + at;
+			uint16_t rl = get_le16(x + 4);
+			if (rl < 12 || at + rl > e->bs)
+				break;
+			uint32_t child = get_le32(x);
+			if (child && x[7] == 2 && tail < 64 && child != ino) {
+				queue[tail][0] = child;
+				queue[tail][1] = ino;
+				tail++;
+			}
+			at += rl;
+		}
+	}
+	free(buf);
+}
+
+static void ext_evidence(const struct probe_view *v, struct probe_candidate *c, struct tally *t)
+{
+	uint8_t buf[2048 + 1024];
+	const uint8_t *sb = get(v, buf, 1024, 1024);
+	struct ext e = {0};
+	if (!sb || get_le16(sb + 56) != 0xEF53) {
+		point(t, false);
+		return;
+	}
+	e.bs = 1024u << (get_le32(sb + 24) & 7);
+	e.first = get_le32(sb + 20);
+	e.bpg = get_le32(sb + 32);
+	e.ipg = get_le32(sb + 40);
+	e.isz = get_le32(sb + 0x4C) ? get_le16(sb + 0x58) : 128;
+	e.dsz = (get_le32(sb + 0x60) & 0x80) ? get_le16(sb + 0xFE) : 32;
+	e.sparse = get_le32(sb + 0x64) & 1;
+	e.filetype = get_le32(sb + 0x60) & 2;
+	uint64_t blocks = get_le32(sb + 4);
+	if (!e.bpg || !e.ipg || e.isz < 128 || e.dsz < 32 || e.dsz > 1024 || e.isz > e.bs)
+		return;
+	e.groups = (blocks - e.first + e.bpg - 1) / e.bpg;
+	int backups = 0, found = 0;
+	for (uint64_t g = 1; g < e.groups && t->budget > 0 && backups < 8; g++) {
+		if (e.sparse && !sparse_group(g))
+			continue;
+		backups++;
+		const uint8_t *b = get(v, buf, ((uint64_t)g * e.bpg + e.first) * e.bs, 1024);
+		bool ok = b && get_le16(b + 56) == 0xEF53 && get_le16(b + 0x5A) == g;
+		found += ok;
+		point(t, ok);
+	}
+	int dirs = 0, before = t->agree + t->disagree;
+	ext_walk(v, &e, t, &dirs);
+	size_t l = strlen(c->evidence);
+	snprintf(c->evidence + l, sizeof(c->evidence) - l,
+	         "ext4: %d of %d backup superblocks where this geometry puts them, %d directories "
+	         "walked (%d of %d inode and directory-block checks agree); ",
+	         found, backups, dirs, t->agree - found, t->agree + t->disagree - before);
+}
+
+static void xfs_evidence(const struct probe_view *v, struct probe_candidate *c, struct tally *t)
+{
+	uint8_t buf[1024 + 1024];
+	const uint8_t *sb = get(v, buf, 0, 512);
+	if (!sb || memcmp(sb, "XFSB", 4)) {
+		point(t, false);
+		return;
+	}
+	uint32_t bs = be32(sb + 4), agb = be32(sb + 84), agc = be32(sb + 88);
+	uint32_t ss = (uint32_t)sb[102] << 8 | sb[103];
+	if (ss < 512 || ss > 32768 || !agb || !agc || !bs)
+		return;
+	int ok_n = 0, n = 0;
+	for (uint32_t g = 1; g < agc && t->budget > 0 && g < 33; g++) {
+		uint64_t at = (uint64_t)g * agb * bs;
+		const uint8_t *p = get(v, buf, at, 512);
+		bool ok = p && !memcmp(p, "XFSB", 4);
+		point(t, ok);
+		ok_n += ok;
+		p = get(v, buf, at + ss, 512);
+		ok = p && !memcmp(p, "XAGF", 4) && be32(p + 8) == g;
+		point(t, ok);
+		ok_n += ok;
+		p = get(v, buf, at + 2 * ss, 512);
+		ok = p && !memcmp(p, "XAGI", 4) && be32(p + 8) == g;
+		point(t, ok);
+		ok_n += ok;
+		n += 3;
+	}
+	size_t l = strlen(c->evidence);
+	snprintf(c->evidence + l, sizeof(c->evidence) - l,
+	         "XFS: %d of %d allocation group headers where this geometry puts them; ", ok_n, n);
+}
+
+static void simple_evidence(const struct probe_view *v, struct probe_candidate *c, struct tally *t,
+                            uint64_t at, const char *magic, size_t mlen, const char *what)
+{
+	uint8_t buf[2048];
+	if (at + 1024 > v->array_bytes)
+		return;
+	const uint8_t *p = get(v, buf, at, mlen);
+	bool ok = p && !memcmp(p, magic, mlen);
+	point(t, ok);
+	size_t l = strlen(c->evidence);
+	snprintf(c->evidence + l, sizeof(c->evidence) - l, "%s %s; ", what,
+	         ok ? "where this geometry puts it" : "not where this geometry puts it");
+}
+
+void probe_fs_evidence(const struct probe_view *v, const struct probe_sig *start,
+                       struct probe_candidate *c, int max_points)
+{
+	struct tally t = {0, 0, max_points};
+	switch (start->kind) {
+	case PROBE_SIG_EXT: ext_evidence(v, c, &t); break;
+	case PROBE_SIG_XFS: xfs_evidence(v, c, &t); break;
+	case PROBE_SIG_BTRFS:
+		simple_evidence(v, c, &t, (64ull << 20) + 65536 + 64, "_BHRfS_M", 8,
+		                "btrfs superblock copy at 64 MiB");
+		break;
+	case PROBE_SIG_GPT: {
+		uint8_t buf[2048];
+		const uint8_t *h = get(v, buf, 512, 512);
+		uint64_t alt = h ? get_le64(h + 32) : 0;
+		if (alt && alt < (UINT64_MAX >> 10))
+			simple_evidence(v, c, &t, alt * 512, "EFI PART", 8, "GPT backup header");
+		break;
+	}
+	default: break;
+	}
+	c->agree += t.agree;
+	c->disagree += t.disagree;
+}

@@ -1,0 +1,532 @@
+/* probe_run: signatures first, then geometries proposed from where a file
+ * system or partition table starts, each scored by the evidence of the data
+ * (fs_evidence.c; parity and copies over sampled stripes, redundancy.c).
+ * A geometry is convincing only when every check it was put to agrees and
+ * there were enough of them; otherwise the result says nothing convincing
+ * was found, with the best attempt and its evidence. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layout/layout.h"
+#include "meta/md_super.h"
+#include "probe/probe.h"
+#include "uraid.h"
+
+#define SCAN_BYTES       (4u << 20) /* every 4 KiB of a member's start is tried as a data offset */
+#define MAX_STARTS       4          /* per member */
+#define KEEP             64         /* best candidates re-checked with parity and copies */
+#define MIN_AGREE        5
+#define PROBE_XOR_MEMBER (-2) /* a start found in the XOR of all members */
+
+int probe_view_geometry(const struct probe_input *in, const struct probe_candidate *c,
+                        struct layout_geometry *g);
+void probe_redundancy(const struct probe_input *in, struct probe_candidate *c, uint64_t *bytes);
+
+static void progress(const struct probe_input *in, const char *fmt, const char *a, int b)
+{
+	if (!in->progress)
+		return;
+	char line[200];
+	snprintf(line, sizeof(line), fmt, a, b);
+	in->progress(in->ctx, line);
+}
+
+static void add_sig(struct probe_result *r, const struct probe_sig *s)
+{
+	if (r->nsigs < (int)(sizeof(r->sigs) / sizeof(r->sigs[0])))
+		r->sigs[r->nsigs++] = *s;
+}
+
+/* md superblocks on every member of one array: the geometry outright. */
+static bool from_md(const struct probe_input *in, struct probe_result *r)
+{
+	const struct probe_sig *first = NULL;
+	struct probe_candidate c = {0};
+	for (int i = 0; i < r->nsigs; i++) {
+		const struct probe_sig *s = &r->sigs[i];
+		if (s->kind != PROBE_SIG_MD || s->md_level == -100)
+			continue;
+		if (!first) {
+			first = s;
+			c.level = s->md_level;
+			c.layout = s->md_layout;
+			c.chunk_sectors = s->md_chunk_sectors;
+			c.raid_devices = s->md_raid_disks;
+			c.data_offset = s->md_data_offset;
+			if (c.raid_devices < 1 || c.raid_devices > PROBE_MAX_MEMBERS)
+				return false;
+			for (int k = 0; k < c.raid_devices; k++)
+				c.order[k] = -1;
+		}
+		if (memcmp(s->md_uuid, first->md_uuid, 16) || s->md_data_offset != c.data_offset)
+			continue;
+		if (s->md_role >= 0 && s->md_role < c.raid_devices)
+			c.order[s->md_role] = s->member;
+		c.agree++;
+	}
+	if (!first)
+		return false;
+	c.score = 1;
+	c.from_superblock = true;
+	snprintf(c.evidence, sizeof(c.evidence),
+	         "md superblocks on %d of the %d members name this geometry (uraid assemble runs "
+	         "the array as it is; this build line reads it without them)",
+	         c.agree, in->n);
+	r->cand[r->ncand++] = c;
+	return true;
+}
+
+static int scan_member(const struct probe_input *in, int m, struct probe_result *r,
+                       uint64_t *starts, int *nstarts, struct probe_sig *ssig)
+{
+	uint64_t size = in->size[m];
+	uint8_t *buf = malloc(SCAN_BYTES + PROBE_HEAD_BYTES);
+	if (!buf)
+		return -ENOMEM;
+	int rc = 0;
+	/* md superblocks at each version's place; metadata at the end. */
+	static const int versions[] = {0, 10, 11, 12};
+	for (int v = 0; v < 4 && rc == 0; v++) {
+		int64_t loc = md_sb_location((enum md_sb_version)versions[v], size / 512);
+		struct probe_sig s;
+		if (loc < 0 || (uint64_t)loc * 512 + MD_SB_BYTES > size)
+			continue;
+		rc = in->read(in->ctx, m, buf, MD_SB_BYTES, (uint64_t)loc * 512);
+		r->bytes_read += MD_SB_BYTES;
+		if (rc == 0 && probe_sig_md(versions[v], buf, MD_SB_BYTES, &s)) {
+			s.member = m;
+			s.given = m;
+			s.offset = (uint64_t)loc * 512;
+			add_sig(r, &s);
+		}
+	}
+	if (rc == 0 && size >= PROBE_TAIL_BYTES) {
+		struct probe_sig s;
+		rc = in->read(in->ctx, m, buf, PROBE_TAIL_BYTES, size - PROBE_TAIL_BYTES);
+		r->bytes_read += PROBE_TAIL_BYTES;
+		if (rc == 0 && probe_sig_tail(buf, PROBE_TAIL_BYTES, size, &s)) {
+			s.member = m;
+			s.given = m;
+			add_sig(r, &s);
+		}
+	}
+	size_t head =
+	    size < SCAN_BYTES + PROBE_HEAD_BYTES ? (size_t)size : SCAN_BYTES + PROBE_HEAD_BYTES;
+	if (rc == 0)
+		rc = in->read(in->ctx, m, buf, head & ~511ul, 0);
+	r->bytes_read += head;
+	/* Where a volume starts: every 4 KiB of the first 4 MiB, then powers of two. */
+	for (uint64_t off = 0; rc == 0 && off + 4096 <= head && *nstarts < MAX_STARTS;
+	     off += 4096) {
+		struct probe_sig s;
+		if (probe_sig_head(buf + off, head - off, &s)) {
+			s.member = m;
+			s.given = m;
+			s.offset = off;
+			add_sig(r, &s);
+			starts[*nstarts] = off;
+			ssig[(*nstarts)++] = s;
+		}
+	}
+	/* Past 4 MiB: powers of two to 256 MiB (mdadm 1.1/1.2 use 128 MiB on
+	 * big members), and 129 MiB (older mdadm with a bitmap). */
+	static const uint64_t far[] = {8u << 20,   16u << 20,  32u << 20, 64u << 20,
+	                               128u << 20, 129u << 20, 256u << 20};
+	for (size_t fi = 0; rc == 0 && fi < sizeof(far) / sizeof(far[0]) && *nstarts < MAX_STARTS;
+	     fi++) {
+		uint64_t off = far[fi];
+		if (off + PROBE_HEAD_BYTES > size)
+			break;
+		struct probe_sig s;
+		rc = in->read(in->ctx, m, buf, PROBE_HEAD_BYTES, off);
+		r->bytes_read += PROBE_HEAD_BYTES;
+		if (rc == 0 && probe_sig_head(buf, PROBE_HEAD_BYTES, &s) &&
+		    s.kind != PROBE_SIG_MBR) {
+			s.member = m;
+			s.given = m;
+			s.offset = off;
+			add_sig(r, &s);
+			starts[*nstarts] = off;
+			ssig[(*nstarts)++] = s;
+		}
+	}
+	free(buf);
+	return rc;
+}
+
+/* Volume starts in the XOR of every member's first SCAN_BYTES. */
+static int scan_xor(const struct probe_input *in, struct probe_result *r, uint64_t *starts,
+                    int *nstarts, struct probe_sig *ssig)
+{
+	uint64_t smallest = UINT64_MAX;
+	for (int m = 0; m < in->n; m++)
+		if (in->size[m] < smallest)
+			smallest = in->size[m];
+	size_t head = smallest < SCAN_BYTES + PROBE_HEAD_BYTES ? (size_t)smallest & ~511ul
+	                                                       : SCAN_BYTES + PROBE_HEAD_BYTES;
+	uint8_t *acc = calloc(1, head), *buf = malloc(head);
+	int rc = acc && buf ? 0 : -ENOMEM;
+	for (int m = 0; m < in->n && rc == 0; m++) {
+		rc = in->read(in->ctx, m, buf, head, 0);
+		r->bytes_read += head;
+		for (size_t i = 0; rc == 0 && i < head; i++)
+			acc[i] ^= buf[i];
+	}
+	for (uint64_t off = 0; rc == 0 && off + 4096 <= head && *nstarts < MAX_STARTS;
+	     off += 4096) {
+		struct probe_sig s;
+		if (probe_sig_head(acc + off, head - off, &s) && s.kind != PROBE_SIG_MBR) {
+			s.member = PROBE_XOR_MEMBER;
+			s.offset = off;
+			starts[*nstarts] = off;
+			ssig[(*nstarts)++] = s;
+		}
+	}
+	free(acc);
+	free(buf);
+	return rc;
+}
+
+/* The levels and layouts tried, with how many members each may lack. */
+struct shape {
+	int level;
+	uint32_t layout;
+	int max_missing;
+	bool chunked;
+};
+static const struct shape shapes[] = {
+    {URAID_LEVEL_LINEAR, 0, 0, false},
+    {URAID_LEVEL_RAID0, 0, 0, true},
+    {URAID_LEVEL_RAID1, 0, 1, false},
+    {URAID_LEVEL_RAID10, 0x102, 1, true},
+    {URAID_LEVEL_RAID10, 0x201, 1, true},
+    {URAID_LEVEL_RAID10, 0x10201, 1, true},
+    {URAID_LEVEL_RAID4, 0, 1, true},
+    {URAID_LEVEL_RAID5, LAYOUT_LEFT_SYMMETRIC, 1, true},
+    {URAID_LEVEL_RAID5, LAYOUT_LEFT_ASYMMETRIC, 1, true},
+    {URAID_LEVEL_RAID5, LAYOUT_RIGHT_SYMMETRIC, 1, true},
+    {URAID_LEVEL_RAID5, LAYOUT_RIGHT_ASYMMETRIC, 1, true},
+    {URAID_LEVEL_RAID5, LAYOUT_PARITY_0, 1, true},
+    {URAID_LEVEL_RAID6, LAYOUT_LEFT_SYMMETRIC, 2, true},
+    {URAID_LEVEL_RAID6, LAYOUT_LEFT_ASYMMETRIC, 2, true},
+    {URAID_LEVEL_RAID6, LAYOUT_RIGHT_SYMMETRIC, 2, true},
+    {URAID_LEVEL_RAID6, LAYOUT_RIGHT_ASYMMETRIC, 2, true},
+};
+
+static bool next_perm(int *a, int n)
+{
+	int i = n - 2;
+	while (i >= 0 && a[i] >= a[i + 1])
+		i--;
+	if (i < 0)
+		return false;
+	int j = n - 1;
+	while (a[j] <= a[i])
+		j--;
+	int t = a[i];
+	a[i] = a[j];
+	a[j] = t;
+	for (int l = i + 1, r = n - 1; l < r; l++, r--) {
+		t = a[l];
+		a[l] = a[r];
+		a[r] = t;
+	}
+	return true;
+}
+
+static int net(const struct probe_candidate *c)
+{
+	return c->agree - 3 * c->disagree;
+}
+
+/* Better first: more net evidence, fewer missing members, mdadm's defaults. */
+static int cmp_cand(const void *x, const void *y)
+{
+	const struct probe_candidate *a = x, *b = y;
+	if (net(a) != net(b))
+		return net(b) - net(a);
+	int ma = 0, mb = 0;
+	for (int i = 0; i < a->raid_devices; i++)
+		ma += a->order[i] < 0;
+	for (int i = 0; i < b->raid_devices; i++)
+		mb += b->order[i] < 0;
+	if (ma != mb)
+		return ma - mb;
+	/* the geometry the file system fills best */
+	if (a->slack != b->slack)
+		return a->slack < b->slack ? -1 : 1;
+	/* raid10 of two near copies over two members is raid1: say raid1 */
+	bool ra = a->level == URAID_LEVEL_RAID1, rb = b->level == URAID_LEVEL_RAID1;
+	if (ra != rb)
+		return rb - ra;
+	bool da = a->layout == layout_default(a->level), db = b->layout == layout_default(b->level);
+	if (da != db)
+		return db - da;
+	bool ca = a->chunk_sectors == 1024, cb = b->chunk_sectors == 1024;
+	return cb - ca;
+}
+
+struct pool {
+	struct probe_candidate *c;
+	int n, cap;
+};
+
+static void keep(struct pool *p, const struct probe_candidate *c)
+{
+	if (p->n < p->cap) {
+		p->c[p->n++] = *c;
+		return;
+	}
+	int worst = 0;
+	for (int i = 1; i < p->n; i++)
+		if (cmp_cand(&p->c[i], &p->c[worst]) > 0)
+			worst = i;
+	if (cmp_cand(c, &p->c[worst]) < 0)
+		p->c[worst] = *c;
+}
+
+static bool orders_differ_only_in_mirror(const struct shape *sh)
+{
+	return sh->level == URAID_LEVEL_RAID1;
+}
+
+static void try_start(const struct probe_input *in, const struct probe_sig *start,
+                      struct pool *pool, uint64_t *bytes)
+{
+	static const uint32_t chunks[] = {8, 16, 32, 64, 128, 256, 512, 1024, 2048};
+	int n = in->n;
+	for (size_t si = 0; si < sizeof(shapes) / sizeof(shapes[0]); si++) {
+		const struct shape *sh = &shapes[si];
+		for (int miss = 0; miss <= sh->max_missing; miss++) {
+			int N = n + miss;
+			if (N > PROBE_MAX_MEMBERS || N < 1)
+				continue;
+			for (size_t ci = 0; ci < (sh->chunked ? 9u : 1u); ci++) {
+				struct probe_candidate c = {0};
+				c.level = sh->level;
+				c.layout = sh->layout;
+				c.chunk_sectors = sh->chunked ? chunks[ci] : 0;
+				c.raid_devices = N;
+				c.data_offset = start->offset / 512;
+				struct layout_geometry g;
+				int perm[PROBE_MAX_MEMBERS];
+				for (int i = 0; i < miss; i++)
+					perm[i] = -1;
+				for (int i = 0; i < n; i++)
+					perm[miss + i] = i;
+				memcpy(c.order, perm, sizeof(perm));
+				if (probe_view_geometry(in, &c, &g) < 0)
+					continue;
+				const struct layout_ops *ops = layout_ops_for(g.level);
+				uint64_t abytes = ops->array_sectors(&g) * 512;
+				/* the file system must fit (it may leave room after it) */
+				if (start->fs_bytes > abytes)
+					continue;
+				c.slack = abytes - start->fs_bytes;
+				do {
+					memcpy(c.order, perm, sizeof(perm));
+					/* logical sector 0 must be where the volume was found,
+					 * or on a missing member: then what was found is its
+					 * parity, equal to it where the rest of the row is empty */
+					bool here = false;
+					for (int k = 0; k < ops->ncopies(&g); k++) {
+						struct layout_loc loc;
+						uint64_t run;
+						if (ops->map(&g, 0, k, &loc, &run) == 0 &&
+						    (c.order[loc.role] == start->member ||
+						     (ops->stripe && c.order[loc.role] < 0)))
+							here = true;
+					}
+					/* found in the XOR of the members: raid4/5 lacking the
+					 * member that holds logical sector 0 */
+					if (start->member == PROBE_XOR_MEMBER &&
+					    (miss != 1 || (c.level != URAID_LEVEL_RAID5 &&
+					                   c.level != URAID_LEVEL_RAID4)))
+						here = false;
+					/* linear: a file system that ends before the last
+					 * member says nothing of the members after it */
+					if (c.level == URAID_LEVEL_LINEAR && N > 1 &&
+					    start->fs_bytes && c.order[N - 1] >= 0 &&
+					    start->fs_bytes <= abytes - (in->size[c.order[N - 1]] -
+					                                 c.data_offset * 512))
+						here = false;
+					if (!here)
+						continue;
+					c.agree = c.disagree = 0;
+					if (start->member == PROBE_XOR_MEMBER)
+						snprintf(
+						    c.evidence, sizeof(c.evidence),
+						    "volume start in the XOR of the members "
+						    "(the missing member's data) at byte %llu; ",
+						    (unsigned long long)start->offset);
+					else
+						snprintf(c.evidence, sizeof(c.evidence),
+						         "volume start on member %d (as given) at "
+						         "byte %llu; ",
+						         start->given + 1,
+						         (unsigned long long)start->offset);
+					struct probe_view v = {in, &c, abytes, bytes};
+					probe_fs_evidence(&v, start, &c, 40);
+					keep(pool, &c);
+				} while (!orders_differ_only_in_mirror(sh) && next_perm(perm, N));
+			}
+		}
+	}
+}
+
+/* Everything found where volumes start: per member, and in the XOR. */
+struct starts {
+	int n[PROBE_MAX_MEMBERS + 1];
+	uint64_t off[PROBE_MAX_MEMBERS + 1][MAX_STARTS];
+	struct probe_sig sig[PROBE_MAX_MEMBERS + 1][MAX_STARTS];
+};
+
+/* Every geometry from every start, checked; the convincing ones into r
+ * (member numbers through map, when given: a subset of the input). */
+static int infer(const struct probe_input *in, const struct probe_input *shown,
+                 const struct starts *st, struct probe_result *r, const int *map, const char *note)
+{
+	struct pool pool = {calloc(KEEP, sizeof(struct probe_candidate)), 0, KEEP};
+	if (!pool.c)
+		return -ENOMEM;
+	int tried = 0;
+	for (int m = 0; m <= in->n; m++)
+		for (int s = 0; s < st->n[m]; s++) {
+			progress(shown, "trying geometries with a volume start %s%d", "",
+			         tried + 1);
+			try_start(in, &st->sig[m][s], &pool, &r->bytes_read);
+			tried++;
+		}
+	progress(shown, "checking parity and copies of the best %s%d geometries", "", pool.n);
+	for (int i = 0; i < pool.n; i++)
+		probe_redundancy(in, &pool.c[i], &r->bytes_read);
+	qsort(pool.c, (size_t)pool.n, sizeof(pool.c[0]), cmp_cand);
+	for (int i = 0; i < pool.n; i++) {
+		struct probe_candidate *c = &pool.c[i];
+		c->score = c->agree + c->disagree ? (double)c->agree / (c->agree + c->disagree) : 0;
+		if (map)
+			for (int k = 0; k < c->raid_devices; k++)
+				c->order[k] = c->order[k] >= 0 ? map[c->order[k]] : -1;
+		if (note) {
+			char e[sizeof(c->evidence)];
+			snprintf(e, sizeof(e), "%s%s", note, c->evidence);
+			memcpy(c->evidence, e, sizeof(e));
+		}
+		if (c->disagree == 0 && c->agree >= MIN_AGREE && r->ncand < PROBE_MAX_CAND)
+			r->cand[r->ncand++] = *c;
+		else if (!r->have_rejected && r->ncand == 0) {
+			r->best_rejected = *c;
+			r->have_rejected = true;
+		}
+	}
+	free(pool.c);
+	return tried;
+}
+
+/* The input without member `out`, for a set mixed with an unrelated disk. */
+struct subset {
+	const struct probe_input *base;
+	int map[PROBE_MAX_MEMBERS];
+};
+
+static int subset_read(void *ctx, int member, void *buf, size_t len, uint64_t off)
+{
+	const struct subset *s = ctx;
+	return s->base->read(s->base->ctx, s->map[member], buf, len, off);
+}
+
+static int without_one(const struct probe_input *in, const struct starts *all, int out,
+                       struct probe_result *r)
+{
+	struct subset sub = {in, {0}};
+	struct probe_input si = {.n = in->n - 1, .read = subset_read, .ctx = &sub};
+	struct starts *st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	for (int m = 0, k = 0; m < in->n; m++) {
+		if (m == out)
+			continue;
+		sub.map[k] = m;
+		si.size[k] = in->size[m];
+		st->n[k] = all->n[m];
+		for (int s = 0; s < all->n[m]; s++) {
+			st->off[k][s] = all->off[m][s];
+			st->sig[k][s] = all->sig[m][s];
+			st->sig[k][s].member = k;
+		}
+		k++;
+	}
+	int rc = 0;
+	if (si.n >= 2)
+		rc = scan_xor(&si, r, st->off[si.n], &st->n[si.n], st->sig[si.n]);
+	char note[96];
+	snprintf(note, sizeof(note), "member %d (as given) left out: it fits no geometry; ",
+	         out + 1);
+	if (rc == 0)
+		rc = infer(&si, in, st, r, sub.map, note);
+	free(st);
+	return rc;
+}
+
+int probe_run(const struct probe_input *in, struct probe_result *r, char *err, size_t errlen)
+{
+	memset(r, 0, sizeof(*r));
+	if (errlen)
+		err[0] = 0;
+	if (in->n < 1 || in->n > PROBE_MAX_MEMBERS) {
+		snprintf(err, errlen, "probe takes 1 to %d members", PROBE_MAX_MEMBERS);
+		return -EINVAL;
+	}
+	struct starts *st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	int rc = 0;
+	for (int m = 0; m < in->n && rc == 0; m++) {
+		progress(in, "reading signatures of member %s%d", "", m + 1);
+		rc = scan_member(in, m, r, st->off[m], &st->n[m], st->sig[m]);
+		if (rc < 0)
+			snprintf(err, errlen, "member %d: read failed: %s", m + 1, strerror(-rc));
+	}
+	/* With one member of a raid4/5 gone, the XOR of the others is its data. */
+	if (rc == 0 && in->n >= 2) {
+		progress(in, "reading the XOR of the members%s %d", "", in->n);
+		rc = scan_xor(in, r, st->off[in->n], &st->n[in->n], st->sig[in->n]);
+		if (rc < 0)
+			snprintf(err, errlen, "read failed: %s", strerror(-rc));
+	}
+	if (rc == 0 && from_md(in, r)) {
+		snprintf(r->summary, sizeof(r->summary), "md superblocks found");
+		free(st);
+		return 0;
+	}
+	int tried = rc < 0 ? rc : infer(in, in, st, r, NULL, NULL);
+	/* Nothing fits all of them: perhaps one is an unrelated disk. */
+	for (int out = 0; tried >= 0 && r->ncand == 0 && in->n >= 3 && out < in->n; out++) {
+		int t = without_one(in, st, out, r);
+		if (t < 0)
+			tried = t;
+	}
+	free(st);
+	if (tried < 0) {
+		if (!err[0])
+			snprintf(err, errlen, "%s", strerror(-tried));
+		return tried;
+	}
+	qsort(r->cand, (size_t)r->ncand, sizeof(r->cand[0]), cmp_cand);
+	if (r->ncand)
+		snprintf(r->summary, sizeof(r->summary),
+		         "%d geometr%s every check agrees with (from %d volume start%s found)",
+		         r->ncand, r->ncand == 1 ? "y" : "ies", tried, tried == 1 ? "" : "s");
+	else if (!tried)
+		snprintf(r->summary, sizeof(r->summary),
+		         "nothing convincing: no superblock, and no file system, partition table "
+		         "or LVM label at any data offset tried on any member");
+	else
+		snprintf(r->summary, sizeof(r->summary),
+		         "nothing convincing: %d volume start%s found, but no geometry puts the "
+		         "structures they point to where they are",
+		         tried, tried == 1 ? "" : "s");
+	return 0;
+}

@@ -1,0 +1,126 @@
+/* uraid probe: what a set of members is, from their bytes alone. Pure
+ * functions over a read callback (no files, no writes), so tests feed them
+ * made-up members and the CLI feeds them images or devices.
+ *
+ * signatures.c recognises on-disk signatures in a buffer: md superblocks
+ * (through src/meta), GEOM, DDF, IMSM, LVM PV labels, GPT/MBR, and the
+ * file systems that tell where a logical volume starts (ext2/3/4, XFS,
+ * btrfs). infer.c proposes geometries (level, members and their order,
+ * chunk, layout, data offset, which member is missing) and scores each by
+ * what the data says: parity or copies that agree over sampled stripes,
+ * and file system structures found where the geometry puts them
+ * (fs_evidence.c walks ext4 directories and XFS allocation groups). */
+#ifndef URAID_PROBE_H
+#define URAID_PROBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROBE_MAX_MEMBERS 16
+#define PROBE_MAX_CAND    8
+#define PROBE_HEAD_BYTES  (68u * 1024) /* what probe_sig_head looks at (btrfs: 64K + 4K) */
+#define PROBE_TAIL_BYTES  (8u * 1024)  /* what probe_sig_tail looks at: a member's last 8 KiB */
+
+/* Read len bytes at byte offset off of member `member`: 0 or negative errno. */
+typedef int (*probe_read_fn)(void *ctx, int member, void *buf, size_t len, uint64_t off);
+
+enum probe_sig_kind {
+	PROBE_SIG_NONE = 0,
+	PROBE_SIG_EXT,   /* ext2/3/4 superblock, group 0 */
+	PROBE_SIG_XFS,   /* XFS superblock */
+	PROBE_SIG_BTRFS, /* btrfs primary superblock */
+	PROBE_SIG_GPT,   /* GPT header at LBA 1 */
+	PROBE_SIG_MBR,   /* MBR partition table (0x55AA, sane entries) */
+	PROBE_SIG_LVM,   /* LVM2 PV label */
+	PROBE_SIG_MD,    /* md superblock (any version) */
+	PROBE_SIG_GEOM,  /* FreeBSD GEOM mirror/raid3 metadata */
+	PROBE_SIG_DDF,   /* SNIA DDF anchor */
+	PROBE_SIG_IMSM,  /* Intel Matrix Storage metadata */
+};
+
+struct probe_sig {
+	enum probe_sig_kind kind;
+	int member;      /* which member (set by the caller) */
+	int given;       /* its place in the probe's input (member, before any is left out) */
+	uint64_t offset; /* bytes: where on the member the volume/metadata starts */
+	char text[200];  /* what it is, for people */
+	/* File systems: their size (bytes), so a geometry must hold them. */
+	uint64_t fs_bytes;
+	/* md superblocks. */
+	int md_version; /* 0, 10, 11, 12 */
+	int md_level, md_raid_disks, md_role;
+	uint32_t md_layout, md_chunk_sectors;
+	uint64_t md_data_offset, md_size;
+	uint8_t md_uuid[16];
+};
+
+/* A volume starting at buf[0] (len >= 4096; btrfs needs PROBE_HEAD_BYTES):
+ * fills *s and returns 1 when one is recognised, else 0. Never reads past
+ * len, whatever the bytes say (fuzzed: fuzz/fuzz_probe_sig.c). */
+int probe_sig_head(const uint8_t *buf, size_t len, struct probe_sig *s);
+/* Metadata at a member's end: buf holds its last `len` bytes (len a multiple
+ * of 512, at most PROBE_TAIL_BYTES), dev_bytes its size. 1 when found. */
+int probe_sig_tail(const uint8_t *buf, size_t len, uint64_t dev_bytes, struct probe_sig *s);
+/* An md superblock of `version` in the 4 KiB block buf. 1 when found. */
+int probe_sig_md(int version, const uint8_t *buf, size_t len, struct probe_sig *s);
+
+/* One proposed geometry. */
+struct probe_candidate {
+	int level; /* enum uraid_level */
+	uint32_t layout;
+	uint32_t chunk_sectors;
+	int raid_devices;
+	uint64_t data_offset;         /* sectors, every member */
+	int order[PROBE_MAX_MEMBERS]; /* role -> input member, -1 missing */
+	int agree, disagree;          /* evidence counts */
+	double score;                 /* agree / (agree + disagree) */
+	uint64_t slack;               /* array bytes after the file system found */
+	bool from_superblock;         /* the md superblocks said so */
+	char evidence[600];
+};
+
+struct probe_input {
+	int n;
+	uint64_t size[PROBE_MAX_MEMBERS]; /* bytes */
+	probe_read_fn read;
+	void *ctx;
+	/* Called now and then with a line of what is being done (may be NULL). */
+	void (*progress)(void *ctx, const char *what);
+};
+
+struct probe_result {
+	int nsigs;
+	struct probe_sig sigs[4 * PROBE_MAX_MEMBERS];
+	int ncand; /* convincing candidates, best first */
+	struct probe_candidate cand[PROBE_MAX_CAND];
+	/* When nothing is convincing: the best of what was tried, and why not. */
+	struct probe_candidate best_rejected;
+	bool have_rejected;
+	char summary[400];
+	uint64_t bytes_read;
+};
+
+/* Probe the members: signatures first (md superblocks give the geometry
+ * outright), else inference from the data. 0 (result filled; ncand may be
+ * 0: nothing convincing), or a negative errno (a member could not be
+ * read; err says which). */
+int probe_run(const struct probe_input *in, struct probe_result *out, char *err, size_t errlen);
+
+/* ---- internals shared by infer.c and fs_evidence.c ---- */
+
+/* Logical reads through a candidate geometry over the input members
+ * (missing members rebuilt from parity when the level allows). */
+struct probe_view {
+	const struct probe_input *in;
+	const struct probe_candidate *c;
+	uint64_t array_bytes;
+	uint64_t *bytes_read;
+};
+int probe_view_read(const struct probe_view *v, void *buf, size_t len, uint64_t off);
+
+/* File system structures the geometry must put in the right places:
+ * agree/disagree counts added to *c, the first few noted in its evidence. */
+void probe_fs_evidence(const struct probe_view *v, const struct probe_sig *start,
+                       struct probe_candidate *c, int max_points);
+#endif

@@ -1,0 +1,149 @@
+/* What the redundancy of a candidate geometry says over sampled stripes:
+ * at the right level, chunk, layout and order, parity (XOR for raid4/5,
+ * P+Q for raid6) and mirror copies hold everywhere; at a wrong one almost
+ * nowhere. Rows that are all zeros prove nothing and are skipped, as are
+ * rows whose missing members leave no redundancy to check. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layout/layout.h"
+#include "probe/probe.h"
+#include "uraid.h"
+
+#define SAMPLES 32
+#define BLK     4096u
+
+int probe_view_geometry(const struct probe_input *in, const struct probe_candidate *c,
+                        struct layout_geometry *g);
+void probe_redundancy(const struct probe_input *in, struct probe_candidate *c, uint64_t *bytes);
+
+static bool zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static int rd(const struct probe_input *in, const struct probe_candidate *c, int role,
+              uint64_t msec, uint8_t *buf, uint64_t *bytes)
+{
+	int m = c->order[role];
+	if (m < 0)
+		return -1;
+	uint64_t off = (c->data_offset + msec) * 512;
+	if (off + BLK > in->size[m])
+		return -1;
+	*bytes += BLK;
+	return in->read(in->ctx, m, buf, BLK, off);
+}
+
+/* 1 agrees, 0 disagrees, -1 proves nothing. */
+static int parity_row(const struct probe_input *in, const struct probe_candidate *c,
+                      const struct layout_geometry *g, const struct layout_ops *ops, uint64_t msec,
+                      uint8_t *mem, uint64_t *bytes)
+{
+	struct layout_stripe s;
+	ops->stripe(g, msec / g->chunk_sectors, &s);
+	bool has_q = s.q_role >= 0;
+	int k = s.ndata, nb = k + (has_q ? 2 : 1), nmiss = 0, miss[3];
+	int role_of[LAYOUT_MAX_MEMBERS + 2];
+	void *blk[LAYOUT_MAX_MEMBERS + 2];
+	for (int d = 0; d < k; d++)
+		role_of[has_q ? s.q_index[d] : d] = s.data_role[d];
+	role_of[k] = s.p_role;
+	if (has_q)
+		role_of[k + 1] = s.q_role;
+	bool allzero = true;
+	for (int i = 0; i < nb; i++) {
+		blk[i] = mem + (size_t)i * BLK;
+		if (rd(in, c, role_of[i], msec, blk[i], bytes) < 0) {
+			if (nmiss == 2)
+				return -1;
+			miss[nmiss++] = i;
+			memset(blk[i], 0, BLK);
+		} else if (!zero(blk[i], BLK))
+			allzero = false;
+	}
+	if (allzero || nmiss >= nb - k)
+		return -1;
+	/* Leave one more present block out, rebuild it, compare. */
+	int extra = -1;
+	for (int i = nb - 1; i >= 0 && extra < 0; i--) {
+		bool m = false;
+		for (int j = 0; j < nmiss; j++)
+			m |= miss[j] == i;
+		if (!m && !zero(blk[i], BLK))
+			extra = i;
+	}
+	if (extra < 0)
+		return -1;
+	uint8_t *save = mem + (size_t)nb * BLK;
+	memcpy(save, blk[extra], BLK);
+	miss[nmiss++] = extra;
+	const struct uraid_parity *pp = uraid_parity_get("portable");
+	if (!pp || pp->recover(k, BLK, blk, has_q, nmiss, miss) < 0)
+		return -1;
+	return memcmp(save, blk[extra], BLK) == 0;
+}
+
+static int mirror_row(const struct probe_input *in, const struct probe_candidate *c,
+                      const struct layout_geometry *g, const struct layout_ops *ops, uint64_t lsec,
+                      uint8_t *mem, uint64_t *bytes)
+{
+	int have = 0;
+	uint8_t *first = mem, *other = mem + BLK;
+	for (int k = 0; k < ops->ncopies(g); k++) {
+		struct layout_loc loc;
+		uint64_t run;
+		if (ops->map(g, lsec, k, &loc, &run) < 0 || run < BLK / 512)
+			return -1;
+		if (rd(in, c, loc.role, loc.sector, have ? other : first, bytes) < 0)
+			continue;
+		if (have && memcmp(first, other, BLK))
+			return 0;
+		have++;
+	}
+	return have >= 2 && !zero(first, BLK) ? 1 : -1;
+}
+
+void probe_redundancy(const struct probe_input *in, struct probe_candidate *c, uint64_t *bytes)
+{
+	struct layout_geometry g;
+	if (probe_view_geometry(in, c, &g) < 0)
+		return;
+	const struct layout_ops *ops = layout_ops_for(g.level);
+	bool parity = ops->stripe != NULL, mirror = ops->ncopies(&g) > 1;
+	if (!parity && !mirror)
+		return;
+	uint8_t *mem = malloc((size_t)(c->raid_devices + 3) * BLK);
+	if (!mem)
+		return;
+	uint64_t span = parity ? g.dev_sectors : ops->array_sectors(&g);
+	int agree = 0, disagree = 0;
+	for (int i = 0; i < SAMPLES; i++) {
+		/* Spread over the area, 4 KiB aligned (a chunk is at least that). */
+		uint64_t at = (span / SAMPLES) * (uint64_t)i + (span / SAMPLES / 2);
+		at &= ~(uint64_t)(BLK / 512 - 1);
+		if (at + BLK / 512 > span)
+			continue;
+		int v = parity ? parity_row(in, c, &g, ops, at, mem, bytes)
+		               : mirror_row(in, c, &g, ops, at, mem, bytes);
+		agree += v == 1;
+		disagree += v == 0;
+	}
+	free(mem);
+	c->agree += agree;
+	c->disagree += disagree;
+	size_t l = strlen(c->evidence);
+	if (agree + disagree)
+		snprintf(c->evidence + l, sizeof(c->evidence) - l,
+		         "%s: %d of %d sampled %s with data agree", parity ? "parity" : "copies",
+		         agree, agree + disagree, parity ? "stripes" : "blocks");
+	else
+		snprintf(c->evidence + l, sizeof(c->evidence) - l,
+		         "%s: nothing to check (the members missing leave no redundancy, or the "
+		         "sampled rows are empty)",
+		         parity ? "parity" : "copies");
+}
