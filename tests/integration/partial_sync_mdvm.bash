@@ -114,7 +114,8 @@ import re, sys
 det, spare, old = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3]
 ok = re.search(r'^\s*\d+\s+1\s+active sync\s+' + re.escape(spare) + r'\s*$', det, re.M)
 bad = re.search(r'active.*' + re.escape(old) + r'\s*$', det, re.M)
-print(det)
+if not ok or bad:
+    print(det)
 sys.exit(0 if ok and not bad else 1)
 PY
 	fi
@@ -125,9 +126,10 @@ PY
 		check "$name: no offset on 0.90: uraid rebuilt the whole spare, as md restarts (diff: ${diffs:-none})" \
 			[ -z "$diffs" ]
 	else
-		read -r lo hi nb <<<"$diffs"
-		check "$name: uraid resumed at the offset: only the part below it kept the marker ($diffs)" \
-			[ -n "$diffs" ] && [ "$hi" -lt "$roff" ] && [ "$nb" -gt $((roff * 512 * 9 / 10)) ]
+		read -r lo hi nb <<<"${diffs:-x x 0}"
+		check "$name: uraid resumed at the offset: only the part below it kept the marker (${diffs:-none})" \
+			python3 -c 'import sys; lo, hi, nb, roff = sys.argv[1:]; sys.exit(not (lo.isdigit() and int(hi) < int(roff) and int(nb) > int(roff) * 512 * 9 // 10))' \
+			"$lo" "$hi" "$nb" "$roff"
 	fi
 	got=$("$URAID" cat "${m[@]}" 2>/dev/null | md5sum | cut -d' ' -f1)
 	check "$name: after uraid's copy the pattern reads back" [ "$got" = "$want" ]
