@@ -1,6 +1,8 @@
 # A copy the kernel stopped part-way, judged by the kernel (shared/mdvm, two
 # boots); sourced by recovery_mdvm.sh (MODE=recover: member 1 failed, a spare
-# rebuilt) and replace_mdvm.sh (MODE=replace: mdadm --replace of member 1).
+# rebuilt), replace_mdvm.sh (MODE=replace: mdadm --replace of member 1) and
+# readd_mdvm.sh (MODE=readd: member 1 failed and re-added, its recovery
+# guided by the bitmap; "the spare" below is member 1 itself).
 # md makes the arrays of CASES, writes a pattern, starts the copy throttled
 # and stops each array part-way (partial_sync_mdvm.job). On the host:
 #  - uraid cat of the members == what the kernel reads from them (read-only
@@ -29,10 +31,10 @@ trap cleanup EXIT
 d=$T_TMP
 job=$TOP/tests/integration/partial_sync_mdvm.job
 disks=()
-members() { # NAME N: the member paths, spare last
+members() { # NAME N: the member paths, spare last (readd: none)
 	local k
 	for ((k = 0; k < $2; k++)); do echo "$d/$1$k"; done
-	echo "$d/$1s"
+	[ "$MODE" = readd ] || echo "$d/$1s"
 }
 for c in $CASES; do
 	IFS=: read -r name level n meta extra <<<"$c"
@@ -56,6 +58,7 @@ for c in $CASES; do
 	IFS=: read -r name level n meta extra <<<"$c"
 	mapfile -t m < <(members "$name" "$n")
 	spare=${m[-1]}
+	[ "$MODE" = readd ] && spare=${m[1]}
 	bytes=$(val "BYTES_$name" "$d/make.log")
 	want=$(head -c "$bytes" "$d/pat" | md5sum | cut -d' ' -f1)
 	kmd5=$(val "KMD5_$name" "$d/make.log")
