@@ -77,6 +77,17 @@ int eng_array_setup(struct eng_array *a, char *err, size_t errlen)
 	rc = eng_logs_load(a, err, errlen);
 	if (rc < 0)
 		return rc;
+	/* md's MD_FEATURE_RECOVERY_BITMAP: the recovery of a re-added member
+	 * (what the bitmap marks, engine/readd.c) was interrupted; md resumes
+	 * it at the recovery offset on the marked chunks only, and so does
+	 * uraid. Without a bitmap it is a full recovery from the offset. */
+	for (int i = 0; i < a->nmem; i++) {
+		struct eng_member *em = a->mem[i];
+		if (em->state == URAID_MEMBER_REBUILDING && !em->replacement && em->role >= 0 &&
+		    (em->sb.feature_map & MD_FEATURE_RECOVERY_BITMAP) && a->log &&
+		    a->log->recover_marked)
+			a->log->recover_marked(a, em->role, em);
+	}
 	a->dirty = false;
 	a->speed_min = 1000;
 	a->speed_max = 200000;

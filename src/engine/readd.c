@@ -85,6 +85,9 @@ int eng_readd(struct eng_array *a, struct member **mp, bool strict, char *err, s
 		return REFUSE(brc, "%s: bad block log refused: %s", m->name, e2);
 	}
 	*mp = NULL; /* the array owns it from here on */
+	/* Whatever recovery its old superblock recorded is over: this one is
+	 * decided below (super.c writes md's bitmap-recovery bit from it). */
+	em->sb.feature_map &= ~MD_FEATURE_RECOVERY_BITMAP;
 	if (sb.version != MD_SB_0_90 && dev_number_used(a, sb.dev_number)) {
 		uint32_t d = 0;
 		while (dev_number_used(a, d))

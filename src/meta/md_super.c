@@ -104,9 +104,9 @@ size_t md_sb_bytes(const struct md_sb *sb)
 }
 
 /* feature_map bits uraid refuses, with the words messages use. Bitmap
- * offset, recovery offset, bad blocks (the log is judged when it is loaded:
- * meta/md_badblocks.c), replacement, the raid0 layout and the partial
- * parity log (engine/ppl/) are understood. */
+ * offset, recovery offset (bitmap-based recovery too), bad blocks (the log
+ * is judged when it is loaded: meta/md_badblocks.c), replacement, the raid0
+ * layout and the partial parity log (engine/ppl/) are understood. */
 static const struct {
 	uint32_t bit;
 	const char *what;
@@ -114,7 +114,6 @@ static const struct {
     {MD_FEATURE_RESHAPE_ACTIVE, "reshape in progress"},
     {MD_FEATURE_RESHAPE_BACKWARDS, "reshape backwards"},
     {MD_FEATURE_NEW_OFFSET, "data offset change (reshape)"},
-    {MD_FEATURE_RECOVERY_BITMAP, "bitmap-based recovery in progress"},
     {MD_FEATURE_CLUSTERED, "clustered md"},
     {MD_FEATURE_JOURNAL, "journal"},
 };

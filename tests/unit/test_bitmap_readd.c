@@ -9,7 +9,8 @@
  * correct data. A member that fell behind the bitmap's events_cleared (the
  * bits were cleared after a spare rebuilt its slot) gets a full recovery.
  * A dirty degraded raid4/5/6 is refused at assembly unless forced, members
- * untouched; raid1 and clean arrays are not refused. */
+ * untouched; raid1 and clean arrays are not refused. A re-add's recovery md
+ * interrupted (MD_FEATURE_RECOVERY_BITMAP) resumes bitmap-guided. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -526,5 +527,112 @@ static void lazy_clear(void)
 	te_disk_close(&d[1]);
 }
 
+/* md's MD_FEATURE_RECOVERY_BITMAP: md interrupted the bitmap-guided
+ * recovery of a re-added member (its superblock then holds a recovery
+ * offset and that bit: feature map 0x83 from md in 6.1). The members are
+ * assembled, not refused, and the recovery resumes at the offset on the
+ * chunks the bitmap marks only; a stop keeps the bit. Without the bit (what
+ * uraid's own stop writes) it is a full recovery from the offset. */
+static void interrupted_readd(bool md_bit)
+{
+	const struct setup s = {"raid1", URAID_LEVEL_RAID1, NULL, 2};
+	struct te_disk d[2] = {0};
+	uint64_t size = 0;
+	struct uraid_array *a = make(&s, d, 2, &size);
+	if (!a)
+		return;
+	uint8_t *shadow = malloc(size);
+	uint64_t rs = 0x1b17 + md_bit;
+	t_fill(&rs, shadow, size);
+	CHECK(uraid_write(a, shadow, size, 0) == 0);
+	CHECK(uraid_flush(a) == 0);
+	CHECK(uraid_flush(a) == 0);
+	struct uraid_status st;
+	uraid_status(a, &st);
+	uint64_t dev = st.dev_sectors, doff = data_offset_of(&d[1]);
+	char err[256], e[128];
+	CHECKF(uraid_fail(a, "#1", err, sizeof(err)) == 0, "%s", err);
+	CHECKF(uraid_remove(a, "d1", err, sizeof(err)) == 0, "%s", err);
+	uint8_t *want = calloc(dev, 1);
+	scribble(a, shadow, size, &rs, 40, &s, 1, want, dev);
+	CHECKF(uraid_re_add_member(a, te_borrow(&d[1]), err, sizeof(err)) == 0, "%s", err);
+	CHECK(uraid_sync_step(a, 256) > 0); /* part of the recovery, then a stop */
+	CHECK(uraid_stop(a) == 0);
+	struct md_sb sb;
+	CHECK(md_sb_load(d[1].mem, &sb, e, sizeof(e)) == 0);
+	uint64_t roff = sb.recovery_offset;
+	CHECKF((sb.feature_map & MD_FEATURE_RECOVERY_OFFSET) && roff > 0 && roff < dev,
+	       "recovery offset %llu of %llu", (unsigned long long)roff, (unsigned long long)dev);
+	CHECK(!(sb.feature_map & MD_FEATURE_RECOVERY_BITMAP));
+	int idx[2] = {0, 1};
+	if (md_bit) {
+		sb.feature_map |= MD_FEATURE_RECOVERY_BITMAP;
+		CHECK(md_sb_store(d[1].mem, &sb) == 0);
+		CHECK(te_assemble(d, idx, 2, &a, NULL, 0) == 0);
+		CHECK(uraid_stop(a) == 0);
+		CHECK(md_sb_load(d[1].mem, &sb, e, sizeof(e)) == 0);
+		CHECKF((sb.feature_map & MD_FEATURE_RECOVERY_BITMAP) && sb.recovery_offset == roff,
+		       "after a stop: feature map 0x%x, recovery offset %llu", sb.feature_map,
+		       (unsigned long long)sb.recovery_offset);
+	}
+	struct cnt c;
+	cnt_init(&c, &d[1]);
+	c.on = true;
+	struct member *mm[2] = {te_borrow(&d[0]), &c.m};
+	CHECKF(uraid_assemble_members(mm, 2, URAID_NO_SYNC_THREAD, &a, err, sizeof(err), NULL, 0) ==
+	           0,
+	       "assemble: %s", err);
+	if (!a)
+		return;
+	CHECK(te_sync_all(a) == 0);
+	c.on = false;
+	uint64_t below = 0, ngot = 0, extra = 0, missed = 0, nwant = 0;
+	for (uint64_t x = 0; x < dev; x++) {
+		bool got = c.wmap[doff + x];
+		if (x < roff) {
+			below += got;
+			continue;
+		}
+		nwant += want[x];
+		ngot += got;
+		extra += got && !want[x];
+		missed += want[x] && !got;
+	}
+	printf(
+	    "# md bit %d: resumed at %llu, recovered %llu of %llu sectors above it (%llu marked)\n",
+	    md_bit, (unsigned long long)roff, (unsigned long long)ngot,
+	    (unsigned long long)(dev - roff), (unsigned long long)nwant);
+	CHECKF(below == 0, "%llu sectors below the recovery offset written",
+	       (unsigned long long)below);
+	if (md_bit)
+		CHECKF(
+		    nwant > 0 && extra == 0 && missed == 0,
+		    "bitmap-guided: %llu sectors beyond the marked chunks, %llu marked not written",
+		    (unsigned long long)extra, (unsigned long long)missed);
+	else
+		CHECK_EQ_U64(ngot, dev - roff);
+	CHECK(te_verify(a, shadow, size) == 0);
+	CHECK_EQ_U64(check_mismatches(a), 0);
+	CHECKF(uraid_fail(a, "#0", err, sizeof(err)) == 0, "%s", err);
+	CHECK(te_verify(a, shadow, size) == 0);
+	uraid_stop(a);
+	free(c.wmap);
+	free(want);
+	free(shadow);
+	for (int i = 0; i < 2; i++)
+		te_disk_close(&d[i]);
+}
+
+static void interrupted_readd_md(void)
+{
+	interrupted_readd(true);
+}
+
+static void interrupted_readd_uraid(void)
+{
+	interrupted_readd(false);
+}
+
 TEST_MAIN(T(readd_raid5), T(readd_raid1), T(readd_raid10_n2), T(readd_raid10_o2),
-          T(behind_events_cleared), T(add_detects_readd), T(dirty_degraded), T(lazy_clear))
+          T(behind_events_cleared), T(add_detects_readd), T(dirty_degraded), T(lazy_clear),
+          T(interrupted_readd_md), T(interrupted_readd_uraid))

@@ -393,18 +393,19 @@ static void test_features(void)
 	static const struct {
 		uint32_t bit;
 		const char *word;
-	} refused[] = {{4, "reshape"},       {32, "reshape"},    {64, "offset"},
-	               {128, "recovery"},    {256, "clustered"}, {512, "journal"},
-	               {1u << 20, "unknown"}};
+	} refused[] = {{4, "reshape"},     {32, "reshape"},  {64, "offset"},
+	               {256, "clustered"}, {512, "journal"}, {1u << 20, "unknown"}};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		sb.feature_map = refused[i].bit;
 		err[0] = 0;
 		CHECK(md_sb_check_features(&sb, err, sizeof(err)) == -EOPNOTSUPP);
 		CHECKF(strstr(err, refused[i].word), "feature %x: %s", refused[i].bit, err);
 	}
+	/* 0x80: md's bitmap-based recovery of a re-added member (engine/array.c) */
 	sb.feature_map = MD_FEATURE_BITMAP_OFFSET | MD_FEATURE_RECOVERY_OFFSET |
 	                 MD_FEATURE_RAID0_LAYOUT | MD_FEATURE_REPLACEMENT |
-	                 MD_FEATURE_BAD_BLOCKS; /* the log is judged where it is loaded */
+	                 MD_FEATURE_BAD_BLOCKS | /* the log is judged where it is loaded */
+	                 MD_FEATURE_RECOVERY_BITMAP;
 	CHECK(md_sb_check_features(&sb, err, sizeof(err)) == 0);
 	/* The partial parity log is uraid's own (engine/ppl/): the log judges
 	 * level and combinations. */

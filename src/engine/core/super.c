@@ -135,14 +135,20 @@ void eng_sb_merge(const struct eng_array *a, const struct eng_member *em, struct
 	s->v0.this_disk = em->sb.v0.this_disk;
 	if (s->version == MD_SB_0_90 && em->sb.v0.this_disk.number < MD_SB0_MAX_DEVS)
 		s->v0.this_disk = a->ref.v0.disks[em->sb.v0.this_disk.number];
-	uint32_t per_dev =
-	    MD_FEATURE_BAD_BLOCKS | MD_FEATURE_RECOVERY_OFFSET | MD_FEATURE_REPLACEMENT;
+	uint32_t per_dev = MD_FEATURE_BAD_BLOCKS | MD_FEATURE_RECOVERY_OFFSET |
+	                   MD_FEATURE_REPLACEMENT | MD_FEATURE_RECOVERY_BITMAP;
 	s->feature_map =
 	    (a->ref.feature_map & ~per_dev) | (em->sb.feature_map & MD_FEATURE_BAD_BLOCKS);
 	s->recovery_offset = 0;
 	if (em->state == URAID_MEMBER_REBUILDING && em->role >= 0) {
 		s->feature_map |= MD_FEATURE_RECOVERY_OFFSET;
 		s->recovery_offset = em->recovery_offset;
+		/* A bitmap-based recovery md interrupted stays one (array.c);
+		 * uraid's own re-adds leave it out: md then resumes them as a
+		 * full recovery from the offset, slower but as safe. */
+		if (!em->replacement && (em->sb.feature_map & MD_FEATURE_RECOVERY_BITMAP) &&
+		    a->log && a->log->recover_marked)
+			s->feature_map |= MD_FEATURE_RECOVERY_BITMAP;
 	}
 	if (em->replacement &&
 	    em->role >= 0) /* md: a replace in progress (engine/sync/replace.c) */

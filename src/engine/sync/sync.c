@@ -117,6 +117,7 @@ void eng_sync_schedule(struct eng_array *a)
 			em->role = r;
 			em->state = URAID_MEMBER_REBUILDING;
 			em->recovery_offset = 0;
+			em->sb.feature_map &= ~MD_FEATURE_RECOVERY_BITMAP;
 			a->slot[r] = spare;
 			eng_log_full_recovery(a, r); /* a spare: nothing on it to trust */
 			if (a->geo.level == 0 || a->geo.level == URAID_LEVEL_LINEAR)
