@@ -162,7 +162,7 @@ fuzz: deps fuzz-build
 
 # Every C file and header we write (tests/unit/*.h and plugins/*.h included).
 LINT_SRCS := $(LIB_SRCS) $(SIM_SRCS) $(CLI_SRCS) $(TEST_SRCS) $(FUZZ_SRCS) \
-    $(wildcard include/*.h src/*/*.h tests/*.h tests/unit/*.h tests/integration/*.c plugins/*.[ch] fuzz/*.h)
+    $(wildcard include/*.h src/*/*.h src/*/*/*.h tests/*.h tests/unit/*.h tests/integration/*.c plugins/*.[ch] fuzz/*.h)
 # Both checkers run even when the first complains, so one run lists everything.
 # clang-tidy (bugprone-*, clang-analyzer-*) is not part of it: on this tree it
 # takes ~4 minutes on 2 cores against cppcheck's ~40 s, and its findings were

@@ -110,9 +110,9 @@ int eng_bitmap_clear_synced(struct eng_array *a);
 uint64_t eng_bitmap_next_dirty(struct eng_array *a, uint64_t pos, uint64_t end, uint64_t *len);
 /* Write header + bits to every member in use (readd.c, engine/bitmap/bitmap_add.c). */
 int eng_bitmap_write_all(struct eng_array *a);
-/* Allocate the bitmap (a->log_state) for header `sb` covering the array (engine/bitmap/bitmap_add.c). */
-int eng_bitmap_alloc(struct eng_array *a, const struct md_bitmap_sb *sb, char *err,
-                     size_t errlen);
+/* Allocate the bitmap (a->log_state) for header `sb` covering the array
+ * (engine/bitmap/bitmap_add.c). */
+int eng_bitmap_alloc(struct eng_array *a, const struct md_bitmap_sb *sb, char *err, size_t errlen);
 
 /* A member that was not re-added starts a recovery in `role` (a spare):
  * that one needs a full recovery. */
@@ -124,6 +124,5 @@ void eng_bitmap_recover_marked(struct eng_array *a, int role, const struct eng_m
 /* uraid_bitmap_add (bitmap_add.c) and uraid_bitmap_*_skipped of an md array. */
 int eng_bitmap_add(struct eng_array *a, uint32_t chunk_bytes, char *err, size_t errlen);
 uint64_t eng_bitmap_skipped(struct eng_array *a, bool recovery);
-
 
 #endif

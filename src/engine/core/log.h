@@ -115,8 +115,7 @@ static inline bool eng_log_reads_locked(const struct eng_array *a)
 	return a->log && a->log->reads_locked && a->log->reads_locked(a);
 }
 
-static inline void eng_log_overlay(struct eng_array *a, uint8_t *buf, uint64_t lsec,
-                                   uint64_t nsec)
+static inline void eng_log_overlay(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
 {
 	if (a->log && a->log->overlay)
 		a->log->overlay(a, buf, lsec, nsec);

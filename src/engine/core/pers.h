@@ -69,7 +69,7 @@ struct eng_pers {
 	uint64_t (*lock_unit)(const struct eng_array *a);
 
 	/* A volatile write cache (md's stripe cache), NULL where none. */
-	int (*drain)(struct eng_array *a); /* write it out: flush, stop */
+	int (*drain)(struct eng_array *a);                       /* write it out: flush, stop */
 	int (*set_cache)(struct eng_array *a, unsigned stripes); /* locks itself */
 	unsigned (*cache_size)(const struct eng_array *a);
 	void (*cache_stats)(const struct eng_array *a, struct uraid_io_stats *st);

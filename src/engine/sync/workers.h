@@ -20,7 +20,8 @@ struct sync_workers;
  * worker's calls are sequential, so per-worker buffers need no lock).
  * *sp: the helper, started here when NULL. Stops handing out pieces after
  * the first negative return, which it returns; 0 when all succeeded. */
-int sync_workers_run(struct sync_workers **sp, int n, int (*fn)(void *ctx, int worker, int i), void *ctx);
+int sync_workers_run(struct sync_workers **sp, int n, int (*fn)(void *ctx, int worker, int i),
+                     void *ctx);
 /* Stops and frees the helper (NULL: nothing to do). */
 void sync_workers_free(struct sync_workers *sp);
 
