@@ -225,9 +225,9 @@ static int fs_policy(const char *self, const char *name, const char *member, enu
 	if (cs == BW_CS_JWB && sh(log, "'%s' journal-mode '%s' write-back", self, name) != 0)
 		return errmsg(err, errlen, -EIO, "uraid journal-mode %s write-back failed (log %s)",
 		              name, log);
-	snprintf(cmd, sizeof(cmd), "'%s' detail '%s' 2>&1", self, name);
-	int wt = output_has(cmd, "Consistency Policy : journal (write-through");
-	int wb = output_has(cmd, "Consistency Policy : journal (write-back");
+	snprintf(cmd, sizeof(cmd), "'%s' detail --verbose '%s' 2>&1", self, name);
+	int wt = output_has(cmd, "journal : write-through");
+	int wb = output_has(cmd, "journal : write-back");
 	snprintf(cmd, sizeof(cmd), "'%s' examine '%s' 2>&1", self, member);
 	int bm = output_has(cmd, "Internal Bitmap");
 	if (wt < 0 || wb < 0 || bm < 0)
