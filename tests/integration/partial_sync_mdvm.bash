@@ -115,7 +115,7 @@ PY
 			python3 - "$d/${name}real.detail" "$spare" "${m[1]}" <<'PY'
 import re, sys
 det, spare, old = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3]
-ok = re.search(r'^\s*\d+\s+1\s+active sync\s+' + re.escape(spare) + r'\s*$', det, re.M)
+ok = re.search(r'^\s*\d+\s+\d+\s+\d+\s+1\s+active sync\s+' + re.escape(spare) + r'\s*$', det, re.M)
 bad = re.search(r'active.*' + re.escape(old) + r'\s*$', det, re.M)
 if not ok or bad:
     print(det)

@@ -40,7 +40,7 @@ check "mdadm: m0 has every slot active" \
 	bash -c "mdadm --examine m0.img | grep -q 'Array State : AAA '"
 check "assemble again with the journal" "$URAID" assemble --name=tk m0.img m1.img m2.img j.img
 check "... data after restart" bash -c "'$URAID' cat tk --length $((2 << 20)) | cmp -s - data"
-check "... the journal still works" bash -c "'$URAID' detail tk | grep -q 'journal (write-through)'"
+check "... the journal still works" bash -c "'$URAID' detail --verbose tk | grep -q '^journal : write-through'"
 "$URAID" stop tk
 
 # (2) a replacement being rebuilt, and a spare. A slow daemon, so the
