@@ -30,6 +30,9 @@ int cli_start_daemon(const char *verb, const char *name, int n, char **members,
 /* The control socket path of an array name (uraid_run_path): 0 or a
  * negative errno with err naming the problem. */
 int cli_sock_path(const char *name, char *path, size_t len, char *err, size_t errlen);
+/* mdadm's --update words uraid knows ("no-bbl", "force-no-bbl") as
+ * assemble flags: 0 and *flags, or -EINVAL for any other word. NULL: 0. */
+int cli_update_flags(const char *update, unsigned *flags);
 /* Assemble members read-only to check them, pick the name (want, else the
  * md name ...), then start the daemon: 0 or an exit status (printed). */
 int cli_assemble_start(const char *verb, const char *want, bool force, const char *update,

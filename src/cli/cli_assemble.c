@@ -12,6 +12,20 @@
 #include "cli/cli_array.h"
 #include "uraid.h"
 
+int cli_update_flags(const char *update, unsigned *flags)
+{
+	*flags = 0;
+	if (!update)
+		return 0;
+	if (!strcmp(update, "no-bbl"))
+		*flags = URAID_UPDATE_NO_BBL;
+	else if (!strcmp(update, "force-no-bbl"))
+		*flags = URAID_UPDATE_FORCE_NO_BBL;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 int cli_assemble_start(const char *verb, const char *want, bool force, const char *update,
                        const char *overlay, int n, char **members)
 {
@@ -20,10 +34,9 @@ int cli_assemble_start(const char *verb, const char *want, bool force, const cha
 	/* Check first, read-only, so refusals reach the user directly. */
 	char err[512], warn[2048];
 	struct uraid_array *a;
-	unsigned uflags = !update                           ? 0
-	                  : !strcmp(update, "no-bbl")       ? URAID_UPDATE_NO_BBL
-	                  : !strcmp(update, "force-no-bbl") ? URAID_UPDATE_FORCE_NO_BBL
-	                                                    : 0;
+	unsigned uflags;
+	if (cli_update_flags(update, &uflags) < 0)
+		return cli_error(verb, "--update=%s is not supported", update);
 	int rc = uraid_assemble_overlay((const char *const *)members, n,
 	                                URAID_RDONLY | URAID_NO_SYNC_THREAD |
 	                                    (force ? URAID_FORCE : 0) | uflags,

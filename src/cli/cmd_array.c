@@ -48,11 +48,9 @@ int cmd_daemon(int argc, char **argv)
 	unsigned flags = fv && !strcmp(fv, "1") ? URAID_FORCE : 0;
 	unsetenv("URAID_DAEMON_FORCE");
 	/* and its --update, applied by this read-write assembly */
-	const char *uv = getenv("URAID_DAEMON_UPDATE");
-	if (uv && !strcmp(uv, "no-bbl"))
-		flags |= URAID_UPDATE_NO_BBL;
-	else if (uv && !strcmp(uv, "force-no-bbl"))
-		flags |= URAID_UPDATE_FORCE_NO_BBL;
+	unsigned uflags = 0;
+	cli_update_flags(getenv("URAID_DAEMON_UPDATE"), &uflags); /* checked by assemble */
+	flags |= uflags;
 	unsetenv("URAID_DAEMON_UPDATE");
 	/* `uraid create` says the members are new (mdstat's member order) */
 	const char *cv = getenv("URAID_DAEMON_CREATED");
@@ -167,7 +165,8 @@ int cmd_assemble(int argc, char **argv)
 		case 'O': overlay = optarg; break;
 		case 'U':
 			update = optarg;
-			if (strcmp(optarg, "no-bbl") && strcmp(optarg, "force-no-bbl"))
+			unsigned uflags;
+			if (cli_update_flags(optarg, &uflags) < 0)
 				return cli_error("assemble",
 				                 "--update=%s is not supported (uraid knows no-bbl "
 				                 "and force-no-bbl)",
