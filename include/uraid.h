@@ -100,7 +100,11 @@ struct member;
 /* URAID_RDONLY: never write to a member (open O_RDONLY).
  * URAID_NO_SYNC_THREAD: no background sync thread; the caller drives
  * resync/recovery/check with uraid_sync_step.
- * URAID_DIRECT: open member files with O_DIRECT. */
+ * URAID_DIRECT: open member files with O_DIRECT.
+ * The other assemble flags are defined beside the calls they serve:
+ * URAID_FORCE 8, URAID_CREATED 16, URAID_UPDATE_NO_BBL 32,
+ * URAID_UPDATE_FORCE_NO_BBL 64, URAID_OVERLAY 128; a new one takes the next
+ * free bit (src/engine/api.c checks that no two share one). */
 #define URAID_RDONLY         1u
 #define URAID_NO_SYNC_THREAD 2u
 #define URAID_DIRECT         4u
