@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Short libFuzzer runs of every fuzz/fuzz_*.c target (FUZZ_SMOKE_SECONDS each,
-# default 15) over its seed corpus; passes when nothing crashes. A crash
+# default 5) over its seed corpus; passes when nothing crashes. A crash
 # leaves its input in build/fuzz-crashes/ (add it to a unit test).
 . "$(dirname "$0")/../lib.sh"
 cd "$TOP"
-secs=${FUZZ_SMOKE_SECONDS:-15}
+secs=${FUZZ_SMOKE_SECONDS:-5}
 if ! make -s fuzz-build >"$T_TMP/build.log" 2>&1; then
 	fail "make fuzz-build"; sed 's/^/# /' "$T_TMP/build.log" | tail -20; t_done
 fi
