@@ -112,13 +112,20 @@ static void usage(FILE *f)
 	    "         [--bitmap [--bitmap-chunk S] | --journal DEV [--journal-mode wt|wb|all]\n"
 	    "          [--journal-size S]]\n"
 	    "         [--members-dir DIR | --mem | --members-dev DEV,...|DIR [--force-destroy] |\n"
-	    "          --disk-model PROFILE|FILE [--bus MBPS] [--time-scale N]]\n"
+	    "          --disk-model PROFILE|FILE [--bus MBPS] [--time-scale N] [--queue-depth "
+	    "N]]\n"
+	    "         [--readahead S] [--think US]\n"
 	    "  --levels also takes GEOM configs: gmirror, graid3 (all of their kind), or\n"
 	    "  mirror:load|prefer|round-robin|split, raid3, raid3-r.\n"
 	    "  --size: bytes each workload moves (default 32M); members are sized to hold it.\n"
 	    "  --req: sequential request size (default 1M, as dd bs=1M).\n"
-	    "  --disk-model: simulated disks; figures are in model time (--time-scale N:\n"
-	    "  N times faster than the disks, default 1; 0 = virtual time).\n"
+	    "  --disk-model: simulated disks; figures are in model time: by default on\n"
+	    "  one virtual clock (deterministic, as fast as the host computes);\n"
+	    "  --time-scale N: in real time, N times faster than the disks (filesystem\n"
+	    "  workloads need 1). --queue-depth N: the disks' command queue (1 = NCQ off).\n"
+	    "  --readahead S: bytes in flight per sequential stream (read-ahead window;\n"
+	    "  default one request); --think US: microseconds each stream waits after\n"
+	    "  each request.\n"
 	    "  --members-dev: block devices (or every one in a directory); refused when one\n"
 	    "  holds a filesystem, md superblock, partition table... unless --force-destroy.\n"
 	    "  --stripe-cache: raid5/6 stripe cache sizes to sweep (0 = off).\n"
@@ -181,6 +188,7 @@ int bench_workload(int argc, char **argv)
 	snprintf(wl[1], 24, "seqread");
 	const char *model = NULL, *devarg = NULL, *jmode = NULL;
 	bool scale_set = false, dir_set = false, force = false, bitmap = false;
+	int qd = 0;
 	static char devs[BW_MAX_MEMBERS][256];
 	/* One option a line, so options added by different people merge. */
 	// clang-format off
@@ -214,6 +222,9 @@ int bench_workload(int argc, char **argv)
 		{"journal", 1, 0, 'j'},
 		{"journal-mode", 1, 0, 'e'},
 		{"journal-size", 1, 0, 'z'},
+		{"readahead", 1, 0, 'a'},
+		{"think", 1, 0, 't'},
+		{"queue-depth", 1, 0, 'q'},
 		{"help", 0, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -401,6 +412,32 @@ int bench_workload(int argc, char **argv)
 				return cli_error("bench", "--time-scale %s: 0 (virtual) or more",
 				                 optarg);
 			break;
+		case 'a':
+			if (cli_parse_size(optarg, 1, &v) < 0 || v % 4096 || v > (1ull << 32))
+				return cli_error("bench",
+				                 "--readahead %s: bytes in flight per stream, a 4K "
+				                 "multiple up to 4G (0 = one request)",
+				                 optarg);
+			o.window = v;
+			break;
+		case 't': {
+			char *e;
+			double us = strtod(optarg, &e);
+			if (e == optarg || *e || !(us >= 0 && us <= 1e9))
+				return cli_error(
+				    "bench", "--think %s: microseconds after each request", optarg);
+			o.think_ns = (uint64_t)(us * 1e3);
+			break;
+		}
+		case 'q':
+			qd = atoi(optarg);
+			if (qd < 1 || qd > 4096 || strspn(optarg, "0123456789") != strlen(optarg))
+				return cli_error(
+				    "bench",
+				    "--queue-depth %s: the disks' queue depth, 1..4096 "
+				    "(1 = NCQ off)",
+				    optarg);
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -419,17 +456,20 @@ int bench_workload(int argc, char **argv)
 		if (sim_profile_load(model, &o.cfg.prof, err, sizeof(err)) < 0)
 			return cli_error("bench", "--disk-model: %s", err);
 		o.cfg.kind = BW_SIM;
-		/* Virtual time runs each member's clock on its own: a caller
-		 * waiting on one member at a time is counted as if all members
-		 * worked in parallel. Real time (scaled) is the faithful default. */
+		/* Virtual time (one clock shared by all members, the bus and
+		 * the workload's streams) is the default: deterministic, and
+		 * as fast as the computation. --time-scale N runs in real time
+		 * (what the filesystem workloads need). */
+		bool fs = false;
+		for (int i = 0; i < o.nwl; i++)
+			fs |= bw_fs_workload(o.wl[i]);
 		if (!scale_set)
-			o.cfg.time_scale = 1;
-		else if (o.cfg.time_scale == 0)
-			fprintf(stderr, "uraid: bench: note: virtual time (--time-scale 0) counts "
-			                "members as busy in parallel even when requests wait on "
-			                "each other: array figures can be too high\n");
-	} else if (o.cfg.bus_mbs > 0 || scale_set) {
-		return cli_error("bench", "--bus and --time-scale need --disk-model");
+			o.cfg.time_scale = fs ? 1 : 0;
+		if (qd)
+			o.cfg.prof.queue_depth = (unsigned)qd;
+	} else if (o.cfg.bus_mbs > 0 || scale_set || qd) {
+		return cli_error("bench",
+		                 "--bus, --time-scale and --queue-depth need --disk-model");
 	}
 	if (force && !devarg && !o.journal)
 		return cli_error("bench",

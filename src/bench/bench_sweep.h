@@ -33,6 +33,10 @@ struct sweep {
 	int ngeom;
 	uint64_t size, ops;
 	size_t req; /* sequential request size */
+	/* The reader/writer side: bytes in flight per sequential stream
+	 * (--readahead; 0 = one request) and think time after each request
+	 * (--think) */
+	uint64_t window, think_ns;
 	int repeat, warmup;
 	double progress; /* seconds between progress lines, 0 = none */
 	bool baseline, chart;

@@ -62,6 +62,15 @@ static void job_init(struct bw_job *j, struct target *t, int threads, size_t req
 	j->seed = 1;
 }
 
+/* A sequential stream with the sweep's reader/writer settings. */
+static void stream_init(struct bw_job *j, struct sweep *o, struct target *t, uint64_t base,
+                        uint64_t span)
+{
+	job_init(j, t, 1, o->req, base, span);
+	j->window = o->window;
+	j->think_ns = o->think_ns;
+}
+
 /* One run of one workload: fills value, lat_us, finish_spread, bytes. */
 static int run_once(struct sweep *o, struct target *t, const char *wl, uint64_t size,
                     _Atomic uint64_t *prog, struct bw_result *res, char *err, size_t errlen)
@@ -86,7 +95,7 @@ static int run_once(struct sweep *o, struct target *t, const char *wl, uint64_t 
 	res->lat_us = res->finish_spread = 0;
 	if (!strcmp(wl, "seqwrite") || !strcmp(wl, "seqread")) {
 		bool wr = wl[3] == 'w';
-		job_init(&j[0], t, 1, o->req, 0, size);
+		stream_init(&j[0], o, t, 0, size);
 		j[0].write = wr;
 		j[0].verify = !wr;
 		j[0].progress = prog;
@@ -111,7 +120,7 @@ static int run_once(struct sweep *o, struct target *t, const char *wl, uint64_t 
 		if (region < o->req)
 			return errmsg(err, errlen, -EINVAL, "%s: --size too small", wl);
 		for (int i = 0; i < nr; i++) {
-			job_init(&j[i], t, 1, o->req, (uint64_t)i * region, region);
+			stream_init(&j[i], o, t, (uint64_t)i * region, region);
 			j[i].verify = true;
 			j[i].progress = prog;
 		}

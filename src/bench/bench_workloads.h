@@ -27,9 +27,12 @@ struct bw_members_cfg {
 	enum bw_kind kind;
 	const char *dir;         /* BW_FILES: directory for member files */
 	struct sim_profile prof; /* BW_SIM */
-	double bus_mbs;          /* BW_SIM: 0 = no shared bus */
-	double time_scale;       /* BW_SIM: 0 = virtual time */
-	char (*devs)[256];       /* BW_DEV: device paths (member i is devs[i]), checked */
+	/* BW_SIM, optional: member i's profile when profs[i] is set (arrays
+	 * of mixed disks), else prof */
+	const struct sim_profile *const *profs;
+	double bus_mbs;    /* BW_SIM: 0 = no shared bus */
+	double time_scale; /* BW_SIM: 0 = virtual time */
+	char (*devs)[256]; /* BW_DEV: device paths (member i is devs[i]), checked */
 	int ndevs;
 };
 
@@ -43,6 +46,7 @@ struct bw_set {
 	struct member *store[BW_MAX_MEMBERS]; /* BW_MEM/BW_SIM: the storage, set-owned */
 	struct member *open[BW_MAX_MEMBERS];  /* opened members while an array runs */
 	struct sim_bus *bus;
+	struct sim_clock *clock; /* BW_SIM in virtual time: shared by all members */
 };
 
 int bw_set_make(struct bw_set *s, const struct bw_members_cfg *cfg, int n, uint64_t bytes,
@@ -102,6 +106,13 @@ struct bw_job {
 	uint64_t seed;
 	bool verify;
 	_Atomic uint64_t *progress; /* bytes moved so far (optional) */
+	/* The reader/writer side (sequential jobs): bytes in flight per
+	 * stream (read-ahead window; 0 = one request) and think time after
+	 * each request. In virtual time each thread is one stream keeping
+	 * window / req requests in flight; in real time window / req threads
+	 * share the stream. */
+	uint64_t window;
+	uint64_t think_ns;
 	/* results */
 	_Atomic uint64_t next, done_ops, done_bytes, bad_stamps, lat_sum_ns, lat_max_ns;
 	uint64_t start_ns;       /* bw_now when the threads start */

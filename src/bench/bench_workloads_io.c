@@ -4,6 +4,7 @@
 #include "bench/bench_workloads.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,10 @@ int bw_set_make(struct bw_set *s, const struct bw_members_cfg *cfg, int n, uint6
 		if (r < 0)
 			return r;
 	}
+	if (cfg->kind == BW_SIM && cfg->time_scale == 0 && sim_clock_create(&s->clock) < 0) {
+		bw_set_free(s);
+		return errmsg(err, errlen, -ENOMEM, "out of memory");
+	}
 	if (cfg->kind == BW_DEV)
 		return dev_set_make(s, n, bytes, err, errlen);
 	for (int i = 0; i < n; i++) {
@@ -199,6 +204,8 @@ void bw_set_free(struct bw_set *s)
 	if (s->bus)
 		sim_bus_destroy(s->bus);
 	s->bus = NULL;
+	sim_clock_destroy(s->clock);
+	s->clock = NULL;
 	s->n = 0;
 }
 
@@ -218,8 +225,10 @@ int bw_member_open(struct bw_set *s, int i, struct member **out, char *err, size
 			return errmsg(err, errlen, -ENOMEM, "out of memory");
 		if (s->cfg.kind == BW_SIM) {
 			struct member *sim = NULL;
-			r = member_sim_open(m, &s->cfg.prof, s->bus, s->cfg.time_scale, &sim, err,
-			                    errlen);
+			const struct sim_profile *p =
+			    s->cfg.profs && s->cfg.profs[i] ? s->cfg.profs[i] : &s->cfg.prof;
+			r = member_sim_open_clock(m, p, s->bus, s->clock, s->cfg.time_scale, &sim,
+			                          err, errlen);
 			if (r < 0) {
 				borrow_close(m);
 				return r;
@@ -236,6 +245,8 @@ uint64_t bw_now(const struct bw_set *s)
 {
 	if (s->cfg.kind != BW_SIM)
 		return bench_now_ns();
+	if (s->clock)
+		return (uint64_t)llround(sim_clock_now(s->clock));
 	uint64_t t = 0;
 	for (int i = 0; i < s->n; i++) {
 		if (!s->open[i])
@@ -392,6 +403,7 @@ struct worker {
 	struct bw_job *job;
 	int index;
 	pthread_barrier_t *start;
+	struct sim_actor *actor; /* virtual time: this thread on the set's clock */
 };
 
 static void atomic_max(_Atomic uint64_t *v, uint64_t x)
@@ -420,60 +432,156 @@ static uint64_t stamps_bad(const uint8_t *buf, size_t len, uint64_t off)
 	return bad;
 }
 
+/* One request of a job; returns 0 or a negative errno. */
+static int one_request(struct bw_job *j, uint8_t *buf, uint64_t off, bool wr)
+{
+	int r;
+	if (wr) {
+		stamp(buf, j->req, off);
+		r = j->m ? member_write(j->m, buf, j->req, off, 0)
+		         : uraid_write(j->a, buf, j->req, off);
+	} else {
+		r = j->m ? member_read(j->m, buf, j->req, off) : uraid_read(j->a, buf, j->req, off);
+		if (r >= 0 && j->verify)
+			atomic_fetch_add(&j->bad_stamps, stamps_bad(buf, j->req, off));
+	}
+	return r;
+}
+
+static void account(struct bw_job *j, uint64_t dt)
+{
+	atomic_fetch_add(&j->done_ops, 1);
+	atomic_fetch_add(&j->done_bytes, j->req);
+	atomic_fetch_add(&j->lat_sum_ns, dt);
+	atomic_max(&j->lat_max_ns, dt);
+	if (j->progress)
+		atomic_fetch_add(j->progress, j->req);
+}
+
+static void fail(struct bw_job *j, int r)
+{
+	int zero = 0;
+	atomic_compare_exchange_strong(&j->err, &zero, r);
+}
+
+/* The request's offset and direction; false when the job is done. */
+static bool next_request(struct bw_job *j, uint64_t *rng, uint64_t *off, bool *wr)
+{
+	uint64_t slots = j->span / j->req;
+	uint64_t total = j->random ? j->ops : (j->ops ? j->ops : slots);
+	uint64_t i = atomic_fetch_add(&j->next, 1);
+	if (i >= total || atomic_load(&j->err))
+		return false;
+	*off = j->base + (j->random ? bw_rand(rng) % slots : i % slots) * j->req;
+	*wr = j->write;
+	if (j->random && j->read_pct > 0)
+		*wr = (int)(bw_rand(rng) % 100) >= j->read_pct;
+	return true;
+}
+
+/* Virtual time: one stream on the set's clock. A read-ahead window of k =
+ * window / req requests goes out as two halves, as a kernel's read-ahead
+ * does (the next half is issued while the reader consumes the current one):
+ * a batch of k / 2 requests issued together, at most two batches in flight,
+ * the next one issued when the older one has completed and its think time
+ * passed. Without a window: one request at a time. Each batch runs alone, at
+ * its issue time, so a stream's batch is one run on the disks. */
+static void stream_virtual(struct worker *w, uint8_t *buf, uint64_t *rng)
+{
+	struct bw_job *j = w->job;
+	struct sim_clock *c = j->set->clock;
+	uint64_t k = !j->random && j->window > j->req ? j->window / j->req : 1;
+	uint64_t per = k >= 2 ? k / 2 : 1;
+	int nb = k >= 2 ? 2 : 1;
+	double bdone[2] = {0, 0};
+	int bhead = 0, bused = 0;
+	sim_clock_bind(c, w->actor);
+	double t = sim_clock_now(c), end = t;
+	for (bool more = buf != NULL; more;) {
+		if (bused == nb) {
+			t = bdone[bhead] > t ? bdone[bhead] : t;
+			bhead = (bhead + 1) % nb;
+			bused--;
+		}
+		double at = sim_clock_wait(c, w->actor, t), last = at;
+		uint64_t n = 0;
+		for (; n < per; n++) {
+			uint64_t off;
+			bool wr;
+			if (!(more = next_request(j, rng, &off, &wr)))
+				break;
+			sim_clock_set(c, w->actor, at);
+			int r = one_request(j, buf, off, wr);
+			double done = sim_clock_now(c);
+			if (r < 0) {
+				fail(j, r);
+				more = false;
+				break;
+			}
+			account(j, (uint64_t)llround(done - at));
+			last = done > last ? done : last;
+		}
+		end = last > end ? last : end;
+		bdone[(bhead + bused++) % nb] = last + (double)(n * j->think_ns);
+		t = at;
+	}
+	atomic_max(&j->end_ns, (uint64_t)llround(end));
+	sim_clock_actor_done(c, w->actor, end);
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct bw_job *j = w->job;
 	uint8_t *buf = bench_alloc(j->req);
 	uint64_t rng = j->seed * 1000003u + (uint64_t)w->index + 1;
-	uint64_t slots = j->span / j->req;
-	uint64_t total = j->random ? j->ops : (j->ops ? j->ops : slots);
 	pthread_barrier_wait(w->start);
-	if (!buf) {
+	if (!buf)
 		atomic_store(&j->err, -ENOMEM);
+	if (w->actor) {
+		stream_virtual(w, buf, &rng);
+		free(buf);
 		return NULL;
 	}
-	for (;;) {
-		uint64_t i = atomic_fetch_add(&j->next, 1);
-		if (i >= total || atomic_load(&j->err))
+	for (; buf;) {
+		uint64_t off;
+		bool wr;
+		if (!next_request(j, &rng, &off, &wr))
 			break;
-		uint64_t off = j->base + (j->random ? bw_rand(&rng) % slots : i % slots) * j->req;
-		bool wr = j->write;
-		if (j->random && j->read_pct > 0)
-			wr = (int)(bw_rand(&rng) % 100) >= j->read_pct;
 		uint64_t t0 = bw_now(j->set);
-		int r;
-		if (wr) {
-			stamp(buf, j->req, off);
-			r = j->m ? member_write(j->m, buf, j->req, off, 0)
-			         : uraid_write(j->a, buf, j->req, off);
-		} else {
-			r = j->m ? member_read(j->m, buf, j->req, off)
-			         : uraid_read(j->a, buf, j->req, off);
-			if (r >= 0 && j->verify)
-				atomic_fetch_add(&j->bad_stamps, stamps_bad(buf, j->req, off));
-		}
+		int r = one_request(j, buf, off, wr);
 		uint64_t dt = bw_now(j->set) - t0;
 		if (r < 0) {
-			int zero = 0;
-			atomic_compare_exchange_strong(&j->err, &zero, r);
+			fail(j, r);
 			break;
 		}
-		atomic_fetch_add(&j->done_ops, 1);
-		atomic_fetch_add(&j->done_bytes, j->req);
-		atomic_fetch_add(&j->lat_sum_ns, dt);
-		atomic_max(&j->lat_max_ns, dt);
-		if (j->progress)
-			atomic_fetch_add(j->progress, j->req);
+		account(j, dt);
+		if (j->think_ns) {
+			struct timespec ts = {.tv_sec = (time_t)(j->think_ns / 1000000000u),
+			                      .tv_nsec = (long)(j->think_ns % 1000000000u)};
+			nanosleep(&ts, NULL);
+		}
 	}
 	atomic_max(&j->end_ns, bw_now(j->set));
 	free(buf);
 	return NULL;
 }
 
+/* Threads of job j: one per stream on a virtual clock; in real time a
+ * sequential job's read-ahead window is window / req threads taking the
+ * next requests. */
+static int job_threads(const struct bw_job *j, bool virt)
+{
+	if (virt || j->random || j->window <= j->req)
+		return j->threads;
+	uint64_t k = j->window / j->req;
+	return j->threads * (int)(k > 64 ? 64 : k);
+}
+
 int bw_run(struct bw_job *jobs, int n)
 {
 	int nthreads = 0;
+	struct sim_clock *clock = n > 0 && jobs[0].set ? jobs[0].set->clock : NULL;
 	for (int i = 0; i < n; i++) {
 		struct bw_job *j = &jobs[i];
 		if (j->threads < 1 || j->req == 0 || j->req % 4096 || j->span < j->req)
@@ -486,7 +594,9 @@ int bw_run(struct bw_job *jobs, int n)
 		atomic_store(&j->lat_max_ns, 0);
 		atomic_store(&j->err, 0);
 		atomic_store(&j->end_ns, 0);
-		nthreads += j->threads;
+		if (j->set != jobs[0].set)
+			return -EINVAL; /* one clock for all */
+		nthreads += job_threads(j, clock != NULL);
 	}
 	struct worker *w = calloc((size_t)nthreads, sizeof(*w));
 	pthread_t *t = calloc((size_t)nthreads, sizeof(*t));
@@ -498,8 +608,19 @@ int bw_run(struct bw_job *jobs, int n)
 	}
 	int k = 0, started = 0;
 	for (int i = 0; i < n; i++)
-		for (int x = 0; x < jobs[i].threads; x++, k++)
+		for (int x = 0; x < job_threads(&jobs[i], clock != NULL); x++, k++)
 			w[k] = (struct worker){.job = &jobs[i], .index = x, .start = &start};
+	/* Actors are registered here, in a fixed order, before any runs. */
+	for (k = 0; clock && k < nthreads; k++) {
+		if (sim_clock_actor_add(clock, &w[k].actor) < 0) {
+			for (int x = 0; x < k; x++)
+				sim_clock_actor_done(clock, w[x].actor, 0);
+			pthread_barrier_destroy(&start);
+			free(w);
+			free(t);
+			return -ENOMEM;
+		}
+	}
 	for (k = 0; k < nthreads; k++) {
 		if (pthread_create(&t[k], NULL, worker_main, &w[k]))
 			break;

@@ -54,6 +54,10 @@ struct member_ops {
 	 * several such members in one batch overlap in time. */
 	uint64_t (*run_batch)(struct member *m, struct member_io *const *ios, int n,
 	                      uint64_t submit_ns);
+	/* Optional, with run_batch: wait for the time run_batch returned (a
+	 * member on a virtual clock moves its caller's model time instead of
+	 * sleeping); without it member_ioq_run sleeps until then. */
+	void (*batch_wait)(struct member *m, uint64_t until_ns);
 };
 
 struct member {

@@ -24,6 +24,11 @@ struct ioq_slot {
 	bool finished;
 };
 
+struct ioq_wait {
+	struct member *m;
+	uint64_t until;
+};
+
 struct member_ioq {
 	bool uring;
 	unsigned depth;
@@ -32,6 +37,8 @@ struct member_ioq {
 	struct ioq_slot *slots;
 	int *ready; /* indices waiting for an SQE */
 	size_t cap;
+	struct ioq_wait *waiters; /* this batch's members with a batch_wait */
+	int nwaiters;
 #ifdef HAVE_URING
 	struct io_uring ring;
 #endif
@@ -80,6 +87,7 @@ void member_ioq_close(struct member_ioq *q)
 #endif
 	free(q->slots);
 	free(q->ready);
+	free(q->waiters);
 	free(q);
 }
 
@@ -286,6 +294,10 @@ static int ensure_cap(struct member_ioq *q, size_t n)
 	if (!r)
 		return -ENOMEM;
 	q->ready = r;
+	struct ioq_wait *w = realloc(q->waiters, n * sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	q->waiters = w;
 	q->cap = n;
 	return 0;
 }
@@ -352,7 +364,9 @@ static uint64_t run_member_batches(struct member_ioq *q, struct member_io *ios, 
 			}
 		}
 		uint64_t w = m->ops->run_batch(m, group, k, submit);
-		if (w > wake)
+		if (w && m->ops->batch_wait)
+			q->waiters[q->nwaiters++] = (struct ioq_wait){m, w};
+		else if (w > wake)
 			wake = w;
 	}
 	free(group);
@@ -397,10 +411,13 @@ int member_ioq_run(struct member_ioq *q, struct member_io *ios, int n)
 			s->finished = true;
 		}
 	}
+	q->nwaiters = 0;
 	uint64_t wake = run_member_batches(q, ios, n);
 	run_phase(q, ios, n, false);
 	run_phase(q, ios, n, true);
 	sleep_until_ns(wake);
+	for (int i = 0; i < q->nwaiters; i++)
+		q->waiters[i].m->ops->batch_wait(q->waiters[i].m, q->waiters[i].until);
 	for (int i = 0; i < n; i++)
 		if (ios[i].result < 0)
 			return (int)ios[i].result;

@@ -18,7 +18,9 @@ struct sim_member {
 	struct member *inner;
 	struct sim_profile p;
 	struct sim_bus *bus;
-	double scale; /* 0 = virtual time */
+	double scale;             /* 0 = virtual time */
+	struct sim_clock *vclock; /* virtual time: the shared clock */
+	bool own_clock;           /* vclock made for this member alone */
 	uint64_t epoch_ns;
 	pthread_mutex_t lock;
 	struct sim_model model;
@@ -41,13 +43,12 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Model time at which a request arriving now arrives. Virtual time: when
- * the member's last request completed. Called under the lock in virtual
- * time; reads only constants otherwise. */
+/* Model time at which a request arriving now arrives. Virtual time: the
+ * calling actor's time on the shared clock. */
 static double arrival(const struct sim_member *s)
 {
 	if (s->scale <= 0)
-		return s->clock;
+		return sim_clock_arrival(s->vclock, false);
 	uint64_t now = mono_ns();
 	return now > s->epoch_ns ? (double)(now - s->epoch_ns) * s->scale : 0;
 }
@@ -92,12 +93,12 @@ static void model_and_wait(struct sim_member *s, double t, enum sim_kind k, uint
                            size_t len)
 {
 	pthread_mutex_lock(&s->lock);
-	if (s->scale <= 0)
-		t = s->clock;
 	double done = account(s, t, k, off, len);
 	pthread_mutex_unlock(&s->lock);
 	if (s->bus)
 		sim_bus_note(s->bus, done);
+	if (s->scale <= 0)
+		sim_clock_complete(s->vclock, done, false);
 	wait_until(s, done);
 }
 
@@ -167,7 +168,9 @@ static uint64_t sim_run_batch(struct member *m, struct member_io *const *ios, in
                               uint64_t submit_ns)
 {
 	struct sim_member *s = m->priv;
-	double t = submit_ns > s->epoch_ns ? (double)(submit_ns - s->epoch_ns) * s->scale : 0;
+	double t = s->scale <= 0             ? sim_clock_arrival(s->vclock, true)
+	           : submit_ns > s->epoch_ns ? (double)(submit_ns - s->epoch_ns) * s->scale
+	                                     : 0;
 	/* The data first: the model only decides when. */
 	int nrw = 0;
 	for (int i = 0; i < n; i++) {
@@ -189,8 +192,6 @@ static uint64_t sim_run_batch(struct member *m, struct member_io *const *ios, in
 		window = window < 64 ? window : 64;
 	}
 	pthread_mutex_lock(&s->lock);
-	if (s->scale <= 0)
-		t = s->clock;
 	double last = t;
 	/* Reads and writes through a window of queue_depth commands, served
 	 * in elevator order. */
@@ -221,9 +222,26 @@ static uint64_t sim_run_batch(struct member *m, struct member_io *const *ios, in
 		free(pending);
 	if (s->bus)
 		sim_bus_note(s->bus, last);
-	if (s->scale <= 0)
-		return 0;
+	if (s->scale <= 0) {
+		/* The batch's requests all arrived at t; its end (batch_wait)
+		 * moves the actor to the latest completion. */
+		sim_clock_complete(s->vclock, last, true);
+		return 1;
+	}
 	return s->epoch_ns + (uint64_t)(last / s->scale);
+}
+
+static void sim_batch_wait(struct member *m, uint64_t until_ns)
+{
+	struct sim_member *s = m->priv;
+	if (s->scale <= 0) {
+		sim_clock_commit(s->vclock);
+		return;
+	}
+	struct timespec ts = {.tv_sec = (time_t)(until_ns / 1000000000u),
+	                      .tv_nsec = (long)(until_ns % 1000000000u)};
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
 }
 
 static int sim_fd(struct member *m)
@@ -238,6 +256,8 @@ static void sim_close(struct member *m)
 	if (s->bus)
 		sim_bus_detach(s->bus);
 	sim_model_free(&s->model);
+	if (s->own_clock)
+		sim_clock_destroy(s->vclock);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
@@ -251,10 +271,18 @@ static const struct member_ops sim_ops = {
     .fd = sim_fd,
     .close = sim_close,
     .run_batch = sim_run_batch,
+    .batch_wait = sim_batch_wait,
 };
 
 int member_sim_open(struct member *inner, const struct sim_profile *p, struct sim_bus *bus,
                     double time_scale, struct member **out, char *err, size_t errlen)
+{
+	return member_sim_open_clock(inner, p, bus, NULL, time_scale, out, err, errlen);
+}
+
+int member_sim_open_clock(struct member *inner, const struct sim_profile *p, struct sim_bus *bus,
+                          struct sim_clock *clock, double time_scale, struct member **out,
+                          char *err, size_t errlen)
 {
 	if (!out)
 		return errmsg(err, errlen, -EINVAL, "member_sim_open: no result pointer");
@@ -272,11 +300,24 @@ int member_sim_open(struct member *inner, const struct sim_profile *p, struct si
 		              "(%llu bytes)",
 		              p->name, inner->name, (unsigned long long)inner->size,
 		              (unsigned long long)p->capacity_bytes);
+	if (clock && time_scale != 0)
+		return errmsg(err, errlen, -EINVAL, "a virtual clock needs time scale 0, not %g",
+		              time_scale);
 	struct sim_member *s = calloc(1, sizeof(*s));
 	if (!s)
 		return errmsg(err, errlen, -ENOMEM, "out of memory");
+	s->vclock = clock;
+	if (!clock && time_scale == 0) {
+		if (sim_clock_create(&s->vclock) < 0) {
+			free(s);
+			return errmsg(err, errlen, -ENOMEM, "out of memory");
+		}
+		s->own_clock = true;
+	}
 	rc = sim_model_init(&s->model, p, inner->size, bus);
 	if (rc < 0) {
+		if (s->own_clock)
+			sim_clock_destroy(s->vclock);
 		free(s);
 		return errmsg(err, errlen, rc, "out of memory");
 	}
@@ -284,6 +325,8 @@ int member_sim_open(struct member *inner, const struct sim_profile *p, struct si
 		rc = sim_bus_attach(bus, time_scale, &s->epoch_ns);
 		if (rc < 0) {
 			sim_model_free(&s->model);
+			if (s->own_clock)
+				sim_clock_destroy(s->vclock);
 			free(s);
 			return errmsg(err, errlen, rc,
 			              "time scale %g differs from the other members of the bus",
@@ -319,7 +362,7 @@ uint64_t member_sim_now_ns(struct member *m)
 	if (!s)
 		return 0;
 	if (s->scale <= 0)
-		return member_sim_model_ns(m);
+		return (uint64_t)llround(sim_clock_now(s->vclock));
 	return (uint64_t)llround(arrival(s));
 }
 

@@ -28,10 +28,15 @@
  * Time: every member keeps a model clock in nanoseconds. With time_scale N > 0
  * model time is real time (CLOCK_MONOTONIC since the bus or member was made)
  * times N, and a request returns when real time reaches its modelled
- * completion divided by N. With time_scale 0 ("virtual time") nothing sleeps:
- * each request arrives when the member's previous request completed (one
- * outstanding request per member, members independent of each other), which
- * makes runs fast and deterministic.
+ * completion divided by N (what attaching a simulated array under a real file
+ * system needs). With time_scale 0 ("virtual time") nothing sleeps: the
+ * members share one virtual clock (struct sim_clock, a discrete-event
+ * scheduler): a request arrives at the calling actor's time and moves that
+ * time to its completion; actors (threads registered with the clock) take
+ * turns, the earliest first, each only while all others wait on the clock.
+ * Runs then take as long as their computation and give the same figures bit
+ * for bit whatever the host's load. A member opened without a clock gets a
+ * private one (its requests queue one after another, as before).
  */
 #ifndef URAID_MEMBER_SIM_H
 #define URAID_MEMBER_SIM_H
@@ -108,6 +113,31 @@ void sim_bus_destroy(struct sim_bus *bus);
 uint64_t sim_bus_model_ns(struct sim_bus *bus);
 uint64_t sim_bus_bytes(struct sim_bus *bus); /* bytes moved over the bus */
 
+/* The shared virtual clock (sim_clock.c). Create one per set of members that
+ * a run compares (all members of an array, its bus); destroy it after
+ * closing them. Actors: sim_clock_actor_add (from the thread that starts
+ * them, in a fixed order: the order breaks ties), sim_clock_bind from the
+ * actor's own thread, then sim_clock_wait(at) before each step: it returns
+ * (the actor's time set to `at`, never earlier than any actor went on at)
+ * once every other actor waits too and none waits for an earlier time.
+ * Between waits the actor runs alone; its requests to members on the clock
+ * arrive at its time and advance it. sim_clock_actor_done(end) ends it; the
+ * clock's own time (threads that are no actor) moves to the latest end. An
+ * actor must not block on anything but the clock while others wait on it. */
+struct sim_clock;
+struct sim_actor;
+int sim_clock_create(struct sim_clock **out);
+void sim_clock_destroy(struct sim_clock *c);
+int sim_clock_actor_add(struct sim_clock *c, struct sim_actor **out);
+void sim_clock_bind(struct sim_clock *c, struct sim_actor *a);
+double sim_clock_wait(struct sim_clock *c, struct sim_actor *a, double at);
+void sim_clock_actor_done(struct sim_clock *c, struct sim_actor *a, double end);
+/* While it runs (between waits): set its time back or on, to no earlier than
+ * the time it went on at (requests issued together, all at that time). */
+void sim_clock_set(struct sim_clock *c, struct sim_actor *a, double at);
+/* Model ns now for the calling thread: its actor's time, else the clock's. */
+double sim_clock_now(struct sim_clock *c);
+
 /* Wrap `inner` (which then belongs to the simulated member, also on
  * failure-free close) in the model of `p`. `bus` may be NULL (no shared
  * limit). time_scale: 0 = virtual time, N > 0 = N times faster than the
@@ -115,6 +145,10 @@ uint64_t sim_bus_bytes(struct sim_bus *bus); /* bytes moved over the bus */
  * On failure `inner` stays the caller's. */
 int member_sim_open(struct member *inner, const struct sim_profile *p, struct sim_bus *bus,
                     double time_scale, struct member **out, char *err, size_t errlen);
+/* The same on a shared virtual clock (time_scale 0; NULL: a private one). */
+int member_sim_open_clock(struct member *inner, const struct sim_profile *p, struct sim_bus *bus,
+                          struct sim_clock *clock, double time_scale, struct member **out,
+                          char *err, size_t errlen);
 
 /* Model clock of a simulated member: the latest completion it handed out, in
  * model ns since the bus (or member) was made. 0 for other members. */

@@ -23,6 +23,14 @@ int sim_bus_attach(struct sim_bus *bus, double time_scale, uint64_t *epoch_ns);
 void sim_bus_detach(struct sim_bus *bus);
 void sim_bus_note(struct sim_bus *bus, double completion);
 
+/* Members on the virtual clock (sim_clock.c): the calling thread's arrival
+ * time, and a completion that moves it. batch: requests of one member_ioq
+ * batch all arrive at the same time; sim_clock_commit (at the batch's end)
+ * moves the time to the latest of their completions. */
+double sim_clock_arrival(struct sim_clock *c, bool batch);
+void sim_clock_complete(struct sim_clock *c, double done, bool batch);
+void sim_clock_commit(struct sim_clock *c);
+
 /* Geometry derived from a profile, in bytes and ns. */
 struct sim_geom {
 	double span;       /* modelled disk size */

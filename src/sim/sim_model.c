@@ -230,6 +230,14 @@ double sim_model_read(struct sim_model *s, double t, double a, double len)
 			done = link_fill(s, done, b - ready,
 			                 s->busy_until + sim_xfer_ns(&s->g, s->pos, ready),
 			                 rate_at(&s->g, ready));
+		/* The head is taken until the stream has read b: a command
+		 * queued behind this one starts from there, not from where the
+		 * stream stood when this one arrived. */
+		if (b > s->pos && avail > s->busy_until) {
+			s->st.busy_ns += avail - s->busy_until;
+			s->pos = b;
+			s->busy_until = avail;
+		}
 		if (b + s->g.segment > s->ra_limit)
 			s->ra_limit = b + s->g.segment;
 		if (s->ra_limit > s->g.span)
