@@ -479,19 +479,19 @@ static bool next_request(struct bw_job *j, uint64_t *rng, uint64_t *off, bool *w
 	return true;
 }
 
-/* Virtual time: one stream on the set's clock. A read-ahead window of k =
- * window / req requests goes out as two halves, as a kernel's read-ahead
- * does (the next half is issued while the reader consumes the current one):
- * a batch of k / 2 requests issued together, at most two batches in flight,
- * the next one issued when the older one has completed and its think time
- * passed. Without a window: one request at a time. Each batch runs alone, at
- * its issue time, so a stream's batch is one run on the disks. */
+/* Virtual time: one stream on the set's clock. Its read-ahead window of k =
+ * window / req requests goes out whole, as a kernel's clustered read-ahead
+ * does: a batch of k requests issued together, at most two windows in
+ * flight (the next one is issued while the reader consumes the current),
+ * the next issued when the older has completed and its think time (per
+ * request) passed. Without a window: one request at a time. Each batch runs
+ * alone, at its issue time, so a stream's window is one run on the disks. */
 static void stream_virtual(struct worker *w, uint8_t *buf, uint64_t *rng)
 {
 	struct bw_job *j = w->job;
 	struct sim_clock *c = j->set->clock;
 	uint64_t k = !j->random && j->window > j->req ? j->window / j->req : 1;
-	uint64_t per = k >= 2 ? k / 2 : 1;
+	uint64_t per = k;
 	int nb = k >= 2 ? 2 : 1;
 	double bdone[2] = {0, 0};
 	int bhead = 0, bused = 0;

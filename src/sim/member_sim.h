@@ -70,7 +70,9 @@ struct sim_profile {
 };
 
 /* Built-in profiles: "ide-2002", "sata-7200-2007", "raptor-10k-2008",
- * "ssd-sata", "nvme". NULL (errno ENOENT) for an unknown name. */
+ * "ssd-sata", "nvme", and the disks of the published tables: "wd2500js",
+ * "wd5000aaks", "wd-velociraptor-300", "wd5001abys", "ide-7mbs-2002". NULL
+ * (errno ENOENT) for an unknown name. */
 const struct sim_profile *sim_profile_find(const char *name);
 /* Names of the built-in profiles, NULL-terminated. */
 const char *const *sim_profile_names(void);

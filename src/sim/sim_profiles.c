@@ -95,12 +95,114 @@ static const struct sim_profile builtin[] = {
         .write_cache_bytes = 256 * MIB,
         .queue_depth = 64,
     },
+    /* The disks of ../shared/reference/published/: data-sheet mechanics
+     * (rpm, seeks, buffer, interface, capacity); the sustained rates from
+     * the data sheet's class and calibrated on the published single-disk
+     * rows only (bench reproduce; docs/BENCHMARKS.md). The capacity places
+     * a bench member at the disk's outer edge, as a new file system's
+     * first files are. */
+    {
+        .name = "wd2500js",
+        .description = "WD Caviar SE WD2500JS (2006): 250 GB, 7200 rpm, SATA 3 Gb/s, 8 MiB "
+                       "buffer, 8.9 ms average / 2.0 ms track-to-track seek; sustained "
+                       "58 MB/s outer to 32 inner",
+        .rate_outer_mbs = 58,
+        .rate_inner_mbs = 32,
+        .rpm = 7200,
+        .seek_track_ms = 2.0,
+        .seek_avg_ms = 8.9,
+        .overhead_us = 100,
+        .interface_mbs = 300,
+        .cache_segments = 8,
+        .segment_bytes = 512 * KIB,
+        .write_cache = true,
+        .write_cache_bytes = 4 * MIB,
+        .queue_depth = 32,
+        .capacity_bytes = 250000ull * 1000 * 1000 / MIB * MIB,
+    },
+    {
+        .name = "wd5000aaks",
+        .description = "WD Caviar SE16 WD5000AAKS (2007): 500 GB, 7200 rpm, SATA 3 Gb/s, 16 MiB "
+                       "buffer, 8.9 ms average / 2.0 ms track-to-track seek; sustained "
+                       "79 MB/s outer to 44 inner",
+        .rate_outer_mbs = 79,
+        .rate_inner_mbs = 44,
+        .rpm = 7200,
+        .seek_track_ms = 2.0,
+        .seek_avg_ms = 8.9,
+        .overhead_us = 100,
+        .interface_mbs = 300,
+        .cache_segments = 16,
+        .segment_bytes = 512 * KIB,
+        .write_cache = true,
+        .write_cache_bytes = 8 * MIB,
+        .queue_depth = 32,
+        .capacity_bytes = 500000ull * 1000 * 1000 / MIB * MIB,
+    },
+    {
+        .name = "wd-velociraptor-300",
+        .description = "WD VelociRaptor WD3000HLFS (2008): 300 GB, 10,000 rpm, SATA 3 Gb/s, "
+                       "16 MiB buffer, 4.2 ms average / 0.75 ms track-to-track seek; sustained "
+                       "120 MB/s outer (data sheet) to 80 inner",
+        .rate_outer_mbs = 120,
+        .rate_inner_mbs = 80,
+        .rpm = 10000,
+        .seek_track_ms = 0.75,
+        .seek_avg_ms = 4.2,
+        .overhead_us = 100,
+        .interface_mbs = 300,
+        .cache_segments = 16,
+        .segment_bytes = 512 * KIB,
+        .write_cache = true,
+        .write_cache_bytes = 8 * MIB,
+        .queue_depth = 32,
+        .capacity_bytes = 300000ull * 1000 * 1000 / MIB * MIB,
+    },
+    {
+        .name = "wd5001abys",
+        .description = "WD RE2 WD5001ABYS (2007): 500 GB, 7200 rpm, SATA 3 Gb/s, 16 MiB buffer, "
+                       "8.7 ms average / 0.6 ms track-to-track seek; sustained 87 MB/s outer "
+                       "to 47 inner",
+        .rate_outer_mbs = 87,
+        .rate_inner_mbs = 47,
+        .rpm = 7200,
+        .seek_track_ms = 0.6,
+        .seek_avg_ms = 8.7,
+        .overhead_us = 100,
+        .interface_mbs = 300,
+        .cache_segments = 16,
+        .segment_bytes = 512 * KIB,
+        .write_cache = true,
+        .write_cache_bytes = 8 * MIB,
+        .queue_depth = 32,
+        .capacity_bytes = 500000ull * 1000 * 1000 / MIB * MIB,
+    },
+    {
+        .name = "ide-7mbs-2002",
+        .description = "13 GB IDE disk as in the 2002 linux-xfs RAID5 post (5400 rpm UDMA/33 "
+                       "class: about 7 MB/s sustained, 9.5 ms average seek, 512 KiB buffer, no "
+                       "command queueing)",
+        .rate_outer_mbs = 7.5,
+        .rate_inner_mbs = 6,
+        .rpm = 5400,
+        .seek_track_ms = 1.5,
+        .seek_avg_ms = 9.5,
+        .overhead_us = 300,
+        .interface_mbs = 33,
+        .cache_segments = 2,
+        .segment_bytes = 128 * KIB,
+        .write_cache = true,
+        .write_cache_bytes = 256 * KIB,
+        .queue_depth = 1,
+        .capacity_bytes = 13000ull * 1000 * 1000 / MIB * MIB,
+    },
 };
 
 #define NBUILTIN (sizeof(builtin) / sizeof(builtin[0]))
 
-static const char *const builtin_names[] = {"ide-2002", "sata-7200-2007", "raptor-10k-2008",
-                                            "ssd-sata", "nvme",           NULL};
+static const char *const builtin_names[] = {
+    "ide-2002",   "sata-7200-2007",      "raptor-10k-2008", "ssd-sata",      "nvme", "wd2500js",
+    "wd5000aaks", "wd-velociraptor-300", "wd5001abys",      "ide-7mbs-2002", NULL};
 
 const struct sim_profile *sim_profile_find(const char *name)
 {

@@ -27,11 +27,14 @@ static bool same(const struct sim_profile *a, const struct sim_profile *b)
 
 static void builtins(void)
 {
-	const char *want[] = {"ide-2002", "sata-7200-2007", "raptor-10k-2008", "ssd-sata", "nvme"};
+	const char *want[] = {"ide-2002",   "sata-7200-2007",      "raptor-10k-2008",
+	                      "ssd-sata",   "nvme",                "wd2500js",
+	                      "wd5000aaks", "wd-velociraptor-300", "wd5001abys",
+	                      "ide-7mbs-2002"};
 	const char *const *names = sim_profile_names();
 	size_t n = 0;
 	for (; names[n]; n++) {
-		CHECK(n < 5 && strcmp(names[n], want[n]) == 0);
+		CHECK(n < 10 && strcmp(names[n], want[n]) == 0);
 		const struct sim_profile *p = sim_profile_find(names[n]);
 		CHECK(p && strcmp(p->name, names[n]) == 0);
 		char err[256] = "";
@@ -46,7 +49,7 @@ static void builtins(void)
 		CHECKF(same(p, &q), "%s does not survive format + parse:\n%s", names[n], text);
 		CHECK(sim_profile_format(p, text, (size_t)len) == -ENOSPC);
 	}
-	CHECK(n == 5);
+	CHECK(n == 10);
 	/* the figures the brief asks for, from the table itself */
 	CHECK(sim_profile_find("ide-2002")->rate_outer_mbs == 7);
 	CHECK(sim_profile_find("sata-7200-2007")->rate_outer_mbs == 75);
