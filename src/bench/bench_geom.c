@@ -1,6 +1,7 @@
 /* GEOM configurations for `uraid bench`: spec parsing and labelling. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench/bench_geom.h"
@@ -10,6 +11,17 @@
 
 int bw_geom_parse(const char *spec, int *level, uint32_t *layout, char *label, size_t len)
 {
+	if (!strncmp(spec, "mirror:split/", 13)) {
+		/* split with a slice of N KiB: the slice in the layout's upper bits */
+		char *e;
+		long kib = strtol(spec + 13, &e, 10);
+		if (e == spec + 13 || strcmp(e, "k") || kib < 1 || kib > 65536)
+			return -EINVAL;
+		*level = URAID_LEVEL_GMIRROR;
+		*layout = (uint32_t)GEOM_BALANCE_SPLIT | (uint32_t)kib << 8;
+		snprintf(label, len, "split%ldk", kib);
+		return 0;
+	}
 	if (!strncmp(spec, "mirror:", 7)) {
 		int b = geom_balance_parse(spec + 7);
 		if (b <= 0)
@@ -55,7 +67,8 @@ int bw_geom_create_members(struct member **ms, int n, int level, uint32_t layout
 	struct geom_label_opts o = {.name = "bench"};
 	int r;
 	if (level == URAID_LEVEL_GMIRROR) {
-		o.balance = (int)layout;
+		o.balance = (int)(layout & 0xff);
+		o.slice = (layout >> 8) * 1024;
 		r = geom_mirror_label(&o, ms, n, err, errlen);
 	} else {
 		o.round_robin = layout != 0;

@@ -11,8 +11,10 @@
 
 struct member;
 
-/* "mirror:load|prefer|round-robin|split", "raid3", "raid3-r" into a level
- * (URAID_LEVEL_GMIRROR/GRAID3), a layout word (gmirror: the balance id;
+/* "mirror:load|prefer|round-robin|split", "mirror:split/NNNk" (split with a
+ * slice of NNN KiB, default 4 KiB), "raid3", "raid3-r" into a level
+ * (URAID_LEVEL_GMIRROR/GRAID3), a layout word (gmirror: the balance id, the
+ * slice in KiB above bit 8;
  * graid3: 1 for -r) and a short label for reports ("load", "rr", "r", "-").
  * -EINVAL for anything else. */
 int bw_geom_parse(const char *spec, int *level, uint32_t *layout, char *label, size_t len);

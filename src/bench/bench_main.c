@@ -17,7 +17,8 @@
 
 BENCH_HOOK(bench_engine, "engine")
 BENCH_HOOK(bench_workload, "workload")
-int bench_scache(int argc, char **argv); /* bench_scache.c */
+int bench_scache(int argc, char **argv);    /* bench_scache.c */
+int bench_reproduce(int argc, char **argv); /* bench_reproduce.c */
 
 static const struct {
 	const char *name;
@@ -28,6 +29,7 @@ static const struct {
     {"engine", bench_engine, "array engine throughput"},
     {"workload", bench_workload, "workloads and sweeps (also: uraid bench --levels ...)"},
     {"stripe-cache", bench_scache, "small sequential writes vs stripe cache size"},
+    {"reproduce", bench_reproduce, "a published measurement run again on simulated disks"},
 };
 
 static void usage(FILE *f)

@@ -452,3 +452,56 @@ out:
 	free(L);
 	return rc;
 }
+
+/* ---- published beside simulated (uraid bench reproduce) ---- */
+
+int bw_svg_compare(const char *path, const char *title, const char *const *label,
+                   const double *published, const double *simulated, int n)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	double max = 0;
+	for (int i = 0; i < n; i++) {
+		max = published[i] > max ? published[i] : max;
+		max = simulated[i] > max ? simulated[i] : max;
+	}
+	const int left = 300, barw = 420, bh = 9, gap = 8, w = left + barw + 90;
+	const int top = 76 + subtitle_extra(title, w);
+	int h = top + n * (2 * bh + gap) + 30;
+	svg_head(f, w, h, "published and simulated", "MB/s", title);
+	fprintf(f,
+	        "<rect class=\"legend\" x=\"10\" y=\"%d\" width=\"12\" height=\"9\" "
+	        "fill=\"#888888\"/><text x=\"26\" y=\"%d\">published</text>\n"
+	        "<rect class=\"legend\" x=\"110\" y=\"%d\" width=\"12\" height=\"9\" "
+	        "fill=\"#4a7ebb\"/><text x=\"126\" y=\"%d\">simulated</text>\n",
+	        top - 20, top - 11, top - 20, top - 11);
+	for (int i = 0; i < n; i++) {
+		int y = top + i * (2 * bh + gap);
+		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", left - 8, y + bh + 3);
+		xml_text(f, label[i]);
+		fprintf(f, "</text>\n");
+		const double v[2] = {published[i], simulated[i]};
+		static const char *const cls[2] = {"published", "simulated"};
+		static const char *const col[2] = {"#888888", "#4a7ebb"};
+		for (int k = 0; k < 2; k++) {
+			int yy = y + k * bh;
+			if (v[k] < 0) {
+				fprintf(f,
+				        "<text class=\"na %s\" x=\"%d\" y=\"%d\" font-size=\"9\" "
+				        "fill=\"#888\">no figure</text>\n",
+				        cls[k], left + 4, yy + bh - 1);
+				continue;
+			}
+			double bw = max > 0 ? v[k] / max * barw : 0;
+			fprintf(f,
+			        "<rect class=\"bar %s\" x=\"%d\" y=\"%d\" width=\"%.1f\" "
+			        "height=\"%d\" fill=\"%s\"/>\n",
+			        cls[k], left, yy, bw, bh - 1, col[k]);
+			fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"9\">%.1f</text>\n",
+			        left + bw + 4, yy + bh - 1, v[k]);
+		}
+	}
+	fprintf(f, "</svg>\n");
+	return fclose(f) ? -errno : 0;
+}

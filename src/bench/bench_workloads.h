@@ -169,6 +169,10 @@ int bw_report_workloads(const struct bw_result *r, int n, const char **out, int 
  * with a note get a label instead of a bar or point. Returns the count
  * written or a negative errno. */
 int bw_report_svg(const char *dir, const char *title, const struct bw_result *r, int n);
+/* One bar chart of published beside simulated figures, a pair of bars per
+ * label (a value < 0: no figure, labelled so), into `path`. */
+int bw_svg_compare(const char *path, const char *title, const char *const *label,
+                   const double *published, const double *simulated, int n);
 
 /* Filesystem workloads (bench_workloads_fs.c): "mkfs", "smallfiles",
  * "bonnie". bw_fs_run attaches the array made of member files `paths` (as

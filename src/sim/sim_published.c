@@ -168,8 +168,8 @@ static int number(const char *s, double *v)
 
 struct table_state {
 	bool in, header_done;
-	int ncells;                 /* cells of the heading */
-	int keep[SP_MAX_COLS + 1];  /* heading cell -> kept column, -1 */
+	int ncells;                /* cells of the heading */
+	int keep[SP_MAX_COLS + 1]; /* heading cell -> kept column, -1 */
 	bool first_table_done;
 };
 

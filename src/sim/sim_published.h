@@ -37,15 +37,15 @@ struct sp_table {
 	bool freebsd;
 	struct sp_disk disks[SP_MAX_DISKS];
 	int ndisks;
-	uint64_t readahead;  /* bytes in flight per stream; 0 = not said */
-	int stripe_cache;    /* stripe_cache_size; -1 = not said */
-	int queue_depth;     /* 0 = not said; 1 = NCQ off */
-	uint32_t chunk;      /* bytes; 0 = not said */
-	int level;           /* md level; -1 = not said */
-	int nmin, nmax;      /* member counts "N = a..b"; 0 = not said */
-	int smin, smax;      /* concurrent streams of the workload "N = a..b"; 0 = not said */
-	double bus_mbs;      /* the controller all disks share; 0 = none known */
-	bool write;          /* the workload writes */
+	uint64_t readahead; /* bytes in flight per stream; 0 = not said */
+	int stripe_cache;   /* stripe_cache_size; -1 = not said */
+	int queue_depth;    /* 0 = not said; 1 = NCQ off */
+	uint32_t chunk;     /* bytes; 0 = not said */
+	int level;          /* md level; -1 = not said */
+	int nmin, nmax;     /* member counts "N = a..b"; 0 = not said */
+	int smin, smax;     /* concurrent streams of the workload "N = a..b"; 0 = not said */
+	double bus_mbs;     /* the controller all disks share; 0 = none known */
+	bool write;         /* the workload writes */
 	enum sp_col col[SP_MAX_COLS];
 	int streams[SP_MAX_COLS]; /* SP_COL_STREAMS: the heading's number */
 	int ncols;

@@ -89,7 +89,8 @@ static void ide_file(void)
 	if (rc == 1)
 		return;
 	CHECKF(rc == 0, "%s", err);
-	CHECK(t.ndisks == 1 && t.disks[0].count == 6 && !strcmp(t.disks[0].profile, "ide-7mbs-2002"));
+	CHECK(t.ndisks == 1 && t.disks[0].count == 6 &&
+	      !strcmp(t.disks[0].profile, "ide-7mbs-2002"));
 	CHECK(t.level == 5 && t.ncols == 1 && t.col[0] == SP_COL_SEQWRITE);
 	CHECK(t.nrows == 10 && !strcmp(t.rows[0].name, "2.4.18 [32,0,e]") && t.rows[0].v[0] == 20);
 }
