@@ -136,6 +136,7 @@ bench: deps
 	$(MAKE) all
 	$(REL)/uraid bench parity
 	$(REL)/uraid bench engine
+	scripts/bench-sim
 
 # Crash torture (tests/torture/run): the crash tests built optimised, run
 # with thousands of crash points. TORTURE_TRIALS / TORTURE_SEED tune it.
