@@ -124,6 +124,8 @@ int bw_report_json(const char *path, const struct bw_result *r, int n)
 		        (unsigned long long)r[i].requested, r[i].repeats);
 		if (r[i].note[0])
 			fprintf(f, ", \"note\": \"%s\"", r[i].note);
+		else if (r[i].repeats > 1)
+			fprintf(f, ", \"min\": %.3f, \"max\": %.3f", r[i].lo, r[i].hi);
 		/* --bitmap / --journal sweeps: none, bitmap, journal-wt, journal-wb */
 		if (r[i].consistency[0])
 			fprintf(f, ", \"consistency\": \"%s\"", r[i].consistency);

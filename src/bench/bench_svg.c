@@ -126,6 +126,7 @@ static int svg_bars(const char *path, const char *title, const char *wl, const s
 			if (r[i].note[0])
 				continue;
 			max = r[i].value > max ? r[i].value : max;
+			max = r[i].repeats > 1 && r[i].hi > max ? r[i].hi : max;
 			unit = r[i].unit;
 		}
 	const int left = 190, barw = 480, bh = 20, gap = 6, w = left + barw + 110;
@@ -152,8 +153,21 @@ static int svg_bars(const char *path, const char *title, const char *wl, const s
 		        "<rect class=\"bar\" x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
 		        "fill=\"%s\"/>\n",
 		        left, y, bw, bh, level_colour(r[i].level));
-		fprintf(f, "<text x=\"%.1f\" y=\"%d\">%.1f</text>\n", left + bw + 6, y + bh - 6,
-		        r[i].value);
+		double tx = left + bw + 6;
+		if (r[i].repeats > 1 && r[i].hi > r[i].lo && max > 0) {
+			/* min-max of the repeats across the bar's end (the median) */
+			double a = left + r[i].lo / max * barw, b = left + r[i].hi / max * barw;
+			fprintf(f,
+			        "<path class=\"spread\" stroke=\"#222\" stroke-width=\"1\" "
+			        "d=\"M%.1f %dH%.1fM%.1f %dv8M%.1f %dv8\"/>\n",
+			        a, y + bh / 2, b, a, y + bh / 2 - 4, b, y + bh / 2 - 4);
+			tx = (b > left + bw ? b : left + bw) + 6;
+			fprintf(f, "<text x=\"%.1f\" y=\"%d\">%.1f (%.1f-%.1f)</text>\n", tx,
+			        y + bh - 6, r[i].value, r[i].lo, r[i].hi);
+		} else {
+			fprintf(f, "<text x=\"%.1f\" y=\"%d\">%.1f</text>\n", tx, y + bh - 6,
+			        r[i].value);
+		}
 	}
 	fprintf(f, "</svg>\n");
 	return fclose(f) ? -errno : 0;
@@ -167,6 +181,7 @@ struct series {
 	int level;
 	int npts;
 	double x[SVG_MAX_POINTS], y[SVG_MAX_POINTS];
+	double lo[SVG_MAX_POINTS], hi[SVG_MAX_POINTS]; /* min-max of repeats; lo == hi: one */
 };
 
 struct lines {
@@ -226,6 +241,9 @@ static void add_point(struct lines *L, const char *name, const struct bw_result 
 	if (s->npts == SVG_MAX_POINTS)
 		return;
 	s->x[s->npts] = x;
+	bool spread = r->repeats > 1 && r->hi > r->lo;
+	s->lo[s->npts] = spread ? r->lo : r->value;
+	s->hi[s->npts] = spread ? r->hi : r->value;
 	s->y[s->npts++] = r->value;
 	add_x(L, x);
 	if (!L->unit || !strcmp(L->unit, "-"))
@@ -254,9 +272,10 @@ static void sort_points(struct series *s)
 {
 	for (int i = 1; i < s->npts; i++)
 		for (int j = i; j > 0 && s->x[j - 1] > s->x[j]; j--) {
-			double tx = s->x[j], ty = s->y[j];
+			double tx = s->x[j], ty = s->y[j], tl = s->lo[j], th = s->hi[j];
 			s->x[j] = s->x[j - 1], s->y[j] = s->y[j - 1];
-			s->x[j - 1] = tx, s->y[j - 1] = ty;
+			s->lo[j] = s->lo[j - 1], s->hi[j] = s->hi[j - 1];
+			s->x[j - 1] = tx, s->y[j - 1] = ty, s->lo[j - 1] = tl, s->hi[j - 1] = th;
 		}
 }
 
@@ -281,7 +300,7 @@ static int svg_lines(const char *path, const char *title, const char *name, stru
 	double ymax = L->has_ref ? L->ref : 0;
 	for (int i = 0; i < L->ns; i++)
 		for (int k = 0; k < L->s[i].npts; k++)
-			ymax = L->s[i].y[k] > ymax ? L->s[i].y[k] : ymax;
+			ymax = L->s[i].hi[k] > ymax ? L->s[i].hi[k] : ymax;
 	double step = nice_step(ymax * 1.05);
 	int nticks = 1;
 	while (nticks * step < ymax * 1.05)
@@ -365,12 +384,26 @@ static int svg_lines(const char *path, const char *title, const char *name, stru
 			fprintf(f, "%s%.1f,%.1f", k ? " " : "", PX(s->x[k]), PY(s->y[k]));
 		fprintf(f, "\"/>\n");
 		for (int k = 0; k < s->npts; k++) {
+			/* the spread of repeats: min-max bar with caps, the
+			 * point at the median */
+			if (s->hi[k] > s->lo[k])
+				fprintf(f,
+				        "<path class=\"spread\" stroke=\"%s\" stroke-width=\"1\" "
+				        "d=\"M%.1f %.1fV%.1fM%.1f %.1fh8M%.1f %.1fh8\"/>\n",
+				        col, PX(s->x[k]), PY(s->lo[k]), PY(s->hi[k]),
+				        PX(s->x[k]) - 4, PY(s->lo[k]), PX(s->x[k]) - 4,
+				        PY(s->hi[k]));
 			fprintf(f,
 			        "<circle class=\"point\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" "
 			        "fill=\"%s\"><title>",
 			        PX(s->x[k]), PY(s->y[k]), col);
 			xml_text(f, s->name);
-			fprintf(f, " %g: %.1f</title></circle>\n", s->x[k], s->y[k]);
+			if (s->hi[k] > s->lo[k])
+				fprintf(f,
+				        " %g: median %.1f, min %.1f, max %.1f</title></circle>\n",
+				        s->x[k], s->y[k], s->lo[k], s->hi[k]);
+			else
+				fprintf(f, " %g: %.1f</title></circle>\n", s->x[k], s->y[k]);
 		}
 	}
 #undef PX

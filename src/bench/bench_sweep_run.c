@@ -243,6 +243,8 @@ static int run_target(struct sweep *o, struct target *t, const struct bw_result 
 		snprintf(res.workload, sizeof(res.workload), "%s", o->wl[w]);
 		res.value = bench_median(v, nrep);
 		res.spread = res.value > 0 ? (hi - lo) / res.value : 0;
+		res.lo = lo;
+		res.hi = hi;
 		res.repeats = nrep;
 		if ((r = add_result(o, &res)) < 0)
 			return errmsg(err, errlen, r, "out of memory");

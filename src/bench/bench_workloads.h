@@ -147,6 +147,7 @@ struct bw_result {
 	double value;              /* median over repeats (0 with a note) */
 	const char *unit;          /* "MB/s", "IOPS", "files/s" */
 	double spread;             /* (max - min) / median over repeats */
+	double lo, hi;             /* min and max over repeats (charts draw them) */
 	double finish_spread;      /* readers=N: (last - first finish) / last finish */
 	double lat_us;             /* mean request latency, 0 = not measured */
 	double ratio;              /* value / baseline value, 0 = no baseline */
@@ -163,6 +164,8 @@ int bw_report_json(const char *path, const struct bw_result *r, int n);
 int bw_report_workloads(const struct bw_result *r, int n, const char **out, int max);
 /* SVG charts (bench_svg.c), DIR/<name>.svg: readers=N rows with two or
  * more N give one line chart "readers" (x: readers, a line per config);
+ * rows of two or more repeats get their min-max as a bar (class "spread")
+ * through the median (the point or the bar's end);
  * a workload whose rows have two or more member counts gives a line chart
  * (x: members, a line per config without its member count, the baseline a
  * dashed level); any other workload a bar chart (a bar per config). Rows

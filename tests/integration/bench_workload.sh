@@ -114,6 +114,23 @@ assert set(lines) == cfgs, (sorted(lines), sorted(cfgs))
 assert all(len(p) == 3 for p in lines.values()), lines
 assert texts == {"xlabel": "concurrent readers", "ylabel": "MB/s"}, texts
 PY
+# Repeats show their spread: JSON min <= median <= max, and a min-max bar
+# (class "spread") through each line chart point whose repeats differ.
+check "repeats: JSON min/max around the median, one spread bar per differing point" \
+	python3 - "$svg" "$json" <<'PY'
+import json, os, sys, xml.dom.minidom
+js = [r for r in json.load(open(sys.argv[2])) if r.get("value") is not None]
+assert js and all(r["min"] <= r["value"] <= r["max"] for r in js), js[0]
+for name in os.listdir(sys.argv[1]):
+    wl = name[:-4]
+    # the readers chart has a line for the baseline too; member charts a level
+    rows = [r for r in js if (r["config"] != "baseline" and r["workload"] == wl) or
+            (wl == "readers" and r["workload"].startswith("readers="))]
+    d = xml.dom.minidom.parse(os.path.join(sys.argv[1], name))
+    bars = [p for p in d.getElementsByTagName("path") if p.getAttribute("class") == "spread"]
+    want = sum(1 for r in rows if r["max"] > r["min"])
+    assert len(bars) == want, (name, len(bars), want)
+PY
 if command -v xmllint >/dev/null; then
 	check "xmllint: every SVG is well-formed XML" sh -c 'xmllint --noout "$1"/*.svg' sh "$svg"
 fi
@@ -179,13 +196,14 @@ PY
 check_fails "refuses --stripe-cache beyond 32768" "$URAID" bench --mem --stripe-cache 40000
 # Live progress (not a tty): a line per interval for every block workload,
 # "CONFIG WORKLOAD  R MB/s  D MB done  S s", the MB done growing. A flat
-# 50 MB/s simulated disk makes each workload last a few intervals.
+# 50 MB/s simulated disk in real time makes each workload last a few
+# intervals.
 printf 'name = flat50\nrate_mbs = 50\n' >"$T_TMP/flat50"
 check "progress lines on stderr for seqwrite, seqread, readers=2, randrw-qd1/16, rewrite" \
-	sh -c '"$1" bench --disk-model "$2" --levels 0 --members 2 --size 8M --ops 3000 \
+	sh -c '"$1" bench --disk-model "$2" --time-scale 1 --levels 0 --members 2 --size 8M --ops 3000 \
 	       --workloads seqwrite,seqread,readers=2,randrw --progress 0.05 >/dev/null 2>"$3" &&
 	       printf "name = flat400\nrate_mbs = 400\n" >"$2.400" &&
-	       "$1" bench --disk-model "$2.400" --levels 0 --members 2 --size 2M \
+	       "$1" bench --disk-model "$2.400" --time-scale 1 --levels 0 --members 2 --size 2M \
 	       --workloads rewrite --progress 0.05 >/dev/null 2>>"$3"' \
 	sh "$URAID" "$T_TMP/flat50" "$T_TMP/progress"
 check "  ... format and growth" python3 - "$T_TMP/progress" <<'PY'
@@ -216,7 +234,8 @@ check "--warmup 3: header says so, one timed repeat, at least 4 runs' time spent
 	python3 - "$URAID" "$T_TMP/flat50" <<'PY'
 import json, subprocess, sys, time
 t0 = time.monotonic()
-out = subprocess.run([sys.argv[1], "bench", "--disk-model", sys.argv[2], "--levels", "0",
+out = subprocess.run([sys.argv[1], "bench", "--disk-model", sys.argv[2], "--time-scale", "1",
+                      "--levels", "0",
                       "--members", "1", "--workloads", "seqread", "--size", "8M", "--warmup",
                       "3", "--progress", "0", "--json", "-"], check=True, capture_output=True,
                      text=True).stdout
