@@ -236,7 +236,7 @@ static double raw_writers(const struct repro *R, int n, char *err, size_t errlen
 	if (r < 0)
 		return r;
 	struct bw_job j[BW_MAX_MEMBERS];
-	struct member *m[BW_MAX_MEMBERS];
+	struct member *m[BW_MAX_MEMBERS] = {NULL};
 	int opened = 0;
 	for (int i = 0; r == 0 && i < n; i++, opened++)
 		r = bw_member_open(&s, i, &m[i], err, errlen);
@@ -259,7 +259,8 @@ static double raw_writers(const struct repro *R, int n, char *err, size_t errlen
 		last = e > last ? e : last;
 	}
 	for (int i = 0; i < opened; i++)
-		member_close(m[i]);
+		if (m[i])
+			member_close(m[i]);
 	memset(s.open, 0, sizeof(s.open));
 	bw_set_free(&s);
 	if (r < 0)
@@ -419,7 +420,7 @@ int bench_reproduce(int argc, char **argv)
 	printf("# uraid bench reproduce %s\n# %s\n", path, R.t.title);
 	printf("# simulated in virtual time: read-ahead %llu KiB per stream, requests %u KiB, "
 	       "queue depth %s, stripe cache %d, bus %.0f MB/s\n",
-	       (unsigned long long)(R.t.readahead >> 10), R.t.freebsd ? 128 : 512,
+	       (unsigned long long)(R.t.readahead >> 10), R.t.freebsd ? 128u : 512u,
 	       R.t.queue_depth ? "1" : "the profile's", R.t.stripe_cache, R.t.bus_mbs);
 	printf("%-44s %7s %10s %10s %7s\n", "config", "streams", "published", "simulated", "ratio");
 	for (int i = 0; i < R.ncells; i++) {

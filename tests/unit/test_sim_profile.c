@@ -27,10 +27,9 @@ static bool same(const struct sim_profile *a, const struct sim_profile *b)
 
 static void builtins(void)
 {
-	const char *want[] = {"ide-2002",   "sata-7200-2007",      "raptor-10k-2008",
-	                      "ssd-sata",   "nvme",                "wd2500js",
-	                      "wd5000aaks", "wd-velociraptor-300", "wd5001abys",
-	                      "ide-7mbs-2002"};
+	const char *want[] = {
+	    "ide-2002", "sata-7200-2007", "raptor-10k-2008",     "ssd-sata",   "nvme",
+	    "wd2500js", "wd5000aaks",     "wd-velociraptor-300", "wd5001abys", "ide-7mbs-2002"};
 	const char *const *names = sim_profile_names();
 	size_t n = 0;
 	for (; names[n]; n++) {
