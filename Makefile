@@ -41,7 +41,7 @@ endif
 LIB_DIRS  := src/util src/parity src/layout src/meta src/member src/probe \
              $(sort $(shell find src/engine -type d)) src/geom src/control
 LIB_SRCS  := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
-CLI_SRCS  := src/main.c $(sort $(wildcard src/cli/*.c src/bench/*.c))
+CLI_SRCS  := src/main.c $(sort $(wildcard src/cli/*.c src/bench/*.c src/export/*/*.c))
 TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRCS := $(sort $(wildcard fuzz/fuzz_*.c))
 

@@ -59,4 +59,14 @@ int cli_config_members(const char *arr, char ***paths, int *n);
 bool cli_array_running(const char *name);
 /* assemble --incremental / uraid incremental (cmd_incremental.c). */
 int cli_incremental(const char *verb, const char *config, bool run, bool scan, int n, char **devs);
+/* daemon_ublk.c: with URAID_DAEMON_UBLK=1 in the environment (taken out),
+ * serve the daemon's array as /dev/ublkbN too and record it in RUN/NAME.ublk;
+ * 0 with *out NULL when not asked. A negative errno (printed) when asked
+ * and it could not be done. */
+struct ublk_export;
+int daemon_ublk_start(const char *name, char *const *members, int n, struct uraid_array *a,
+                      struct ublk_export **out);
+/* Stop and delete the device, remove RUN/NAME.ublk; NULL: nothing. */
+void daemon_ublk_stop(const char *name, struct ublk_export *e);
+
 #endif

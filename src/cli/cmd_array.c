@@ -106,9 +106,17 @@ int cmd_daemon(int argc, char **argv)
 		uraid_stop(a);
 		return cli_error("daemon", "%s", err);
 	}
+	/* attach --via ublk: before the control socket answers, so the device
+	 * exists (or the daemon has failed) once attach sees the socket. */
+	struct ublk_export *ublk = NULL;
+	if (daemon_ublk_start(name, argv + 2, argc - 2, a, &ublk) < 0) {
+		uraid_stop(a);
+		return 1;
+	}
 	struct uraid_control *c;
 	rc = uraid_control_start(a, path, &c, err, sizeof(err));
 	if (rc < 0) {
+		daemon_ublk_stop(name, ublk);
 		uraid_stop(a);
 		return cli_error("daemon", "%s", err);
 	}
@@ -134,6 +142,7 @@ int cmd_daemon(int argc, char **argv)
 			break;
 		}
 	}
+	daemon_ublk_stop(name, ublk);
 	uraid_control_close(c);
 	rc = uraid_stop(a);
 	if (bs[0])
