@@ -8,12 +8,25 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "uraid.h"
 
+/* How the array was made a block device (attach --via). */
+enum attach_kind {
+	ATTACH_FUSE = 0, /* nbdfuse + a loop device (the default of old records) */
+	ATTACH_UBLK,     /* /dev/ublkbN served by uraid's daemon */
+	ATTACH_NBD,      /* /dev/nbdN: the kernel NBD client on the serve's socket */
+};
+
 struct attach_state {
 	char name[URAID_NAME_MAX + 1];
+	enum attach_kind kind;
+	int dev;                /* ublk device id / nbd index; -1 (fuse) */
+	char device[32];        /* /dev/ublkbN or /dev/nbdN */
+	pid_t daemon_pid;       /* ublk: the daemon serving it, and its start time */
+	unsigned long long daemon_start;
 	char loop[32];        /* /dev/loopN, bound to MOUNT/nbd */
 	char mount[PATH_MAX]; /* RUN/NAME.fuse.XXXXXX, where nbdfuse is mounted */
 	pid_t fuse_pid;       /* nbdfuse, and its start time (cli_proc.h) */
@@ -23,8 +36,9 @@ struct attach_state {
 	unsigned long long nbdkit_start;
 };
 
-/* One "key=value" a line: name, loop, mount, fuse_pid, fuse_start,
- * implicit, nbdkit_pid, nbdkit_start. Written with uraid_run_write. */
+/* One "key=value" a line: name, kind (fuse, ublk, nbd; absent: fuse), dev,
+ * loop, mount, fuse_pid, fuse_start, implicit, nbdkit_pid, nbdkit_start,
+ * daemon_pid, daemon_start. Written with uraid_run_write. */
 int attach_save(const struct attach_state *s, char *err, size_t errlen);
 /* Read and check the form of NAME's record: the name it holds is NAME,
  * loop a /dev/loopN, mount a FUSE directory uraid makes for NAME in the run
@@ -41,5 +55,28 @@ int attach_verify(const struct attach_state *s, char *err, size_t errlen);
 bool attach_loop_bound(const char *loop, char *file, size_t len);
 /* Something is mounted on dir; its file system type into fstype. */
 bool attach_mounted(const char *dir, char *fstype, size_t len);
+
+/* attach_kernel.c: the ublk and kernel NBD paths. */
+const char *attach_kind_name(enum attach_kind k);
+int attach_kind_parse(const char *s, enum attach_kind *k); /* -EINVAL: no such kind */
+/* The best path this kernel offers: ublk (when can_ublk: attach serves the
+ * member files itself), else the kernel NBD client, else fuse; why the
+ * better ones were passed over into why. */
+enum attach_kind attach_pick(bool can_ublk, char *why, size_t len);
+/* Start a daemon on the members serving /dev/ublkbN; fills s (name, dev,
+ * device, daemon), saved. 0 or an exit status (printed). */
+int attach_ublk(const char *verb, int n, char **members, const char *want, const char *overlay,
+                bool force, struct attach_state *s);
+int attach_ublk_undo(const char *verb, struct attach_state *s);
+/* Connect /dev/nbdN to the export at uri (nbd+unix://...): fills s->dev,
+ * s->device. 0 or an exit status (printed). */
+int attach_nbd(const char *verb, const char *uri, uint32_t block, struct attach_state *s);
+int attach_nbd_undo(const char *verb, struct attach_state *s);
+/* The device the record names still exists (bound, connected). */
+bool attach_present(const struct attach_state *s);
+const char *attach_device(const struct attach_state *s);
+/* attach_verify's part for ublk and nbd records: the device served by the
+ * recorded daemon / connected with backend "uraid:NAME". */
+int attach_verify_kernel(const struct attach_state *s, char *err, size_t errlen);
 
 #endif

@@ -17,9 +17,11 @@ int attach_save(const struct attach_state *s, char *err, size_t errlen)
 	char text[PATH_MAX + 512];
 	snprintf(text, sizeof(text),
 	         "name=%s\nloop=%s\nmount=%s\nfuse_pid=%d\nfuse_start=%llu\nimplicit=%d\n"
-	         "nbdkit_pid=%d\nnbdkit_start=%llu\n",
+	         "nbdkit_pid=%d\nnbdkit_start=%llu\nkind=%s\ndev=%d\ndaemon_pid=%d\n"
+	         "daemon_start=%llu\n",
 	         s->name, s->loop, s->mount, (int)s->fuse_pid, s->fuse_start, s->implicit ? 1 : 0,
-	         (int)s->nbdkit_pid, s->nbdkit_start);
+	         (int)s->nbdkit_pid, s->nbdkit_start, attach_kind_name(s->kind),
+	         s->kind == ATTACH_FUSE ? -1 : s->dev, (int)s->daemon_pid, s->daemon_start);
 	return uraid_run_write(s->name, ".attach", text, err, errlen);
 }
 
@@ -51,6 +53,7 @@ int attach_load(const char *name, struct attach_state *s, char *err, size_t errl
 	if (rc < 0)
 		return rc;
 	memset(s, 0, sizeof(*s));
+	s->dev = -1;
 	bool seen_name = false;
 	const char *at = "";
 	for (char *l = text, *next; l && *l; l = next) {
@@ -79,6 +82,21 @@ int attach_load(const char *name, struct attach_state *s, char *err, size_t errl
 			if (strcmp(v, "0") && strcmp(v, "1"))
 				goto bad;
 			s->implicit = v[0] == '1';
+		} else if (!strcmp(l, "kind")) {
+			if (attach_kind_parse(v, &s->kind) < 0)
+				goto bad;
+		} else if (!strcmp(l, "dev")) {
+			if (strcmp(v, "-1") && !all_digits(v, 6))
+				goto bad;
+			s->dev = atoi(v);
+		} else if (!strcmp(l, "daemon_pid")) {
+			if (!all_digits(v, 9))
+				goto bad;
+			s->daemon_pid = (pid_t)atoi(v);
+		} else if (!strcmp(l, "daemon_start")) {
+			if (!all_digits(v, 20))
+				goto bad;
+			s->daemon_start = strtoull(v, NULL, 10);
 		} else if (!strcmp(l, "fuse_pid") || !strcmp(l, "nbdkit_pid")) {
 			if (!all_digits(v, 9))
 				goto bad;
@@ -91,9 +109,13 @@ int attach_load(const char *name, struct attach_state *s, char *err, size_t errl
 			goto bad;
 		}
 	}
-	if (seen_name)
+	if (seen_name && (s->kind == ATTACH_FUSE) == (s->dev < 0)) {
+		if (s->kind != ATTACH_FUSE)
+			snprintf(s->device, sizeof(s->device), "/dev/%s%d",
+			         s->kind == ATTACH_UBLK ? "ublkb" : "nbd", s->dev);
 		return 0;
-	at = "(no name line)";
+	}
+	at = seen_name ? "(kind and dev disagree)" : "(no name line)";
 bad:
 	snprintf(err, errlen,
 	         "%s.attach is not an attach record uraid wrote for %s (at '%.60s'); nothing was "
@@ -163,6 +185,8 @@ bool attach_mounted(const char *dir, char *fstype, size_t len)
 
 int attach_verify(const struct attach_state *s, char *err, size_t errlen)
 {
+	if (attach_verify_kernel(s, err, errlen) < 0)
+		return -EPERM;
 	char file[PATH_MAX], why[PATH_MAX + 64], want[PATH_MAX + 8], arg[URAID_NAME_MAX + 8];
 	snprintf(want, sizeof(want), "%s/nbd", s->mount);
 	if (s->loop[0] && attach_loop_bound(s->loop, file, sizeof(file)) &&

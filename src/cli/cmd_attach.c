@@ -1,7 +1,9 @@
-/* uraid attach / detach: a served array as a local block device, without the
- * kernel's nbd driver: nbdfuse exposes the export as a file on a private
- * FUSE mountpoint, and a loop device (direct I/O, so the page cache is not
- * doubled) sits on that file.
+/* uraid attach / detach: an array as a local block device, by the best path
+ * the kernel offers (--via forces one): ublk (/dev/ublkbN served by uraid's
+ * daemon, attach_kernel.c), else the kernel NBD client (/dev/nbdN on the
+ * serve's unix socket), else without either driver: nbdfuse exposes the
+ * export as a file on a private FUSE mountpoint, and a loop device (direct
+ * I/O, so the page cache is not doubled) sits on that file.
  *
  * RUN/NAME.attach records what attach made (attach.h): the loop device, the
  * FUSE mount, nbdfuse's pid and start time, and whether attach started the
@@ -27,6 +29,8 @@
 #include "cli/cli_array.h"
 #include "cli/cli_proc.h"
 #include "cli/serve.h"
+#include "export/nbd/nbd_kernel.h"
+#include "export/ublk/ublk.h"
 
 /* Run argv, stdout into out (NUL-terminated, may be NULL); returns the exit
  * status, or -1 when it could not run. stderr passes through. */
@@ -101,7 +105,11 @@ static void stop_proc(pid_t pid, unsigned long long start, const char *exe, cons
  * a state this process made, or one attach_verify accepted. */
 static int undo(const char *verb, struct attach_state *s)
 {
-	int bad = 0;
+	if (s->kind == ATTACH_UBLK)
+		return attach_ublk_undo(verb, s);
+	int bad = s->kind == ATTACH_NBD ? attach_nbd_undo(verb, s) : 0;
+	if (bad)
+		return bad;
 	char file[PATH_MAX], fstype[64];
 	if (s->loop[0] && attach_loop_bound(s->loop, file, sizeof(file))) {
 		char *av[] = {"losetup", "-d", s->loop, NULL};
@@ -148,13 +156,16 @@ static int undo(const char *verb, struct attach_state *s)
 
 static void attach_usage(FILE *f)
 {
-	fprintf(f, "usage: uraid attach [--name NAME] --unix PATH\n"
-	           "       uraid attach NAME            (an array served with 'uraid serve')\n"
-	           "       uraid attach [--name NAME] [--force] [--overlay DIR] MEMBER...|NAME\n"
-	           "                                    (serves it first)\n"
-	           "  Root only. Mounts the NBD export with nbdfuse on a private directory and\n"
-	           "  puts a loop device (direct I/O) on it; prints the loop device.\n"
-	           "  'uraid detach NAME|/dev/loopN' undoes it all. --overlay DIR: the\n"
+	fprintf(f, "usage: uraid attach [--via ublk|nbd|fuse] [--name NAME] --unix PATH\n"
+	           "       uraid attach [--via ...] NAME (an array served with 'uraid serve')\n"
+	           "       uraid attach [--via ...] [--name NAME] [--force] [--overlay DIR]\n"
+	           "                    MEMBER...|NAME  (serves it first)\n"
+	           "  Root only. Makes the array a block device and prints it, by the best\n"
+	           "  path the kernel offers (--via forces one): ublk (/dev/ublkbN, served by\n"
+	           "  uraid's daemon; member files only), else the kernel NBD client (/dev/nbdN\n"
+	           "  on the serve's unix socket), else fuse: the NBD export mounted with\n"
+	           "  nbdfuse on a private directory and a loop device (direct I/O) on it.\n"
+	           "  'uraid detach NAME|DEVICE' undoes it all. --overlay DIR: the\n"
 	           "  members read-only, every write (mkfs, fsck) to overlays in DIR;\n"
 	           "  --force: as assemble --force.\n");
 }
@@ -264,13 +275,71 @@ static int find_export(int argc, char **argv, int first, const char *unix_path, 
 	return 0;
 }
 
+/* The logical block for the loop or nbd device: the array's I/O unit
+ * (graid3: its provider sector; the drivers take at most 4096, larger
+ * units are widened by the plugin). */
+static unsigned array_block(const char *name)
+{
+	struct uraid_status ast;
+	char err[PATH_MAX + 256];
+	unsigned bs = 512;
+	if (uraid_control_status(name, &ast, err, sizeof(err)) == 0 && ast.block_bytes > 512)
+		bs = ast.block_bytes > 4096 ? 4096 : ast.block_bytes;
+	return bs;
+}
+
+/* The device on stdout; on stderr the path taken and why better ones were
+ * not. */
+static void said(const char *verb, const struct attach_state *s, const char *why)
+{
+	printf("%s\n", attach_device(s));
+	fprintf(stderr, "uraid: %s: %s attached via %s as %s%s%s%s\n", verb, s->name,
+	        attach_kind_name(s->kind), attach_device(s), why[0] ? " (" : "", why,
+	        why[0] ? ")" : "");
+}
+
+/* --via, or the best path available. ublk serves member files itself, so
+ * it cannot take an export (--unix) or an array already running. */
+static int pick_kind(const char *via, int argc, char **argv, int first, const char *unix_path,
+                     enum attach_kind *kind, char *why, size_t whylen)
+{
+	int n = argc - first;
+	char uri[PATH_MAX + 64];
+	pid_t pid;
+	bool running = n == 1 && !strchr(argv[first], '/') &&
+	               uraid_name_check(argv[first], NULL, 0) == 0 &&
+	               (serve_lookup(argv[first], uri, sizeof(uri), &pid) == 0 ||
+	                cli_array_running(argv[first]));
+	bool can_ublk = !unix_path && !running;
+	if (!via) {
+		*kind = attach_pick(can_ublk, why, whylen);
+		return 0;
+	}
+	if (attach_kind_parse(via, kind) < 0)
+		return cli_error("attach", "--via %s: not ublk, nbd or fuse", via);
+	char w[512];
+	if (*kind == ATTACH_UBLK && !can_ublk)
+		return cli_error("attach",
+		                 "--via ublk serves member files itself: %s is %s (stop it, or use "
+		                 "--via nbd|fuse)",
+		                 unix_path ? unix_path : argv[first],
+		                 unix_path ? "an NBD export" : "running already");
+	if (*kind == ATTACH_UBLK && ublk_available(w, sizeof(w)) < 0)
+		return cli_error("attach", "--via ublk: %s", w);
+	if (*kind == ATTACH_NBD && nbd_kernel_available(w, sizeof(w)) < 0)
+		return cli_error("attach", "--via nbd: %s", w);
+	snprintf(why, whylen, "--via %s", via);
+	return 0;
+}
+
 int cmd_attach(int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"unix", required_argument, NULL, 'U'},    {"name", required_argument, NULL, 'N'},
 	    {"overlay", required_argument, NULL, 'O'}, {"force", no_argument, NULL, 'F'},
-	    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
-	const char *unix_path = NULL, *want = NULL, *overlay = NULL;
+	    {"help", no_argument, NULL, 'h'},          {"via", required_argument, NULL, 'V'},
+	    {NULL, 0, NULL, 0}};
+	const char *unix_path = NULL, *want = NULL, *overlay = NULL, *via = NULL;
 	bool force = false;
 	int c;
 	optind = 1;
@@ -280,6 +349,7 @@ int cmd_attach(int argc, char **argv)
 		case 'N': want = optarg; break;
 		case 'O': overlay = optarg; break;
 		case 'F': force = true; break;
+		case 'V': via = optarg; break;
 		case 'h': attach_usage(stdout); return 0;
 		default: attach_usage(stderr); return 2;
 		}
@@ -293,18 +363,41 @@ int cmd_attach(int argc, char **argv)
 		return cli_error("attach", "needs root (FUSE mount and loop devices)");
 	if (want && cli_check_name("attach", want))
 		return 1;
-	struct attach_state s = {0}, old;
-	char uri[PATH_MAX + 64], dir[PATH_MAX], err[PATH_MAX + 256];
-	int rc =
-	    find_export(argc, argv, optind, unix_path, want, overlay, force, &s, uri, sizeof(uri));
+	struct attach_state s = {.dev = -1}, old;
+	char uri[PATH_MAX + 64], dir[PATH_MAX], err[PATH_MAX + 256], why[768] = "";
+	enum attach_kind kind;
+	int rc = pick_kind(via, argc, argv, optind, unix_path, &kind, why, sizeof(why));
 	if (rc)
 		return rc;
-	if (attach_load(s.name, &old, err, sizeof(err)) == 0 && old.loop[0] &&
-	    attach_loop_bound(old.loop, dir, sizeof(dir))) {
-		rc = cli_error("attach", "%s is already attached as %s", s.name, old.loop);
+	if (kind == ATTACH_UBLK) {
+		rc = attach_ublk("attach", n, argv + optind, want, overlay, force, &s);
+		if (rc)
+			return rc;
+		said("attach", &s, why);
+		return 0;
+	}
+	rc = find_export(argc, argv, optind, unix_path, want, overlay, force, &s, uri, sizeof(uri));
+	if (rc)
+		return rc;
+	if (attach_load(s.name, &old, err, sizeof(err)) == 0 && attach_present(&old)) {
+		rc = cli_error("attach", "%s is already attached as %s", s.name, attach_device(&old));
 		if (s.implicit)
 			undo("attach", &s);
 		return rc;
+	}
+	if (kind == ATTACH_NBD) {
+		rc = save("attach", &s);
+		if (rc == 0)
+			rc = attach_nbd("attach", uri, array_block(s.name), &s);
+		if (rc == 0)
+			rc = save("attach", &s);
+		if (rc) {
+			undo("attach", &s);
+			uraid_run_unlink(s.name, ".attach", err, sizeof(err));
+			return rc;
+		}
+		said("attach", &s, why);
+		return 0;
 	}
 	if (uraid_run_dir(true, dir, sizeof(dir), err, sizeof(err)) < 0) {
 		rc = cli_error("attach", "%s", err);
@@ -333,12 +426,7 @@ int cmd_attach(int argc, char **argv)
 		/* The loop device's logical block follows the array's I/O unit
 		 * (graid3: its provider sector; loop takes at most 4096, larger
 		 * units are widened by the plugin). */
-		struct uraid_status ast;
-		unsigned bs = 512;
-		if (uraid_control_status(s.name, &ast, err, sizeof(err)) == 0 &&
-		    ast.block_bytes > 512)
-			bs = ast.block_bytes > 4096 ? 4096 : ast.block_bytes;
-		snprintf(ss, sizeof(ss), "%u", bs);
+		snprintf(ss, sizeof(ss), "%u", array_block(s.name));
 		char *av[] = {
 		    "losetup", "--direct-io=on", "--sector-size", ss, "--find", "--show", file,
 		    NULL};
@@ -356,7 +444,7 @@ int cmd_attach(int argc, char **argv)
 		uraid_run_unlink(s.name, ".attach", err, sizeof(err));
 		return rc;
 	}
-	printf("%s\n", s.loop);
+	said("attach", &s, why);
 	return 0;
 }
 
@@ -376,7 +464,8 @@ static int find_by_loop(const char *loop, char *name, size_t len)
 		struct attach_state s;
 		snprintf(name, len, "%.*s", (int)(l - 7), e->d_name);
 		if (uraid_name_check(name, NULL, 0) == 0 &&
-		    attach_load(name, &s, err, sizeof(err)) == 0 && !strcmp(s.loop, loop))
+		    attach_load(name, &s, err, sizeof(err)) == 0 &&
+		    !strcmp(attach_device(&s), loop))
 			rc = 0;
 	}
 	if (d)
@@ -387,7 +476,7 @@ static int find_by_loop(const char *loop, char *name, size_t len)
 int cmd_detach(int argc, char **argv)
 {
 	if (argc != 2)
-		return cli_error("detach", "usage: uraid detach NAME|/dev/loopN");
+		return cli_error("detach", "usage: uraid detach NAME|DEVICE");
 	char name[URAID_NAME_MAX + 1], err[PATH_MAX + 512];
 	struct attach_state s;
 	if (!strncmp(argv[1], "/dev/", 5)) {

@@ -1,7 +1,7 @@
 /* `uraid daemon` with URAID_DAEMON_UBLK=1 in its environment (set by
  * `uraid attach --via ublk`): the running array also served as
  * /dev/ublkbN by this process (src/export/ublk/), the device number in
- * RUN/NAME.ublk ("dev=N"), until the daemon stops. */
+ * RUN/NAME.ublk ("dev=N", "pid=P": this daemon), until the daemon stops. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +47,7 @@ int daemon_ublk_start(const char *name, char *const *members, int n, struct urai
 		return rc;
 	}
 	char text[64];
-	snprintf(text, sizeof(text), "dev=%d\n", ublk_export_dev_id(*out));
+	snprintf(text, sizeof(text), "dev=%d\npid=%d\n", ublk_export_dev_id(*out), (int)getpid());
 	if (uraid_run_write(name, ".ublk", text, err, sizeof(err)) < 0) {
 		fprintf(stderr, "uraid: daemon %s: %s\n", name, err);
 		ublk_export_stop(*out);
