@@ -178,8 +178,11 @@ int attach_nbd(const char *verb, const char *uri, uint32_t block, struct attach_
 	snprintf(ident, sizeof(ident), "uraid:%s", s->name);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	int idx;
+	/* $URAID_NBD_TIMEOUT: seconds a request waits for the server (30). */
+	const char *tv = getenv("URAID_NBD_TIMEOUT");
+	unsigned timeout = tv && *tv ? (unsigned)strtoul(tv, NULL, 10) : 30;
 	int rc = nbd_kernel_connect(p + 7, ncpu > 4 ? 4 : ncpu > 0 ? (int)ncpu : 1, block, ident,
-	                            &idx, err, sizeof(err));
+	                            timeout, &idx, err, sizeof(err));
 	if (rc < 0)
 		return cli_error(verb, "%s", err);
 	s->kind = ATTACH_NBD;

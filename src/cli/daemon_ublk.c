@@ -3,6 +3,10 @@
  * /dev/ublkbN by this process (src/export/ublk/), the device number in
  * RUN/NAME.ublk ("dev=N", "pid=P": this daemon), until the daemon stops. */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +16,23 @@
 #include "export/ublk/ublk.h"
 #include "uraid.h"
 #include "../../plugins/uraid_geom.h"
+
+/* The members' largest physical block (block devices; files: lb). */
+static uint32_t physical_block(char *const *members, int n, uint32_t lb)
+{
+	uint32_t pb = lb;
+	for (int i = 0; i < n; i++) {
+		int fd = open(members[i], O_RDONLY | O_CLOEXEC);
+		unsigned int v = 0;
+		struct stat sb;
+		if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISBLK(sb.st_mode) &&
+		    ioctl(fd, BLKPBSZGET, &v) == 0 && v > pb && v <= 65536)
+			pb = v;
+		if (fd >= 0)
+			close(fd);
+	}
+	return pb;
+}
 
 int daemon_ublk_start(const char *name, char *const *members, int n, struct uraid_array *a,
                       struct ublk_export **out)
@@ -31,7 +52,7 @@ int daemon_ublk_start(const char *name, char *const *members, int n, struct urai
 	if (st.block_bytes > lb)
 		lb = st.block_bytes;
 	o.logical_bs = lb;
-	o.physical_bs = lb < 4096 ? 4096 : lb;
+	o.physical_bs = physical_block(members, n, lb);
 	uint64_t w = uraid_geom_stripe_bytes(st.level, st.layout, st.raid_disks, st.chunk_sectors);
 	if (st.chunk_sectors && w) {
 		o.io_min = (uint32_t)uraid_geom_pow2_divisor((uint64_t)st.chunk_sectors * 512);

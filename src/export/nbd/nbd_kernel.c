@@ -260,8 +260,8 @@ static int handshake(const char *path, uint64_t *size, uint16_t *tflags, char *e
 	return fd;
 }
 
-int nbd_kernel_connect(const char *path, int nconn, uint32_t block, const char *ident, int *index,
-                       char *err, size_t errlen)
+int nbd_kernel_connect(const char *path, int nconn, uint32_t block, const char *ident,
+                       unsigned timeout_s, int *index, char *err, size_t errlen)
 {
 	int socks[MAX_CONN], ns = 0, rc = 0;
 	uint64_t size = 0;
@@ -297,7 +297,7 @@ int nbd_kernel_connect(const char *path, int nconn, uint32_t block, const char *
 	put_u64(&m, NBD_ATTR_BLOCK_SIZE_BYTES, block);
 	put_u64(&m, NBD_ATTR_SERVER_FLAGS, tflags);
 	put_u64(&m, NBD_ATTR_CLIENT_FLAGS, NBD_CFLAG_DESTROY_ON_DISCONNECT);
-	put_u64(&m, NBD_ATTR_TIMEOUT, 30);
+	put_u64(&m, NBD_ATTR_TIMEOUT, timeout_s ? timeout_s : 30);
 	put_u64(&m, NBD_ATTR_DEAD_CONN_TIMEOUT, 0);
 	put(&m, NBD_ATTR_BACKEND_IDENTIFIER, ident, strlen(ident) + 1);
 	struct nlattr *list = put(&m, NBD_ATTR_SOCKETS | NLA_F_NESTED, NULL, 0);

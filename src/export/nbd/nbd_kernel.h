@@ -18,10 +18,12 @@ int nbd_kernel_available(char *why, size_t len);
  * (export ""), one when the server does not allow several, and hand them to
  * the kernel as a new /dev/nbdN with logical block `block` and the backend
  * identifier `ident` (shown in /sys/block/nbdN/backend); the device is
- * freed when it is disconnected. 0 and *index, or a negative errno with
+ * freed when it is disconnected. timeout_s: how long a request may wait
+ * for its reply before it fails (a request in flight when the server dies
+ * fails only then; requests after that fail at once). 0 and *index, or a negative errno with
  * err naming the step. */
-int nbd_kernel_connect(const char *path, int nconn, uint32_t block, const char *ident, int *index,
-                       char *err, size_t errlen);
+int nbd_kernel_connect(const char *path, int nconn, uint32_t block, const char *ident,
+                       unsigned timeout_s, int *index, char *err, size_t errlen);
 /* Disconnect /dev/nbdN (index): 0, or a negative errno. */
 int nbd_kernel_disconnect(int index, char *err, size_t errlen);
 /* /sys/block/nbdN/backend into buf ("" when it has none): 0, or -ENOENT
