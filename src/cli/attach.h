@@ -23,9 +23,9 @@ enum attach_kind {
 struct attach_state {
 	char name[URAID_NAME_MAX + 1];
 	enum attach_kind kind;
-	int dev;                /* ublk device id / nbd index; -1 (fuse) */
-	char device[32];        /* /dev/ublkbN or /dev/nbdN */
-	pid_t daemon_pid;       /* ublk: the daemon serving it, and its start time */
+	int dev;          /* ublk device id / nbd index; -1 (fuse) */
+	char device[32];  /* /dev/ublkbN or /dev/nbdN */
+	pid_t daemon_pid; /* ublk: the daemon serving it, and its start time */
 	unsigned long long daemon_start;
 	char loop[32];        /* /dev/loopN, bound to MOUNT/nbd */
 	char mount[PATH_MAX]; /* RUN/NAME.fuse.XXXXXX, where nbdfuse is mounted */
@@ -48,7 +48,9 @@ int attach_load(const char *name, struct attach_state *s, char *err, size_t errl
  * bound must be bound to MOUNT/nbd, a mount there must be nbdfuse's, a
  * process alive with the recorded pid and start time must be the nbdfuse
  * serving MOUNT / the nbdkit serving NAME. 0, or -EPERM naming the first
- * thing that does not match (then nothing may be done). */
+ * thing that does not match (then nothing may be done). ublk: the device
+ * is served by the recorded daemon (or by none); nbd: /dev/nbdN, when
+ * connected, has backend "uraid:NAME". */
 int attach_verify(const struct attach_state *s, char *err, size_t errlen);
 
 /* The loop device is bound to a backing file (its path into file). */
@@ -56,9 +58,10 @@ bool attach_loop_bound(const char *loop, char *file, size_t len);
 /* Something is mounted on dir; its file system type into fstype. */
 bool attach_mounted(const char *dir, char *fstype, size_t len);
 
-/* attach_kernel.c: the ublk and kernel NBD paths. */
 const char *attach_kind_name(enum attach_kind k);
 int attach_kind_parse(const char *s, enum attach_kind *k); /* -EINVAL: no such kind */
+
+/* attach_kernel.c: the ublk and kernel NBD paths. */
 /* The best path this kernel offers: ublk (when can_ublk: attach serves the
  * member files itself), else the kernel NBD client, else fuse; why the
  * better ones were passed over into why. */
@@ -75,8 +78,5 @@ int attach_nbd_undo(const char *verb, struct attach_state *s);
 /* The device the record names still exists (bound, connected). */
 bool attach_present(const struct attach_state *s);
 const char *attach_device(const struct attach_state *s);
-/* attach_verify's part for ublk and nbd records: the device served by the
- * recorded daemon / connected with backend "uraid:NAME". */
-int attach_verify_kernel(const struct attach_state *s, char *err, size_t errlen);
 
 #endif

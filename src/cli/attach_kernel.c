@@ -19,28 +19,6 @@
 #include "export/nbd/nbd_kernel.h"
 #include "export/ublk/ublk.h"
 
-const char *attach_kind_name(enum attach_kind k)
-{
-	switch (k) {
-	case ATTACH_UBLK: return "ublk";
-	case ATTACH_NBD: return "nbd";
-	default: return "fuse";
-	}
-}
-
-int attach_kind_parse(const char *s, enum attach_kind *k)
-{
-	if (!strcmp(s, "ublk"))
-		*k = ATTACH_UBLK;
-	else if (!strcmp(s, "nbd"))
-		*k = ATTACH_NBD;
-	else if (!strcmp(s, "fuse"))
-		*k = ATTACH_FUSE;
-	else
-		return -EINVAL;
-	return 0;
-}
-
 enum attach_kind attach_pick(bool can_ublk, char *why, size_t len)
 {
 	char w1[256] = "", w2[256] = "";
@@ -89,10 +67,10 @@ int attach_ublk(const char *verb, int n, char **members, const char *want, const
 		return 1;
 	/* Checked read-only first, as assemble does: refusals reach the user. */
 	struct uraid_array *a;
-	int rc = uraid_assemble_overlay((const char *const *)members, n,
-	                                URAID_RDONLY | URAID_NO_SYNC_THREAD |
-	                                    (force ? URAID_FORCE : 0),
-	                                overlay, &a, err, sizeof(err), warn, sizeof(warn));
+	int rc =
+	    uraid_assemble_overlay((const char *const *)members, n,
+	                           URAID_RDONLY | URAID_NO_SYNC_THREAD | (force ? URAID_FORCE : 0),
+	                           overlay, &a, err, sizeof(err), warn, sizeof(warn));
 	if (warn[0])
 		fprintf(stderr, "uraid: %s: warning: %s", verb, warn);
 	if (rc < 0)
@@ -111,7 +89,8 @@ int attach_ublk(const char *verb, int n, char **members, const char *want, const
 	struct attach_state old;
 	if (attach_load(s->name, &old, err, sizeof(err)) == 0 &&
 	    attach_verify(&old, err, sizeof(err)) == 0 && attach_present(&old))
-		return cli_error(verb, "%s is already attached as %s", s->name, attach_device(&old));
+		return cli_error(verb, "%s is already attached as %s", s->name,
+		                 attach_device(&old));
 	uraid_run_unlink(s->name, ".ublk", err, sizeof(err));
 	setenv("URAID_DAEMON_UBLK", "1", 1);
 	if (force)
@@ -173,7 +152,8 @@ int attach_nbd(const char *verb, const char *uri, uint32_t block, struct attach_
 {
 	const char *p = strstr(uri, "socket=");
 	if (strncmp(uri, "nbd+unix://", 11) || !p)
-		return cli_error(verb, "the kernel NBD client needs a unix socket export, not %s", uri);
+		return cli_error(verb, "the kernel NBD client needs a unix socket export, not %s",
+		                 uri);
 	char err[PATH_MAX + 256], ident[URAID_NAME_MAX + 8];
 	snprintf(ident, sizeof(ident), "uraid:%s", s->name);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -181,8 +161,11 @@ int attach_nbd(const char *verb, const char *uri, uint32_t block, struct attach_
 	/* $URAID_NBD_TIMEOUT: seconds a request waits for the server (30). */
 	const char *tv = getenv("URAID_NBD_TIMEOUT");
 	unsigned timeout = tv && *tv ? (unsigned)strtoul(tv, NULL, 10) : 30;
-	int rc = nbd_kernel_connect(p + 7, ncpu > 4 ? 4 : ncpu > 0 ? (int)ncpu : 1, block, ident,
-	                            timeout, &idx, err, sizeof(err));
+	int rc = nbd_kernel_connect(p + 7,
+	                            ncpu > 4   ? 4
+	                            : ncpu > 0 ? (int)ncpu
+	                                       : 1,
+	                            block, ident, timeout, &idx, err, sizeof(err));
 	if (rc < 0)
 		return cli_error(verb, "%s", err);
 	s->kind = ATTACH_NBD;
@@ -219,33 +202,4 @@ bool attach_present(const struct attach_state *s)
 const char *attach_device(const struct attach_state *s)
 {
 	return s->kind == ATTACH_FUSE ? s->loop : s->device;
-}
-
-int attach_verify_kernel(const struct attach_state *s, char *err, size_t errlen)
-{
-	char why[PATH_MAX + 64], backend[128], want[URAID_NAME_MAX + 8];
-	if (s->kind == ATTACH_UBLK) {
-		if (proc_check(s->daemon_pid, s->daemon_start, "uraid", "daemon", why,
-		               sizeof(why)) == PROC_OTHER) {
-			snprintf(err, errlen, "the recorded daemon is not ours: %s", why);
-			return -EPERM;
-		}
-		int pid = 0;
-		if (s->dev >= 0 && ublk_dev_state(s->dev, &pid) >= 0 && pid > 0 &&
-		    pid != s->daemon_pid) {
-			snprintf(err, errlen, "ublk device %d is served by pid %d, not by this attach's "
-			                      "daemon (pid %d)",
-			         s->dev, pid, (int)s->daemon_pid);
-			return -EPERM;
-		}
-	} else if (s->kind == ATTACH_NBD) {
-		snprintf(want, sizeof(want), "uraid:%s", s->name);
-		if (s->dev >= 0 && nbd_kernel_backend(s->dev, backend, sizeof(backend)) == 0 &&
-		    strcmp(backend, want)) {
-			snprintf(err, errlen, "%s is connected to '%s', not to %s", s->device, backend,
-			         want);
-			return -EPERM;
-		}
-	}
-	return 0;
 }

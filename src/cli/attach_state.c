@@ -10,7 +10,31 @@
 
 #include "cli/attach.h"
 #include "cli/cli_proc.h"
+#include "export/nbd/nbd_kernel.h"
+#include "export/ublk/ublk.h"
 #include "uraid.h"
+
+const char *attach_kind_name(enum attach_kind k)
+{
+	switch (k) {
+	case ATTACH_UBLK: return "ublk";
+	case ATTACH_NBD: return "nbd";
+	default: return "fuse";
+	}
+}
+
+int attach_kind_parse(const char *s, enum attach_kind *k)
+{
+	if (!strcmp(s, "ublk"))
+		*k = ATTACH_UBLK;
+	else if (!strcmp(s, "nbd"))
+		*k = ATTACH_NBD;
+	else if (!strcmp(s, "fuse"))
+		*k = ATTACH_FUSE;
+	else
+		return -EINVAL;
+	return 0;
+}
 
 int attach_save(const struct attach_state *s, char *err, size_t errlen)
 {
@@ -183,9 +207,39 @@ bool attach_mounted(const char *dir, char *fstype, size_t len)
 	return found;
 }
 
+static int verify_kernel(const struct attach_state *s, char *err, size_t errlen)
+{
+	char why[PATH_MAX + 64], backend[128], want[URAID_NAME_MAX + 8];
+	if (s->kind == ATTACH_UBLK) {
+		if (proc_check(s->daemon_pid, s->daemon_start, "uraid", "daemon", why,
+		               sizeof(why)) == PROC_OTHER) {
+			snprintf(err, errlen, "the recorded daemon is not ours: %s", why);
+			return -EPERM;
+		}
+		int pid = 0;
+		if (s->dev >= 0 && ublk_dev_state(s->dev, &pid) >= 0 && pid > 0 &&
+		    pid != s->daemon_pid) {
+			snprintf(err, errlen,
+			         "ublk device %d is served by pid %d, not by this attach's "
+			         "daemon (pid %d)",
+			         s->dev, pid, (int)s->daemon_pid);
+			return -EPERM;
+		}
+	} else if (s->kind == ATTACH_NBD) {
+		snprintf(want, sizeof(want), "uraid:%s", s->name);
+		if (s->dev >= 0 && nbd_kernel_backend(s->dev, backend, sizeof(backend)) == 0 &&
+		    strcmp(backend, want)) {
+			snprintf(err, errlen, "%s is connected to '%s', not to %s", s->device,
+			         backend, want);
+			return -EPERM;
+		}
+	}
+	return 0;
+}
+
 int attach_verify(const struct attach_state *s, char *err, size_t errlen)
 {
-	if (attach_verify_kernel(s, err, errlen) < 0)
+	if (verify_kernel(s, err, errlen) < 0)
 		return -EPERM;
 	char file[PATH_MAX], why[PATH_MAX + 64], want[PATH_MAX + 8], arg[URAID_NAME_MAX + 8];
 	snprintf(want, sizeof(want), "%s/nbd", s->mount);

@@ -18,16 +18,18 @@
  * later feature bits; the kernel's values. Every kernel with ublk takes the
  * encoded form, so it is the one used. */
 #ifndef UBLK_U_CMD_ADD_DEV
-#define UBLK_U_CMD_GET_DEV_INFO        _IOR('u', UBLK_CMD_GET_DEV_INFO, struct ublksrv_ctrl_cmd)
-#define UBLK_U_CMD_ADD_DEV             _IOWR('u', UBLK_CMD_ADD_DEV, struct ublksrv_ctrl_cmd)
-#define UBLK_U_CMD_DEL_DEV             _IOWR('u', UBLK_CMD_DEL_DEV, struct ublksrv_ctrl_cmd)
-#define UBLK_U_CMD_START_DEV           _IOWR('u', UBLK_CMD_START_DEV, struct ublksrv_ctrl_cmd)
-#define UBLK_U_CMD_STOP_DEV            _IOWR('u', UBLK_CMD_STOP_DEV, struct ublksrv_ctrl_cmd)
-#define UBLK_U_CMD_SET_PARAMS          _IOWR('u', UBLK_CMD_SET_PARAMS, struct ublksrv_ctrl_cmd)
-#define UBLK_U_CMD_START_USER_RECOVERY _IOWR('u', UBLK_CMD_START_USER_RECOVERY, struct ublksrv_ctrl_cmd)
-#define UBLK_U_CMD_END_USER_RECOVERY   _IOWR('u', UBLK_CMD_END_USER_RECOVERY, struct ublksrv_ctrl_cmd)
-#define UBLK_U_IO_FETCH_REQ            _IOWR('u', UBLK_IO_FETCH_REQ, struct ublksrv_io_cmd)
-#define UBLK_U_IO_COMMIT_AND_FETCH_REQ _IOWR('u', UBLK_IO_COMMIT_AND_FETCH_REQ, struct ublksrv_io_cmd)
+#define UBLK_U_CMD_GET_DEV_INFO _IOR('u', UBLK_CMD_GET_DEV_INFO, struct ublksrv_ctrl_cmd)
+#define UBLK_U_CMD_ADD_DEV      _IOWR('u', UBLK_CMD_ADD_DEV, struct ublksrv_ctrl_cmd)
+#define UBLK_U_CMD_DEL_DEV      _IOWR('u', UBLK_CMD_DEL_DEV, struct ublksrv_ctrl_cmd)
+#define UBLK_U_CMD_START_DEV    _IOWR('u', UBLK_CMD_START_DEV, struct ublksrv_ctrl_cmd)
+#define UBLK_U_CMD_STOP_DEV     _IOWR('u', UBLK_CMD_STOP_DEV, struct ublksrv_ctrl_cmd)
+#define UBLK_U_CMD_SET_PARAMS   _IOWR('u', UBLK_CMD_SET_PARAMS, struct ublksrv_ctrl_cmd)
+#define UBLK_U_CMD_START_USER_RECOVERY \
+	_IOWR('u', UBLK_CMD_START_USER_RECOVERY, struct ublksrv_ctrl_cmd)
+#define UBLK_U_CMD_END_USER_RECOVERY _IOWR('u', UBLK_CMD_END_USER_RECOVERY, struct ublksrv_ctrl_cmd)
+#define UBLK_U_IO_FETCH_REQ          _IOWR('u', UBLK_IO_FETCH_REQ, struct ublksrv_io_cmd)
+#define UBLK_U_IO_COMMIT_AND_FETCH_REQ \
+	_IOWR('u', UBLK_IO_COMMIT_AND_FETCH_REQ, struct ublksrv_io_cmd)
 #endif
 #ifndef UBLK_U_CMD_GET_FEATURES
 #define UBLK_U_CMD_GET_FEATURES _IOR('u', 0x13, struct ublksrv_ctrl_cmd)
