@@ -334,11 +334,13 @@ static int pick_kind(const char *via, int argc, char **argv, int first, const ch
 
 int cmd_attach(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"unix", required_argument, NULL, 'U'},    {"name", required_argument, NULL, 'N'},
-	    {"overlay", required_argument, NULL, 'O'}, {"force", no_argument, NULL, 'F'},
-	    {"help", no_argument, NULL, 'h'},          {"via", required_argument, NULL, 'V'},
-	    {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"unix", required_argument, NULL, 'U'},
+	                                     {"name", required_argument, NULL, 'N'},
+	                                     {"overlay", required_argument, NULL, 'O'},
+	                                     {"force", no_argument, NULL, 'F'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {"via", required_argument, NULL, 'V'},
+	                                     {NULL, 0, NULL, 0}};
 	const char *unix_path = NULL, *want = NULL, *overlay = NULL, *via = NULL;
 	bool force = false;
 	int c;
@@ -380,7 +382,8 @@ int cmd_attach(int argc, char **argv)
 	if (rc)
 		return rc;
 	if (attach_load(s.name, &old, err, sizeof(err)) == 0 && attach_present(&old)) {
-		rc = cli_error("attach", "%s is already attached as %s", s.name, attach_device(&old));
+		rc = cli_error("attach", "%s is already attached as %s", s.name,
+		               attach_device(&old));
 		if (s.implicit)
 			undo("attach", &s);
 		return rc;

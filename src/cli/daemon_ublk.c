@@ -75,8 +75,8 @@ int daemon_ublk_start(const char *name, char *const *members, int n, struct urai
 		*out = NULL;
 		return -EIO;
 	}
-	fprintf(stderr, "uraid: daemon %s: serving /dev/ublkb%d%s\n", name, ublk_export_dev_id(*out),
-	        ublk_export_recoverable(*out) ? " (recoverable)" : "");
+	fprintf(stderr, "uraid: daemon %s: serving /dev/ublkb%d%s\n", name,
+	        ublk_export_dev_id(*out), ublk_export_recoverable(*out) ? " (recoverable)" : "");
 	return 0;
 }
 

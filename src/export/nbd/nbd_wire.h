@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#define NBD_WIRE_GREETING_LEN 18 /* "NBDMAGIC", "IHAVEOPT", handshake flags */
-#define NBD_WIRE_EXPORT_LEN   10 /* size, transmission flags (then 124 zeros unless NO_ZEROES) */
+#define NBD_WIRE_GREETING_LEN      18 /* "NBDMAGIC", "IHAVEOPT", handshake flags */
+#define NBD_WIRE_EXPORT_LEN        10 /* size, transmission flags (then 124 zeros unless NO_ZEROES) */
 #define NBD_WIRE_HS_FIXED_NEWSTYLE 1u
 #define NBD_WIRE_HS_NO_ZEROES      2u
 #define NBD_WIRE_OPT_EXPORT_NAME   1u

@@ -96,7 +96,8 @@ void *ublk_queue_run(void *arg)
 	void **bufs = NULL;
 	int depth = e->depth, live = 0;
 	size_t dlen = desc_bytes(depth);
-	off_t doff = UBLKSRV_CMD_BUF_OFFSET + (off_t)q->id * (off_t)desc_bytes(UBLK_MAX_QUEUE_DEPTH);
+	off_t doff =
+	    UBLKSRV_CMD_BUF_OFFSET + (off_t)q->id * (off_t)desc_bytes(UBLK_MAX_QUEUE_DEPTH);
 	int rc = io_uring_queue_init((unsigned)depth + 2, &ring, IORING_SETUP_SQE128);
 	if (rc < 0) {
 		q->err = rc;
@@ -159,8 +160,8 @@ void *ublk_queue_run(void *arg)
 				continue;
 			}
 			int32_t res = serve(e->a, &desc[tag], bufs[tag]);
-			if (queue_cmd(&ring, q, UBLK_U_IO_COMMIT_AND_FETCH_REQ, tag, res, bufs[tag]) <
-			    0)
+			if (queue_cmd(&ring, q, UBLK_U_IO_COMMIT_AND_FETCH_REQ, tag, res,
+			              bufs[tag]) < 0)
 				live--;
 		}
 		io_uring_cq_advance(&ring, seen);
