@@ -4,6 +4,7 @@
 #   make demo       deps + the main job on file-backed members in a temp dir
 #   make bench      performance benchmarks: parity, engine (not part of check)
 #   make bench-export  NBD export throughput vs nbdkit memory and btrfs raid5
+#   make bench-scale   attached device vs NBD export vs nbdkit memory, RAID5 writes by CPUs
 #   make lint       clang-format --dry-run + cppcheck
 #   make install DESTDIR=...  (also the udev rule and systemd units of contrib/)
 
@@ -87,7 +88,7 @@ $(REL)/uraid: $(call rel_obj,$(CLI_SRCS)) $(REL)/liburaid_sim.a $(REL)/liburaid.
 # symbols kept private; nbdkit_* resolve against the nbdkit executable.
 PLUGIN := $(REL)/nbdkit-uraid-plugin.so
 NBDKIT_PLUGINDIR = $(shell pkg-config --variable=plugindir nbdkit 2>/dev/null)
-.PHONY: plugin bench-export
+.PHONY: plugin bench-export bench-scale
 plugin: $(PLUGIN)
 ifeq ($(HAVE_NBDKIT),1)
 all: $(PLUGIN)
@@ -99,6 +100,10 @@ $(PLUGIN): plugins/uraid.c plugins/uraid_geom.h include/uraid.h $(REL)/liburaid.
 bench-export: deps
 	$(MAKE) all
 	scripts/bench-export
+
+bench-scale: deps
+	$(MAKE) all
+	scripts/bench-scale
 
 $(REL)/uraid.pc: uraid.pc.in
 	@mkdir -p $(dir $@)
