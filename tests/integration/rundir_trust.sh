@@ -155,6 +155,14 @@ forge f3 "loop=" "mount=$T_TMP/victimdir" "fuse_pid=0" "fuse_start=0" "implicit=
 check_fails "forged .attach naming a directory outside the run dir: refused" \
 	env URAID_RUN_DIR="$OK" "$URAID" detach f3 2>"$T_TMP/e9"
 check "... as not an attach record of uraid's" grep -q "is not an attach record uraid wrote" "$T_TMP/e9"
+forge f4 "kind=ublk" "dev=7" "daemon_pid=$victim_pid" "daemon_start=$start" "implicit=0"
+check_fails "forged ublk .attach naming our sleep as its daemon: detach refused" \
+	env URAID_RUN_DIR="$OK" "$URAID" detach /dev/ublkb7 2>"$T_TMP/e10"
+check "... it names the process" grep -q "pid $victim_pid runs .*sleep, not uraid" "$T_TMP/e10"
+forge f5 "kind=nbd" "dev=-1" "implicit=0"
+check_fails "forged .attach of kind nbd without a device: refused" \
+	env URAID_RUN_DIR="$OK" "$URAID" detach f5 2>"$T_TMP/e11"
+check "... as not an attach record of uraid's" grep -q "kind and dev disagree" "$T_TMP/e11"
 check "... all still in place" intact
 
 # 7b. a real attach is still detached: its record is 0600 and passes the checks
