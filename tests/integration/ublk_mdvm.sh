@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # attach --via ublk and --via nbd against the real kernel: one boot of
 # shared/mdvm with Debian's 6.12 kernel (ublk_drv, nbd), uraid, nbdkit and
-# the plugin, fio, mkfs.xfs, xfs_repair and util-linux's blockdev brought in
+# the plugin, mkfs.xfs, xfs_repair and util-linux's blockdev brought in
 # (ublk_mdvm.job says what it does in the guest). Checked here: every guest
 # check passed and all of them ran; the pattern read back through each
 # device is the one written (md5 of the host's file); the geometry the ublk
@@ -22,7 +22,7 @@ python3 -c 'import random,sys; sys.stdout.buffer.write(random.Random(21).randbyt
 disks=(--disk pat="$d/pat")
 for v in ublk nbd; do for i in 0 1 2; do disks+=(--disk "$v$i=$d/$v$i"); done; done
 exes=()
-for p in "$URAID" nbdkit fio mkfs.xfs xfs_repair blockdev; do
+for p in "$URAID" nbdkit mkfs.xfs xfs_repair blockdev; do
 	e=$(command -v "$p") || { fail "$p not found on the host"; t_done; }
 	exes+=(--put-exe "$e")
 done
@@ -37,8 +37,8 @@ check "VM ran the job (rc $rc)" [ "$rc" -eq 0 ]
 sed -n 's/^T //p' "$d/vm.log"
 grep -q '^T not ok' "$d/vm.log" && { T_FAILED=1; grep -E 'uraid:|!!!|fio:|error' "$d/vm.log" | head -30; }
 n=$(grep -c '^T ok' "$d/vm.log")
-check "all 30 guest checks ran ($n passed)" [ "$n" -eq 30 ]
-want=$(dd if="$d/pat" bs=64k count=64 2>/dev/null | md5sum | cut -d' ' -f1)
+check "all 32 guest checks ran ($n passed)" [ "$n" -eq 32 ]
+want=$(md5sum <"$d/pat" | cut -d' ' -f1)
 for v in ublk nbd; do
 	got=$(sed -n "s/^PATMD5_$v=\([0-9a-f]*\).*/\1/p" "$d/vm.log")
 	check "$v: the pattern read back through the device ($got)" [ "$got" = "$want" ]
