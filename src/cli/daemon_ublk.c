@@ -61,6 +61,9 @@ int daemon_ublk_start(const char *name, char *const *members, int n, struct urai
 	const char *q = getenv("URAID_UBLK_QUEUES");
 	if (q && *q)
 		o.queues = atoi(q);
+	const char *wk = getenv("URAID_UBLK_WORKERS"); /* per queue; -1: none */
+	if (wk && *wk)
+		o.workers = atoi(wk);
 	char err[512];
 	int rc = ublk_export_start(a, &o, out, err, sizeof(err));
 	if (rc < 0) {

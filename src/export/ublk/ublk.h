@@ -7,8 +7,9 @@
  * params, start, stop, delete, user recovery, device info); ublk_queue.c runs
  * one thread per hardware queue, each with its own io_uring on /dev/ublkcN:
  * every tag waits in a FETCH_REQ, the request is served by calling
- * uraid_read / uraid_write / uraid_flush directly in that thread, and its
- * result goes back with COMMIT_AND_FETCH_REQ. Without liburing (HAVE_URING)
+ * uraid_read / uraid_write / uraid_flush directly in one of the queue's
+ * worker threads (so one queue has several requests in the engine at a
+ * time), and its result goes back with COMMIT_AND_FETCH_REQ. Without liburing (HAVE_URING)
  * every call returns -EOPNOTSUPP. */
 #ifndef URAID_EXPORT_UBLK_H
 #define URAID_EXPORT_UBLK_H
@@ -23,6 +24,7 @@ struct ublk_export;
 struct ublk_export_opts {
 	int queues;      /* hardware queues, one thread each; 0: online CPUs, at most 4 */
 	int depth;       /* tags per queue; 0: 64 */
+	int workers;     /* threads per queue serving requests; 0: 4, -1: none (the queue's own) */
 	uint32_t max_io; /* largest request in bytes (power of two); 0: 512 KiB */
 	/* Geometry the kernel reports (powers of two, bytes); 0: from the
 	 * array's status (logical = physical = its I/O unit, io_min = chunk,

@@ -118,7 +118,7 @@ static int start_queues(struct ublk_export *e, char *err, size_t errlen)
 		struct ublk_queue *q = &e->q[i];
 		q->e = e;
 		q->id = i;
-		q->wake_fd = eventfd(0, EFD_CLOEXEC);
+		q->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (q->wake_fd < 0 || pthread_create(&q->thread, NULL, ublk_queue_run, q)) {
 			snprintf(err, errlen, "ublk queue %d: cannot start its thread", i);
 			return -EAGAIN;
@@ -166,6 +166,9 @@ int ublk_export_start(struct uraid_array *a, const struct ublk_export_opts *o,
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	e->queues = o->queues > 0 ? o->queues : ncpu > 4 ? 4 : ncpu > 0 ? (int)ncpu : 1;
 	e->depth = o->depth > 0 ? o->depth : 64;
+	e->workers = o->workers > 0 ? o->workers : o->workers < 0 ? 0 : 4;
+	if (e->workers > e->depth)
+		e->workers = e->depth;
 	e->max_io = o->max_io ? o->max_io : 512u << 10;
 	struct uraid_status st;
 	uraid_status(a, &st);

@@ -69,13 +69,27 @@ struct ublk_queue {
 	atomic_bool ready;    /* every tag fetched (or the thread failed) */
 	atomic_bool finished; /* the thread returned */
 	int err;              /* its first error */
+	/* Its workers (ublk_queue.c): the queue thread hands each request
+	 * over (todo, a FIFO of tags), a worker serves it and leaves the
+	 * result in done, then writes wake_fd; the queue thread commits it,
+	 * since the kernel takes a queue's commands from its thread only. */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int *todo, todo_head, todo_n;
+	int *done_tag, done_n;
+	int32_t *done_res;
+	bool quit;
+	int nworkers;
+	pthread_t *workers;
+	const struct ublksrv_io_desc *desc;
+	void **bufs;
 };
 
 struct ublk_export {
 	struct uraid_array *a;
 	int dev_id;
 	int cdev; /* /dev/ublkcN */
-	int queues, depth;
+	int queues, depth, workers;
 	uint32_t max_io;
 	bool recoverable;
 	atomic_bool stopping;

@@ -88,6 +88,106 @@ static int32_t serve(struct uraid_array *a, const struct ublksrv_io_desc *d, voi
 	return rc < 0 ? rc : (int32_t)len;
 }
 
+static void *worker(void *arg)
+{
+	struct ublk_queue *q = arg;
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		while (!q->todo_n && !q->quit)
+			pthread_cond_wait(&q->cond, &q->lock);
+		if (q->quit)
+			break;
+		int tag = q->todo[q->todo_head];
+		q->todo_head = (q->todo_head + 1) % q->e->depth;
+		q->todo_n--;
+		pthread_mutex_unlock(&q->lock);
+		int32_t res = serve(q->e->a, &q->desc[tag], q->bufs[tag]);
+		pthread_mutex_lock(&q->lock);
+		q->done_tag[q->done_n] = tag;
+		q->done_res[q->done_n++] = res;
+		uint64_t one = 1;
+		if (write(q->wake_fd, &one, sizeof(one)) < 0) {
+			/* the counter is already set: the queue thread wakes anyway */
+		}
+	}
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
+
+static int start_workers(struct ublk_queue *q)
+{
+	int depth = q->e->depth;
+	q->todo = calloc((size_t)depth, sizeof(int));
+	q->done_tag = calloc((size_t)depth, sizeof(int));
+	q->done_res = calloc((size_t)depth, sizeof(int32_t));
+	q->workers = calloc((size_t)(q->e->workers ? q->e->workers : 1), sizeof(pthread_t));
+	if (!q->todo || !q->done_tag || !q->done_res || !q->workers)
+		return -ENOMEM;
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->cond, NULL);
+	for (int i = 0; i < q->e->workers; i++) {
+		if (pthread_create(&q->workers[i], NULL, worker, q))
+			return -EAGAIN;
+		q->nworkers++;
+	}
+	return 0;
+}
+
+static void end_workers(struct ublk_queue *q)
+{
+	if (q->todo && q->done_tag && q->done_res && q->workers) {
+		pthread_mutex_lock(&q->lock);
+		q->quit = true;
+		pthread_cond_broadcast(&q->cond);
+		pthread_mutex_unlock(&q->lock);
+		for (int i = 0; i < q->nworkers; i++)
+			pthread_join(q->workers[i], NULL);
+		pthread_mutex_destroy(&q->lock);
+		pthread_cond_destroy(&q->cond);
+	}
+	free(q->todo);
+	free(q->done_tag);
+	free(q->done_res);
+	free(q->workers);
+}
+
+/* A request from the kernel: to a worker, or served here without any. */
+static int dispatch(struct io_uring *ring, struct ublk_queue *q, int tag)
+{
+	if (!q->nworkers)
+		return queue_cmd(ring, q, UBLK_U_IO_COMMIT_AND_FETCH_REQ, tag,
+		                 serve(q->e->a, &q->desc[tag], q->bufs[tag]), q->bufs[tag]);
+	pthread_mutex_lock(&q->lock);
+	q->todo[(q->todo_head + q->todo_n++) % q->e->depth] = tag;
+	pthread_cond_signal(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+	return 0;
+}
+
+/* The wake-up: commit what the workers finished, and wait for the next. */
+static int collect(struct io_uring *ring, struct ublk_queue *q, int *live)
+{
+	uint64_t v;
+	if (read(q->wake_fd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: nothing counted since the last read */
+	}
+	if (q->nworkers) {
+		int tags[UBLK_MAX_QUEUE_DEPTH], n;
+		int32_t res[UBLK_MAX_QUEUE_DEPTH];
+		pthread_mutex_lock(&q->lock);
+		n = q->done_n;
+		memcpy(tags, q->done_tag, (size_t)n * sizeof(int));
+		memcpy(res, q->done_res, (size_t)n * sizeof(int32_t));
+		q->done_n = 0;
+		pthread_mutex_unlock(&q->lock);
+		for (int i = 0; i < n; i++)
+			if (queue_cmd(ring, q, UBLK_U_IO_COMMIT_AND_FETCH_REQ, tags[i], res[i],
+			              q->bufs[tags[i]]) < 0)
+				(*live)--;
+	}
+	return arm_wake(ring, q);
+}
+
 void *ublk_queue_run(void *arg)
 {
 	struct ublk_queue *q = arg;
@@ -117,6 +217,11 @@ void *ublk_queue_run(void *arg)
 		rc = -ENOMEM;
 		goto out;
 	}
+	q->desc = desc;
+	q->bufs = bufs;
+	rc = start_workers(q);
+	if (rc < 0)
+		goto out;
 	for (int t = 0; t < depth; t++) {
 		if (posix_memalign(&bufs[t], 4096, e->max_io)) {
 			rc = -ENOMEM;
@@ -146,8 +251,12 @@ void *ublk_queue_run(void *arg)
 		io_uring_for_each_cqe(&ring, head, cqe)
 		{
 			seen++;
-			if (cqe->user_data == WAKE_TAG)
-				continue; /* the loop condition looks at `stopping` */
+			if (cqe->user_data == WAKE_TAG) {
+				/* and the loop condition looks at `stopping` */
+				if (collect(&ring, q, &live) < 0 && !q->err)
+					q->err = -EBUSY;
+				continue;
+			}
 			int tag = (int)cqe->user_data;
 			if (tag < 0 || tag >= depth)
 				continue;
@@ -159,9 +268,7 @@ void *ublk_queue_run(void *arg)
 				live--;
 				continue;
 			}
-			int32_t res = serve(e->a, &desc[tag], bufs[tag]);
-			if (queue_cmd(&ring, q, UBLK_U_IO_COMMIT_AND_FETCH_REQ, tag, res,
-			              bufs[tag]) < 0)
+			if (dispatch(&ring, q, tag) < 0)
 				live--;
 		}
 		io_uring_cq_advance(&ring, seen);
@@ -170,6 +277,7 @@ out:
 	if (rc < 0 && !q->err)
 		q->err = rc;
 	atomic_store(&q->ready, true);
+	end_workers(q);
 	/* Exiting the ring cancels the tags still waiting in the kernel. */
 	io_uring_queue_exit(&ring);
 	if (desc)
@@ -183,6 +291,106 @@ out:
 }
 
 #else
+
+static void *worker(void *arg)
+{
+	struct ublk_queue *q = arg;
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		while (!q->todo_n && !q->quit)
+			pthread_cond_wait(&q->cond, &q->lock);
+		if (q->quit)
+			break;
+		int tag = q->todo[q->todo_head];
+		q->todo_head = (q->todo_head + 1) % q->e->depth;
+		q->todo_n--;
+		pthread_mutex_unlock(&q->lock);
+		int32_t res = serve(q->e->a, &q->desc[tag], q->bufs[tag]);
+		pthread_mutex_lock(&q->lock);
+		q->done_tag[q->done_n] = tag;
+		q->done_res[q->done_n++] = res;
+		uint64_t one = 1;
+		if (write(q->wake_fd, &one, sizeof(one)) < 0) {
+			/* the counter is already set: the queue thread wakes anyway */
+		}
+	}
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
+
+static int start_workers(struct ublk_queue *q)
+{
+	int depth = q->e->depth;
+	q->todo = calloc((size_t)depth, sizeof(int));
+	q->done_tag = calloc((size_t)depth, sizeof(int));
+	q->done_res = calloc((size_t)depth, sizeof(int32_t));
+	q->workers = calloc((size_t)(q->e->workers ? q->e->workers : 1), sizeof(pthread_t));
+	if (!q->todo || !q->done_tag || !q->done_res || !q->workers)
+		return -ENOMEM;
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->cond, NULL);
+	for (int i = 0; i < q->e->workers; i++) {
+		if (pthread_create(&q->workers[i], NULL, worker, q))
+			return -EAGAIN;
+		q->nworkers++;
+	}
+	return 0;
+}
+
+static void end_workers(struct ublk_queue *q)
+{
+	if (q->todo && q->done_tag && q->done_res && q->workers) {
+		pthread_mutex_lock(&q->lock);
+		q->quit = true;
+		pthread_cond_broadcast(&q->cond);
+		pthread_mutex_unlock(&q->lock);
+		for (int i = 0; i < q->nworkers; i++)
+			pthread_join(q->workers[i], NULL);
+		pthread_mutex_destroy(&q->lock);
+		pthread_cond_destroy(&q->cond);
+	}
+	free(q->todo);
+	free(q->done_tag);
+	free(q->done_res);
+	free(q->workers);
+}
+
+/* A request from the kernel: to a worker, or served here without any. */
+static int dispatch(struct io_uring *ring, struct ublk_queue *q, int tag)
+{
+	if (!q->nworkers)
+		return queue_cmd(ring, q, UBLK_U_IO_COMMIT_AND_FETCH_REQ, tag,
+		                 serve(q->e->a, &q->desc[tag], q->bufs[tag]), q->bufs[tag]);
+	pthread_mutex_lock(&q->lock);
+	q->todo[(q->todo_head + q->todo_n++) % q->e->depth] = tag;
+	pthread_cond_signal(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+	return 0;
+}
+
+/* The wake-up: commit what the workers finished, and wait for the next. */
+static int collect(struct io_uring *ring, struct ublk_queue *q, int *live)
+{
+	uint64_t v;
+	if (read(q->wake_fd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: nothing counted since the last read */
+	}
+	if (q->nworkers) {
+		int tags[UBLK_MAX_QUEUE_DEPTH], n;
+		int32_t res[UBLK_MAX_QUEUE_DEPTH];
+		pthread_mutex_lock(&q->lock);
+		n = q->done_n;
+		memcpy(tags, q->done_tag, (size_t)n * sizeof(int));
+		memcpy(res, q->done_res, (size_t)n * sizeof(int32_t));
+		q->done_n = 0;
+		pthread_mutex_unlock(&q->lock);
+		for (int i = 0; i < n; i++)
+			if (queue_cmd(ring, q, UBLK_U_IO_COMMIT_AND_FETCH_REQ, tags[i], res[i],
+			              q->bufs[tags[i]]) < 0)
+				(*live)--;
+	}
+	return arm_wake(ring, q);
+}
 
 void *ublk_queue_run(void *arg)
 {
