@@ -3,6 +3,7 @@
  * NBD client, /dev/nbdN connected to the serve's unix socket
  * (src/export/nbd/). */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -120,9 +121,23 @@ int attach_ublk(const char *verb, int n, char **members, const char *want, const
 	return 0;
 }
 
+/* Mounted, or held open exclusively (a file system, md, dm): then detach
+ * must not take the device away. */
+static bool in_use(const char *dev)
+{
+	int fd = open(dev, O_RDONLY | O_EXCL | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return false;
+	}
+	return errno == EBUSY;
+}
+
 int attach_ublk_undo(const char *verb, struct attach_state *s)
 {
 	char err[PATH_MAX + 256], why[PATH_MAX + 64];
+	if (s->device[0] && in_use(s->device))
+		return cli_error(verb, "%s is in use (mounted?); nothing was changed", s->device);
 	if (proc_check(s->daemon_pid, s->daemon_start, "uraid", "daemon", why, sizeof(why)) ==
 	    PROC_SAME) {
 		/* The daemon stops the device, then the array (flushed, clean). */
@@ -180,6 +195,8 @@ int attach_nbd_undo(const char *verb, struct attach_state *s)
 	char err[PATH_MAX + 256], backend[128];
 	if (s->dev < 0 || nbd_kernel_backend(s->dev, backend, sizeof(backend)) < 0)
 		return 0; /* not connected (any more) */
+	if (in_use(s->device))
+		return cli_error(verb, "%s is in use (mounted?); nothing was changed", s->device);
 	if (nbd_kernel_disconnect(s->dev, err, sizeof(err)) < 0)
 		return cli_error(verb, "%s", err);
 	for (int i = 0; i < 250 && nbd_kernel_backend(s->dev, backend, sizeof(backend)) == 0; i++)
