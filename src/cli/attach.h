@@ -70,6 +70,10 @@ enum attach_kind attach_pick(bool can_ublk, char *why, size_t len);
  * device, daemon), saved. 0 or an exit status (printed). */
 int attach_ublk(const char *verb, int n, char **members, const char *want, const char *overlay,
                 bool force, struct attach_state *s);
+/* The same for NAME, an array a daemon runs: taken over with every member
+ * it has (serve_handover), given back to a plain daemon when the ublk one
+ * cannot start or does not run with all of them. */
+int attach_ublk_takeover(const char *verb, const char *name, struct attach_state *s);
 int attach_ublk_undo(const char *verb, struct attach_state *s);
 /* Connect /dev/nbdN to the export at uri (nbd+unix://...): fills s->dev,
  * s->device. 0 or an exit status (printed). */

@@ -24,7 +24,7 @@ enum attach_kind attach_pick(bool can_ublk, char *why, size_t len)
 {
 	char w1[256] = "", w2[256] = "";
 	if (!can_ublk)
-		snprintf(w1, sizeof(w1), "the array is served already (ublk serves member files)");
+		snprintf(w1, sizeof(w1), "the array is an NBD export already");
 	if (can_ublk && ublk_available(w1, sizeof(w1)) == 0)
 		return ATTACH_UBLK;
 	if (nbd_kernel_available(w2, sizeof(w2)) == 0) {
@@ -58,6 +58,42 @@ static int read_ublk_file(const char *name, int *dev, pid_t *pid)
 	*dev = d;
 	*pid = p;
 	return 0;
+}
+
+/* The daemon runs: its device into the record, saved, and the node there. */
+static int finish_ublk(const char *verb, struct attach_state *s)
+{
+	char err[PATH_MAX + 256];
+	s->kind = ATTACH_UBLK;
+	if (read_ublk_file(s->name, &s->dev, &s->daemon_pid) < 0) {
+		uraid_control_request(s->name, "stop", NULL, 0, NULL, NULL, err, sizeof(err));
+		return cli_error(verb, "the daemon did not record its ublk device (log: %s.log)",
+		                 s->name);
+	}
+	s->daemon_start = proc_start_time(s->daemon_pid);
+	snprintf(s->device, sizeof(s->device), "/dev/ublkb%d", s->dev);
+	if (attach_save(s, err, sizeof(err)) < 0) {
+		attach_ublk_undo(verb, s);
+		return cli_error(verb, "%s", err);
+	}
+	if (!wait_node(s->device, true, 5000)) {
+		attach_ublk_undo(verb, s);
+		uraid_run_unlink(s->name, ".attach", err, sizeof(err));
+		return cli_error(verb, "%s did not appear", s->device);
+	}
+	return 0;
+}
+
+/* Mounted, or held open exclusively (a file system, md, dm): then detach
+ * must not take the device away. */
+static bool in_use(const char *dev)
+{
+	int fd = open(dev, O_RDONLY | O_EXCL | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return false;
+	}
+	return errno == EBUSY;
 }
 
 int attach_ublk(const char *verb, int n, char **members, const char *want, const char *overlay,
@@ -101,36 +137,40 @@ int attach_ublk(const char *verb, int n, char **members, const char *want, const
 	unsetenv("URAID_DAEMON_FORCE");
 	if (rc)
 		return rc;
-	s->kind = ATTACH_UBLK;
-	if (read_ublk_file(s->name, &s->dev, &s->daemon_pid) < 0) {
-		uraid_control_request(s->name, "stop", NULL, 0, NULL, NULL, err, sizeof(err));
-		return cli_error(verb, "the daemon did not record its ublk device (log: %s.log)",
-		                 s->name);
-	}
-	s->daemon_start = proc_start_time(s->daemon_pid);
-	snprintf(s->device, sizeof(s->device), "/dev/ublkb%d", s->dev);
-	if (attach_save(s, err, sizeof(err)) < 0) {
-		attach_ublk_undo(verb, s);
-		return cli_error(verb, "%s", err);
-	}
-	if (!wait_node(s->device, true, 5000)) {
-		attach_ublk_undo(verb, s);
-		uraid_run_unlink(s->name, ".attach", err, sizeof(err));
-		return cli_error(verb, "%s did not appear", s->device);
-	}
-	return 0;
+	return finish_ublk(verb, s);
 }
 
-/* Mounted, or held open exclusively (a file system, md, dm): then detach
- * must not take the device away. */
-static bool in_use(const char *dev)
+int attach_ublk_takeover(const char *verb, const char *name, struct attach_state *s)
 {
-	int fd = open(dev, O_RDONLY | O_EXCL | O_CLOEXEC);
-	if (fd >= 0) {
-		close(fd);
-		return false;
+	struct uraid_status before;
+	char **mm = NULL;
+	int nm = 0;
+	char err[PATH_MAX + 256];
+	if (cli_run_ready(verb, name))
+		return 1;
+	struct attach_state old;
+	if (attach_load(name, &old, err, sizeof(err)) == 0 &&
+	    attach_verify(&old, err, sizeof(err)) == 0 && attach_present(&old))
+		return cli_error(verb, "%s is already attached as %s", name, attach_device(&old));
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	int rc = serve_handover(verb, name, &before, &mm, &nm);
+	if (rc)
+		return rc;
+	const char *ov = before.overlay[0] ? before.overlay : NULL;
+	setenv("URAID_DAEMON_UBLK", "1", 1);
+	rc = cli_start_daemon(verb, name, nm, mm, ov);
+	unsetenv("URAID_DAEMON_UBLK");
+	if (rc) {
+		fprintf(stderr, "uraid: %s: handing %s back to a daemon\n", verb, name);
+		cli_start_daemon(verb, name, nm, mm, ov);
+	} else {
+		rc = serve_check_takeover(verb, name, &before, mm, nm);
 	}
-	return errno == EBUSY;
+	for (int i = 0; i < nm; i++)
+		free(mm[i]);
+	free(mm);
+	unsetenv("URAID_DAEMON_BUILD"); /* set by the handover for a built array */
+	return rc ? rc : finish_ublk(verb, s);
 }
 
 int attach_ublk_undo(const char *verb, struct attach_state *s)

@@ -162,8 +162,9 @@ static void attach_usage(FILE *f)
 	           "                    MEMBER...|NAME  (serves it first)\n"
 	           "  Root only. Makes the array a block device and prints it, by the best\n"
 	           "  path the kernel offers (--via forces one): ublk (/dev/ublkbN, served by\n"
-	           "  uraid's daemon; member files only), else the kernel NBD client (/dev/nbdN\n"
-	           "  on the serve's unix socket), else fuse: the NBD export mounted with\n"
+	           "  uraid's daemon on the member files, or taken over from NAME's daemon),\n"
+	           "  else the kernel NBD client (/dev/nbdN on the serve's unix socket), else\n"
+	           "  fuse: the NBD export mounted with\n"
 	           "  nbdfuse on a private directory and a loop device (direct I/O) on it.\n"
 	           "  'uraid detach NAME|DEVICE' undoes it all. --overlay DIR: the\n"
 	           "  members read-only, every write (mkfs, fsck) to overlays in DIR;\n"
@@ -299,18 +300,19 @@ static void said(const char *verb, const struct attach_state *s, const char *why
 }
 
 /* --via, or the best path available. ublk serves member files itself, so
- * it cannot take an export (--unix) or an array already running. */
+ * it cannot take an export (--unix) or an array nbdkit serves; an array a
+ * daemon runs it takes over (*takeover). */
 static int pick_kind(const char *via, int argc, char **argv, int first, const char *unix_path,
-                     enum attach_kind *kind, char *why, size_t whylen)
+                     enum attach_kind *kind, bool *takeover, char *why, size_t whylen)
 {
 	int n = argc - first;
 	char uri[PATH_MAX + 64];
 	pid_t pid;
-	bool running = n == 1 && !strchr(argv[first], '/') &&
-	               uraid_name_check(argv[first], NULL, 0) == 0 &&
-	               (serve_lookup(argv[first], uri, sizeof(uri), &pid) == 0 ||
-	                cli_array_running(argv[first]));
-	bool can_ublk = !unix_path && !running;
+	bool named =
+	    n == 1 && !strchr(argv[first], '/') && uraid_name_check(argv[first], NULL, 0) == 0;
+	bool served = named && serve_lookup(argv[first], uri, sizeof(uri), &pid) == 0;
+	bool can_ublk = !unix_path && !served;
+	*takeover = named && !served && cli_array_running(argv[first]);
 	if (!via) {
 		*kind = attach_pick(can_ublk, why, whylen);
 		return 0;
@@ -320,10 +322,10 @@ static int pick_kind(const char *via, int argc, char **argv, int first, const ch
 	char w[512];
 	if (*kind == ATTACH_UBLK && !can_ublk)
 		return cli_error("attach",
-		                 "--via ublk serves member files itself: %s is %s (stop it, or use "
+		                 "--via ublk serves the array itself: %s is %s (stop it, or use "
 		                 "--via nbd|fuse)",
 		                 unix_path ? unix_path : argv[first],
-		                 unix_path ? "an NBD export" : "running already");
+		                 unix_path ? "an NBD export" : "served by nbdkit");
 	if (*kind == ATTACH_UBLK && ublk_available(w, sizeof(w)) < 0)
 		return cli_error("attach", "--via ublk: %s", w);
 	if (*kind == ATTACH_NBD && nbd_kernel_available(w, sizeof(w)) < 0)
@@ -368,11 +370,17 @@ int cmd_attach(int argc, char **argv)
 	struct attach_state s = {.dev = -1}, old;
 	char uri[PATH_MAX + 64], dir[PATH_MAX], err[PATH_MAX + 256], why[768] = "";
 	enum attach_kind kind;
-	int rc = pick_kind(via, argc, argv, optind, unix_path, &kind, why, sizeof(why));
+	bool takeover;
+	int rc = pick_kind(via, argc, argv, optind, unix_path, &kind, &takeover, why, sizeof(why));
 	if (rc)
 		return rc;
+	if (kind == ATTACH_UBLK && takeover && (overlay || force))
+		return cli_error("attach",
+		                 "--overlay and --force are for member files: %s runs already",
+		                 argv[optind]);
 	if (kind == ATTACH_UBLK) {
-		rc = attach_ublk("attach", n, argv + optind, want, overlay, force, &s);
+		rc = takeover ? attach_ublk_takeover("attach", argv[optind], &s)
+		              : attach_ublk("attach", n, argv + optind, want, overlay, force, &s);
 		if (rc)
 			return rc;
 		said("attach", &s, why);

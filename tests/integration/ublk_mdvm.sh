@@ -37,7 +37,7 @@ check "VM ran the job (rc $rc)" [ "$rc" -eq 0 ]
 sed -n 's/^T //p' "$d/vm.log"
 grep -q '^T not ok' "$d/vm.log" && { T_FAILED=1; grep -E 'uraid:|!!!|fio:|error' "$d/vm.log" | head -30; }
 n=$(grep -c '^T ok' "$d/vm.log")
-check "all 36 guest checks ran ($n passed)" [ "$n" -eq 36 ]
+check "all 39 guest checks ran ($n passed)" [ "$n" -eq 39 ]
 want=$(md5sum <"$d/pat" | cut -d' ' -f1)
 for v in ublk nbd; do
 	got=$(sed -n "s/^PATMD5_$v=\([0-9a-f]*\).*/\1/p" "$d/vm.log")
