@@ -38,6 +38,12 @@ ifeq ($(HAVE_URING),1)
 DEFS += -DHAVE_URING=1
 LIBS += -luring
 endif
+# NBD members (src/member/member_nbd.c): libnbd's link flags from pkg-config.
+HAVE_LIBNBD  := $(shell pkg-config --exists libnbd 2>/dev/null && echo 1)
+ifeq ($(HAVE_LIBNBD),1)
+DEFS += -DHAVE_LIBNBD=1 $(shell pkg-config --cflags libnbd)
+LIBS += $(shell pkg-config --libs libnbd)
+endif
 
 LIB_DIRS  := src/util src/parity src/layout src/meta src/member src/probe \
              $(sort $(shell find src/engine -type d)) src/geom src/control

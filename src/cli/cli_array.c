@@ -17,6 +17,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_array.h"
+#include "member/member.h"
 #include "util/sockio.h"
 
 int cli_check_name(const char *verb, const char *name)
@@ -137,7 +138,7 @@ int cli_start_daemon(const char *verb, const char *name, int n, char **members, 
 	for (int i = 0; i < n; i++) {
 		/* An absent member of a built array keeps its place. */
 		bool missing = !strcmp(members[i], "missing") && getenv("URAID_DAEMON_BUILD");
-		args[3 + i] = missing ? strdup("missing") : realpath(members[i], NULL);
+		args[3 + i] = missing ? strdup("missing") : cli_member_path(members[i]);
 		if (!args[3 + i]) {
 			int e = errno;
 			for (int j = 0; j < i; j++)
@@ -193,4 +194,9 @@ int cli_start_daemon(const char *verb, const char *name, int n, char **members, 
 	}
 	kill(pid, SIGTERM);
 	return cli_error(verb, "the array daemon did not answer (log %s)", log);
+}
+
+char *cli_member_path(const char *path)
+{
+	return member_is_remote(path) ? strdup(path) : realpath(path, NULL);
 }

@@ -19,6 +19,9 @@ int cli_run_ready(const char *verb, const char *name);
  * each checked with uraid_name_check. 0, or 1 with the problem printed. */
 int cli_pick_name(const char *verb, const char *want, const char *md_name, const char *member,
                   char *name, size_t len);
+/* A member path as the daemon is given it: absolute (realpath), or an NBD
+ * URI as written (member_is_remote). malloc'd; NULL with errno set. */
+char *cli_member_path(const char *path);
 /* Copy a run directory file (a log) to stderr, each line after prefix. */
 void cli_print_run_file(const char *prefix, const char *name, const char *suffix);
 /* Fork `uraid daemon NAME MEMBER...` and wait until its control socket

@@ -141,7 +141,7 @@ int cli_config_members(const char *arr, char ***paths, int *n)
 	if (rc < 0)
 		return -1;
 	for (int i = 0; i < *n; i++) {
-		char *r = realpath((*paths)[i], NULL);
+		char *r = cli_member_path((*paths)[i]);
 		if (r) {
 			free((*paths)[i]);
 			(*paths)[i] = r;

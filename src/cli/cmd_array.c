@@ -241,7 +241,7 @@ int cmd_assemble(int argc, char **argv)
 /* Members are known to the daemon by absolute path. */
 static const char *member_arg(const char *m, char *buf, size_t len)
 {
-	char *r = m[0] == '#' ? NULL : realpath(m, NULL);
+	char *r = m[0] == '#' ? NULL : cli_member_path(m);
 	/* %-escaped for the control protocol (spaces, '%', any byte). Too
 	 * long: a lone '%', which the daemon refuses rather than act on a
 	 * truncated path. */

@@ -30,7 +30,7 @@ bool geom_cli_running(const char *name)
 
 void geom_cli_member(char *req, size_t len, const char *path)
 {
-	char *rp = realpath(path, NULL);
+	char *rp = cli_member_path(path);
 	size_t l = strlen(req);
 	snprintf(req + l, len - l, " member=%s", rp ? rp : path);
 	free(rp);
@@ -57,7 +57,7 @@ static int assemble_files(const char *verb, int level, const char *name, char **
 		return cli_error(verb, "out of memory");
 	int status = 0;
 	for (int i = 0; i < n; i++) {
-		abs[i] = realpath(paths[i], NULL);
+		abs[i] = cli_member_path(paths[i]);
 		if (!abs[i] && !status)
 			status = cli_error(verb, "%s: %s", paths[i], strerror(errno));
 	}

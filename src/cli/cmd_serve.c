@@ -425,7 +425,7 @@ int serve_start(const char *verb, const struct serve_opts *o, int n, char **args
 		if (!members)
 			return cli_error(verb, "out of memory");
 		for (nm = 0; nm < n; nm++) {
-			members[nm] = realpath(args[nm], NULL);
+			members[nm] = cli_member_path(args[nm]);
 			if (!members[nm]) {
 				rc = cli_error(verb, "%s: %s", args[nm], strerror(errno));
 				free_list(members, nm);

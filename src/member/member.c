@@ -177,3 +177,11 @@ int member_check(struct member *m, char *why, size_t len)
 		why[0] = 0;
 	return m->ops->check ? m->ops->check(m, why, len) : 0;
 }
+
+void member_describe(struct member *m, char *buf, size_t len)
+{
+	if (len)
+		buf[0] = 0;
+	if (m && m->ops && m->ops->describe && len)
+		m->ops->describe(m, buf, len);
+}

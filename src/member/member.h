@@ -58,6 +58,19 @@ struct member_ops {
 	 * member on a virtual clock moves its caller's model time instead of
 	 * sleeping); without it member_ioq_run sleeps until then. */
 	void (*batch_wait)(struct member *m, uint64_t until_ns);
+	/* Optional (remote members, member_nbd): start a batch of this
+	 * member's requests from member_ioq_run without waiting (reads and
+	 * writes now, its flushes once they are done); returns a handle for
+	 * aio_wait, or NULL when the batch could not start (the queue then runs
+	 * the requests through the ops above). Several threads may each have
+	 * batches in flight on one member. */
+	void *(*aio_submit)(struct member *m, struct member_io *const *ios, int n);
+	/* Wait for a batch of aio_submit, setting each result like
+	 * member_ioq_run does; frees the handle. */
+	void (*aio_wait)(struct member *m, void *batch);
+	/* Optional: a line on the member's link (remote members: connection
+	 * state and request latency), "" when there is nothing to say. */
+	void (*describe)(struct member *m, char *buf, size_t len);
 };
 
 struct member {
@@ -89,6 +102,16 @@ struct member {
  * O_DIRECT alignment is opened without O_DIRECT (m->direct false). */
 int member_open_file(const char *path, unsigned flags, uint64_t size, struct member **out,
                      char *err, size_t errlen);
+/* A member named by an NBD URI (nbd://, nbds://, nbd+unix://, nbds+unix://,
+ * see member/nbd_uri.h): the export of a server reached through libnbd.
+ * member_open_file opens such names through it, so every place that takes a
+ * member path takes a URI. MEMBER_CREATE and MEMBER_DIRECT have no effect. */
+bool member_is_remote(const char *name);
+int member_open_nbd(const char *uri, unsigned flags, struct member **out, char *err,
+                    size_t errlen);
+/* The member's link line (ops->describe): "" for local members. */
+void member_describe(struct member *m, char *buf, size_t len);
+
 /* A zero-filled in-memory member (tests, benchmarks). */
 int member_open_mem(const char *name, uint64_t size, struct member **out);
 void member_close(struct member *m);

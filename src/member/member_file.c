@@ -415,6 +415,8 @@ int member_open_file(const char *path, unsigned flags, uint64_t size, struct mem
 	*out = NULL;
 	if (!path || !*path)
 		return errmsg(err, errlen, -EINVAL, "member_open_file: empty path");
+	if (member_is_remote(path))
+		return member_open_nbd(path, flags, out, err, errlen);
 	if (flags & ~known)
 		return errmsg(err, errlen, -EINVAL, "%s: unknown open flags 0x%x", path,
 		              flags & ~known);

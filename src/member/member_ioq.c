@@ -22,6 +22,7 @@ struct ioq_slot {
 	size_t len;  /* bytes the request wants (reads: cut at the member's end) */
 	size_t done; /* bytes moved so far */
 	bool finished;
+	bool declined; /* its member's aio_submit refused the batch */
 };
 
 struct ioq_wait {
@@ -373,6 +374,63 @@ static uint64_t run_member_batches(struct member_ioq *q, struct member_io *ios, 
 	return wake;
 }
 
+/* A batch in flight on an asynchronous member (ops->aio_submit). */
+struct ioq_aio {
+	struct member *m;
+	void *batch;
+};
+
+/* Start the requests of members with an aio_submit op (remote members),
+ * one batch per member, marking them finished; their results arrive in
+ * wait_member_aio. Returns the number of batches in `*out` (malloc'd). */
+static int start_member_aio(struct member_ioq *q, struct member_io *ios, int n,
+                            struct ioq_aio **out)
+{
+	struct ioq_aio *aio = NULL;
+	struct member_io **group = NULL;
+	int naio = 0;
+	*out = NULL;
+	for (int i = 0; i < n; i++) {
+		struct member *m = ios[i].m;
+		if (q->slots[i].finished || q->slots[i].declined || !m->ops->aio_submit)
+			continue;
+		if (!aio) {
+			aio = malloc((size_t)n * sizeof(*aio));
+			group = malloc((size_t)n * sizeof(*group));
+			if (!aio || !group)
+				break; /* the synchronous path still runs them */
+		}
+		int k = 0;
+		for (int j = i; j < n; j++)
+			if (ios[j].m == m && !q->slots[j].finished)
+				group[k++] = &ios[j];
+		void *b = m->ops->aio_submit(m, group, k);
+		if (!b) {
+			/* Left to the synchronous path; do not try this member again. */
+			for (int j = 0; j < k; j++)
+				q->slots[group[j] - ios].declined = true;
+			continue;
+		}
+		for (int j = 0; j < k; j++)
+			q->slots[group[j] - ios].finished = true;
+		aio[naio++] = (struct ioq_aio){.m = m, .batch = b};
+	}
+	free(group);
+	if (!naio) {
+		free(aio);
+		return 0;
+	}
+	*out = aio;
+	return naio;
+}
+
+static void wait_member_aio(struct ioq_aio *aio, int naio)
+{
+	for (int i = 0; i < naio; i++)
+		aio[i].m->ops->aio_wait(aio[i].m, aio[i].batch);
+	free(aio);
+}
+
 static void sleep_until_ns(uint64_t when)
 {
 	if (!when)
@@ -413,8 +471,11 @@ int member_ioq_run(struct member_ioq *q, struct member_io *ios, int n)
 	}
 	q->nwaiters = 0;
 	uint64_t wake = run_member_batches(q, ios, n);
+	struct ioq_aio *aio;
+	int naio = start_member_aio(q, ios, n, &aio);
 	run_phase(q, ios, n, false);
 	run_phase(q, ios, n, true);
+	wait_member_aio(aio, naio);
 	sleep_until_ns(wake);
 	for (int i = 0; i < q->nwaiters; i++)
 		q->waiters[i].m->ops->batch_wait(q->waiters[i].m, q->waiters[i].until);

@@ -1,0 +1,773 @@
+/* NBD exports as members, through libnbd: one connection per member, many
+ * requests in flight on it (libnbd's AIO calls), an event thread per member
+ * that drives the connection and fails it when a request outlives its
+ * timeout. Requests reach it from member_ioq_run (ops->aio_submit/aio_wait:
+ * a batch to several NBD members is in flight on all of them at once, and
+ * beside the io_uring requests of local members) or one at a time through
+ * the pread/pwrite ops (superblocks, bitmaps).
+ *
+ * A dead connection (dropped, refused on reconnect, or shut by a timeout)
+ * fails every request in flight and every later one with -EIO (-ETIMEDOUT
+ * for a timeout): the array fails the member and goes on degraded; a new
+ * connection is a new member_open_nbd (the daemon's re-add). Lock order:
+ * never call libnbd holding nm->lock (completion callbacks take it inside
+ * libnbd's handle lock). */
+#include "member/member_int.h"
+#include "member/nbd_uri.h"
+#include "util/errmsg.h"
+
+#include <errno.h>
+
+bool member_is_remote(const char *name)
+{
+	return nbd_uri_is(name);
+}
+
+#ifndef HAVE_LIBNBD
+int member_open_nbd(const char *uri, unsigned flags, struct member **out, char *err,
+                    size_t errlen)
+{
+	if (out)
+		*out = NULL;
+	return errmsg(err, errlen, -EOPNOTSUPP, "%s: uraid was built without libnbd", uri);
+}
+#else
+#include <libnbd.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NBD_DEFAULT_TIMEOUT_S 30
+/* One NBD request carries at most this much (libnbd refuses more than 64 MiB). */
+#define NBD_PIECE_MAX (32u << 20)
+
+enum nreq_op { NREQ_READ, NREQ_WRITE, NREQ_FLUSH, NREQ_ZERO };
+
+struct nbd_member;
+struct nbd_batch;
+
+struct nbd_req {
+	struct nbd_batch *b;
+	struct member_io *io; /* whose result this piece sets (NULL: the batch's) */
+	enum nreq_op op;
+	void *buf;
+	uint64_t off, len;
+	uint32_t flags; /* LIBNBD_CMD_FLAG_* */
+	uint64_t start_ns, deadline_ns;
+	struct nbd_req *prev, *next; /* nm->pending, oldest first */
+	bool linked;
+	int err; /* positive errno */
+};
+
+struct nbd_batch {
+	struct nbd_member *nm;
+	pthread_cond_t cv;
+	int left; /* pieces in flight */
+	int nflush;
+	bool fua_flush; /* a FUA write needs a flush after it (server without FUA) */
+	struct member_io **ios;
+	int nios;
+	int nreq, cap;
+	struct nbd_req *reqs;
+	int flush_err;
+};
+
+struct nbd_member {
+	struct member m;
+	struct nbd_handle *h;
+	struct nbd_uri uri;
+	pthread_t thread;
+	bool thread_started;
+	int efd;
+	pthread_mutex_t lock; /* pending, dead, stats */
+	struct nbd_req *head, *tail;
+	bool stop;
+	bool dead;
+	int dead_err;
+	char dead_why[160];
+	uint64_t timeout_ns;
+	uint32_t min_block, pref_block, max_piece;
+	bool can_fua, can_flush, can_zero, can_trim;
+	/* statistics */
+	uint64_t nreq, nerr, lat_sum_ns, lat_max_ns, lat_ewma_ns;
+	pthread_mutex_t rmw_lock; /* unaligned writes: read-modify-write */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static struct nbd_member *nm_of(struct member *m)
+{
+	return (struct nbd_member *)m;
+}
+
+static void wake(struct nbd_member *nm)
+{
+	uint64_t one = 1;
+	ssize_t r = write(nm->efd, &one, sizeof(one));
+	(void)r;
+}
+
+static void unlink_req(struct nbd_member *nm, struct nbd_req *r)
+{
+	if (!r->linked)
+		return;
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		nm->head = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	else
+		nm->tail = r->prev;
+	r->prev = r->next = NULL;
+	r->linked = false;
+}
+
+/* A piece is over (nm->lock held): account it, wake its batch's waiter. */
+static void finish_locked(struct nbd_member *nm, struct nbd_req *r, int err)
+{
+	unlink_req(nm, r);
+	uint64_t lat = now_ns() - r->start_ns;
+	nm->nreq++;
+	nm->lat_sum_ns += lat;
+	if (lat > nm->lat_max_ns)
+		nm->lat_max_ns = lat;
+	nm->lat_ewma_ns = nm->lat_ewma_ns ? (nm->lat_ewma_ns * 7 + lat) / 8 : lat;
+	if (err) {
+		nm->nerr++;
+		/* Everything a dead connection fails says why it died. */
+		if (nm->dead && nm->dead_err)
+			err = nm->dead_err;
+	}
+	r->err = err;
+	if (err && r->io && r->io->result >= 0)
+		r->io->result = -err;
+	if (err && !r->io && !r->b->flush_err)
+		r->b->flush_err = err;
+	if (--r->b->left == 0)
+		pthread_cond_broadcast(&r->b->cv);
+}
+
+static int on_complete(void *user_data, int *error)
+{
+	struct nbd_req *r = user_data;
+	struct nbd_member *nm = r->b->nm;
+	pthread_mutex_lock(&nm->lock);
+	finish_locked(nm, r, *error ? *error : 0);
+	pthread_mutex_unlock(&nm->lock);
+	return 1; /* retire the command */
+}
+
+/* Mark the connection dead (nm->lock held); the event thread shuts it. */
+static void set_dead_locked(struct nbd_member *nm, int err, const char *why)
+{
+	if (nm->dead)
+		return;
+	nm->dead = true;
+	nm->dead_err = err;
+	snprintf(nm->dead_why, sizeof(nm->dead_why), "%s", why);
+	fprintf(stderr, "uraid: %s: %s: member fails\n", nm->m.name, why);
+}
+
+/* Issue one piece (nm->lock not held). */
+static void issue(struct nbd_member *nm, struct nbd_req *r)
+{
+	pthread_mutex_lock(&nm->lock);
+	r->start_ns = now_ns();
+	r->deadline_ns = r->start_ns + nm->timeout_ns;
+	bool dead = nm->dead;
+	if (!dead) {
+		r->prev = nm->tail;
+		r->next = NULL;
+		if (nm->tail)
+			nm->tail->next = r;
+		else
+			nm->head = r;
+		nm->tail = r;
+		r->linked = true;
+	}
+	if (dead) {
+		finish_locked(nm, r, nm->dead_err ? nm->dead_err : EIO);
+		pthread_mutex_unlock(&nm->lock);
+		return;
+	}
+	pthread_mutex_unlock(&nm->lock);
+	nbd_completion_callback cb = {.callback = on_complete, .user_data = r};
+	int64_t c;
+	switch (r->op) {
+	case NREQ_READ:
+		c = nbd_aio_pread(nm->h, r->buf, r->len, r->off, cb, 0);
+		break;
+	case NREQ_WRITE:
+		c = nbd_aio_pwrite(nm->h, r->buf, r->len, r->off, cb, r->flags);
+		break;
+	case NREQ_FLUSH:
+		c = nbd_aio_flush(nm->h, cb, 0);
+		break;
+	default:
+		c = nm->can_zero ? nbd_aio_zero(nm->h, r->len, r->off, cb, 0)
+		                 : nbd_aio_trim(nm->h, r->len, r->off, cb, 0);
+		break;
+	}
+	if (c < 0) {
+		/* Not issued, so the callback will not run. */
+		int e = nbd_get_errno();
+		pthread_mutex_lock(&nm->lock);
+		if (!nm->dead && (e == ENOTCONN || e == ESHUTDOWN || e == EPIPE || e == ECONNRESET))
+			set_dead_locked(nm, EIO, "connection lost");
+		finish_locked(nm, r, e ? e : EIO);
+		pthread_mutex_unlock(&nm->lock);
+		return;
+	}
+	wake(nm);
+}
+
+static struct nbd_req *add_req(struct nbd_batch *b)
+{
+	if (b->nreq == b->cap) {
+		int cap = b->cap ? b->cap * 2 : 8;
+		struct nbd_req *n = realloc(b->reqs, (size_t)cap * sizeof(*n));
+		if (!n)
+			return NULL;
+		b->reqs = n;
+		b->cap = cap;
+	}
+	struct nbd_req *r = &b->reqs[b->nreq++];
+	memset(r, 0, sizeof(*r));
+	r->b = b;
+	return r;
+}
+
+static void wait_left(struct nbd_member *nm, struct nbd_batch *b)
+{
+	pthread_mutex_lock(&nm->lock);
+	while (b->left > 0)
+		pthread_cond_wait(&b->cv, &nm->lock);
+	pthread_mutex_unlock(&nm->lock);
+}
+
+static bool req_aligned(const struct nbd_member *nm, uint64_t off, uint64_t len)
+{
+	return off % nm->min_block == 0 && len % nm->min_block == 0;
+}
+
+static void batch_free(struct nbd_batch *b)
+{
+	if (!b)
+		return;
+	pthread_cond_destroy(&b->cv);
+	free(b->reqs);
+	free(b->ios);
+	free(b);
+}
+
+static struct nbd_batch *batch_new(struct nbd_member *nm, int nios)
+{
+	struct nbd_batch *b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->nm = nm;
+	pthread_cond_init(&b->cv, NULL);
+	b->ios = calloc((size_t)(nios ? nios : 1), sizeof(*b->ios));
+	if (!b->ios) {
+		batch_free(b);
+		return NULL;
+	}
+	return b;
+}
+
+/* Cut reads at the member's end, as member_ioq_run does. */
+static uint64_t io_len(const struct member *m, const struct member_io *io)
+{
+	if (io->op != MEMBER_OP_READ)
+		return io->len;
+	if (io->off >= m->size)
+		return 0;
+	return io->len < m->size - io->off ? io->len : m->size - io->off;
+}
+
+static void *nbd_aio_submit_batch(struct member *m, struct member_io *const *ios, int n)
+{
+	struct nbd_member *nm = nm_of(m);
+	for (int i = 0; i < n; i++)
+		if (ios[i]->op != MEMBER_OP_FLUSH && !req_aligned(nm, ios[i]->off, io_len(m, ios[i])))
+			return NULL; /* the ops path bounces it */
+	struct nbd_batch *b = batch_new(nm, n);
+	if (!b)
+		return NULL;
+	/* Build every piece first: reqs[] must not move once issued. */
+	for (int i = 0; i < n; i++) {
+		struct member_io *io = ios[i];
+		b->ios[b->nios++] = io;
+		if (io->op == MEMBER_OP_FLUSH) {
+			io->result = 0;
+			b->nflush++;
+			continue;
+		}
+		uint64_t len = io_len(m, io);
+		io->result = (ssize_t)len;
+		if (io->op == MEMBER_OP_WRITE && (io->flags & MEMBER_FUA) && !nm->can_fua &&
+		    nm->can_flush)
+			b->fua_flush = true;
+		for (uint64_t done = 0; done < len;) {
+			uint64_t k = len - done < nm->max_piece ? len - done : nm->max_piece;
+			struct nbd_req *r = add_req(b);
+			if (!r) {
+				batch_free(b);
+				return NULL;
+			}
+			r->io = io;
+			r->op = io->op == MEMBER_OP_READ ? NREQ_READ : NREQ_WRITE;
+			r->buf = (char *)io->buf + done;
+			r->off = io->off + done;
+			r->len = k;
+			if (r->op == NREQ_WRITE && (io->flags & MEMBER_FUA) && nm->can_fua)
+				r->flags = LIBNBD_CMD_FLAG_FUA;
+			done += k;
+		}
+	}
+	/* One more slot for the flush phase, so reqs[] never moves later. */
+	if ((b->nflush || b->fua_flush) && !add_req(b)) {
+		batch_free(b);
+		return NULL;
+	}
+	int nrw = (b->nflush || b->fua_flush) ? b->nreq - 1 : b->nreq;
+	b->left = nrw;
+	for (int i = 0; i < nrw; i++)
+		issue(nm, &b->reqs[i]);
+	return b;
+}
+
+static void nbd_aio_wait_batch(struct member *m, void *handle)
+{
+	struct nbd_member *nm = nm_of(m);
+	struct nbd_batch *b = handle;
+	wait_left(nm, b);
+	if ((b->nflush || b->fua_flush) && nm->can_flush) {
+		struct nbd_req *r = &b->reqs[b->nreq - 1];
+		memset(r, 0, sizeof(*r));
+		r->b = b;
+		r->op = NREQ_FLUSH;
+		b->left = 1;
+		issue(nm, r);
+		wait_left(nm, b);
+		if (b->flush_err)
+			for (int i = 0; i < b->nios; i++) {
+				struct member_io *io = b->ios[i];
+				bool fua = io->op == MEMBER_OP_WRITE && (io->flags & MEMBER_FUA);
+				if ((io->op == MEMBER_OP_FLUSH || fua) && io->result >= 0)
+					io->result = -b->flush_err;
+			}
+	}
+	batch_free(b);
+}
+
+/* One aligned request through the batch machinery, waiting for it. */
+static ssize_t sync_io(struct nbd_member *nm, enum member_op op, void *buf, size_t len,
+                       uint64_t off, unsigned flags)
+{
+	struct member_io io = {.m = &nm->m, .op = op, .buf = buf, .len = len, .off = off,
+	                       .flags = flags};
+	struct member_io *p = &io;
+	void *b = nbd_aio_submit_batch(&nm->m, &p, 1);
+	if (!b)
+		return -ENOMEM;
+	nbd_aio_wait_batch(&nm->m, b);
+	return io.result;
+}
+
+/* An unaligned transfer: the covering aligned span through a bounce
+ * buffer (writes read, patch and rewrite it, serialized). */
+static ssize_t bounce(struct nbd_member *nm, enum member_op op, void *buf, size_t len,
+                      uint64_t off, unsigned flags)
+{
+	const uint64_t a = nm->min_block;
+	uint64_t start = off / a * a, end = (off + len + a - 1) / a * a;
+	if (end > nm->m.size)
+		return -EIO; /* the export's size is a multiple of its block size */
+	size_t span = (size_t)(end - start);
+	unsigned char *b = malloc(span);
+	if (!b)
+		return -ENOMEM;
+	if (op == MEMBER_OP_WRITE)
+		pthread_mutex_lock(&nm->rmw_lock);
+	ssize_t r = sync_io(nm, MEMBER_OP_READ, b, span, start, 0);
+	if (r >= 0 && (size_t)r != span)
+		r = -EIO;
+	if (r >= 0 && op == MEMBER_OP_READ)
+		memcpy(buf, b + (off - start), len);
+	if (r >= 0 && op == MEMBER_OP_WRITE) {
+		memcpy(b + (off - start), buf, len);
+		r = sync_io(nm, MEMBER_OP_WRITE, b, span, start, flags);
+		if (r >= 0 && (size_t)r != span)
+			r = -EIO;
+	}
+	if (op == MEMBER_OP_WRITE)
+		pthread_mutex_unlock(&nm->rmw_lock);
+	free(b);
+	return r < 0 ? r : (ssize_t)len;
+}
+
+static ssize_t nbd_pread_op(struct member *m, void *buf, size_t len, uint64_t off)
+{
+	struct nbd_member *nm = nm_of(m);
+	member_op_bounds(m, MEMBER_OP_READ, &len, off, NBD_PIECE_MAX);
+	if (len == 0)
+		return 0;
+	if (!req_aligned(nm, off, len))
+		return bounce(nm, MEMBER_OP_READ, buf, len, off, 0);
+	return sync_io(nm, MEMBER_OP_READ, buf, len, off, 0);
+}
+
+static ssize_t nbd_pwrite_op(struct member *m, const void *buf, size_t len, uint64_t off,
+                             unsigned flags)
+{
+	struct nbd_member *nm = nm_of(m);
+	int rc = member_op_bounds(m, MEMBER_OP_WRITE, &len, off, NBD_PIECE_MAX);
+	if (rc < 0)
+		return rc;
+	if (len == 0)
+		return 0;
+	if (!req_aligned(nm, off, len))
+		return bounce(nm, MEMBER_OP_WRITE, (void *)buf, len, off, flags);
+	return sync_io(nm, MEMBER_OP_WRITE, (void *)buf, len, off, flags);
+}
+
+static int nbd_flush_op(struct member *m)
+{
+	return (int)sync_io(nm_of(m), MEMBER_OP_FLUSH, NULL, 0, 0, 0);
+}
+
+/* Discard: NBD_CMD_WRITE_ZEROES where offered (reads back zeros; the server
+ * may punch a hole), else NBD_CMD_TRIM (contents then undefined, as on a
+ * disk without deterministic trim), else -EOPNOTSUPP. */
+static int nbd_discard_op(struct member *m, uint64_t off, uint64_t len)
+{
+	struct nbd_member *nm = nm_of(m);
+	int rc = member_discard_check(m, off, len);
+	if (rc < 0 || len == 0)
+		return rc;
+	if (!nm->can_zero && !nm->can_trim)
+		return -EOPNOTSUPP;
+	if (!req_aligned(nm, off, len))
+		return -EINVAL;
+	struct nbd_batch *b = batch_new(nm, 1);
+	if (!b)
+		return -ENOMEM;
+	struct member_io io = {.m = m, .op = MEMBER_OP_WRITE, .len = 0, .result = 0};
+	for (uint64_t done = 0; done < len;) {
+		uint64_t k = len - done < (1u << 30) ? len - done : (1u << 30);
+		struct nbd_req *r = add_req(b);
+		if (!r) {
+			batch_free(b);
+			return -ENOMEM;
+		}
+		r->io = &io;
+		r->op = NREQ_ZERO;
+		r->off = off + done;
+		r->len = k;
+		done += k;
+	}
+	b->left = b->nreq;
+	for (int i = 0; i < b->nreq; i++)
+		issue(nm, &b->reqs[i]);
+	wait_left(nm, b);
+	batch_free(b);
+	return io.result < 0 ? (int)io.result : 0;
+}
+
+static int nbd_fd_op(struct member *m)
+{
+	return -1;
+}
+
+static int nbd_check_op(struct member *m, char *why, size_t len)
+{
+	struct nbd_member *nm = nm_of(m);
+	pthread_mutex_lock(&nm->lock);
+	int rc = 0;
+	if (nm->dead) {
+		snprintf(why, len, "%s: %s", m->name, nm->dead_why);
+		rc = -ENODEV;
+	}
+	pthread_mutex_unlock(&nm->lock);
+	return rc;
+}
+
+static void nbd_describe_op(struct member *m, char *buf, size_t len)
+{
+	struct nbd_member *nm = nm_of(m);
+	pthread_mutex_lock(&nm->lock);
+	uint64_t avg = nm->nreq ? nm->lat_sum_ns / nm->nreq : 0;
+	snprintf(buf, len,
+	         "nbd %s: %s%s, %llu requests (%llu failed), latency recent %.0f us avg %.0f "
+	         "us max %.0f us, timeout %llu s, block %u/%u",
+	         nm->dead ? "failed" : "connected", nm->dead ? nm->dead_why : "",
+	         nm->uri.tls ? " (TLS)" : "", (unsigned long long)nm->nreq,
+	         (unsigned long long)nm->nerr, nm->lat_ewma_ns / 1e3, avg / 1e3,
+	         nm->lat_max_ns / 1e3, (unsigned long long)(nm->timeout_ns / 1000000000u),
+	         nm->min_block, nm->pref_block);
+	pthread_mutex_unlock(&nm->lock);
+}
+
+/* The event thread: drives the socket, enforces the request timeout. */
+static void *event_thread(void *arg)
+{
+	struct nbd_member *nm = arg;
+	bool shut = false;
+	for (;;) {
+		pthread_mutex_lock(&nm->lock);
+		if (nm->stop) {
+			pthread_mutex_unlock(&nm->lock);
+			break;
+		}
+		uint64_t now = now_ns();
+		int wait_ms = 1000;
+		if (nm->head && !nm->dead) {
+			if (now >= nm->head->deadline_ns) {
+				char why[96];
+				snprintf(why, sizeof(why), "a request took longer than %llu s",
+				         (unsigned long long)(nm->timeout_ns / 1000000000u));
+				set_dead_locked(nm, ETIMEDOUT, why);
+			} else {
+				uint64_t d = (nm->head->deadline_ns - now) / 1000000u + 1;
+				if (d < (uint64_t)wait_ms)
+					wait_ms = (int)d;
+			}
+		}
+		bool dead = nm->dead;
+		pthread_mutex_unlock(&nm->lock);
+		struct pollfd p[2] = {{.fd = nm->efd, .events = POLLIN}, {.fd = -1}};
+		int fd = -1;
+		if (!shut) {
+			fd = nbd_aio_get_fd(nm->h);
+			if (dead && fd >= 0) {
+				/* Shut the socket: libnbd then sees the end of the
+				 * connection and fails every command in flight. */
+				shutdown(fd, SHUT_RDWR);
+				nbd_aio_notify_read(nm->h);
+				shut = true;
+				continue;
+			}
+		}
+		if (!shut && fd >= 0) {
+			unsigned dir = nbd_aio_get_direction(nm->h);
+			p[1].fd = fd;
+			p[1].events = ((dir & LIBNBD_AIO_DIRECTION_READ) ? POLLIN : 0) |
+			              ((dir & LIBNBD_AIO_DIRECTION_WRITE) ? POLLOUT : 0);
+		}
+		int r = poll(p, 2, wait_ms);
+		if (r < 0 && errno != EINTR)
+			break;
+		if (r <= 0)
+			continue;
+		if (p[0].revents & POLLIN) {
+			uint64_t v;
+			ssize_t k = read(nm->efd, &v, sizeof(v));
+			(void)k;
+		}
+		if (p[1].fd >= 0 && p[1].revents) {
+			if (p[1].revents & (POLLIN | POLLHUP | POLLERR))
+				nbd_aio_notify_read(nm->h);
+			else if (p[1].revents & POLLOUT)
+				nbd_aio_notify_write(nm->h);
+			if (nbd_aio_is_dead(nm->h) || nbd_aio_is_closed(nm->h)) {
+				pthread_mutex_lock(&nm->lock);
+				set_dead_locked(nm, EIO, "the connection to the server was lost");
+				pthread_mutex_unlock(&nm->lock);
+				shut = true;
+			}
+		}
+	}
+	return NULL;
+}
+
+static void nbd_close_op(struct member *m)
+{
+	struct nbd_member *nm = nm_of(m);
+	if (nm->thread_started) {
+		pthread_mutex_lock(&nm->lock);
+		nm->stop = true;
+		pthread_mutex_unlock(&nm->lock);
+		wake(nm);
+		pthread_join(nm->thread, NULL);
+	}
+	if (nm->h) {
+		pthread_mutex_lock(&nm->lock);
+		bool dead = nm->dead;
+		pthread_mutex_unlock(&nm->lock);
+		if (!dead && !nbd_aio_is_dead(nm->h) && !nbd_aio_is_closed(nm->h))
+			nbd_shutdown(nm->h, 0);
+		nbd_close(nm->h);
+	}
+	if (nm->efd >= 0)
+		close(nm->efd);
+	pthread_mutex_destroy(&nm->lock);
+	pthread_mutex_destroy(&nm->rmw_lock);
+	free(nm);
+}
+
+static const struct member_ops nbd_ops = {
+    .kind = "nbd",
+    .pread = nbd_pread_op,
+    .pwrite = nbd_pwrite_op,
+    .flush = nbd_flush_op,
+    .discard = nbd_discard_op,
+    .fd = nbd_fd_op,
+    .close = nbd_close_op,
+    .check = nbd_check_op,
+    .aio_submit = nbd_aio_submit_batch,
+    .aio_wait = nbd_aio_wait_batch,
+    .describe = nbd_describe_op,
+};
+
+/* Default timeout: timeout= in the URI, else URAID_NBD_TIMEOUT (seconds),
+ * else 30 s. */
+static unsigned timeout_of(const struct nbd_uri *u)
+{
+	if (u->timeout_s)
+		return u->timeout_s;
+	const char *env = getenv("URAID_NBD_TIMEOUT");
+	if (env) {
+		char *end;
+		long v = strtol(env, &end, 10);
+		if (*env && !*end && v > 0 && v <= NBD_URI_TIMEOUT_MAX)
+			return (unsigned)v;
+	}
+	return NBD_DEFAULT_TIMEOUT_S;
+}
+
+/* Connect within the timeout (a server that accepts and never answers must
+ * not hang the open). */
+static int connect_timed(struct nbd_member *nm, char *err, size_t errlen)
+{
+	const char *u = nm->m.name;
+	if (nbd_aio_connect_uri(nm->h, nm->uri.connect) < 0)
+		return errmsg(err, errlen, -ECONNREFUSED, "%s: cannot connect: %s", u,
+		              nbd_get_error());
+	uint64_t deadline = now_ns() + nm->timeout_ns;
+	while (nbd_aio_is_connecting(nm->h)) {
+		uint64_t now = now_ns();
+		if (now >= deadline)
+			return errmsg(err, errlen, -ETIMEDOUT,
+			              "%s: the server did not finish the handshake in %llu s", u,
+			              (unsigned long long)(nm->timeout_ns / 1000000000u));
+		int ms = (int)((deadline - now) / 1000000u) + 1;
+		if (nbd_poll(nm->h, ms > 1000 ? 1000 : ms) < 0)
+			break;
+	}
+	if (!nbd_aio_is_ready(nm->h)) {
+		const char *e = nbd_get_error();
+		return errmsg(err, errlen, -ECONNREFUSED, "%s: cannot connect: %s", u,
+		              e ? e : "the server closed the connection");
+	}
+	return 0;
+}
+
+int member_open_nbd(const char *uri, unsigned flags, struct member **out, char *err,
+                    size_t errlen)
+{
+	if (!out)
+		return errmsg(err, errlen, -EINVAL, "member_open_nbd: no result pointer");
+	*out = NULL;
+	struct nbd_member *nm = calloc(1, sizeof(*nm));
+	if (!nm)
+		return errmsg(err, errlen, -ENOMEM, "out of memory");
+	nm->efd = -1;
+	pthread_mutex_init(&nm->lock, NULL);
+	pthread_mutex_init(&nm->rmw_lock, NULL);
+	nm->m.ops = &nbd_ops;
+	nm->m.priv = nm;
+	nm->m.dio_align = 1;
+	nm->m.mem_align = 1;
+	member_set_name(&nm->m, uri);
+	char e[200];
+	int rc = nbd_uri_parse(uri, &nm->uri, e, sizeof(e));
+	if (rc < 0) {
+		errmsg(err, errlen, rc, "%s: bad NBD URI: %s", uri, e);
+		goto fail;
+	}
+	if (strlen(uri) >= sizeof(nm->m.name)) {
+		rc = errmsg(err, errlen, -EINVAL, "%s: URI too long for a member name (%zu bytes)",
+		            uri, sizeof(nm->m.name) - 1);
+		goto fail;
+	}
+	nm->timeout_ns = (uint64_t)timeout_of(&nm->uri) * 1000000000u;
+	nm->h = nbd_create();
+	if (!nm->h) {
+		rc = errmsg(err, errlen, -ENOMEM, "%s: nbd_create: %s", uri, nbd_get_error());
+		goto fail;
+	}
+	nbd_set_uri_allow_local_file(nm->h, false);
+	nbd_set_request_block_size(nm->h, true);
+	if ((rc = connect_timed(nm, err, errlen)) < 0)
+		goto fail;
+	int64_t size = nbd_get_size(nm->h);
+	if (size <= 0) {
+		rc = errmsg(err, errlen, -EIO, "%s: the export has no size", uri);
+		goto fail;
+	}
+	bool ro = nbd_is_read_only(nm->h) == 1;
+	if (ro && !(flags & MEMBER_RDONLY)) {
+		rc = errmsg(err, errlen, -EROFS, "%s: the server exports it read-only", uri);
+		goto fail;
+	}
+	int64_t minb = nbd_get_block_size(nm->h, LIBNBD_SIZE_MINIMUM);
+	int64_t prefb = nbd_get_block_size(nm->h, LIBNBD_SIZE_PREFERRED);
+	int64_t maxb = nbd_get_block_size(nm->h, LIBNBD_SIZE_MAXIMUM);
+	nm->min_block = minb > 0 ? (uint32_t)minb : 1;
+	nm->pref_block = prefb > 0 ? (uint32_t)prefb : 4096;
+	nm->max_piece = maxb > 0 && maxb < NBD_PIECE_MAX ? (uint32_t)maxb : NBD_PIECE_MAX;
+	if (nm->min_block > 4096 || (nm->min_block & (nm->min_block - 1)) ||
+	    nm->max_piece < nm->min_block) {
+		rc = errmsg(err, errlen, -EINVAL,
+		            "%s: the server's block sizes (minimum %u, maximum %u) do not suit "
+		            "md (a power of two up to 4096)",
+		            uri, nm->min_block, nm->max_piece);
+		goto fail;
+	}
+	nm->max_piece -= nm->max_piece % nm->min_block;
+	nm->can_fua = nbd_can_fua(nm->h) == 1;
+	nm->can_flush = nbd_can_flush(nm->h) == 1;
+	nm->can_zero = nbd_can_zero(nm->h) == 1;
+	nm->can_trim = nbd_can_trim(nm->h) == 1;
+	nm->m.size = (uint64_t)size / 512 * 512;
+	nm->m.logical_block = nm->min_block > 512 ? nm->min_block : 512;
+	nm->m.readonly = flags & MEMBER_RDONLY;
+	nm->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (nm->efd < 0) {
+		rc = -errno;
+		errmsg(err, errlen, rc, "%s: eventfd: %s", uri, strerror(-rc));
+		goto fail;
+	}
+	if (pthread_create(&nm->thread, NULL, event_thread, nm) != 0) {
+		rc = errmsg(err, errlen, -EAGAIN, "%s: cannot start its event thread", uri);
+		goto fail;
+	}
+	nm->thread_started = true;
+	*out = &nm->m;
+	return 0;
+fail:
+	if (nm->h)
+		nbd_close(nm->h);
+	nm->h = NULL;
+	if (nm->efd >= 0)
+		close(nm->efd);
+	nm->efd = -1;
+	pthread_mutex_destroy(&nm->lock);
+	pthread_mutex_destroy(&nm->rmw_lock);
+	free(nm);
+	return rc;
+}
+#endif
