@@ -750,6 +750,26 @@ int uraid_overlay_commit(const char *dir, uint64_t *bytes, char *err, size_t err
  * -EBUSY). *n (may be NULL): how many. */
 int uraid_overlay_discard(const char *dir, int *n, char *err, size_t errlen);
 
+/* Members on other machines: a member name that is an NBD URI (nbd://HOST
+ * [:PORT]/EXPORT, nbds://..., nbd+unix:///EXPORT?socket=PATH, nbds+unix://)
+ * is an export reached through libnbd; see README "Remote members". */
+bool uraid_member_is_remote(const char *name);
+struct uraid_remote_link {
+	char name[256];
+	int role;
+	enum uraid_member_state state;
+	bool link_down; /* the connection is dead (the member fails at its next request) */
+	char link[256]; /* "nbd connected, N requests, latency ..." */
+};
+/* The remote members of a running array, up to max: their count. */
+int uraid_remote_links(struct uraid_array *a, struct uraid_remote_link *out, int max);
+/* One pass of the daemon's reconnect policy (control/remote_watch.c): fail
+ * an in-sync remote member whose connection died, and re-add each faulty
+ * remote member whose server answers again (with a write-intent bitmap only
+ * the chunks written meanwhile are recovered). Returns how many came back;
+ * `log` (may be NULL) gets a line per action. */
+int uraid_remote_reconnect(struct uraid_array *a, char *log, size_t loglen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -110,7 +110,9 @@ static int uraid_config(const char *key, const char *value)
 			return -1;
 		}
 		/* A built array's absent member keeps its place (build=). */
-		char *p = !strcmp(value, "missing") ? strdup(value) : nbdkit_realpath(value);
+		char *p = !strcmp(value, "missing") || uraid_member_is_remote(value)
+		              ? strdup(value)
+		              : nbdkit_realpath(value);
 		if (!p)
 			return -1;
 		g.members[g.nmembers++] = p;
@@ -195,7 +197,8 @@ static int members_from_config(void)
 		nbdkit_error("array=%s: %s", g.array, err);
 	}
 	for (int i = 0; rc == 0 && i < n; i++) {
-		g.members[g.nmembers] = realpath(paths[i], NULL);
+		g.members[g.nmembers] = uraid_member_is_remote(paths[i]) ? strdup(paths[i])
+		                                                        : realpath(paths[i], NULL);
 		if (!g.members[g.nmembers])
 			rc = -1;
 		else

@@ -78,7 +78,17 @@ static void print_verbose(const struct uraid_status *st)
 		printf("      overlay %s (members read-only)\n", st->overlay);
 	if (st->stripe_cache_size)
 		printf("      stripe_cache_size %u\n", st->stripe_cache_size);
-	printf("      mismatch_cnt %llu\n\n", (unsigned long long)st->mismatch_cnt);
+	printf("      mismatch_cnt %llu\n", (unsigned long long)st->mismatch_cnt);
+}
+
+/* Remote members' links (RUN/NAME.links, kept by the array's server). */
+static void print_links(const char *name)
+{
+	char text[16384], err[512];
+	if (uraid_run_read(name, ".links", text, sizeof(text), err, sizeof(err)) <= 0)
+		return;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+		printf("      remote %s\n", line);
 }
 
 static void json_str(const char *s)
@@ -214,8 +224,11 @@ int cmd_status(int argc, char **argv)
 			char text[16384];
 			if (uraid_mdstat_format(names[i], &st, text, sizeof(text)) > 0)
 				fputs(text, stdout);
-			if (verbose)
+			if (verbose) {
 				print_verbose(&st);
+				print_links(names[i]);
+				printf("\n");
+			}
 		}
 		fflush(stdout);
 	}

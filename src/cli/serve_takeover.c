@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "cli/cli_proc.h"
 #include "cli/cli_array.h"
+#include "member/member.h"
 #include "cli/serve.h"
 #include "uraid.h"
 
@@ -104,7 +105,7 @@ int serve_handover(const char *verb, const char *name, struct uraid_status *befo
 		}
 		if (!carried(m->state))
 			continue;
-		if (m->name[0] != '/')
+		if (m->name[0] != '/' && !member_is_remote(m->name))
 			rc = cli_error(verb, "member '%s' of %s has no path to hand over", m->name,
 			               name);
 		else if (!(mm[k++] = strdup(m->name)))

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control/remote_watch.h"
 #include "uraid.h"
 #include "util/errmsg.h"
 #include "util/sockio.h"
@@ -45,6 +46,7 @@ struct uraid_control {
 	bool stop_requested, closing;
 	/* uraid_control_mdstat: where to publish, and the text last published */
 	char *mdstat_dir, *mdstat_name, *mdstat;
+	struct remote_watch *remote; /* remote members' reconnect policy */
 };
 
 #define MDSTAT_MAX 16384
@@ -520,6 +522,8 @@ void uraid_control_mdstat(struct uraid_control *c, const char *dir, const char *
 		c->mdstat_dir = d;
 		c->mdstat_name = n; /* set last: the acceptor reads it under the lock */
 		d = n = NULL;
+		if (!c->remote)
+			c->remote = remote_watch_start(c->a, name);
 	}
 	pthread_mutex_unlock(&c->lock);
 	free(d);
@@ -553,6 +557,7 @@ void uraid_control_close(struct uraid_control *c)
 	c->closing = true;
 	pthread_mutex_unlock(&c->lock);
 	pthread_join(c->acceptor, NULL);
+	remote_watch_stop(c->remote);
 	close(c->lfd);
 	unlink(c->path);
 	if (c->mdstat)

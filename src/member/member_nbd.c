@@ -224,10 +224,9 @@ static void issue(struct nbd_member *nm, struct nbd_req *r)
 		/* Not issued, so the callback will not run. */
 		int e = nbd_get_errno();
 		pthread_mutex_lock(&nm->lock);
-		if (!nm->dead && (e == ENOTCONN || e == ESHUTDOWN || e == EPIPE || e == ECONNRESET))
-			set_dead_locked(nm, EIO, "connection lost");
 		finish_locked(nm, r, e ? e : EIO);
 		pthread_mutex_unlock(&nm->lock);
+		wake(nm); /* the event thread looks at the handle's state */
 		return;
 	}
 	wake(nm);
@@ -511,9 +510,9 @@ static void nbd_describe_op(struct member *m, char *buf, size_t len)
 	pthread_mutex_lock(&nm->lock);
 	uint64_t avg = nm->nreq ? nm->lat_sum_ns / nm->nreq : 0;
 	snprintf(buf, len,
-	         "nbd %s: %s%s, %llu requests (%llu failed), latency recent %.0f us avg %.0f "
+	         "nbd %s%s%s, %llu requests (%llu failed), latency recent %.0f us avg %.0f "
 	         "us max %.0f us, timeout %llu s, block %u/%u",
-	         nm->dead ? "failed" : "connected", nm->dead ? nm->dead_why : "",
+	         nm->dead ? "link down: " : "connected", nm->dead ? nm->dead_why : "",
 	         nm->uri.tls ? " (TLS)" : "", (unsigned long long)nm->nreq,
 	         (unsigned long long)nm->nerr, nm->lat_ewma_ns / 1e3, avg / 1e3,
 	         nm->lat_max_ns / 1e3, (unsigned long long)(nm->timeout_ns / 1000000000u),
@@ -550,6 +549,14 @@ static void *event_thread(void *arg)
 		pthread_mutex_unlock(&nm->lock);
 		struct pollfd p[2] = {{.fd = nm->efd, .events = POLLIN}, {.fd = -1}};
 		int fd = -1;
+		if (!shut && !dead && (nbd_aio_is_dead(nm->h) || nbd_aio_is_closed(nm->h))) {
+			/* A submitter found the socket broken (EPIPE on a write). */
+			pthread_mutex_lock(&nm->lock);
+			set_dead_locked(nm, EIO, "the connection to the server was lost");
+			pthread_mutex_unlock(&nm->lock);
+			shut = true;
+			continue;
+		}
 		if (!shut) {
 			fd = nbd_aio_get_fd(nm->h);
 			if (dead && fd >= 0) {

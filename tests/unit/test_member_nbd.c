@@ -1,0 +1,287 @@
+/* NBD members (member_nbd.c) against real nbdkit servers on private Unix
+ * sockets: the URI parser's accept/refuse table; random reads and writes
+ * through the ops and through member_ioq_run batches mixed with a memory
+ * member, checked against shadow copies and against the server's backing
+ * file; a server whose minimum block size is 4096 (blocksize filter) taking
+ * unaligned requests; a server that answers too slowly (delay filter) failing
+ * its request with -ETIMEDOUT after the URI's timeout=, not hanging; a
+ * killed server failing requests with -EIO; refused connections and bad
+ * URIs as clear errors. */
+#include "test_member_common.h"
+#include "member/nbd_uri.h"
+
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#define MSIZE (4u << 20)
+
+static const char *good[] = {
+    "nbd://localhost",
+    "nbd://127.0.0.1:10809/disk",
+    "nbd://[::1]:1234/e%20x",
+    "nbds://host.example/exp?tls-certificates=/etc/pki",
+    "nbd+unix:///?socket=/tmp/s.sock",
+    "nbd+unix:///exp?socket=/tmp/s.sock&timeout=5",
+    "nbds+unix:///?socket=/tmp/x&tls-psk-file=/k&tls-username=u",
+};
+static const char *bad_uris[] = {
+    "", "nbd:/x", "http://h/x", "nbd://", "nbd://:10/x", "nbd://h:0/x", "nbd://h:70000/x",
+    "nbd://h:12a/x", "nbd://h x/e", "nbd://[::1/x", "nbd://h/x?socket=/s",
+    "nbd+unix:///x", "nbd+unix://h/x?socket=/s", "nbd+unix:///x?socket=",
+    "nbd://h/x?timeout=0", "nbd://h/x?timeout=99999", "nbd://h/x?bogus=1",
+    "nbd://h/x?tls-certificates=/d", "nbd://h/%zz", "nbd://h/x#frag", "nbd://h/x?timeout=1&",
+    "nbd+unix:///x?socket=/a&socket=/b",
+};
+
+static void uri_table(void)
+{
+	struct nbd_uri u;
+	char err[256];
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		CHECKF(nbd_uri_parse(good[i], &u, err, sizeof(err)) == 0, "%s refused: %s", good[i],
+		       err);
+	for (size_t i = 0; i < sizeof(bad_uris) / sizeof(bad_uris[0]); i++) {
+		err[0] = 0;
+		CHECKF(nbd_uri_parse(bad_uris[i], &u, err, sizeof(err)) == -EINVAL && err[0],
+		       "%s accepted", bad_uris[i]);
+	}
+	CHECK(nbd_uri_parse("nbd://[::1]:1234/e%20x", &u, err, sizeof(err)) == 0);
+	CHECK(!strcmp(u.host, "::1") && u.port == 1234 && !strcmp(u.exportname, "e x"));
+	CHECK(nbd_uri_parse("nbd+unix:///e?socket=/t/s&timeout=7", &u, err, sizeof(err)) == 0);
+	CHECK(u.unix_socket && !strcmp(u.socket, "/t/s") && u.timeout_s == 7);
+	CHECKF(!strcmp(u.connect, "nbd+unix:///e?socket=/t/s"), "connect %s", u.connect);
+	CHECK(nbd_uri_parse("nbd://h", &u, err, sizeof(err)) == 0 && u.port == 10809);
+	CHECK(member_is_remote("nbds+unix:///x") && !member_is_remote("/dev/sda"));
+}
+
+/* nbdkit -f on a private socket, its backing file (when `file`) or memory;
+ * extra: filter arguments. Returns the pid once the socket answers. */
+static pid_t server(const char *sock, const char *file, const char *filter,
+                    const char *const *extra)
+{
+	const char *argv[24];
+	int n = 0;
+	argv[n++] = "nbdkit";
+	argv[n++] = "-f";
+	argv[n++] = "-U";
+	argv[n++] = sock;
+	if (filter)
+		argv[n++] = filter;
+	if (file) {
+		argv[n++] = "file";
+		argv[n++] = file;
+	} else {
+		argv[n++] = "memory";
+		argv[n++] = "4M";
+	}
+	for (; extra && *extra; extra++)
+		argv[n++] = *extra;
+	argv[n] = NULL;
+	unlink(sock);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int dn = open("/dev/null", O_RDWR);
+		dup2(dn, 1);
+		dup2(dn, 2);
+		execvp("nbdkit", (char **)argv);
+		_exit(127);
+	}
+	for (int i = 0; i < 200; i++) {
+		if (access(sock, F_OK) == 0)
+			return pid;
+		struct timespec ts = {0, 20000000};
+		nanosleep(&ts, NULL);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return -1;
+}
+
+static void stop(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+static bool have_nbdkit(void)
+{
+	return system("nbdkit --version >/dev/null 2>&1") == 0;
+}
+
+static struct member *open_uri(const char *uri)
+{
+	struct member *m = NULL;
+	char err[512] = "";
+	int rc = member_open_file(uri, 0, 0, &m, err, sizeof(err));
+	CHECKF(rc == 0, "open %s: %d %s", uri, rc, err);
+	return m;
+}
+
+static void io_and_batches(void)
+{
+	if (!have_nbdkit()) {
+		printf("# nbdkit missing: skipped\n");
+		return;
+	}
+	char sock[128], file[128], uri[300];
+	tm_path(sock, sizeof(sock), "nbd-a.sock");
+	tm_path(file, sizeof(file), "nbd-a.img");
+	int fd = open(file, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0 && ftruncate(fd, MSIZE) == 0);
+	close(fd);
+	pid_t pid = server(sock, file, NULL, NULL);
+	CHECK(pid > 0);
+	snprintf(uri, sizeof(uri), "nbd+unix:///?socket=%s", sock);
+	struct member *m = open_uri(uri);
+	if (!m)
+		goto out;
+	CHECK(m->size == MSIZE && !strcmp(m->ops->kind, "nbd"));
+	unsigned char *shadow = calloc(1, MSIZE);
+	tm_random_io(m, shadow, 0x4bd, 300);
+	/* batches: the NBD member beside a memory member, flushes after */
+	struct member *mm = NULL;
+	CHECK(member_open_mem("mem", MSIZE, &mm) == 0);
+	unsigned char *mshadow = calloc(1, MSIZE);
+	struct member_ioq *q;
+	CHECK(member_ioq_open(0, &q) == 0);
+	uint64_t rs = 99;
+	for (int round = 0; round < 40; round++) {
+		struct member_io io[34];
+		unsigned char *bufs[34];
+		int n = 0;
+		for (int k = 0; k < 32; k++) {
+			rs = rs * 6364136223846793005ull + 1442695040888963407ull;
+			struct member *t = (k & 1) ? mm : m;
+			uint64_t off = (rs >> 20) % (MSIZE / 4096) * 4096;
+			size_t len = 4096 * (1 + (rs >> 50) % 16);
+			if (off + len > MSIZE)
+				len = MSIZE - off;
+			/* distinct cells per batch: overlapping writes are undefined */
+			off = (uint64_t)(k / 2) * (MSIZE / 16) + off % (MSIZE / 16 - 65536);
+			bufs[n] = malloc(len);
+			bool w = (rs >> 12) & 1;
+			for (size_t b = 0; b < len; b++)
+				bufs[n][b] = (unsigned char)(rs >> (b % 56)) ^ (unsigned char)b;
+			io[n] = (struct member_io){.m = t, .op = w ? MEMBER_OP_WRITE : MEMBER_OP_READ,
+			                           .buf = bufs[n], .len = len, .off = off,
+			                           .flags = (k % 5 == 0) ? MEMBER_FUA : 0};
+			n++;
+		}
+		io[n++] = (struct member_io){.m = m, .op = MEMBER_OP_FLUSH};
+		io[n++] = (struct member_io){.m = mm, .op = MEMBER_OP_FLUSH};
+		CHECK(member_ioq_run(q, io, n) == 0);
+		for (int k = 0; k < n; k++) {
+			if (io[k].op == MEMBER_OP_FLUSH)
+				continue;
+			CHECK(member_io_done(&io[k]));
+			unsigned char *sh = io[k].m == m ? shadow : mshadow;
+			if (io[k].op == MEMBER_OP_WRITE)
+				memcpy(sh + io[k].off, io[k].buf, io[k].len);
+			else
+				CHECKF(!memcmp(sh + io[k].off, io[k].buf, io[k].len),
+				       "round %d read %d differs", round, k);
+			free(bufs[k]);
+		}
+	}
+	member_ioq_close(q);
+	CHECK(member_discard(m, 65536, 65536) == 0);
+	memset(shadow + 65536, 0, 65536);
+	CHECK(member_flush(m) == 0);
+	char line[256];
+	member_describe(m, line, sizeof(line));
+	CHECKF(strstr(line, "connected") != NULL, "describe: %s", line);
+	member_close(m);
+	member_close(mm);
+	CHECK(tm_file_equals(file, shadow, MSIZE));
+	free(shadow);
+	free(mshadow);
+out:
+	stop(pid);
+	unlink(file);
+	unlink(sock);
+}
+
+static void min_block_4096(void)
+{
+	if (!have_nbdkit())
+		return;
+	char sock[128], uri[300];
+	tm_path(sock, sizeof(sock), "nbd-b.sock");
+	const char *f[] = {"blocksize-minimum=4096", "blocksize-error-policy=error", NULL};
+	pid_t pid = server(sock, NULL, "--filter=blocksize-policy", f);
+	CHECK(pid > 0);
+	snprintf(uri, sizeof(uri), "nbd+unix:///?socket=%s", sock);
+	struct member *m = open_uri(uri);
+	if (m) {
+		CHECKF(m->logical_block == 4096, "logical block %u", m->logical_block);
+		unsigned char *shadow = calloc(1, MSIZE);
+		tm_random_io(m, shadow, 0xb10c, 100); /* unaligned: read-modify-write */
+		free(shadow);
+		member_close(m);
+	}
+	stop(pid);
+	unlink(sock);
+}
+
+static double secs(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void slow_and_dead_servers(void)
+{
+	if (!have_nbdkit())
+		return;
+	char sock[128], uri[300], err[512];
+	tm_path(sock, sizeof(sock), "nbd-c.sock");
+	const char *f[] = {"rdelay=4", NULL};
+	pid_t pid = server(sock, NULL, "--filter=delay", f);
+	CHECK(pid > 0);
+	snprintf(uri, sizeof(uri), "nbd+unix:///?socket=%s&timeout=1", sock);
+	struct member *m = open_uri(uri);
+	if (m) {
+		unsigned char buf[4096];
+		double t0 = secs();
+		int rc = member_read(m, buf, sizeof(buf), 0);
+		double dt = secs() - t0;
+		CHECKF(rc == -ETIMEDOUT, "slow read: %d", rc);
+		CHECKF(dt < 3.0, "the timeout took %.1f s", dt);
+		CHECKF(member_check(m, err, sizeof(err)) < 0 && strstr(err, "longer than 1 s"),
+		       "check: %s", err);
+		CHECK(member_write(m, buf, sizeof(buf), 0, 0) == -ETIMEDOUT); /* stays failed */
+		member_close(m);
+	}
+	stop(pid);
+	/* a server killed under an open member */
+	pid = server(sock, NULL, NULL, NULL);
+	snprintf(uri, sizeof(uri), "nbd+unix:///?socket=%s", sock);
+	m = open_uri(uri);
+	if (m) {
+		unsigned char buf[4096] = {1};
+		CHECK(member_write(m, buf, sizeof(buf), 0, 0) == 0);
+		stop(pid);
+		pid = -1;
+		int rc = member_write(m, buf, sizeof(buf), 4096, 0);
+		CHECKF(rc == -EIO || rc < 0, "write to a dead server: %d", rc);
+		CHECK(member_read(m, buf, sizeof(buf), 0) < 0);
+		CHECK(member_check(m, err, sizeof(err)) < 0);
+		member_close(m);
+	}
+	stop(pid);
+	unlink(sock);
+	/* nobody listening; bad URIs */
+	struct member *x = NULL;
+	err[0] = 0;
+	CHECK(member_open_file(uri, 0, 0, &x, err, sizeof(err)) < 0 && !x);
+	CHECKF(strstr(err, "cannot connect") != NULL, "refused: %s", err);
+	CHECK(member_open_file("nbd://h:99999/x", 0, 0, &x, err, sizeof(err)) == -EINVAL);
+	CHECKF(strstr(err, "bad NBD URI") && strstr(err, "port"), "bad uri: %s", err);
+}
+
+TEST_MAIN(T(uri_table), T(io_and_batches), T(min_block_4096), T(slow_and_dead_servers))
