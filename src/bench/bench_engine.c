@@ -387,7 +387,9 @@ static void usage(FILE *f)
 	        "  member written alone (default --time-scale 4). --bitmap: instead,\n"
 	        "  seqwrite and randwrite4k of levels 1/5/6/10 without and with an internal\n"
 	        "  write-intent bitmap (chunk --bitmap-chunk, default mdadm's), ratio = with /\n"
-	        "  without.\n");
+	        "  without.\n"
+	        "  --nbd: raid5 on N nbdkit memory servers (Unix sockets) against the same\n"
+	        "  array on files in DIR: seqwrite 1 MiB and randwrite4k, ratio = NBD / local.\n");
 }
 
 static int parse_levels(const char *s, struct eng_opts *o)
@@ -423,7 +425,8 @@ int bench_engine(int argc, char **argv)
 	    {"levels", 1, 0, 'l'},       {"quick", 0, 0, 'Q'},        {"json", 0, 0, 'j'},
 	    {"journal", 1, 0, 'J'},      {"journal-mode", 1, 0, 'M'}, {"journal-size", 1, 0, 'S'},
 	    {"sim", 1, 0, 'm'},          {"time-scale", 1, 0, 't'},   {"bitmap", 0, 0, 'b'},
-	    {"bitmap-chunk", 1, 0, 'B'}, {"help", 0, 0, 'h'},         {0, 0, 0, 0}};
+	    {"bitmap-chunk", 1, 0, 'B'}, {"help", 0, 0, 'h'},         {"nbd", 0, 0, 'N'},
+	    {0, 0, 0, 0}};
 	int c;
 	unsigned long long v;
 	optind = 1;
@@ -492,6 +495,7 @@ int bench_engine(int argc, char **argv)
 				return cli_error("bench", "--time-scale %s: must be > 0", optarg);
 			break;
 		case 'b': o.bitmap = true; break;
+		case 'N': o.nbd = true; break;
 		case 'B':
 			if (cli_parse_size(optarg, 1, &v) < 0 || v < 4096 || (v & (v - 1)) ||
 			    v > (1ull << 31))
@@ -517,6 +521,16 @@ int bench_engine(int argc, char **argv)
 		                          "journal or a bitmap, not both)");
 
 	char err[512] = "", cpu[128], cmd[1024] = "";
+	if (o.nbd) {
+		if (o.bitmap || o.journal || o.sim)
+			return cli_error("bench", "engine: --nbd is a run of its own");
+		for (int i = 0; i < argc; i++) {
+			size_t l = strlen(cmd);
+			snprintf(cmd + l, sizeof(cmd) - l, "%s%s", i ? " " : "uraid bench ",
+			         argv[i]);
+		}
+		return beng_nbd_compare(&o, cmd);
+	}
 	struct bw_members_cfg cfg = {.kind = BW_FILES, .dir = o.dir};
 	if (o.sim) {
 		/* Modelled disks in real time (scaled), e.g. hard disks behind a

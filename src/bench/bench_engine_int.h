@@ -26,6 +26,7 @@ struct eng_opts {
 	double time_scale;     /* --time-scale N: N times faster than the model */
 	bool bitmap;           /* --bitmap: with vs without an internal bitmap */
 	uint32_t bitmap_chunk; /* --bitmap-chunk, 0 = mdadm's default */
+	bool nbd;              /* --nbd: raid5 on NBD members vs local files */
 };
 
 /* One result line: the figure and its ratio to the reference it is set against. */
@@ -56,6 +57,10 @@ int beng_journal_compare(struct bw_set *s, const struct eng_opts *o, const char 
  * and 4 KiB random writes, rows appended to rows[*nrows]. */
 int beng_bitmap_run(struct bw_set *s, const struct eng_opts *o, int level, struct row *rows,
                     int *nrows, double *without, double *median, char *err, size_t errlen);
+
+/* --nbd (bench_engine_nbd.c): raid5 seqwrite and 4 KiB random writes on
+ * nbdkit memory servers vs local files, one table. Returns the exit code. */
+int beng_nbd_compare(const struct eng_opts *o, const char *cmd);
 
 /* The rebuild ceiling (bench_engine_ceiling.c): members 0..nsrc-1 read,
  * XORed and written to the spare (member o->members) by two threads with
