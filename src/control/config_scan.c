@@ -21,7 +21,9 @@ struct plist {
 static int plist_add(struct plist *l, const char *path)
 {
 	struct stat sb;
-	if (stat(path, &sb) < 0 || !(S_ISREG(sb.st_mode) || S_ISBLK(sb.st_mode)))
+	/* NBD URIs are taken as written: the superblock read connects. */
+	if (!uraid_member_is_remote(path) &&
+	    (stat(path, &sb) < 0 || !(S_ISREG(sb.st_mode) || S_ISBLK(sb.st_mode))))
 		return 0;
 	for (int i = 0; i < l->n; i++)
 		if (!strcmp(l->p[i], path))
@@ -59,6 +61,8 @@ static int add_partitions(struct plist *l)
 
 static int add_glob(struct plist *l, const char *pattern)
 {
+	if (uraid_member_is_remote(pattern)) /* '?' is the URI's query, not a glob */
+		return plist_add(l, pattern);
 	glob_t g;
 	int r = glob(pattern, 0, NULL, &g);
 	if (r == GLOB_NOMATCH)

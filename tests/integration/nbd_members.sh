@@ -115,6 +115,11 @@ check "status --verbose: each remote member's link and latency" \
 check "check: 0 mismatches" grep -qx "mismatch_cnt 0" <("$URAID" check r5)
 check "nbdcopy out of the export" nbdcopy "$uri" "$T_TMP/r5.out"
 check "stop r5" "$URAID" stop r5
+printf 'ARRAY /dev/md/r5 devices=%s\n' "$(IFS=,; echo "${M[*]}")" >"$T_TMP/uraid.conf"
+check "assemble r5 from a config file whose devices= are NBD URIs" \
+	"$URAID" assemble --config "$T_TMP/uraid.conf" r5
+check "... all four members in sync" wait_for r5 '"working":4' 50
+check "stop r5 again" "$URAID" stop r5
 for k in "${keys[@]}"; do cp "$S/$k.img" "$T_TMP/$k.copy"; done
 check "the copies of the servers' files read back what the export held" \
 	cmp -s "$T_TMP/r5.out" <("$URAID" cat "$T_TMP"/a0.copy "$T_TMP"/a1.copy "$T_TMP"/a2.copy \
