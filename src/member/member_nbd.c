@@ -229,7 +229,10 @@ static void issue(struct nbd_member *nm, struct nbd_req *r)
 		wake(nm); /* the event thread looks at the handle's state */
 		return;
 	}
-	wake(nm);
+	/* libnbd sent what the socket took in this thread; the event thread
+	 * polls for replies already, and needs waking only for the rest. */
+	if (nbd_aio_get_direction(nm->h) & LIBNBD_AIO_DIRECTION_WRITE)
+		wake(nm);
 }
 
 static struct nbd_req *add_req(struct nbd_batch *b)
