@@ -197,8 +197,8 @@ static int members_from_config(void)
 		nbdkit_error("array=%s: %s", g.array, err);
 	}
 	for (int i = 0; rc == 0 && i < n; i++) {
-		g.members[g.nmembers] = uraid_member_is_remote(paths[i]) ? strdup(paths[i])
-		                                                        : realpath(paths[i], NULL);
+		g.members[g.nmembers] =
+		    uraid_member_is_remote(paths[i]) ? strdup(paths[i]) : realpath(paths[i], NULL);
 		if (!g.members[g.nmembers])
 			rc = -1;
 		else

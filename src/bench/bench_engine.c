@@ -419,14 +419,25 @@ int bench_engine(int argc, char **argv)
 	                     .rand_ops = 40000,
 	                     .levels = {0, 1, 5, 6, 10},
 	                     .nlevels = 5};
-	static const struct option lo[] = {
-	    {"members-dir", 1, 0, 'd'},  {"members", 1, 0, 'n'},      {"size", 1, 0, 's'},
-	    {"chunk", 1, 0, 'c'},        {"qd", 1, 0, 'q'},           {"rand-ops", 1, 0, 'r'},
-	    {"levels", 1, 0, 'l'},       {"quick", 0, 0, 'Q'},        {"json", 0, 0, 'j'},
-	    {"journal", 1, 0, 'J'},      {"journal-mode", 1, 0, 'M'}, {"journal-size", 1, 0, 'S'},
-	    {"sim", 1, 0, 'm'},          {"time-scale", 1, 0, 't'},   {"bitmap", 0, 0, 'b'},
-	    {"bitmap-chunk", 1, 0, 'B'}, {"help", 0, 0, 'h'},         {"nbd", 0, 0, 'N'},
-	    {0, 0, 0, 0}};
+	static const struct option lo[] = {{"members-dir", 1, 0, 'd'},
+	                                   {"members", 1, 0, 'n'},
+	                                   {"size", 1, 0, 's'},
+	                                   {"chunk", 1, 0, 'c'},
+	                                   {"qd", 1, 0, 'q'},
+	                                   {"rand-ops", 1, 0, 'r'},
+	                                   {"levels", 1, 0, 'l'},
+	                                   {"quick", 0, 0, 'Q'},
+	                                   {"json", 0, 0, 'j'},
+	                                   {"journal", 1, 0, 'J'},
+	                                   {"journal-mode", 1, 0, 'M'},
+	                                   {"journal-size", 1, 0, 'S'},
+	                                   {"sim", 1, 0, 'm'},
+	                                   {"time-scale", 1, 0, 't'},
+	                                   {"bitmap", 0, 0, 'b'},
+	                                   {"bitmap-chunk", 1, 0, 'B'},
+	                                   {"help", 0, 0, 'h'},
+	                                   {"nbd", 0, 0, 'N'},
+	                                   {0, 0, 0, 0}};
 	int c;
 	unsigned long long v;
 	optind = 1;

@@ -58,7 +58,7 @@ int beng_journal_compare(struct bw_set *s, const struct eng_opts *o, const char 
 int beng_bitmap_run(struct bw_set *s, const struct eng_opts *o, int level, struct row *rows,
                     int *nrows, double *without, double *median, char *err, size_t errlen);
 
-/* --nbd (bench_engine_nbd.c): raid5 seqwrite and 4 KiB random writes on
+/* --nbd (bench_engine_policy.c): raid5 seqwrite and 4 KiB random writes on
  * nbdkit memory servers vs local files, one table. Returns the exit code. */
 int beng_nbd_compare(const struct eng_opts *o, const char *cmd);
 

@@ -8,28 +8,22 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_LINKS          64
-#define RECONNECT_DEFAULT  5 /* seconds */
-#define LINKS_TEXT_MAX     (MAX_LINKS * 600)
+#define MAX_LINKS         64
+#define RECONNECT_DEFAULT 5 /* seconds */
+#define LINKS_TEXT_MAX    (MAX_LINKS * 600)
 
 static const char *state_word(enum uraid_member_state s)
 {
 	switch (s) {
-	case URAID_MEMBER_IN_SYNC:
-		return "in sync";
-	case URAID_MEMBER_FAULTY:
-		return "faulty";
-	case URAID_MEMBER_SPARE:
-		return "spare";
-	case URAID_MEMBER_REBUILDING:
-		return "rebuilding";
-	default:
-		return "other";
+	case URAID_MEMBER_IN_SYNC: return "in sync";
+	case URAID_MEMBER_FAULTY: return "faulty";
+	case URAID_MEMBER_SPARE: return "spare";
+	case URAID_MEMBER_REBUILDING: return "rebuilding";
+	default: return "other";
 	}
 }
 
-static void logf_(char *log, size_t len, size_t *at, const char *fmt, const char *a,
-                  const char *b)
+static void logf_(char *log, size_t len, size_t *at, const char *fmt, const char *a, const char *b)
 {
 	if (!log || *at >= len)
 		return;

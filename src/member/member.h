@@ -107,8 +107,7 @@ int member_open_file(const char *path, unsigned flags, uint64_t size, struct mem
  * member_open_file opens such names through it, so every place that takes a
  * member path takes a URI. MEMBER_CREATE and MEMBER_DIRECT have no effect. */
 bool member_is_remote(const char *name);
-int member_open_nbd(const char *uri, unsigned flags, struct member **out, char *err,
-                    size_t errlen);
+int member_open_nbd(const char *uri, unsigned flags, struct member **out, char *err, size_t errlen);
 /* The member's link line (ops->describe): "" for local members. */
 void member_describe(struct member *m, char *buf, size_t len);
 

@@ -24,8 +24,7 @@ bool member_is_remote(const char *name)
 }
 
 #ifndef HAVE_LIBNBD
-int member_open_nbd(const char *uri, unsigned flags, struct member **out, char *err,
-                    size_t errlen)
+int member_open_nbd(const char *uri, unsigned flags, struct member **out, char *err, size_t errlen)
 {
 	if (out)
 		*out = NULL;
@@ -45,7 +44,7 @@ int member_open_nbd(const char *uri, unsigned flags, struct member **out, char *
 
 #define NBD_DEFAULT_TIMEOUT_S 30
 /* One NBD request carries at most this much (libnbd refuses more than 64 MiB). */
-#define NBD_PIECE_MAX (32u << 20)
+#define NBD_PIECE_MAX         (32u << 20)
 
 enum nreq_op { NREQ_READ, NREQ_WRITE, NREQ_FLUSH, NREQ_ZERO };
 
@@ -206,15 +205,9 @@ static void issue(struct nbd_member *nm, struct nbd_req *r)
 	nbd_completion_callback cb = {.callback = on_complete, .user_data = r};
 	int64_t c;
 	switch (r->op) {
-	case NREQ_READ:
-		c = nbd_aio_pread(nm->h, r->buf, r->len, r->off, cb, 0);
-		break;
-	case NREQ_WRITE:
-		c = nbd_aio_pwrite(nm->h, r->buf, r->len, r->off, cb, r->flags);
-		break;
-	case NREQ_FLUSH:
-		c = nbd_aio_flush(nm->h, cb, 0);
-		break;
+	case NREQ_READ: c = nbd_aio_pread(nm->h, r->buf, r->len, r->off, cb, 0); break;
+	case NREQ_WRITE: c = nbd_aio_pwrite(nm->h, r->buf, r->len, r->off, cb, r->flags); break;
+	case NREQ_FLUSH: c = nbd_aio_flush(nm->h, cb, 0); break;
 	default:
 		c = nm->can_zero ? nbd_aio_zero(nm->h, r->len, r->off, cb, 0)
 		                 : nbd_aio_trim(nm->h, r->len, r->off, cb, 0);
@@ -303,7 +296,8 @@ static void *nbd_aio_submit_batch(struct member *m, struct member_io *const *ios
 {
 	struct nbd_member *nm = nm_of(m);
 	for (int i = 0; i < n; i++)
-		if (ios[i]->op != MEMBER_OP_FLUSH && !req_aligned(nm, ios[i]->off, io_len(m, ios[i])))
+		if (ios[i]->op != MEMBER_OP_FLUSH &&
+		    !req_aligned(nm, ios[i]->off, io_len(m, ios[i])))
 			return NULL; /* the ops path bounces it */
 	struct nbd_batch *b = batch_new(nm, n);
 	if (!b)
@@ -379,8 +373,8 @@ static void nbd_aio_wait_batch(struct member *m, void *handle)
 static ssize_t sync_io(struct nbd_member *nm, enum member_op op, void *buf, size_t len,
                        uint64_t off, unsigned flags)
 {
-	struct member_io io = {.m = &nm->m, .op = op, .buf = buf, .len = len, .off = off,
-	                       .flags = flags};
+	struct member_io io = {
+	    .m = &nm->m, .op = op, .buf = buf, .len = len, .off = off, .flags = flags};
 	struct member_io *p = &io;
 	void *b = nbd_aio_submit_batch(&nm->m, &p, 1);
 	if (!b)
@@ -391,8 +385,8 @@ static ssize_t sync_io(struct nbd_member *nm, enum member_op op, void *buf, size
 
 /* An unaligned transfer: the covering aligned span through a bounce
  * buffer (writes read, patch and rewrite it, serialized). */
-static ssize_t bounce(struct nbd_member *nm, enum member_op op, void *buf, size_t len,
-                      uint64_t off, unsigned flags)
+static ssize_t bounce(struct nbd_member *nm, enum member_op op, void *buf, size_t len, uint64_t off,
+                      unsigned flags)
 {
 	const uint64_t a = nm->min_block;
 	uint64_t start = off / a * a, end = (off + len + a - 1) / a * a;
@@ -685,8 +679,7 @@ static int connect_timed(struct nbd_member *nm, char *err, size_t errlen)
 	return 0;
 }
 
-int member_open_nbd(const char *uri, unsigned flags, struct member **out, char *err,
-                    size_t errlen)
+int member_open_nbd(const char *uri, unsigned flags, struct member **out, char *err, size_t errlen)
 {
 	if (!out)
 		return errmsg(err, errlen, -EINVAL, "member_open_nbd: no result pointer");

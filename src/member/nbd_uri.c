@@ -82,7 +82,8 @@ static int parse_host(const char *s, size_t n, struct nbd_uri *u, char *err, siz
 		for (size_t i = 1; i <= in; i++) {
 			char c = s[i];
 			if (!(hexval(c) >= 0 || c == ':' || c == '.'))
-				return errmsg(err, errlen, -EINVAL, "bad character in an IPv6 address");
+				return errmsg(err, errlen, -EINVAL,
+				              "bad character in an IPv6 address");
 		}
 		if (in >= sizeof(u->host))
 			return errmsg(err, errlen, -EINVAL, "host too long");
@@ -107,7 +108,8 @@ static int parse_host(const char *s, size_t n, struct nbd_uri *u, char *err, siz
 			return errmsg(err, errlen, -EINVAL, "host too long");
 		for (size_t i = 0; i < hn; i++)
 			if (!is_unreserved_host(s[i]))
-				return errmsg(err, errlen, -EINVAL, "bad character '%c' in the host",
+				return errmsg(err, errlen, -EINVAL,
+				              "bad character '%c' in the host",
 				              s[i] >= 32 && s[i] < 127 ? s[i] : '?');
 		memcpy(u->host, s, hn);
 		u->host[hn] = 0;
@@ -171,7 +173,8 @@ static int parse_query(const char *q, struct nbd_uri *u, size_t *clen, char *err
 		size_t n = amp ? (size_t)(amp - q) : strlen(q);
 		const char *eq = memchr(q, '=', n);
 		if (!eq)
-			return errmsg(err, errlen, -EINVAL, "query parameter without '=' (KEY=VALUE)");
+			return errmsg(err, errlen, -EINVAL,
+			              "query parameter without '=' (KEY=VALUE)");
 		size_t kn = (size_t)(eq - q);
 		const char *v = eq + 1;
 		size_t vn = n - kn - 1;
@@ -206,7 +209,8 @@ static int parse_query(const char *q, struct nbd_uri *u, size_t *clen, char *err
 				              (int)kn, q);
 			char tmp[256];
 			if (vn == 0 || decode(v, vn, tmp, sizeof(tmp)) < 0)
-				return errmsg(err, errlen, -EINVAL, "bad value of %.*s=", (int)kn, q);
+				return errmsg(err, errlen, -EINVAL, "bad value of %.*s=", (int)kn,
+				              q);
 		}
 		if (put(u, clen, first ? "?" : "&", 1) < 0 || put(u, clen, q, n) < 0)
 			return errmsg(err, errlen, -EINVAL, "URI too long");
@@ -235,9 +239,10 @@ int nbd_uri_parse(const char *s, struct nbd_uri *u, char *err, size_t errlen)
 		              NBD_URI_MAX - 1);
 	for (size_t i = 0; i < len; i++)
 		if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] >= 127)
-			return errmsg(err, errlen, -EINVAL,
-			              "URI holds a space or a control/non-ASCII byte (percent-encode "
-			              "it)");
+			return errmsg(
+			    err, errlen, -EINVAL,
+			    "URI holds a space or a control/non-ASCII byte (percent-encode "
+			    "it)");
 	size_t pl = 0;
 	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
 		size_t n = strlen(schemes[i].prefix);

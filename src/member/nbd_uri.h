@@ -25,11 +25,11 @@
 struct nbd_uri {
 	bool tls;
 	bool unix_socket;
-	char host[256];   /* TCP: the host as written, without brackets */
-	unsigned port;    /* TCP */
-	char exportname[256]; /* decoded */
-	char socket[256];     /* Unix: the socket's path, decoded */
-	unsigned timeout_s;   /* 0: not given */
+	char host[256];            /* TCP: the host as written, without brackets */
+	unsigned port;             /* TCP */
+	char exportname[256];      /* decoded */
+	char socket[256];          /* Unix: the socket's path, decoded */
+	unsigned timeout_s;        /* 0: not given */
 	char connect[NBD_URI_MAX]; /* what libnbd is given: the URI less timeout= */
 };
 

@@ -27,11 +27,27 @@ static const char *good[] = {
     "nbds+unix:///?socket=/tmp/x&tls-psk-file=/k&tls-username=u",
 };
 static const char *bad_uris[] = {
-    "", "nbd:/x", "http://h/x", "nbd://", "nbd://:10/x", "nbd://h:0/x", "nbd://h:70000/x",
-    "nbd://h:12a/x", "nbd://h x/e", "nbd://[::1/x", "nbd://h/x?socket=/s",
-    "nbd+unix:///x", "nbd+unix://h/x?socket=/s", "nbd+unix:///x?socket=",
-    "nbd://h/x?timeout=0", "nbd://h/x?timeout=99999", "nbd://h/x?bogus=1",
-    "nbd://h/x?tls-certificates=/d", "nbd://h/%zz", "nbd://h/x#frag", "nbd://h/x?timeout=1&",
+    "",
+    "nbd:/x",
+    "http://h/x",
+    "nbd://",
+    "nbd://:10/x",
+    "nbd://h:0/x",
+    "nbd://h:70000/x",
+    "nbd://h:12a/x",
+    "nbd://h x/e",
+    "nbd://[::1/x",
+    "nbd://h/x?socket=/s",
+    "nbd+unix:///x",
+    "nbd+unix://h/x?socket=/s",
+    "nbd+unix:///x?socket=",
+    "nbd://h/x?timeout=0",
+    "nbd://h/x?timeout=99999",
+    "nbd://h/x?bogus=1",
+    "nbd://h/x?tls-certificates=/d",
+    "nbd://h/%zz",
+    "nbd://h/x#frag",
+    "nbd://h/x?timeout=1&",
     "nbd+unix:///x?socket=/a&socket=/b",
 };
 
@@ -166,8 +182,11 @@ static void io_and_batches(void)
 			bool w = (rs >> 12) & 1;
 			for (size_t b = 0; b < len; b++)
 				bufs[n][b] = (unsigned char)(rs >> (b % 56)) ^ (unsigned char)b;
-			io[n] = (struct member_io){.m = t, .op = w ? MEMBER_OP_WRITE : MEMBER_OP_READ,
-			                           .buf = bufs[n], .len = len, .off = off,
+			io[n] = (struct member_io){.m = t,
+			                           .op = w ? MEMBER_OP_WRITE : MEMBER_OP_READ,
+			                           .buf = bufs[n],
+			                           .len = len,
+			                           .off = off,
 			                           .flags = (k % 5 == 0) ? MEMBER_FUA : 0};
 			n++;
 		}
