@@ -36,7 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (nbd_uri_parse(u.connect, &v, err, sizeof(err)) != 0 || v.timeout_s ||
 	    strcmp(v.connect, u.connect) || strcmp(v.host, u.host) || v.port != u.port ||
-	    strcmp(v.socket, u.socket) || strcmp(v.exportname, u.exportname) || v.tls != u.tls)
+	    strcmp(v.socket, u.socket) || strcmp(v.exportname, u.exportname) || v.tls != u.tls ||
+	    strcmp(v.user, u.user))
 		abort();
 	return 0;
 }

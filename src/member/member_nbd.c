@@ -33,6 +33,7 @@ int member_open_nbd(const char *uri, unsigned flags, struct member **out, char *
 #else
 #include <libnbd.h>
 #include <poll.h>
+#include <pwd.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -491,7 +492,12 @@ static int nbd_fd_op(struct member *m)
 static int nbd_check_op(struct member *m, char *why, size_t len)
 {
 	struct nbd_member *nm = nm_of(m);
+	/* The handle knows first when a submitter's write found the socket
+	 * broken; the event thread may not have looked yet. */
+	bool gone = nbd_aio_is_dead(nm->h) || nbd_aio_is_closed(nm->h);
 	pthread_mutex_lock(&nm->lock);
+	if (gone)
+		set_dead_locked(nm, EIO, "the connection to the server was lost");
 	int rc = 0;
 	if (nm->dead) {
 		snprintf(why, len, "%s: %s", m->name, nm->dead_why);
@@ -712,7 +718,16 @@ int member_open_nbd(const char *uri, unsigned flags, struct member **out, char *
 		rc = errmsg(err, errlen, -ENOMEM, "%s: nbd_create: %s", uri, nbd_get_error());
 		goto fail;
 	}
-	nbd_set_uri_allow_local_file(nm->h, false);
+	/* Files a URI may name: TLS keys and certificates (nbd_uri.h lets
+	 * through no other parameter that reads one). */
+	nbd_set_uri_allow_local_file(nm->h, nm->uri.tls);
+	if (nm->uri.tls && !nm->uri.user[0]) {
+		/* libnbd would ask getlogin_r, which a daemon has no answer for */
+		char pwbuf[1024];
+		struct passwd pw, *pp = NULL;
+		if (getpwuid_r(geteuid(), &pw, pwbuf, sizeof(pwbuf), &pp) == 0 && pp)
+			nbd_set_tls_username(nm->h, pp->pw_name);
+	}
 	nbd_set_request_block_size(nm->h, true);
 	if ((rc = connect_timed(nm, err, errlen)) < 0)
 		goto fail;

@@ -151,8 +151,7 @@ bad:
 	              NBD_URI_TIMEOUT_MAX);
 }
 
-static const char *const passed[] = {"tls-certificates", "tls-psk-file", "tls-username",
-                                     "tls-verify-peer"};
+static const char *const passed[] = {"tls-certificates", "tls-psk-file", "tls-verify-peer"};
 
 /* Append [s, s+n) to u->connect. */
 static int put(struct nbd_uri *u, size_t *len, const char *s, size_t n)
@@ -200,8 +199,7 @@ static int parse_query(const char *q, struct nbd_uri *u, size_t *clen, char *err
 			if (!ok)
 				return errmsg(err, errlen, -EINVAL,
 				              "unknown query parameter '%.*s' (socket, timeout, "
-				              "tls-certificates, tls-psk-file, tls-username, "
-				              "tls-verify-peer)",
+				              "tls-certificates, tls-psk-file, tls-verify-peer)",
 				              (int)(kn > 40 ? 40 : kn), q);
 			if (!u->tls)
 				return errmsg(err, errlen, -EINVAL,
@@ -263,6 +261,24 @@ int nbd_uri_parse(const char *s, struct nbd_uri *u, char *err, size_t errlen)
 	const char *query = strchr(path, '?');
 	const char *pend = query ? query : s + len;
 	size_t alen = (size_t)(path - auth);
+	const char *at = memchr(auth, '@', alen);
+	if (at) {
+		/* USER@: the TLS user name (PSK identity) */
+		size_t un = (size_t)(at - auth);
+		if (!u->tls)
+			return errmsg(err, errlen, -EINVAL,
+			              "a user name (USER@) needs a TLS scheme (nbds://)");
+		if (un == 0 || un >= sizeof(u->user))
+			return errmsg(err, errlen, -EINVAL, "bad user name before '@'");
+		for (size_t i = 0; i < un; i++)
+			if (!is_unreserved_host(auth[i]))
+				return errmsg(err, errlen, -EINVAL,
+				              "bad character in the user name");
+		memcpy(u->user, auth, un);
+		u->user[un] = 0;
+		alen -= un + 1;
+		auth = at + 1;
+	}
 	if (u->unix_socket) {
 		if (alen)
 			return errmsg(err, errlen, -EINVAL,

@@ -6,7 +6,7 @@
  * unaligned requests; a server that answers too slowly (delay filter) failing
  * its request with -ETIMEDOUT after the URI's timeout=, not hanging; a
  * killed server failing requests with -EIO; refused connections and bad
- * URIs as clear errors. */
+ * URIs as clear errors; TLS with a pre-shared key (nbds+unix://). */
 #include "test_member_common.h"
 #include "member/nbd_uri.h"
 
@@ -24,7 +24,8 @@ static const char *good[] = {
     "nbds://host.example/exp?tls-certificates=/etc/pki",
     "nbd+unix:///?socket=/tmp/s.sock",
     "nbd+unix:///exp?socket=/tmp/s.sock&timeout=5",
-    "nbds+unix:///?socket=/tmp/x&tls-psk-file=/k&tls-username=u",
+    "nbds+unix://u@/?socket=/tmp/x&tls-psk-file=/k",
+    "nbds://alice@host:99/e",
 };
 static const char *bad_uris[] = {
     "",
@@ -49,6 +50,9 @@ static const char *bad_uris[] = {
     "nbd://h/x#frag",
     "nbd://h/x?timeout=1&",
     "nbd+unix:///x?socket=/a&socket=/b",
+    "nbd://alice@host/e",
+    "nbds://@h/e",
+    "nbds://h/e?tls-username=u",
 };
 
 static void uri_table(void)
@@ -303,4 +307,57 @@ static void slow_and_dead_servers(void)
 	CHECKF(strstr(err, "bad NBD URI") && strstr(err, "port"), "bad uri: %s", err);
 }
 
-TEST_MAIN(T(uri_table), T(io_and_batches), T(min_block_4096), T(slow_and_dead_servers))
+/* nbds+unix:// with a pre-shared key (nbdkit --tls=require --tls-psk):
+ * the key given in the URI connects, a plain nbd+unix:// is refused. */
+static void tls_psk(void)
+{
+	if (!have_nbdkit())
+		return;
+	char sock[128], psk[128], uri[400], err[512] = "";
+	tm_path(sock, sizeof(sock), "nbd-d.sock");
+	tm_path(psk, sizeof(psk), "nbd-d.psk");
+	FILE *f = fopen(psk, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fprintf(f, "uraid:0123456789abcdef0123456789abcdef\n");
+	fclose(f);
+	char opt[160];
+	snprintf(opt, sizeof(opt), "--tls-psk=%s", psk);
+	const char *argv[] = {"nbdkit", "-f", "--tls=require", opt, "-U", sock, "memory",
+	                      "4M",     NULL};
+	unlink(sock);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int dn = open("/dev/null", O_RDWR);
+		dup2(dn, 1);
+		dup2(dn, 2);
+		execvp("nbdkit", (char **)argv);
+		_exit(127);
+	}
+	for (int i = 0; i < 200 && access(sock, F_OK) != 0; i++) {
+		struct timespec ts = {0, 20000000};
+		nanosleep(&ts, NULL);
+	}
+	snprintf(uri, sizeof(uri), "nbds+unix://uraid@/?socket=%s&tls-psk-file=%s", sock, psk);
+	struct member *m = open_uri(uri);
+	if (m) {
+		unsigned char buf[4096], back[4096];
+		memset(buf, 0x5a, sizeof(buf));
+		CHECK(member_write(m, buf, sizeof(buf), 8192, MEMBER_FUA) == 0);
+		CHECK(member_read(m, back, sizeof(back), 8192) == 0 && !memcmp(buf, back, 4096));
+		char line[256];
+		member_describe(m, line, sizeof(line));
+		CHECKF(strstr(line, "(TLS)") != NULL, "describe: %s", line);
+		member_close(m);
+	}
+	struct member *x = NULL;
+	snprintf(uri, sizeof(uri), "nbd+unix:///?socket=%s", sock);
+	CHECK(member_open_file(uri, 0, 0, &x, err, sizeof(err)) < 0 && !x);
+	CHECKF(err[0] != 0, "plain connection to a TLS-only server: %s", err);
+	stop(pid);
+	unlink(sock);
+	unlink(psk);
+}
+
+TEST_MAIN(T(uri_table), T(io_and_batches), T(min_block_4096), T(slow_and_dead_servers), T(tls_psk))
