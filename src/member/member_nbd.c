@@ -642,13 +642,13 @@ static const struct member_ops nbd_ops = {
     .describe = nbd_describe_op,
 };
 
-/* Default timeout: timeout= in the URI, else URAID_NBD_TIMEOUT (seconds),
+/* Default timeout: timeout= in the URI, else URAID_NBD_MEMBER_TIMEOUT (seconds),
  * else 30 s. */
 static unsigned timeout_of(const struct nbd_uri *u)
 {
 	if (u->timeout_s)
 		return u->timeout_s;
-	const char *env = getenv("URAID_NBD_TIMEOUT");
+	const char *env = getenv("URAID_NBD_MEMBER_TIMEOUT");
 	if (env) {
 		char *end;
 		long v = strtol(env, &end, 10);

@@ -12,7 +12,7 @@
 # servers and still reads back. A member URI to a server that is not there
 # and a malformed URI are refused with clear errors.
 source "$(dirname "$0")/../lib.sh"
-export URAID_RUN_DIR=$T_TMP/run URAID_NBD_TIMEOUT=3 URAID_NBD_RECONNECT=1
+export URAID_RUN_DIR=$T_TMP/run URAID_NBD_MEMBER_TIMEOUT=3 URAID_NBD_RECONNECT=1
 mkdir -p "$URAID_RUN_DIR"
 S=$T_TMP/srv
 mkdir -p "$S"
