@@ -353,6 +353,21 @@ static int serve_one(struct client *cl, char *line, size_t linelen)
 			         URAID_STRIPE_CACHE_MAX);
 		else if (rc == -EROFS)
 			snprintf(err, sizeof(err), "stripe cache: the array is read-only");
+	} else if (!strcmp(verb, "grow") && argc == 3) { /* uraid grow: changes moving no data */
+		static const struct {
+			const char *w;
+			enum uraid_grow_what what;
+		} grows[] = {{"bitmap-internal", URAID_GROW_BITMAP_INTERNAL},
+		             {"bitmap-none", URAID_GROW_BITMAP_NONE},
+		             {"size", URAID_GROW_SIZE},
+		             {"array-size", URAID_GROW_ARRAY_SIZE},
+		             {"raid-devices", URAID_GROW_RAID_DISKS}};
+		uint64_t v;
+		rc = -EINVAL;
+		snprintf(err, sizeof(err), "usage: grow WHAT NUMBER");
+		for (size_t k = 0; k < sizeof(grows) / sizeof(grows[0]); k++)
+			if (!strcmp(argv[1], grows[k].w) && !parse_u64(argv[2], &v))
+				rc = uraid_grow(a, grows[k].what, v, err, sizeof(err));
 	} else if (!strcmp(verb, "stop") && argc == 1) {
 		pthread_mutex_lock(&cl->c->lock);
 		cl->c->stop_requested = true;

@@ -288,6 +288,14 @@ int uraid_bitmap_add(struct uraid_array *a, uint32_t chunk_bytes, char *err, siz
 	return a->cls->bitmap_add(a, chunk_bytes, err, errlen);
 }
 
+int uraid_grow(struct uraid_array *a, enum uraid_grow_what what, uint64_t value, char *err,
+               size_t errlen)
+{
+	if (!a->cls->grow)
+		return unsupported(a, "grow", err, errlen);
+	return a->cls->grow(a, what, value, err, errlen);
+}
+
 uint64_t uraid_bitmap_resync_skipped(struct uraid_array *a)
 {
 	return a->cls->bitmap_skipped ? a->cls->bitmap_skipped(a, false) : 0;

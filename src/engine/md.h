@@ -41,6 +41,9 @@ int eng_create_files(const struct uraid_create_opts *o, const char *const *paths
 
 /* array.c: I/O and life cycle. */
 uint64_t eng_size(const struct eng_array *a);
+/* grow.c: uraid_grow. */
+int eng_grow(struct eng_array *a, enum uraid_grow_what what, uint64_t value, char *err,
+             size_t errlen);
 int eng_read(struct eng_array *a, void *buf, size_t len, uint64_t off);
 int eng_write(struct eng_array *a, const void *buf, size_t len, uint64_t off);
 int eng_flush(struct eng_array *a);
