@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# uraid grow's changes that move no data, against the kernel (shared/mdvm,
+# one boot): each array is grown by uraid and, from an identical copy, by
+# the VM's mdadm and md (raid5 --size=max on grown members; raid1 a spare
+# and --raid-devices=3, then a member failed and removed and
+# --raid-devices=2; raid1 1.0 --bitmap=none). The superblock fields both
+# wrote must agree (mdadm --examine in the VM); md assembles uraid's result
+# with the content written and mismatch_cnt 0; then uraid assembles the
+# kernel's results, reads the same content and checks them clean.
+source "$(dirname "$0")/../lib.sh"
+MDVM=$SHARED/mdvm/run
+if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
+	fail "mdvm not available at $MDVM (run $SHARED/mdvm/setup)"
+	t_done
+fi
+d=$T_TMP/img
+mkdir -p "$d"
+cd "$d" || exit 1
+export URAID_RUN_DIR=$T_TMP/run
+cleanup() {
+	for s in "$URAID_RUN_DIR"/*.sock; do [ -e "$s" ] && "$URAID" stop "$(basename "$s" .sock)"; done
+	rm -rf "$T_TMP"
+}
+trap cleanup EXIT
+idle() {
+	for _ in $(seq 300); do
+		"$URAID" detail "$1" | grep -Eq 'Resync Status|Rebuild Status' || return 0
+		sleep 0.1
+	done
+	return 1
+}
+head -c 4M /dev/urandom >data
+want=$(md5sum <data | cut -d' ' -f1)
+q() { "$@" >/dev/null 2>&1; }
+# The array before the grow: made, written, stopped; k* copies for the kernel.
+prep() { # NAME LEVEL N SIZE MEMBERS... (+ create options in $opts)
+	local name=$1 level=$2 n=$3 size=$4
+	shift 4
+	truncate -s "$size" "$@"
+	q "$URAID" create --level="$level" --raid-devices="$n" --name="$name" --run $opts "$@"
+	idle "$name"
+	"$URAID" write "$name" <data
+	"$URAID" stop "$name"
+	for m in "$@"; do cp --sparse=always "$m" "k${m#u}"; done
+}
+opts= prep g5 5 3 12M u5a u5b u5c
+truncate -s 24M u5a u5b u5c k5a k5b k5c
+q "$URAID" assemble u5a u5b u5c
+check "uraid: raid5 --size=max" q "$URAID" grow g5 --size=max
+idle g5
+"$URAID" stop g5
+opts= prep g1 1 2 12M u1a u1b
+truncate -s 12M u1c k1c
+q "$URAID" assemble u1a u1b
+"$URAID" add g1 "$d/u1c"
+check "uraid: raid1 --raid-devices=3" q "$URAID" grow g1 --raid-devices=3
+idle g1
+"$URAID" fail g1 "$d/u1b"
+"$URAID" remove g1 "$d/u1b"
+check "uraid: raid1 --raid-devices=2" q "$URAID" grow g1 --raid-devices=2
+"$URAID" stop g1
+opts="--metadata=1.0 --bitmap=internal" prep gb 1 2 12M uba ubb
+q "$URAID" assemble uba ubb
+check "uraid: raid1 1.0 --bitmap=none" q "$URAID" grow gb --bitmap=none
+"$URAID" stop gb
+disks=()
+for f in u5a u5b u5c k5a k5b k5c u1a u1b u1c k1a k1b k1c uba ubb kba kbb; do
+	disks+=(--disk "$f=$d/$f")
+done
+"$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 240 "${disks[@]}" \
+	--script "$TOP/tests/integration/grow_meta_mdvm.job" >"$T_TMP/vm.log" 2>&1
+rc=$?
+check "VM job ran (rc $rc)" [ "$rc" -eq 0 ]
+[ "$rc" -eq 0 ] || grep -E 'mdadm:|md/|md[01]|!!!' "$T_TMP/vm.log" | head -30
+same_fields() { # LABEL KSIDE USIDE
+	local k u
+	k=$(sed -n "s/^$2 //p" "$T_TMP/vm.log")
+	u=$(sed -n "s/^$3 //p" "$T_TMP/vm.log")
+	echo "$u" | sed "s/^/# $3: /"
+	[ -z "$k" ] || [ "$k" != "$u" ] && diff <(echo "$k") <(echo "$u") | sed 's/^/# /'
+	check "$1: superblock fields as the kernel wrote them" [ -n "$k" -a "$k" = "$u" ]
+}
+same_fields "raid5 --size=max" K5 U5
+same_fields "raid1 --raid-devices 3 then 2 (slot 0)" K1A U1A
+same_fields "raid1 --raid-devices 3 then 2 (spare moved to slot 1)" K1C U1C
+same_fields "raid1 1.0 --bitmap=none" KB UB
+for a in U5 U1 UB; do
+	check "md assembled uraid's $a: content as written" grep -qx "MD5_$a=$want" "$T_TMP/vm.log"
+	check "md assembled uraid's $a: kernel check clean" grep -qx "CHECK_$a=ok" "$T_TMP/vm.log"
+done
+check "md: no bitmap on uraid's raid1 after --bitmap=none" grep -qx 'BITMAP_UB=0' "$T_TMP/vm.log"
+# The kernel's results in uraid.
+kern() { # NAME MEMBERS...
+	local name=$1
+	shift
+	q "$URAID" assemble --name="$name" "$@" || return 1
+	idle "$name"
+	"$URAID" cat "$name" --length 4M | cmp -s - data || return 1
+	[ "$("$URAID" check "$name")" = "mismatch_cnt 0" ] || return 1
+	"$URAID" stop "$name"
+}
+check "uraid assembles the kernel's raid5 --size=max: content, check clean" kern k5 k5a k5b k5c
+check "uraid assembles the kernel's raid1 of 2 after 3: content, check clean" kern k1 k1a k1c
+check "uraid assembles the kernel's raid1 without bitmap: content, check clean" kern kb kba kbb
+t_done
