@@ -364,6 +364,20 @@ enum uraid_grow_what {
 };
 int uraid_grow(struct uraid_array *a, enum uraid_grow_what what, uint64_t value, char *err,
                size_t errlen);
+/* md's takeovers (mdadm --grow --level without a reshape): every block
+ * stays where it is; slots the new level adds start missing and are
+ * recovered onto spares (add one after). raid0 of one zone -> raid4/raid5
+ * (parity-last, layout 5: parity slot added) or raid10 near-2 (members in
+ * the even slots); raid4, raid5 parity-last -> raid0 with the parity slot
+ * empty; raid10 near-2 -> raid0 (of each pair the second member is failed
+ * and removed when the first is there, as mdadm does); raid1 <-> raid5 of
+ * 2 members; raid5 -> raid6 with the "-6" twin of its layout (Q slot
+ * added) and raid6 with a -6 or parity-last layout -> raid5 (the Q member
+ * becomes a spare); raid4 <-> raid5 parity-last. layout UINT32_MAX and
+ * raid_disks 0: what md chooses (else they must match it). -EINVAL in md's
+ * words for others, -EBUSY with a bitmap/journal/ppl or a sync pending. */
+int uraid_takeover(struct uraid_array *a, int level, uint32_t layout, int raid_disks, char *err,
+                   size_t errlen);
 /* Sectors (per member) the last bitmap-guided resync skipped as clean. */
 uint64_t uraid_bitmap_resync_skipped(struct uraid_array *a);
 
@@ -452,7 +466,8 @@ int uraid_io_stats(struct uraid_array *a, struct uraid_io_stats *st);
  * speed MIN MAX, stripe-cache N, stop, geom REQUEST (GEOM arrays: the rest
  * of the line, unescaped, to uraid_geom_ctl), grow WHAT N (uraid_grow: WHAT
  * bitmap-internal, bitmap-none, size, array-size or raid-devices; N in
- * bytes for the bitmap chunk, sectors for sizes, 0 = default/max). Each
+ * bytes for the bitmap chunk, sectors for sizes, 0 = default/max), takeover
+ * LEVEL LAYOUT N (uraid_takeover; LAYOUT "any", N 0 = md's choice). Each
  * connection has its own thread.
  *
  * Status and stats bodies: a first line "uraid-status 1" / "uraid-stats 1"

@@ -66,7 +66,7 @@ static int md_level(int l)
  * parity-first-6 = 20 for PARITY_0). */
 static int layout_6_of(int r5)
 {
-	return r5 >= 0 && r5 <= 3 ? r5 + 16 : r5 == 4 ? 20 : -1;
+	return r5 >= 0 && r5 <= 3 ? r5 + 16 : r5 == 4 ? 20 : r5 == 5 ? 5 : -1;
 }
 
 bool cli_grow_needs_restripe(const struct cli_grow_args *ga, int cur_level, int cur_layout,
@@ -113,7 +113,7 @@ bool cli_grow_needs_restripe(const struct cli_grow_args *ga, int cur_level, int 
 		return true;
 	case URAID_LEVEL_RAID6:
 		if (to == URAID_LEVEL_RAID5)
-			return cur_layout < 16 || cur_layout > 20 ||
+			return ((cur_layout < 16 || cur_layout > 20) && cur_layout != 5) ||
 			       (ga->raid_devices != -1 && n != cur_raid_disks - 1);
 		return true;
 	case URAID_LEVEL_RAID10:
@@ -357,9 +357,21 @@ int cmd_grow(int argc, char **argv)
 		return cli_grow_restripe(&ga);
 	if (!level_change && st.level == URAID_LEVEL_RAID1)
 		return do_raid_devices(&ga);
-	return cli_error("grow",
-	                 "%s: %s -> %s%s: this takeover (md moves no data for it) is "
-	                 "not done by uraid yet",
-	                 ga.name, level_name(st.level), level_name(to),
-	                 !level_change ? " (more members)" : "");
+	if (!level_change)
+		return cli_error("grow", "%s: adding members to a %s is not done by uraid yet",
+		                 ga.name, level_name(st.level));
+	if (to == URAID_LEVEL_LINEAR)
+		return cli_error("grow", "%s: md cannot take %s over as linear", ga.name,
+		                 level_name(st.level));
+	char line[128], lay[16] = "any";
+	if (ga.layout != -1)
+		snprintf(lay, sizeof(lay), "%d", ga.layout);
+	snprintf(line, sizeof(line), "takeover %d %s %d", to, lay,
+	         ga.raid_devices == -1 ? 0 : ga.raid_devices);
+	int rc = uraid_control_request(ga.name, line, NULL, 0, NULL, NULL, err, sizeof(err));
+	if (rc < 0)
+		return cli_error("grow", "%s: %s -> %s: %s", ga.name, level_name(st.level),
+		                 level_name(to), err);
+	fprintf(stderr, "uraid: grow: level of %s changed to %s\n", ga.name, level_name(to));
+	return 0;
 }

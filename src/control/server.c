@@ -368,6 +368,18 @@ static int serve_one(struct client *cl, char *line, size_t linelen)
 		for (size_t k = 0; k < sizeof(grows) / sizeof(grows[0]); k++)
 			if (!strcmp(argv[1], grows[k].w) && !parse_u64(argv[2], &v))
 				rc = uraid_grow(a, grows[k].what, v, err, sizeof(err));
+	} else if (!strcmp(verb, "takeover") && argc == 4) { /* md level change, no data moved */
+		uint64_t l, lay = UINT32_MAX, n;
+		rc = parse_u64(argv[1], &l) || l > 10 ||
+		             (strcmp(argv[2], "any") &&
+		              (parse_u64(argv[2], &lay) || lay > UINT32_MAX)) ||
+		             parse_u64(argv[3], &n) || n > 4096
+		         ? -EINVAL
+		         : 0;
+		if (rc == 0)
+			rc = uraid_takeover(a, (int)l, (uint32_t)lay, (int)n, err, sizeof(err));
+		else
+			snprintf(err, sizeof(err), "usage: takeover LEVEL LAYOUT|any N");
 	} else if (!strcmp(verb, "stop") && argc == 1) {
 		pthread_mutex_lock(&cl->c->lock);
 		cl->c->stop_requested = true;

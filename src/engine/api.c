@@ -296,6 +296,14 @@ int uraid_grow(struct uraid_array *a, enum uraid_grow_what what, uint64_t value,
 	return a->cls->grow(a, what, value, err, errlen);
 }
 
+int uraid_takeover(struct uraid_array *a, int level, uint32_t layout, int raid_disks, char *err,
+                   size_t errlen)
+{
+	if (!a->cls->takeover)
+		return unsupported(a, "level change", err, errlen);
+	return a->cls->takeover(a, level, layout, raid_disks, err, errlen);
+}
+
 uint64_t uraid_bitmap_resync_skipped(struct uraid_array *a)
 {
 	return a->cls->bitmap_skipped ? a->cls->bitmap_skipped(a, false) : 0;

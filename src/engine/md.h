@@ -41,6 +41,9 @@ int eng_create_files(const struct uraid_create_opts *o, const char *const *paths
 
 /* array.c: I/O and life cycle. */
 uint64_t eng_size(const struct eng_array *a);
+/* takeover.c: uraid_takeover. */
+int eng_takeover(struct eng_array *a, int level, uint32_t layout, int raid_disks, char *err,
+                 size_t errlen);
 /* grow.c: uraid_grow. */
 int eng_grow(struct eng_array *a, enum uraid_grow_what what, uint64_t value, char *err,
              size_t errlen);

@@ -137,6 +137,12 @@ static int md_grow(struct uraid_array *h, enum uraid_grow_what what, uint64_t va
 	return eng_grow(eng_of(h), what, value, err, errlen);
 }
 
+static int md_takeover(struct uraid_array *h, int level, uint32_t layout, int raid_disks, char *err,
+                       size_t errlen)
+{
+	return eng_takeover(eng_of(h), level, layout, raid_disks, err, errlen);
+}
+
 const struct eng_class eng_md_class = {
     .name = "md",
     .size = md_size,
@@ -164,4 +170,5 @@ const struct eng_class eng_md_class = {
     .consistency_policy = md_consistency_policy,
     .locate = md_locate,
     .grow = md_grow,
+    .takeover = md_takeover,
 };

@@ -73,6 +73,8 @@ struct eng_class {
 	/* uraid_grow, what checked (md: engine/grow.c). */
 	int (*grow)(struct uraid_array *a, enum uraid_grow_what what, uint64_t value, char *err,
 	            size_t errlen);
+	int (*takeover)(struct uraid_array *a, int level, uint32_t layout, int raid_disks,
+	                char *err, size_t errlen);
 };
 
 #endif
