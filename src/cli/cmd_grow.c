@@ -91,7 +91,9 @@ bool cli_grow_needs_restripe(const struct cli_grow_args *ga, int cur_level, int 
 	case URAID_LEVEL_RAID0:
 		if ((to == URAID_LEVEL_RAID4 || to == URAID_LEVEL_RAID5) &&
 		    (n == cur_raid_disks + 1 || ga->raid_devices == -1))
-			return to == URAID_LEVEL_RAID5 && lay != -1 && lay != 5;
+			/* mdadm's raid5 default is left-symmetric: a restripe
+			 * after the takeover unless parity-last is asked. */
+			return to == URAID_LEVEL_RAID5 && lay != 5;
 		if (to == URAID_LEVEL_RAID10)
 			return ga->raid_devices != -1 && n != cur_raid_disks * 2;
 		return true;

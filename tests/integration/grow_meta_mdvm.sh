@@ -58,19 +58,33 @@ idle g1
 "$URAID" fail g1 "$d/u1b"
 "$URAID" remove g1 "$d/u1b"
 check "uraid: raid1 --raid-devices=2" q "$URAID" grow g1 --raid-devices=2
+check "uraid: raid1 of 2 -> raid5" q "$URAID" grow g1 --level=5
 "$URAID" stop g1
 opts="--metadata=1.0 --bitmap=internal" prep gb 1 2 12M uba ubb
 q "$URAID" assemble uba ubb
 check "uraid: raid1 1.0 --bitmap=none" q "$URAID" grow gb --bitmap=none
 "$URAID" stop gb
+opts= prep g0 0 2 12M u0a u0b
+truncate -s 12M u0c u0d k0c k0d
+q "$URAID" assemble u0a u0b
+check "uraid: raid0 -> raid5" q "$URAID" grow g0 --level=5 --layout=parity-last
+"$URAID" add g0 "$d/u0c"
+idle g0
+"$URAID" add g0 "$d/u0d"
+check "uraid: raid5 -> raid6 --layout=preserve" q "$URAID" grow g0 --level=6 --layout=preserve
+idle g0
+check "uraid: raid6 -> raid5" q "$URAID" grow g0 --level=5
+"$URAID" stop g0
 disks=()
-for f in u5a u5b u5c k5a k5b k5c u1a u1b u1c k1a k1b k1c uba ubb kba kbb; do
+for f in u5a u5b u5c k5a k5b k5c u1a u1b u1c k1a k1b k1c uba ubb kba kbb \
+	u0a u0b u0c u0d k0a k0b k0c k0d; do
 	disks+=(--disk "$f=$d/$f")
 done
 "$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 240 "${disks[@]}" \
 	--script "$TOP/tests/integration/grow_meta_mdvm.job" >"$T_TMP/vm.log" 2>&1
 rc=$?
 check "VM job ran (rc $rc)" [ "$rc" -eq 0 ]
+cp "$T_TMP/vm.log" "${TOP}/build/test-logs/grow_meta_mdvm.vm.log" 2>/dev/null
 [ "$rc" -eq 0 ] || grep -E 'mdadm:|md/|md[01]|!!!' "$T_TMP/vm.log" | head -30
 same_fields() { # LABEL KSIDE USIDE
 	local k u
@@ -84,7 +98,9 @@ same_fields "raid5 --size=max" K5 U5
 same_fields "raid1 --raid-devices 3 then 2 (slot 0)" K1A U1A
 same_fields "raid1 --raid-devices 3 then 2 (spare moved to slot 1)" K1C U1C
 same_fields "raid1 1.0 --bitmap=none" KB UB
-for a in U5 U1 UB; do
+same_fields "raid0 -> raid5 -> raid6 -> raid5 (slot 0)" K0A U0A
+same_fields "raid0 -> raid5 -> raid6 -> raid5 (the Q member, a spare)" K0D U0D
+for a in U5 U1 UB U0; do
 	check "md assembled uraid's $a: content as written" grep -qx "MD5_$a=$want" "$T_TMP/vm.log"
 	check "md assembled uraid's $a: kernel check clean" grep -qx "CHECK_$a=ok" "$T_TMP/vm.log"
 done
@@ -100,6 +116,9 @@ kern() { # NAME MEMBERS...
 	"$URAID" stop "$name"
 }
 check "uraid assembles the kernel's raid5 --size=max: content, check clean" kern k5 k5a k5b k5c
-check "uraid assembles the kernel's raid1 of 2 after 3: content, check clean" kern k1 k1a k1c
+check "uraid assembles the kernel's raid5 from raid1 of 2 after 3: content, check clean" \
+	kern k1 k1a k1c
 check "uraid assembles the kernel's raid1 without bitmap: content, check clean" kern kb kba kbb
+check "uraid assembles the kernel's raid5 from raid6 from raid0: content, check clean" \
+	kern k0 k0a k0b k0c k0d
 t_done

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # uraid grow --level on running arrays: md's takeovers that move no data
-# (raid1 <-> raid5 of 2; raid0 -> raid5 parity-last, a spare recovered as
+# (raid1 <-> raid5 of 2; raid0 -> raid5 --layout=parity-last, a spare recovered as
 # parity; raid5 -> raid6 --layout=preserve, Q recovered; raid6 -> raid5, Q
 # member a spare; raid5 -> raid0 once the parity slot is empty; raid0 ->
 # raid10 near-2, mirrors recovered; raid10 -> raid0, one of each pair
@@ -52,7 +52,9 @@ check "refusal wrote nothing" [ "$sums" = "$(md5sum s0 s1 s2)" ]
 
 "$URAID" create --level=0 --raid-devices=2 --name=A0 --run m0 m1 >/dev/null 2>&1
 "$URAID" write A0 <data
-check "raid0 -> raid5" "$URAID" grow A0 --level=5
+check_fails "raid0 -> raid5 left-symmetric (mdadm's default) needs a reshape" \
+	"$URAID" grow A0 --level=5
+check "raid0 -> raid5 --layout=parity-last" "$URAID" grow A0 --level=5 --layout=parity-last
 check "raid5 parity-last with the parity slot missing" \
 	grep -q 'algorithm 5 \[3/2\] \[UU_\]' <<<"$(line A0)"
 check "degraded raid5: content" same A0
