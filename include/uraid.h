@@ -378,6 +378,9 @@ int uraid_grow(struct uraid_array *a, enum uraid_grow_what what, uint64_t value,
  * words for others, -EBUSY with a bitmap/journal/ppl or a sync pending. */
 int uraid_takeover(struct uraid_array *a, int level, uint32_t layout, int raid_disks, char *err,
                    size_t errlen);
+/* md's linear hot-add (mdadm --grow --add): path becomes the last member
+ * of a linear array, which grows by what it holds. -EINVAL elsewhere. */
+int uraid_grow_add(struct uraid_array *a, const char *path, char *err, size_t errlen);
 /* Sectors (per member) the last bitmap-guided resync skipped as clean. */
 uint64_t uraid_bitmap_resync_skipped(struct uraid_array *a);
 
@@ -467,7 +470,8 @@ int uraid_io_stats(struct uraid_array *a, struct uraid_io_stats *st);
  * of the line, unescaped, to uraid_geom_ctl), grow WHAT N (uraid_grow: WHAT
  * bitmap-internal, bitmap-none, size, array-size or raid-devices; N in
  * bytes for the bitmap chunk, sectors for sizes, 0 = default/max), takeover
- * LEVEL LAYOUT N (uraid_takeover; LAYOUT "any", N 0 = md's choice). Each
+ * LEVEL LAYOUT N (uraid_takeover; LAYOUT "any", N 0 = md's choice),
+ * grow-add PATH (uraid_grow_add). Each
  * connection has its own thread.
  *
  * Status and stats bodies: a first line "uraid-status 1" / "uraid-stats 1"

@@ -5,6 +5,7 @@
  * restripe (cmd_grow_restripe.c), decided by cli_grow_needs_restripe. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@ static const char usage_text[] =
     "usage: uraid grow NAME [--size=K|max] [--array-size=K|max]\n"
     "         [--bitmap=internal|none] [--raid-devices=N] [--level=L]\n"
     "         [--layout=NAME] [--chunk=K] [--backup-file=FILE] [--force]\n"
+    "         [--add MEMBER]\n"
     "  mdadm --grow on the running array NAME. Sizes are KiB unless a K/M/G/T\n"
     "  suffix says otherwise; 'max' is all the members allow.\n"
     "  --size: space used on each member (raid1/4/5/6/10); the new region is\n"
@@ -27,6 +29,8 @@ static const char usage_text[] =
     "  --bitmap=internal|none: add or remove the write-intent bitmap.\n"
     "  --raid-devices=N on raid1: more mirrors (spares added before become\n"
     "    mirrors and are recovered) or fewer (the slots removed must be empty).\n"
+    "  --add MEMBER: a linear array appends it; others take it as a spare\n"
+    "    first (then --raid-devices can use it).\n"
     "  Changes that restripe (raid4/5/6/10 members, chunk, layout, most level\n"
     "  changes) are handed to the reshape.\n";
 
@@ -196,6 +200,24 @@ static int do_raid_devices(const struct cli_grow_args *ga)
 	return 0;
 }
 
+/* --add MEMBER: linear arrays append it (md's linear hot-add), the others
+ * get it as a spare first (mdadm --grow --add), before the other changes. */
+static int do_add(const char *name, const char *path, bool linear)
+{
+	char *r = realpath(path, NULL);
+	if (!r)
+		return cli_error("grow", "%s: %s", path, strerror(errno));
+	char esc[PATH_MAX * 3 + 1], line[sizeof(esc) + 16], err[512];
+	size_t need = uraid_ctl_escape(r, esc, sizeof(esc));
+	free(r);
+	if (need >= sizeof(esc))
+		return cli_error("grow", "%s: path too long", path);
+	snprintf(line, sizeof(line), "%s %s", linear ? "grow-add" : "add", esc);
+	if (uraid_control_request(name, line, NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
+		return cli_error("grow", "add new device failed for %s: %s", path, err);
+	return 0;
+}
+
 /* Layout names depend on the level they are for: resolved once the
  * array's level (or the one asked) is known. */
 static int resolve_layout(struct cli_grow_args *ga, const char *name, int level, int cur_layout)
@@ -253,6 +275,7 @@ int cmd_grow(int argc, char **argv)
 	    {"bitmap", required_argument, NULL, 'b'},
 	    {"backup-file", required_argument, NULL, 'B'},
 	    {"force", no_argument, NULL, 'f'},
+	    {"add", required_argument, NULL, 'a'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -262,10 +285,10 @@ int cmd_grow(int argc, char **argv)
 	                           .chunk_kib = -1,
 	                           .size_kib = -1,
 	                           .array_size_kib = -1};
-	const char *layout_name_arg = NULL;
+	const char *layout_name_arg = NULL, *add = NULL;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "n:l:p:c:z:Z:b:fh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:l:p:c:z:Z:b:fa:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n': {
 			char *end;
@@ -309,6 +332,7 @@ int cmd_grow(int argc, char **argv)
 			break;
 		case 'B': ga.backup_file = optarg; break;
 		case 'f': ga.force = true; break;
+		case 'a': add = optarg; break;
 		case 'h': fputs(usage_text, stdout); return 0;
 		default: fputs(usage_text, stderr); return 2;
 		}
@@ -321,7 +345,7 @@ int cmd_grow(int argc, char **argv)
 	}
 	ga.name = argv[optind];
 	if (ga.raid_devices == -1 && ga.level == -1 && !layout_name_arg && ga.chunk_kib == -1 &&
-	    ga.size_kib == -1 && ga.array_size_kib == -1 && !ga.bitmap)
+	    ga.size_kib == -1 && ga.array_size_kib == -1 && !ga.bitmap && !add)
 		return cli_error("grow", "no changes to --grow");
 	char err[512];
 	struct uraid_status st;
@@ -336,6 +360,20 @@ int cmd_grow(int argc, char **argv)
 		return cli_error("grow", "%s is read-only", ga.name);
 	if (ga.bitmap)
 		return do_bitmap(&ga, &st);
+	if (add) {
+		bool linear = st.level == URAID_LEVEL_LINEAR;
+		if (linear &&
+		    (ga.level != -1 || ga.size_kib != -1 || ga.layout != -1 || ga.chunk_kib != -1 ||
+		     (ga.raid_devices != -1 && ga.raid_devices != st.raid_disks + 1)))
+			return cli_error("grow",
+			                 "a linear array only grows by one appended member");
+		if (do_add(ga.name, add, linear))
+			return 1;
+		if (linear)
+			return 0;
+		if (uraid_control_status(ga.name, &st, err, sizeof(err)) < 0)
+			return cli_error("grow", "%s", err);
+	}
 	/* mdadm sets the array size first, so a shrink can follow. */
 	if (ga.array_size_kib != -1 && do_array_size(&ga))
 		return 1;

@@ -368,6 +368,8 @@ static int serve_one(struct client *cl, char *line, size_t linelen)
 		for (size_t k = 0; k < sizeof(grows) / sizeof(grows[0]); k++)
 			if (!strcmp(argv[1], grows[k].w) && !parse_u64(argv[2], &v))
 				rc = uraid_grow(a, grows[k].what, v, err, sizeof(err));
+	} else if (!strcmp(verb, "grow-add") && argc == 2) { /* linear: append a member */
+		rc = uraid_grow_add(a, argv[1], err, sizeof(err));
 	} else if (!strcmp(verb, "takeover") && argc == 4) { /* md level change, no data moved */
 		uint64_t l, lay = UINT32_MAX, n;
 		rc = parse_u64(argv[1], &l) || l > 10 ||

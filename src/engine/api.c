@@ -304,6 +304,15 @@ int uraid_takeover(struct uraid_array *a, int level, uint32_t layout, int raid_d
 	return a->cls->takeover(a, level, layout, raid_disks, err, errlen);
 }
 
+int uraid_grow_add(struct uraid_array *a, const char *path, char *err, size_t errlen)
+{
+	if (!a->cls->grow_add_member)
+		return unsupported(a, "grow --add", err, errlen);
+	struct member *m;
+	int rc = open_for(a, path, &m, err, errlen);
+	return rc < 0 ? rc : a->cls->grow_add_member(a, m, err, errlen);
+}
+
 uint64_t uraid_bitmap_resync_skipped(struct uraid_array *a)
 {
 	return a->cls->bitmap_skipped ? a->cls->bitmap_skipped(a, false) : 0;

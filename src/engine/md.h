@@ -41,6 +41,8 @@ int eng_create_files(const struct uraid_create_opts *o, const char *const *paths
 
 /* array.c: I/O and life cycle. */
 uint64_t eng_size(const struct eng_array *a);
+/* manage.c: uraid_grow_add (linear). */
+int eng_linear_append(struct eng_array *a, struct member *m, char *err, size_t errlen);
 /* takeover.c: uraid_takeover. */
 int eng_takeover(struct eng_array *a, int level, uint32_t layout, int raid_disks, char *err,
                  size_t errlen);

@@ -143,6 +143,11 @@ static int md_takeover(struct uraid_array *h, int level, uint32_t layout, int ra
 	return eng_takeover(eng_of(h), level, layout, raid_disks, err, errlen);
 }
 
+static int md_grow_add_member(struct uraid_array *h, struct member *m, char *err, size_t errlen)
+{
+	return eng_linear_append(eng_of(h), m, err, errlen);
+}
+
 const struct eng_class eng_md_class = {
     .name = "md",
     .size = md_size,
@@ -171,4 +176,5 @@ const struct eng_class eng_md_class = {
     .locate = md_locate,
     .grow = md_grow,
     .takeover = md_takeover,
+    .grow_add_member = md_grow_add_member,
 };

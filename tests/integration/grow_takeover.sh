@@ -6,7 +6,7 @@
 # raid10 near-2, mirrors recovered; raid10 -> raid0, one of each pair
 # removed). Content compared after each, `uraid check` clean; md's
 # refusals (parity still there, spares in a raid0, raid1 of 3 -> raid5,
-# the wrong layout) write nothing.
+# the wrong layout) write nothing; a linear array grows by --add.
 source "$(dirname "$0")/../lib.sh"
 d=$T_TMP/g
 mkdir -p "$d"
@@ -100,4 +100,24 @@ check_fails "raid0 -> raid6 refused (md has no such takeover)" "$URAID" grow A0 
 	--layout=preserve
 "$URAID" stop A0
 check "mdadm --examine reads the raid0" grep -q 'Raid Level : raid0' <<<"$(mdadm --examine m0)"
+
+# linear: --add appends a member (md's linear hot-add).
+truncate -s 8M l0 l1 l2
+"$URAID" create --level=linear --raid-devices=2 --name=AL --run l0 l1 >/dev/null 2>&1
+"$URAID" write AL <data
+size0=$("$URAID" detail AL | sed -n 's/^ *Array Size : \([0-9]*\).*/\1/p')
+check_fails "linear --raid-devices=4 with one --add refused" \
+	"$URAID" grow AL --add "$d/l2" --raid-devices=4
+check "linear --add" "$URAID" grow AL --add "$d/l2"
+size1=$("$URAID" detail AL | sed -n 's/^ *Array Size : \([0-9]*\).*/\1/p')
+check "linear grew by the new member ($size0 -> $size1 K)" [ "$size1" -gt $((size0 + 7000)) ]
+check "linear: old content" same AL
+head -c 1M /dev/urandom >tail
+"$URAID" write AL --offset $(((size1 - 1024) * 1024)) <tail
+"$URAID" stop AL
+check "linear of 3 assembles" sh -c "'$URAID' assemble l0 l1 l2 >/dev/null 2>&1"
+check "linear: the appended member's data after assembly" sh -c \
+	"'$URAID' cat AL --offset $(((size1 - 1024) * 1024)) --length 1M | cmp -s - tail"
+check "mdadm --examine: slot 2 of 3" grep -q 'Active device 2' <<<"$(mdadm --examine l2)"
+"$URAID" stop AL
 t_done

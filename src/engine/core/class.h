@@ -75,6 +75,7 @@ struct eng_class {
 	            size_t errlen);
 	int (*takeover)(struct uraid_array *a, int level, uint32_t layout, int raid_disks,
 	                char *err, size_t errlen);
+	int (*grow_add_member)(struct uraid_array *a, struct member *m, char *err, size_t errlen);
 };
 
 #endif
