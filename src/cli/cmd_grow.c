@@ -398,7 +398,10 @@ int cmd_grow(int argc, char **argv)
 	if (!level_change && st.level == URAID_LEVEL_RAID1)
 		return do_raid_devices(&ga);
 	if (!level_change)
-		return cli_error("grow", "%s: adding members to a %s is not done by uraid yet",
+		return cli_error("grow",
+		                 st.level == URAID_LEVEL_LINEAR
+		                     ? "%s: a %s grows by one member at a time: --add MEMBER"
+		                     : "%s: %s: nothing to do without a reshape",
 		                 ga.name, level_name(st.level));
 	if (to == URAID_LEVEL_LINEAR)
 		return cli_error("grow", "%s: md cannot take %s over as linear", ga.name,

@@ -274,6 +274,8 @@ static int raid1_disks(struct eng_array *a, int n, char *err, size_t errlen)
 		return errmsg(err, errlen, rc, "writing the superblocks failed");
 	}
 	a->ncopies = a->ops->ncopies(&a->geo);
+	if (!a->external_size)
+		a->array_sectors = a->ops->array_sectors(&a->geo);
 	eng_sync_schedule(a);
 	pthread_cond_broadcast(&a->cond);
 	return 0;

@@ -242,7 +242,9 @@ static void apply(struct eng_array *a, const struct takeover *t)
 	a->geo = t->geo;
 	a->ops = layout_ops_for(t->geo.level);
 	a->pers = eng_pers_for(t->geo.level);
-	a->array_sectors = a->ops->array_sectors(&a->geo);
+	/* An array size set by hand (md's array_size) stays. */
+	if (!a->external_size)
+		a->array_sectors = a->ops->array_sectors(&a->geo);
 	a->ncopies = a->ops->ncopies(&a->geo);
 	a->ref.level = t->geo.level;
 	a->ref.layout = t->geo.layout;
@@ -336,11 +338,11 @@ static int takeover_locked(struct eng_array *a, int level, uint32_t layout, int 
 	rc = ops->validate(&g, e, sizeof(e));
 	if (rc < 0)
 		return errmsg(err, errlen, rc, "%s", e);
-	uint64_t want = ops->array_sectors(&g);
-	if (level == URAID_LEVEL_RAID0 ? want < a->array_sectors : want != a->array_sectors)
+	uint64_t want = ops->array_sectors(&g), full = a->ops->array_sectors(&a->geo);
+	if (level == URAID_LEVEL_RAID0 ? want < full : want != full)
 		return errmsg(err, errlen, -EINVAL,
 		              "the %s would hold %llu sectors, not the array's %llu", ops->name,
-		              (unsigned long long)want, (unsigned long long)a->array_sectors);
+		              (unsigned long long)want, (unsigned long long)full);
 	struct saved *s = malloc(sizeof(*s));
 	if (!s)
 		return errmsg(err, errlen, -ENOMEM, "out of memory");
