@@ -1,9 +1,9 @@
 /* uraid_grow and uraid_takeover through the engine on memory members (no
  * daemon; ASan watches the personality switches): a takeover chain raid0
  * -> raid5 -> raid6 -> raid5 -> raid0 -> raid10 -> raid0 and raid1 <->
- * raid5 of 2, spares recovered into the slots each adds, the data compared
- * with what was written after every step and a check finding no
- * mismatches; --size on members with room (the new region resynced),
+ * raid5 of 2, raid0 -> raid4 <-> raid5 -> raid4 -> raid0, spares recovered into the slots each
+ * adds, the data compared with what was written after every step and a check finding no mismatches;
+ * --size on members with room (the new region resynced),
  * --array-size in memory, raid1's mirror count; md's refusals leave the
  * array as it was. */
 #include <errno.h>
@@ -155,6 +155,36 @@ static void takeover_chain(void)
 	uraid_stop(a);
 }
 
+static void raid4(void)
+{
+	struct uraid_array *a = make(URAID_LEVEL_RAID0, 3, 0);
+	if (!a)
+		return;
+	struct uraid_status st;
+	CHECK(tk(a, URAID_LEVEL_RAID4, UINT32_MAX) == 0);
+	status(a, &st);
+	CHECK(st.level == 4 && st.layout == 5 && st.raid_disks == 4 && st.degraded == 1);
+	add(a);
+	CHECK(same(a) && clean(a));
+	CHECK(tk(a, URAID_LEVEL_RAID5, UINT32_MAX) == 0);
+	status(a, &st);
+	CHECK(st.level == 5 && st.layout == 5);
+	CHECK(same(a) && clean(a));
+	CHECK(tk(a, URAID_LEVEL_RAID4, UINT32_MAX) == 0);
+	CHECK(same(a) && clean(a));
+	char err[256];
+	CHECK(uraid_fail(a, "#3", err, sizeof(err)) == 0);
+	status(a, &st);
+	for (int i = st.nmembers - 1; i >= 0; i--)
+		if (st.members[i].state == URAID_MEMBER_FAULTY)
+			uraid_remove(a, st.members[i].name, err, sizeof(err));
+	CHECK(tk(a, URAID_LEVEL_RAID0, UINT32_MAX) == 0);
+	status(a, &st);
+	CHECK(st.level == 0 && st.raid_disks == 3);
+	CHECK(same(a));
+	uraid_stop(a);
+}
+
 static void mirror_raid5(void)
 {
 	struct uraid_array *a = make(URAID_LEVEL_RAID1, 2, 0);
@@ -235,4 +265,4 @@ static void sizes(void)
 	}
 }
 
-TEST_MAIN(T(takeover_chain), T(mirror_raid5), T(sizes))
+TEST_MAIN(T(takeover_chain), T(raid4), T(mirror_raid5), T(sizes))
