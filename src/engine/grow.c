@@ -84,15 +84,14 @@ static uint64_t level_dev_sectors(const struct eng_array *a, uint64_t sectors)
 	case URAID_LEVEL_RAID5:
 	case URAID_LEVEL_RAID6: return c ? sectors / c * c : sectors;
 	case URAID_LEVEL_RAID10: {
+		/* calc_sectors: whole chunks of the array, then the chunks each
+		 * member holds (copies included), rounded up. */
 		uint64_t near = g->layout & 0xff, far = (g->layout >> 8) & 0xff;
-		bool offset = (g->layout >> 16) & 1;
 		if (!c || !near || !far)
 			return sectors;
 		uint64_t chunks = sectors / c / far * (uint64_t)g->raid_disks / near;
-		uint64_t copies = near * far;
-		(void)offset;
 		uint64_t per =
-		    (chunks * copies + (uint64_t)g->raid_disks - 1) / (uint64_t)g->raid_disks;
+		    (chunks * near * far + (uint64_t)g->raid_disks - 1) / (uint64_t)g->raid_disks;
 		return per * c;
 	}
 	default: return sectors;
