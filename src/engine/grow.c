@@ -56,16 +56,31 @@ static int bitmap_remove(struct eng_array *a, char *err, size_t errlen)
 }
 
 /* Sectors this member can give the array (md's rdev->sectors after mdadm
- * sets each member's size to "max"): 1.1/1.2 everything after the data
- * offset, 1.0 and 0.90 what the superblock leaves (their superblock sits at
- * the end; uraid does not move it). */
+ * sets each member's size to "max", super_1_rdev_size_change and
+ * super_90_rdev_size_change): 1.1/1.2 everything after the data offset;
+ * 1.0 up to the superblock less md's bitmap room and 4 KiB for the bad
+ * block log; 0.90 up to the superblock. The superblock stays where the
+ * member's size at assembly puts it. */
 static uint64_t member_room(const struct eng_array *a, const struct eng_member *em)
 {
-	if (a->ref.version == MD_SB_1_1 || a->ref.version == MD_SB_1_2) {
-		uint64_t s = em->m->size / 512;
+	uint64_t s = em->m->size / 512;
+	if (a->ref.version == MD_SB_1_1 || a->ref.version == MD_SB_1_2)
 		return s > em->sb.data_offset ? s - em->sb.data_offset : 0;
+	if (a->ref.version == MD_SB_1_0) {
+		/* super_1_choose_bm_space */
+		uint64_t bm = s < 128                               ? 0
+		              : s - 128 >= 200ull * 1024 * 1024 * 2 ? 256
+		              : s - 8 > 8ull * 1024 * 1024 * 2      ? 128
+		                                                    : 8;
+		uint64_t end = em->sb.super_offset;
+		return end > bm + 8 + em->sb.data_offset ? end - bm - 8 - em->sb.data_offset : 0;
 	}
 	return em->sb.data_size;
+}
+
+static bool is_1x(const struct eng_array *a)
+{
+	return a->ref.version != MD_SB_0_90;
 }
 
 static bool member_counts(const struct eng_member *em)
@@ -159,8 +174,8 @@ static int grow_size(struct eng_array *a, uint64_t want, char *err, size_t errle
 	for (int i = 0; i < a->nmem; i++)
 		saved[i] = a->mem[i]->sb;
 	/* mdadm writes each active member's size first (sysfs dev-N/size):
-	 * 1.1/1.2 record it as data_size, never below what the array uses. */
-	if (a->ref.version == MD_SB_1_1 || a->ref.version == MD_SB_1_2)
+	 * 1.x records it as data_size, never below what the array uses. */
+	if (is_1x(a))
 		for (int i = 0; i < a->nmem; i++) {
 			struct eng_member *em = a->mem[i];
 			if (!member_counts(em) || em->role < 0)
