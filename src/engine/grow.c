@@ -88,41 +88,11 @@ static bool member_counts(const struct eng_member *em)
 	return em->m && !em->left_out && em->state != URAID_MEMBER_FAULTY;
 }
 
-/* The per-member size md keeps for `sectors` asked (raid5_resize rounds
- * to the chunk; raid10's calc_sectors gives whole chunks per member). */
-static uint64_t level_dev_sectors(const struct eng_array *a, uint64_t sectors)
-{
-	const struct layout_geometry *g = &a->geo;
-	uint64_t c = g->chunk_sectors;
-	switch (g->level) {
-	case URAID_LEVEL_RAID4:
-	case URAID_LEVEL_RAID5:
-	case URAID_LEVEL_RAID6: return c ? sectors / c * c : sectors;
-	case URAID_LEVEL_RAID10: {
-		/* calc_sectors: whole chunks of the array, then the chunks each
-		 * member holds (copies included), rounded up. */
-		uint64_t near = g->layout & 0xff, far = (g->layout >> 8) & 0xff;
-		if (!c || !near || !far)
-			return sectors;
-		uint64_t chunks = sectors / c / far * (uint64_t)g->raid_disks / near;
-		uint64_t per =
-		    (chunks * near * far + (uint64_t)g->raid_disks - 1) / (uint64_t)g->raid_disks;
-		return per * c;
-	}
-	default: return sectors;
-	}
-}
-
 static int grow_size(struct eng_array *a, uint64_t want, char *err, size_t errlen)
 {
-	int l = a->geo.level;
-	if (l != URAID_LEVEL_RAID1 && l != URAID_LEVEL_RAID4 && l != URAID_LEVEL_RAID5 &&
-	    l != URAID_LEVEL_RAID6 && l != URAID_LEVEL_RAID10)
+	if (!a->pers->resize)
 		return errmsg(err, errlen, -EINVAL, "%s has no per-member size to change",
-		              level_name(l));
-	if (l == URAID_LEVEL_RAID10 && ((a->geo.layout >> 8) & 0xff) > 1 &&
-	    !((a->geo.layout >> 16) & 1))
-		return errmsg(err, errlen, -EINVAL, "raid10 far layouts cannot change size");
+		              a->ops->name);
 	if (a->log == &eng_log_bitmap)
 		return errmsg(err, errlen, -EBUSY, "the array has a bitmap");
 	if (a->log)
@@ -143,10 +113,11 @@ static int grow_size(struct eng_array *a, uint64_t want, char *err, size_t errle
 		return errmsg(err, errlen, -ENOSPC,
 		              "%lluK asked, the smallest member has room for %lluK",
 		              (unsigned long long)want / 2, (unsigned long long)room / 2);
-	uint64_t dev = level_dev_sectors(a, want);
+	uint64_t dev = a->pers->resize(a, want);
 	if (dev == 0)
-		return errmsg(err, errlen, -EINVAL, "size %lluK holds no whole chunk",
-		              (unsigned long long)want / 2);
+		return errmsg(err, errlen, -EINVAL,
+		              "size %lluK holds no whole chunk, or %s cannot change size here",
+		              (unsigned long long)want / 2, a->ops->name);
 	if (a->ref.version == MD_SB_0_90 && dev / 2 > UINT32_MAX)
 		return errmsg(err, errlen, -EOVERFLOW,
 		              "0.90 metadata records at most 4 TiB per member");
