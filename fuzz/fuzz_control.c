@@ -7,7 +7,7 @@
  *   else: the rest is a client's byte stream to a live control server (an
  *      array on memory members, kept across runs): every reply must be
  *      "OK LEN\n" + LEN bytes or one "ERR ERRNO MESSAGE\n" line, and the
- *      server must survive. Streams with an "add" request are skipped: it
+ *      server must survive. Streams with an "add" (or "grow-add") request are skipped: it
  *      would open whatever path the fuzzer spells. */
 #include <errno.h>
 #include <stdint.h>
@@ -148,9 +148,10 @@ static void check_replies(int fd)
 
 static void serve(const uint8_t *d, size_t n)
 {
-	/* skip any stream holding an "add" request */
+	/* skip any stream holding an "add" or "grow-add" request */
 	for (size_t i = 0; i + 3 <= n; i++)
-		if ((i == 0 || d[i - 1] == '\n') && !memcmp(d + i, "add", 3))
+		if ((i == 0 || d[i - 1] == '\n') &&
+		    (!memcmp(d + i, "add", 3) || (i + 8 <= n && !memcmp(d + i, "grow-add", 8))))
 			return;
 	setup();
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};

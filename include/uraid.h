@@ -339,6 +339,48 @@ int uraid_replace_member(struct uraid_array *a, const char *old, struct member *
  * chunks the bitmap marks are resynced; a re-added member (uraid_re_add)
  * only gets the chunks written while it was away. */
 int uraid_bitmap_add(struct uraid_array *a, uint32_t chunk_bytes, char *err, size_t errlen);
+/* mdadm --grow's changes that move no data, on a running md array, each
+ * recorded in the superblocks as md records it:
+ * BITMAP_INTERNAL: uraid_bitmap_add (value: chunk bytes, 0 = default);
+ * BITMAP_NONE: the bitmap dropped (-ENOENT without one, -EBUSY while a
+ *   sync runs);
+ * SIZE: sectors of each member used (0 = all every member has; 1.1/1.2:
+ *   after the data offset, 1.0/0.90: up to the superblock), as md's
+ *   update_size (raid4/5/6 rounded to the chunk, raid10 whole chunks),
+ *   raid1/4/5/6/10 only; a larger size resyncs the new region; -ENOSPC
+ *   when a member lacks the room or the array would shrink below its
+ *   exported size, -EBUSY with a bitmap or log or while a sync runs;
+ * ARRAY_SIZE: the exported size in sectors (0 = the full size), kept in
+ *   memory only as md's array_size (-E2BIG above the full size);
+ * RAID_DISKS: raid1's number of mirrors: more slots are filled from the
+ *   spares and recovered; fewer when the slots removed hold no member
+ *   (-EBUSY), the others renumbered from slot 0 as md's raid1_reshape. */
+enum uraid_grow_what {
+	URAID_GROW_BITMAP_INTERNAL = 1,
+	URAID_GROW_BITMAP_NONE,
+	URAID_GROW_SIZE,
+	URAID_GROW_ARRAY_SIZE,
+	URAID_GROW_RAID_DISKS,
+};
+int uraid_grow(struct uraid_array *a, enum uraid_grow_what what, uint64_t value, char *err,
+               size_t errlen);
+/* md's takeovers (mdadm --grow --level without a reshape): every block
+ * stays where it is; slots the new level adds start missing and are
+ * recovered onto spares (add one after). raid0 of one zone -> raid4/raid5
+ * (parity-last, layout 5: parity slot added) or raid10 near-2 (members in
+ * the even slots); raid4, raid5 parity-last -> raid0 with the parity slot
+ * empty; raid10 near-2 -> raid0 (of each pair the second member is failed
+ * and removed when the first is there, as mdadm does); raid1 <-> raid5 of
+ * 2 members; raid5 -> raid6 with the "-6" twin of its layout (Q slot
+ * added) and raid6 with a -6 or parity-last layout -> raid5 (the Q member
+ * becomes a spare); raid4 <-> raid5 parity-last. layout UINT32_MAX and
+ * raid_disks 0: what md chooses (else they must match it). -EINVAL in md's
+ * words for others, -EBUSY with a bitmap/journal/ppl or a sync pending. */
+int uraid_takeover(struct uraid_array *a, int level, uint32_t layout, int raid_disks, char *err,
+                   size_t errlen);
+/* md's linear hot-add (mdadm --grow --add): path becomes the last member
+ * of a linear array, which grows by what it holds. -EINVAL elsewhere. */
+int uraid_grow_add(struct uraid_array *a, const char *path, char *err, size_t errlen);
 /* Sectors (per member) the last bitmap-guided resync skipped as clean. */
 uint64_t uraid_bitmap_resync_skipped(struct uraid_array *a);
 
@@ -425,8 +467,12 @@ int uraid_io_stats(struct uraid_array *a, struct uraid_io_stats *st);
  * uraid_status_encode), stats (uraid_io_stats_encode), read OFF LEN,
  * write OFF LEN, flush, fail M, remove M, add PATH, replace M PATH, check, repair, idle,
  * speed MIN MAX, stripe-cache N, stop, geom REQUEST (GEOM arrays: the rest
- * of the line, unescaped, to uraid_geom_ctl). Each connection has its own
- * thread.
+ * of the line, unescaped, to uraid_geom_ctl), grow WHAT N (uraid_grow: WHAT
+ * bitmap-internal, bitmap-none, size, array-size or raid-devices; N in
+ * bytes for the bitmap chunk, sectors for sizes, 0 = default/max), takeover
+ * LEVEL LAYOUT N (uraid_takeover; LAYOUT "any", N 0 = md's choice),
+ * grow-add PATH (uraid_grow_add). Each
+ * connection has its own thread.
  *
  * Status and stats bodies: a first line "uraid-status 1" / "uraid-stats 1"
  * (the format's major version: a change that old readers would misread

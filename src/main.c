@@ -44,6 +44,8 @@ static const struct {
     {"consistency-policy", cmd_consistency_policy,
      "md's consistency policy of a raid5: resync|ppl (mdadm --grow --consistency-policy)",
      "NAME resync|ppl", 0},
+    {"grow", cmd_grow, "change size, bitmap, members or level of an array (mdadm --grow)", NULL,
+     OWN},
     {"replace", cmd_replace, "rebuild a member onto a new one, then drop it", "NAME OLD NEW", 0},
     {"check", cmd_check, "read all, count parity/mirror mismatches", "NAME", 0},
     {"repair", cmd_repair, "like check, and fix what is found", "NAME", 0},

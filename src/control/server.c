@@ -355,6 +355,35 @@ static int serve_one(struct client *cl, char *line, size_t linelen)
 			         URAID_STRIPE_CACHE_MAX);
 		else if (rc == -EROFS)
 			snprintf(err, sizeof(err), "stripe cache: the array is read-only");
+	} else if (!strcmp(verb, "grow") && argc == 3) { /* uraid grow: changes moving no data */
+		static const struct {
+			const char *w;
+			enum uraid_grow_what what;
+		} grows[] = {{"bitmap-internal", URAID_GROW_BITMAP_INTERNAL},
+		             {"bitmap-none", URAID_GROW_BITMAP_NONE},
+		             {"size", URAID_GROW_SIZE},
+		             {"array-size", URAID_GROW_ARRAY_SIZE},
+		             {"raid-devices", URAID_GROW_RAID_DISKS}};
+		uint64_t v;
+		rc = -EINVAL;
+		snprintf(err, sizeof(err), "usage: grow WHAT NUMBER");
+		for (size_t k = 0; k < sizeof(grows) / sizeof(grows[0]); k++)
+			if (!strcmp(argv[1], grows[k].w) && !parse_u64(argv[2], &v))
+				rc = uraid_grow(a, grows[k].what, v, err, sizeof(err));
+	} else if (!strcmp(verb, "grow-add") && argc == 2) { /* linear: append a member */
+		rc = uraid_grow_add(a, argv[1], err, sizeof(err));
+	} else if (!strcmp(verb, "takeover") && argc == 4) { /* md level change, no data moved */
+		uint64_t l, lay = UINT32_MAX, n;
+		rc = parse_u64(argv[1], &l) || l > 10 ||
+		             (strcmp(argv[2], "any") &&
+		              (parse_u64(argv[2], &lay) || lay > UINT32_MAX)) ||
+		             parse_u64(argv[3], &n) || n > 4096
+		         ? -EINVAL
+		         : 0;
+		if (rc == 0)
+			rc = uraid_takeover(a, (int)l, (uint32_t)lay, (int)n, err, sizeof(err));
+		else
+			snprintf(err, sizeof(err), "usage: takeover LEVEL LAYOUT|any N");
 	} else if (!strcmp(verb, "stop") && argc == 1) {
 		pthread_mutex_lock(&cl->c->lock);
 		cl->c->stop_requested = true;

@@ -288,6 +288,31 @@ int uraid_bitmap_add(struct uraid_array *a, uint32_t chunk_bytes, char *err, siz
 	return a->cls->bitmap_add(a, chunk_bytes, err, errlen);
 }
 
+int uraid_grow(struct uraid_array *a, enum uraid_grow_what what, uint64_t value, char *err,
+               size_t errlen)
+{
+	if (!a->cls->grow)
+		return unsupported(a, "grow", err, errlen);
+	return a->cls->grow(a, what, value, err, errlen);
+}
+
+int uraid_takeover(struct uraid_array *a, int level, uint32_t layout, int raid_disks, char *err,
+                   size_t errlen)
+{
+	if (!a->cls->takeover)
+		return unsupported(a, "level change", err, errlen);
+	return a->cls->takeover(a, level, layout, raid_disks, err, errlen);
+}
+
+int uraid_grow_add(struct uraid_array *a, const char *path, char *err, size_t errlen)
+{
+	if (!a->cls->grow_add_member)
+		return unsupported(a, "grow --add", err, errlen);
+	struct member *m;
+	int rc = open_for(a, path, &m, err, errlen);
+	return rc < 0 ? rc : a->cls->grow_add_member(a, m, err, errlen);
+}
+
 uint64_t uraid_bitmap_resync_skipped(struct uraid_array *a)
 {
 	return a->cls->bitmap_skipped ? a->cls->bitmap_skipped(a, false) : 0;

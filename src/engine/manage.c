@@ -247,3 +247,56 @@ int eng_replace_member(struct eng_array *a, const char *old, struct member *m, c
 	eng_unlock(a);
 	return rc;
 }
+
+/* md's linear hot-add (mdadm --grow --add): the member becomes the last
+ * slot and the array grows by what it holds; nothing is rebuilt. */
+int eng_linear_append(struct eng_array *a, struct member *m, char *err, size_t errlen)
+{
+	if (a->readonly) {
+		member_close(m);
+		return errmsg(err, errlen, -EROFS, "array is read-only");
+	}
+	if (a->geo.level != URAID_LEVEL_LINEAR) {
+		member_close(m);
+		return errmsg(err, errlen, -EINVAL, "only a linear array grows by appending");
+	}
+	eng_lock(a);
+	struct eng_member *em = NULL;
+	int n = a->geo.raid_disks;
+	int rc =
+	    n + 1 > LAYOUT_MAX_MEMBERS || (a->ref.version == MD_SB_0_90 && n + 1 > MD_SB0_MAX_DEVS)
+	        ? errmsg(err, errlen, -ENOSPC, "too many members")
+	        : new_member(a, m, &em, err, errlen);
+	if (rc < 0) {
+		eng_unlock(a);
+		member_close(m);
+		return rc;
+	}
+	/* mdadm gives it the next device number and the new slot. */
+	em->sb.dev_number = free_dev_number(a);
+	if (em->sb.dev_number < (uint32_t)n + 1)
+		em->sb.dev_number = (uint32_t)n;
+	em->role = n;
+	em->state = URAID_MEMBER_IN_SYNC;
+	em->bind_seq = a->bind_next++;
+	a->mem[a->nmem++] = em;
+	a->slot[n] = a->nmem - 1;
+	uint64_t old_sectors = a->array_sectors;
+	a->geo.raid_disks = n + 1;
+	a->geo.member_sectors[n] = em->sb.data_size;
+	a->ref.raid_disks = (uint32_t)n + 1;
+	a->array_sectors = a->ops->array_sectors(&a->geo);
+	rc = eng_sb_write_all(a);
+	if (rc < 0 || em->state == URAID_MEMBER_FAULTY) {
+		a->nmem--;
+		a->slot[n] = -1;
+		a->geo.raid_disks = n;
+		a->ref.raid_disks = (uint32_t)n;
+		a->array_sectors = old_sectors;
+		member_close(em->m);
+		free(em);
+		rc = errmsg(err, errlen, rc < 0 ? rc : -EIO, "writing superblocks failed");
+	}
+	eng_unlock(a);
+	return rc;
+}

@@ -41,6 +41,14 @@ int eng_create_files(const struct uraid_create_opts *o, const char *const *paths
 
 /* array.c: I/O and life cycle. */
 uint64_t eng_size(const struct eng_array *a);
+/* manage.c: uraid_grow_add (linear). */
+int eng_linear_append(struct eng_array *a, struct member *m, char *err, size_t errlen);
+/* takeover.c: uraid_takeover. */
+int eng_takeover(struct eng_array *a, int level, uint32_t layout, int raid_disks, char *err,
+                 size_t errlen);
+/* grow.c: uraid_grow. */
+int eng_grow(struct eng_array *a, enum uraid_grow_what what, uint64_t value, char *err,
+             size_t errlen);
 int eng_read(struct eng_array *a, void *buf, size_t len, uint64_t off);
 int eng_write(struct eng_array *a, const void *buf, size_t len, uint64_t off);
 int eng_flush(struct eng_array *a);

@@ -131,6 +131,23 @@ static int md_locate(struct uraid_array *h, uint64_t off, uint64_t len, unsigned
 	return eng_locate(eng_of(h), off, len, flags, out, max, piece);
 }
 
+static int md_grow(struct uraid_array *h, enum uraid_grow_what what, uint64_t value, char *err,
+                   size_t errlen)
+{
+	return eng_grow(eng_of(h), what, value, err, errlen);
+}
+
+static int md_takeover(struct uraid_array *h, int level, uint32_t layout, int raid_disks, char *err,
+                       size_t errlen)
+{
+	return eng_takeover(eng_of(h), level, layout, raid_disks, err, errlen);
+}
+
+static int md_grow_add_member(struct uraid_array *h, struct member *m, char *err, size_t errlen)
+{
+	return eng_linear_append(eng_of(h), m, err, errlen);
+}
+
 const struct eng_class eng_md_class = {
     .name = "md",
     .size = md_size,
@@ -157,4 +174,7 @@ const struct eng_class eng_md_class = {
     .journal_add_member = md_journal_add_member,
     .consistency_policy = md_consistency_policy,
     .locate = md_locate,
+    .grow = md_grow,
+    .takeover = md_takeover,
+    .grow_add_member = md_grow_add_member,
 };

@@ -70,6 +70,12 @@ struct eng_class {
 	              struct uraid_place *out, int max, uint64_t *piece);
 	/* The class's own verbs (GEOM: gmirror/graid3's), one request line. */
 	int (*ctl)(struct uraid_array *a, const char *request, char *err, size_t errlen);
+	/* uraid_grow, what checked (md: engine/grow.c). */
+	int (*grow)(struct uraid_array *a, enum uraid_grow_what what, uint64_t value, char *err,
+	            size_t errlen);
+	int (*takeover)(struct uraid_array *a, int level, uint32_t layout, int raid_disks,
+	                char *err, size_t errlen);
+	int (*grow_add_member)(struct uraid_array *a, struct member *m, char *err, size_t errlen);
 };
 
 #endif

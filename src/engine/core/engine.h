@@ -169,6 +169,9 @@ struct eng_array {
 	pthread_mutex_t sc_cfg; /* serialises uraid_set_stripe_cache (taken before lock) */
 	/* Member requests and bytes, reads then writes (relaxed atomics). */
 	uint64_t nio_reads, nio_writes, nio_rbytes, nio_wbytes;
+	/* array_sectors was set by hand (md's array_size, engine/grow.c):
+	 * kept across a size change, never written to a superblock. */
+	bool external_size;
 };
 
 /* engine/core/util.c */

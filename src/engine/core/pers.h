@@ -93,6 +93,10 @@ struct eng_pers {
 	/* No redundancy left among the in-sync members: a resync has nothing
 	 * to compare or fix. */
 	bool (*resync_pointless)(const struct eng_array *a);
+	/* md's pers->resize (uraid grow --size, engine/grow.c): the per-member
+	 * size kept for `sectors` asked, 0 when this geometry cannot change
+	 * size. NULL: levels without a per-member size (linear, raid0). */
+	uint64_t (*resize)(const struct eng_array *a, uint64_t sectors);
 };
 
 #endif

@@ -47,6 +47,23 @@ static uint64_t mirror_sync_batch(const struct eng_array *a, enum uraid_sync_act
 
 /* raid1 down to one in-sync copy (as md's raid1 sync_request); raid10
  * always resyncs what it has. */
+/* raid1_resize keeps the size asked; raid10_resize (near and offset
+ * layouts only) keeps calc_sectors' whole chunks: the array's chunks, then
+ * the chunks each member holds, copies included, rounded up. raid1 is the
+ * geometry without a chunk. */
+static uint64_t mirror_resize(const struct eng_array *a, uint64_t sectors)
+{
+	const struct layout_geometry *g = &a->geo;
+	uint64_t c = g->chunk_sectors, near = g->layout & 0xff, far = (g->layout >> 8) & 0xff;
+	if (!c)
+		return sectors;
+	if (!near || !far || (far > 1 && !((g->layout >> 16) & 1)))
+		return 0;
+	uint64_t n = (uint64_t)g->raid_disks;
+	uint64_t chunks = sectors / c / far * n / near;
+	return (chunks * near * far + n - 1) / n * c;
+}
+
 static bool mirror_resync_pointless(const struct eng_array *a)
 {
 	if (a->geo.level != URAID_LEVEL_RAID1)
@@ -72,4 +89,5 @@ const struct eng_pers eng_pers_mirror = {
     .recover = sync_mirror_recover,
     .role_data = sync_mirror_role_data,
     .resync_pointless = mirror_resync_pointless,
+    .resize = mirror_resize,
 };

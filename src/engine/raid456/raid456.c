@@ -119,6 +119,13 @@ static int r456_role_data(struct eng_array *a, int role, uint8_t *buf, uint64_t 
 
 /* As md's raid5 sync_request: missing as many slots as there are parity
  * blocks, nothing is left to compare. */
+/* raid5_resize: whole chunks per member. */
+static uint64_t r456_resize(const struct eng_array *a, uint64_t sectors)
+{
+	uint64_t c = a->geo.chunk_sectors;
+	return c ? sectors / c * c : sectors;
+}
+
 static bool r456_resync_pointless(const struct eng_array *a)
 {
 	int insync = 0;
@@ -149,4 +156,5 @@ const struct eng_pers eng_pers_raid456 = {
     .recover = sync_parity_batch,
     .role_data = r456_role_data,
     .resync_pointless = r456_resync_pointless,
+    .resize = r456_resize,
 };

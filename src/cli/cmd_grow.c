@@ -1,0 +1,423 @@
+/* uraid grow NAME: mdadm --grow on a running array. The options are
+ * mdadm's; the changes that move no data (bitmap, component size, array
+ * size, raid1's mirror count) go to the array's daemon over the control
+ * socket ("grow WHAT N", uraid_grow); the ones that move data go to the
+ * restripe (cmd_grow_restripe.c), decided by cli_grow_needs_restripe. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/grow.h"
+#include "layout/layout.h"
+#include "uraid.h"
+
+static const char usage_text[] =
+    "usage: uraid grow NAME [--size=K|max] [--array-size=K|max]\n"
+    "         [--bitmap=internal|none] [--raid-devices=N] [--level=L]\n"
+    "         [--layout=NAME] [--chunk=K] [--backup-file=FILE] [--force]\n"
+    "         [--add MEMBER]\n"
+    "  mdadm --grow on the running array NAME. Sizes are KiB unless a K/M/G/T\n"
+    "  suffix says otherwise; 'max' is all the members allow.\n"
+    "  --size: space used on each member (raid1/4/5/6/10); the new region is\n"
+    "    resynced. Shrinking needs --array-size at or below the new size first.\n"
+    "  --array-size: the size the array exports, kept in memory only (as md):\n"
+    "    the next assembly exports the full size again.\n"
+    "  --bitmap=internal|none: add or remove the write-intent bitmap.\n"
+    "  --raid-devices=N on raid1: more mirrors (spares added before become\n"
+    "    mirrors and are recovered) or fewer (the slots removed must be empty).\n"
+    "  --level: md's takeovers that move no data (raid0 <-> raid4/5 parity-last\n"
+    "    and raid10 near-2, raid1 <-> raid5 of 2, raid5 <-> raid6 with the -6\n"
+    "    layout: --layout=preserve); slots added are recovered onto spares.\n"
+    "  --add MEMBER: a linear array appends it; others take it as a spare\n"
+    "    first (then --raid-devices can use it).\n"
+    "  Changes that restripe (raid4/5/6/10 members, chunk, layout, most level\n"
+    "  changes) are handed to the reshape.\n";
+
+/* A size option: KiB (mdadm's unit) or "max" (-2). */
+static int parse_kib(const char *opt, const char *s, int64_t *out)
+{
+	if (!strcmp(s, "max")) {
+		*out = -2;
+		return 0;
+	}
+	unsigned long long v;
+	if (cli_parse_size(s, 1024, &v) < 0 || v % 1024 || v / 1024 > INT64_MAX / 2)
+		return cli_error("grow", "%s=%s: not a size in KiB (K/M/G/T suffixes, or max)", opt,
+		                 s);
+	if (v == 0)
+		return cli_error("grow", "%s=%s: the size must be above 0", opt, s);
+	*out = (int64_t)(v / 1024);
+	return 0;
+}
+
+/* md's level number for the struct (linear: LEVEL_LINEAR_ASK). */
+static int parse_level(const char *s, int *out)
+{
+	int l;
+	if (level_parse(s, &l) < 0)
+		return cli_error("grow", "--level=%s: not an md level", s);
+	*out = l == URAID_LEVEL_LINEAR ? LEVEL_LINEAR_ASK : l;
+	return 0;
+}
+
+static int md_level(int l)
+{
+	return l == LEVEL_LINEAR_ASK ? URAID_LEVEL_LINEAR : l;
+}
+
+/* raid5's layouts and their raid6 "-6" twins (md's ALGORITHM_*_6 = n + 16,
+ * parity-first-6 = 20 for PARITY_0). */
+static int layout_6_of(int r5)
+{
+	return r5 >= 0 && r5 <= 3 ? r5 + 16 : r5 == 4 ? 20 : r5 == 5 ? 5 : -1;
+}
+
+bool cli_grow_needs_restripe(const struct cli_grow_args *ga, int cur_level, int cur_layout,
+                             int64_t cur_chunk_kib, int cur_raid_disks)
+{
+	int to = ga->level == -1 ? cur_level : md_level(ga->level);
+	int n = ga->raid_devices == -1 ? cur_raid_disks : ga->raid_devices;
+	int lay = ga->layout;
+	if (ga->chunk_kib != -1 && ga->chunk_kib != cur_chunk_kib && to != URAID_LEVEL_RAID1 &&
+	    to != URAID_LEVEL_LINEAR)
+		return true;
+	if (to == cur_level) {
+		if (lay != -1 && lay != cur_layout)
+			return true;
+		/* raid1 gains or loses mirrors, linear appends: nothing moves. */
+		if (n != cur_raid_disks)
+			return to != URAID_LEVEL_RAID1 && to != URAID_LEVEL_LINEAR;
+		return false;
+	}
+	/* md's takeovers, which keep every block where it is. */
+	switch (cur_level) {
+	case URAID_LEVEL_RAID0:
+		if ((to == URAID_LEVEL_RAID4 || to == URAID_LEVEL_RAID5) &&
+		    (n == cur_raid_disks + 1 || ga->raid_devices == -1))
+			/* mdadm's raid5 default is left-symmetric: a restripe
+			 * after the takeover unless parity-last is asked. */
+			return to == URAID_LEVEL_RAID5 && lay != 5;
+		if (to == URAID_LEVEL_RAID10)
+			return ga->raid_devices != -1 && n != cur_raid_disks * 2;
+		return true;
+	case URAID_LEVEL_RAID1: return !(to == URAID_LEVEL_RAID5 && cur_raid_disks == 2 && n == 2);
+	case URAID_LEVEL_RAID4:
+		if (to == URAID_LEVEL_RAID0)
+			return false;
+		if (to == URAID_LEVEL_RAID5)
+			return lay != -1 && lay != 5;
+		return true;
+	case URAID_LEVEL_RAID5:
+		if (to == URAID_LEVEL_RAID0 || to == URAID_LEVEL_RAID4)
+			return cur_layout != 5;
+		if (to == URAID_LEVEL_RAID1)
+			return cur_raid_disks != 2 || n != 2;
+		if (to == URAID_LEVEL_RAID6)
+			return lay != layout_6_of(cur_layout) ||
+			       (ga->raid_devices != -1 && n != cur_raid_disks + 1);
+		return true;
+	case URAID_LEVEL_RAID6:
+		if (to == URAID_LEVEL_RAID5)
+			return ((cur_layout < 16 || cur_layout > 20) && cur_layout != 5) ||
+			       (ga->raid_devices != -1 && n != cur_raid_disks - 1);
+		return true;
+	case URAID_LEVEL_RAID10:
+		return !(to == URAID_LEVEL_RAID0 && cur_layout == 0x102 && cur_raid_disks % 2 == 0);
+	}
+	return true;
+}
+
+static int request(const char *name, const char *what, unsigned long long v, char *err,
+                   size_t errlen)
+{
+	char line[128];
+	snprintf(line, sizeof(line), "grow %s %llu", what, v);
+	return uraid_control_request(name, line, NULL, 0, NULL, NULL, err, errlen);
+}
+
+static int do_array_size(const struct cli_grow_args *ga)
+{
+	char err[512];
+	unsigned long long v =
+	    ga->array_size_kib == -2 ? 0 : (unsigned long long)ga->array_size_kib;
+	int rc = request(ga->name, "array-size", v * 2, err, sizeof(err));
+	if (rc == -E2BIG)
+		return cli_error("grow", "--array-size setting is too large (%s)", err);
+	if (rc < 0)
+		return cli_error("grow", "Error setting array size: %s", err);
+	return 0;
+}
+
+static int do_size(const struct cli_grow_args *ga, const struct uraid_status *st)
+{
+	char err[512];
+	unsigned long long v = ga->size_kib == -2 ? 0 : (unsigned long long)ga->size_kib;
+	int rc = request(ga->name, "size", v * 2, err, sizeof(err));
+	if (rc < 0) {
+		cli_error("grow", "Cannot set device size for %s: %s (%s)", ga->name, strerror(-rc),
+		          err);
+		if (rc == -EBUSY && st->bitmap_chunk_kib)
+			fprintf(stderr,
+			        "       Bitmap must be removed before size can be changed\n");
+		return 1;
+	}
+	struct uraid_status now;
+	if (uraid_control_status(ga->name, &now, err, sizeof(err)) < 0)
+		return cli_error("grow", "%s", err);
+	if (now.dev_sectors == st->dev_sectors)
+		fprintf(stderr, "uraid: grow: component size of %s unchanged at %lluK\n", ga->name,
+		        (unsigned long long)now.dev_sectors / 2);
+	else
+		fprintf(stderr, "uraid: grow: component size of %s has been set to %lluK\n",
+		        ga->name, (unsigned long long)now.dev_sectors / 2);
+	return 0;
+}
+
+static int do_bitmap(const struct cli_grow_args *ga, const struct uraid_status *st)
+{
+	char err[512];
+	bool add = !strcmp(ga->bitmap, "internal");
+	if (add && st->bitmap_chunk_kib)
+		return cli_error("grow", "%s already has a bitmap", ga->name);
+	if (!add && !st->bitmap_chunk_kib)
+		return cli_error("grow", "no bitmap found on %s", ga->name);
+	int rc = request(ga->name, add ? "bitmap-internal" : "bitmap-none", 0, err, sizeof(err));
+	if (rc < 0)
+		return cli_error("grow", "failed to %s internal bitmap: %s", add ? "set" : "remove",
+		                 err);
+	return 0;
+}
+
+static int do_raid_devices(const struct cli_grow_args *ga)
+{
+	char err[512];
+	int rc = request(ga->name, "raid-devices", (unsigned long long)ga->raid_devices, err,
+	                 sizeof(err));
+	if (rc < 0)
+		return cli_error("grow", "Cannot set raid-devices for %s: %s (%s)", ga->name,
+		                 strerror(-rc), err);
+	return 0;
+}
+
+/* --add MEMBER: linear arrays append it (md's linear hot-add), the others
+ * get it as a spare first (mdadm --grow --add), before the other changes. */
+static int do_add(const char *name, const char *path, bool linear)
+{
+	char *r = realpath(path, NULL);
+	if (!r)
+		return cli_error("grow", "%s: %s", path, strerror(errno));
+	char esc[PATH_MAX * 3 + 1], line[sizeof(esc) + 16], err[512];
+	size_t need = uraid_ctl_escape(r, esc, sizeof(esc));
+	free(r);
+	if (need >= sizeof(esc))
+		return cli_error("grow", "%s: path too long", path);
+	snprintf(line, sizeof(line), "%s %s", linear ? "grow-add" : "add", esc);
+	if (uraid_control_request(name, line, NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
+		return cli_error("grow", "add new device failed for %s: %s", path, err);
+	return 0;
+}
+
+/* Layout names depend on the level they are for: resolved once the
+ * array's level (or the one asked) is known. */
+static int resolve_layout(struct cli_grow_args *ga, const char *name, int level, int cur_layout)
+{
+	if (!name)
+		return 0;
+	if (!strcmp(name, "preserve")) {
+		ga->layout = level == URAID_LEVEL_RAID6 ? layout_6_of(cur_layout) : cur_layout;
+		return ga->layout < 0 ? cli_error("grow", "--layout=preserve: no -6 layout for "
+		                                          "this raid5 layout")
+		                      : 0;
+	}
+	uint32_t v;
+	if (layout_parse(level, name, &v) < 0) {
+		char *end;
+		unsigned long n = strtoul(name, &end, 10);
+		if (!*name || *end || n > 0xffffff)
+			return cli_error("grow", "--layout=%s is not a layout of %s", name,
+			                 level_name(level));
+		v = (uint32_t)n;
+	}
+	ga->layout = (int)v;
+	return 0;
+}
+
+static int sanity(const struct cli_grow_args *ga, const struct uraid_status *st)
+{
+	if (st->level == URAID_LEVEL_GMIRROR || st->level == URAID_LEVEL_GRAID3)
+		return cli_error("grow", "%s is a GEOM array: see 'uraid mirror' / 'uraid raid3'",
+		                 ga->name);
+	if (ga->size_kib != -1 &&
+	    (ga->level != -1 || ga->raid_devices != -1 || ga->layout != -1 || ga->chunk_kib != -1))
+		return cli_error("grow", "cannot change component size at the same time as other "
+		                         "changes. Change size first, then check data is intact "
+		                         "before making other changes.");
+	if (ga->bitmap && (ga->size_kib != -1 || ga->level != -1 || ga->raid_devices != -1 ||
+	                   ga->layout != -1 || ga->chunk_kib != -1 || ga->array_size_kib != -1))
+		return cli_error("grow", "--bitmap changes cannot be used with other geometry "
+		                         "changes in --grow mode");
+	if (ga->raid_devices != -1 && (ga->raid_devices < 1 || ga->raid_devices > 384))
+		return cli_error("grow", "--raid-devices=%d: must be 1 to 384", ga->raid_devices);
+	return 0;
+}
+
+int cmd_grow(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"raid-devices", required_argument, NULL, 'n'},
+	    {"level", required_argument, NULL, 'l'},
+	    {"layout", required_argument, NULL, 'p'},
+	    {"parity", required_argument, NULL, 'p'},
+	    {"chunk", required_argument, NULL, 'c'},
+	    {"size", required_argument, NULL, 'z'},
+	    {"array-size", required_argument, NULL, 'Z'},
+	    {"bitmap", required_argument, NULL, 'b'},
+	    {"backup-file", required_argument, NULL, 'B'},
+	    {"force", no_argument, NULL, 'f'},
+	    {"add", required_argument, NULL, 'a'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct cli_grow_args ga = {.raid_devices = -1,
+	                           .level = -1,
+	                           .layout = -1,
+	                           .chunk_kib = -1,
+	                           .size_kib = -1,
+	                           .array_size_kib = -1};
+	const char *layout_name_arg = NULL, *add = NULL;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "n:l:p:c:z:Z:b:fa:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (!*optarg || *end || v < 1 || v > 384)
+				return cli_error("grow", "--raid-devices=%s: must be 1 to 384",
+				                 optarg);
+			ga.raid_devices = (int)v;
+			break;
+		}
+		case 'l':
+			if (parse_level(optarg, &ga.level))
+				return 1;
+			break;
+		case 'p': layout_name_arg = optarg; break;
+		case 'c': {
+			unsigned long long v;
+			if (cli_parse_size(optarg, 1024, &v) < 0 || v < 4096 || v % 4096 ||
+			    (v & (v - 1)) || v > (1ull << 31))
+				return cli_error("grow", "--chunk=%s: a power of two from 4K to 2G",
+				                 optarg);
+			ga.chunk_kib = (int64_t)(v / 1024);
+			break;
+		}
+		case 'z':
+			if (parse_kib("--size", optarg, &ga.size_kib))
+				return 1;
+			break;
+		case 'Z':
+			if (parse_kib("--array-size", optarg, &ga.array_size_kib))
+				return 1;
+			break;
+		case 'b':
+			if (strcmp(optarg, "internal") && strcmp(optarg, "none"))
+				return cli_error(
+				    "grow",
+				    "--bitmap=%s: internal or none (bitmap files are not "
+				    "supported)",
+				    optarg);
+			ga.bitmap = optarg;
+			break;
+		case 'B': ga.backup_file = optarg; break;
+		case 'f': ga.force = true; break;
+		case 'a': add = optarg; break;
+		case 'h': fputs(usage_text, stdout); return 0;
+		default: fputs(usage_text, stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fputs(usage_text, stderr);
+		return cli_error("grow", optind == argc ? "no array named"
+		                                        : "one running array NAME (members of a "
+		                                          "stopped array: assemble it first)");
+	}
+	ga.name = argv[optind];
+	if (ga.raid_devices == -1 && ga.level == -1 && !layout_name_arg && ga.chunk_kib == -1 &&
+	    ga.size_kib == -1 && ga.array_size_kib == -1 && !ga.bitmap && !add)
+		return cli_error("grow", "no changes to --grow");
+	char err[512];
+	struct uraid_status st;
+	if (uraid_control_status(ga.name, &st, err, sizeof(err)) < 0)
+		return cli_error("grow", "%s", err);
+	int to = ga.level == -1 ? st.level : md_level(ga.level);
+	if (resolve_layout(&ga, layout_name_arg, to, (int)st.layout))
+		return 1;
+	if (sanity(&ga, &st))
+		return 1;
+	if (st.readonly)
+		return cli_error("grow", "%s is read-only", ga.name);
+	if (ga.bitmap)
+		return do_bitmap(&ga, &st);
+	if (add) {
+		bool linear = st.level == URAID_LEVEL_LINEAR;
+		if (linear &&
+		    (ga.level != -1 || ga.size_kib != -1 || ga.layout != -1 || ga.chunk_kib != -1 ||
+		     (ga.raid_devices != -1 && ga.raid_devices != st.raid_disks + 1)))
+			return cli_error("grow",
+			                 "a linear array only grows by one appended member");
+		if (do_add(ga.name, add, linear))
+			return 1;
+		if (linear)
+			return 0;
+		if (uraid_control_status(ga.name, &st, err, sizeof(err)) < 0)
+			return cli_error("grow", "%s", err);
+	}
+	/* mdadm sets the array size first, so a shrink can follow. */
+	if (ga.array_size_kib != -1 && do_array_size(&ga))
+		return 1;
+	if (ga.size_kib != -1)
+		return do_size(&ga, &st);
+	int cur_layout = (int)st.layout;
+	int64_t cur_chunk = st.chunk_sectors / 2;
+	bool level_change = ga.level != -1 && to != st.level;
+	bool n_change = ga.raid_devices != -1 && ga.raid_devices != st.raid_disks;
+	bool layout_change = ga.layout != -1 && ga.layout != cur_layout;
+	bool chunk_change = ga.chunk_kib != -1 && ga.chunk_kib != cur_chunk;
+	if (!level_change && !n_change && !layout_change && !chunk_change) {
+		if (ga.array_size_kib == -1)
+			fprintf(stderr, "uraid: grow: %s: no change requested\n", ga.name);
+		return 0;
+	}
+	if ((st.level == URAID_LEVEL_RAID1 || st.level == URAID_LEVEL_LINEAR) && chunk_change &&
+	    !level_change)
+		return cli_error("grow", "%s has no chunk size to change", level_name(st.level));
+	if (cli_grow_needs_restripe(&ga, st.level, cur_layout, cur_chunk, st.raid_disks))
+		return cli_grow_restripe(&ga);
+	if (!level_change && st.level == URAID_LEVEL_RAID1)
+		return do_raid_devices(&ga);
+	if (!level_change)
+		return cli_error("grow",
+		                 st.level == URAID_LEVEL_LINEAR
+		                     ? "%s: a %s grows by one member at a time: --add MEMBER"
+		                     : "%s: %s: nothing to do without a reshape",
+		                 ga.name, level_name(st.level));
+	if (to == URAID_LEVEL_LINEAR)
+		return cli_error("grow", "%s: md cannot take %s over as linear", ga.name,
+		                 level_name(st.level));
+	char line[128], lay[16] = "any";
+	if (ga.layout != -1)
+		snprintf(lay, sizeof(lay), "%d", ga.layout);
+	snprintf(line, sizeof(line), "takeover %d %s %d", to, lay,
+	         ga.raid_devices == -1 ? 0 : ga.raid_devices);
+	int rc = uraid_control_request(ga.name, line, NULL, 0, NULL, NULL, err, sizeof(err));
+	if (rc < 0)
+		return cli_error("grow", "%s: %s -> %s: %s", ga.name, level_name(st.level),
+		                 level_name(to), err);
+	fprintf(stderr, "uraid: grow: level of %s changed to %s\n", ga.name, level_name(to));
+	return 0;
+}

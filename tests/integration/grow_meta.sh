@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# uraid grow on running arrays, the changes that move no data: --size
+# (members that grew, the new region resynced; 1.0 shrink and back),
+# --array-size (in memory only), --bitmap=internal|none, raid1
+# --raid-devices up (a spare recovered) and down (refused while the slots
+# hold members, then compacted as md does). Content compared with what was
+# written, `uraid check` clean, host mdadm --examine reads the result;
+# refusals change no byte of any member.
+source "$(dirname "$0")/../lib.sh"
+d=$T_TMP/g
+mkdir -p "$d"
+cd "$d" || exit 1
+export URAID_RUN_DIR=$T_TMP/run
+cleanup() {
+	for s in "$URAID_RUN_DIR"/*.sock; do [ -e "$s" ] && "$URAID" stop "$(basename "$s" .sock)"; done
+	rm -rf "$T_TMP"
+}
+trap cleanup EXIT
+field() { sed -n "s/^ *$1 : //p" | head -1; }
+idle() { # wait until NAME has no sync running
+	for _ in $(seq 200); do
+		"$URAID" detail "$1" | grep -Eq 'Resync Status|Rebuild Status' || return 0
+		sleep 0.1
+	done
+	return 1
+}
+same() { "$URAID" cat "$1" --length "$2" | cmp -s - <(head -c "$2" data); }
+clean() { [ "$("$URAID" check "$1")" = "mismatch_cnt 0" ]; }
+head -c 8M /dev/urandom >data
+
+# raid5 1.2: members grown while stopped, --size=max uses them.
+truncate -s 16M a b c
+check "create raid5" "$URAID" create --level=5 --raid-devices=3 --name=g5 --run a b c
+idle g5
+"$URAID" write g5 <data
+old=$("$URAID" detail g5 | field 'Used Dev Size' | cut -d' ' -f1)
+"$URAID" stop g5
+truncate -s 48M a b c
+check "assemble grown members" "$URAID" assemble a b c
+out=$("$URAID" grow g5 --size=max 2>&1)
+echo "# $out"
+new=$("$URAID" detail g5 | field 'Used Dev Size' | cut -d' ' -f1)
+check "--size=max: component size set ($old -> $new K)" \
+	grep -q "component size of g5 has been set to ${new}K" <<<"$out"
+check "raid5 size grew to the 48M members less the data offset, chunk rounded" \
+	[ "$new" -eq $(((48 * 1024 - 2048) / 512 * 512)) ]
+check "array size = 2 x component size" \
+	[ "$("$URAID" detail g5 | field 'Array Size' | cut -d' ' -f1)" -eq $((2 * new)) ]
+check "the new region is resynced (resync from the old end)" \
+	grep -q "resync" <<<"$("$URAID" status)$("$URAID" detail g5)"
+idle g5
+check "raid5 after --size: content as written" same g5 8M
+check "raid5 after --size: check clean" clean g5
+check_fails "--size larger than the members refused" "$URAID" grow g5 --size=1G
+check_fails "--size with --level refused" "$URAID" grow g5 --size=max --level=6
+check_fails "--chunk needs a reshape (refused for now)" "$URAID" grow g5 --chunk=64K
+check_fails "--raid-devices on raid5 needs a reshape" "$URAID" grow g5 --raid-devices=4
+check_fails "--size=abc refused" "$URAID" grow g5 --size=abc
+check_fails "--raid-devices=100000 refused" "$URAID" grow g5 --raid-devices=100000
+check_fails "--bitmap=/some/file refused" "$URAID" grow g5 --bitmap=/tmp/bm
+check_fails "no change asked refused" "$URAID" grow g5
+
+# --array-size: in memory only; a shrink of --size needs it first.
+full=$("$URAID" detail g5 | field 'Array Size' | cut -d' ' -f1)
+check_fails "--array-size above the array refused" "$URAID" grow g5 --array-size=1G
+check "--array-size=8M" "$URAID" grow g5 --array-size=8M
+check "array size 8192K" [ "$("$URAID" detail g5 | field 'Array Size' | cut -d' ' -f1)" = 8192 ]
+check_fails "reads past the array size refused" sh -c \
+	"'$URAID' cat g5 --offset 8M --length 4K | grep -q ."
+"$URAID" grow g5 --array-size=max
+check "--array-size=max: full size back" \
+	[ "$("$URAID" detail g5 | field 'Array Size' | cut -d' ' -f1)" = "$full" ]
+check "--array-size=8M again" "$URAID" grow g5 --array-size=8M
+"$URAID" stop g5
+"$URAID" assemble a b c
+check "--array-size is not persisted (full size after assembly)" \
+	[ "$("$URAID" detail g5 | field 'Array Size' | cut -d' ' -f1)" = "$full" ]
+check_fails "--size shrink below the array size refused" "$URAID" grow g5 --size=8M
+check "--array-size=8M, then --size=4M" sh -c \
+	"'$URAID' grow g5 --array-size=8M && '$URAID' grow g5 --size=4M"
+check "raid5 after shrink: content as written" same g5 8M
+
+# --bitmap=internal and none.
+check "--bitmap=internal" "$URAID" grow g5 --bitmap=internal
+check "status shows the bitmap" grep -q 'bitmap:' <<<"$("$URAID" status)"
+check_fails "--bitmap=internal again refused" "$URAID" grow g5 --bitmap=internal
+check_fails "--size with a bitmap refused (md: remove it first)" "$URAID" grow g5 --size=max
+head -c 1M /dev/urandom >more
+"$URAID" write g5 --offset 1M <more
+dd if=more of=data bs=1M seek=1 conv=notrunc status=none
+check "--bitmap=none" "$URAID" grow g5 --bitmap=none
+check_fails "--bitmap=none again refused" "$URAID" grow g5 --bitmap=none
+check "no bitmap in status" sh -c "! '$URAID' status | grep -q bitmap:"
+check "raid5 after bitmap add/remove: content" same g5 8M
+check "raid5 after bitmap add/remove: check clean" clean g5
+"$URAID" stop g5
+fm=$(mdadm --examine a 2>/dev/null | field 'Feature Map')
+check "mdadm --examine: feature map without the bitmap ($fm)" [ "$((fm & 1))" -eq 0 ]
+check "mdadm --examine: used size 4M" grep -q 'Array Size : 8192 KiB' <<<"$(mdadm --examine a)"
+
+# raid1 1.0: shrink and grow back (the superblock stays at the end).
+truncate -s 16M p q
+"$URAID" create --level=1 --raid-devices=2 --metadata=1.0 --name=g10 --run p q >/dev/null 2>&1
+idle g10
+"$URAID" write g10 <data
+check "raid1 1.0: --array-size=8M; --size=8M" sh -c \
+	"'$URAID' grow g10 --array-size=8M && '$URAID' grow g10 --size=8M"
+"$URAID" stop g10
+"$URAID" assemble p q
+check "raid1 1.0 --size=max" "$URAID" grow g10 --size=max
+idle g10
+check "raid1 1.0: component size back to the room before the superblock" \
+	[ "$("$URAID" detail g10 | field 'Used Dev Size' | cut -d' ' -f1)" -gt 15000 ]
+check "raid1 1.0: content" same g10 8M
+check "raid1 1.0: check clean" clean g10
+"$URAID" stop g10
+check "mdadm --examine reads the 1.0 members" mdadm --examine p
+
+# raid1 --raid-devices.
+truncate -s 16M r0 r1 r2
+"$URAID" create --level=1 --raid-devices=2 --name=g1 --run r0 r1 >/dev/null 2>&1
+idle g1
+"$URAID" write g1 <data
+"$URAID" add g1 r2
+check "raid1 --raid-devices=3 (spare becomes a mirror)" "$URAID" grow g1 --raid-devices=3
+idle g1
+check "raid1 of 3 in sync" grep -q '\[3/3\] \[UUU\]' <<<"$("$URAID" status)"
+check "raid1 of 3: check clean" clean g1
+sleep 2.5
+sums=$(md5sum r0 r1 r2)
+check_fails "--raid-devices=2 refused while 3 slots hold members" \
+	"$URAID" grow g1 --raid-devices=2
+check "refusal wrote nothing" [ "$sums" = "$(md5sum r0 r1 r2)" ]
+"$URAID" fail g1 r1
+"$URAID" remove g1 r1
+check "--raid-devices=2 with slot 1 empty" "$URAID" grow g1 --raid-devices=2
+check "raid1 of 2 in sync" grep -q '\[2/2\] \[UU\]' <<<"$("$URAID" status)"
+check "raid1 after down: content" same g1 8M
+"$URAID" stop g1
+check "mdadm --examine: r2 moved to slot 1 (md compacts the slots)" \
+	grep -q 'Active device 1' <<<"$(mdadm --examine r2)"
+check "mdadm --examine: 2 raid devices" grep -q 'Raid Devices : 2' <<<"$(mdadm --examine r2)"
+
+# Refusals on levels without a size; nothing written.
+truncate -s 16M z0 z1
+"$URAID" create --level=0 --raid-devices=2 --name=g0 --run z0 z1 >/dev/null 2>&1
+sleep 2.5 # marked clean after 2 s idle
+sums=$(md5sum z0 z1)
+check_fails "raid0 --size refused" "$URAID" grow g0 --size=max
+check_fails "raid0 --bitmap=internal refused" "$URAID" grow g0 --bitmap=internal
+check_fails "raid0 --raid-devices=3 refused (not done yet)" "$URAID" grow g0 --raid-devices=3
+check "raid0 refusals wrote nothing" [ "$sums" = "$(md5sum z0 z1)" ]
+"$URAID" stop g0
+check_fails "grow of an array not running refused" "$URAID" grow nosuch --size=max
+t_done
