@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine/md.h"
+#include "engine/reshape.h"
 #include "engine/sync/sync.h"
 #include "engine/core/log.h"
 #include "engine/sync/workers.h"
@@ -61,6 +62,7 @@ int eng_array_setup(struct eng_array *a, char *err, size_t errlen)
 	}
 	a->array_sectors = a->ops->array_sectors(&a->geo);
 	a->ncopies = a->ops->ncopies(&a->geo);
+	eng_reshape_setup(a);
 	const char *eio = getenv("URAID_ENGINE_IO");
 	a->sync_io = !(eio && strcmp(eio, "ioq") == 0) && eng_members_on_tmpfs(a);
 	rc = member_ioq_open(128, &a->ioq);
@@ -121,6 +123,7 @@ void eng_array_free(struct eng_array *a)
 	if (!a)
 		return;
 	sync_workers_free(a->workers);
+	eng_reshape_free(a);
 	if (a->pers && a->pers->stop)
 		a->pers->stop(a); /* cached writes are lost, as in a crash */
 	if (a->log && a->log->free)
@@ -178,7 +181,8 @@ int eng_read(struct eng_array *a, void *buf, size_t len, uint64_t off)
 	if (rc != -EAGAIN)
 		return rc;
 	eng_lock(a);
-	rc = a->pers->read(a, buf, off / 512, len / 512);
+	rc = a->rs ? eng_reshape_read(a, buf, off / 512, len / 512)
+	           : a->pers->read(a, buf, off / 512, len / 512);
 	if (rc == 0)
 		eng_log_overlay(a, buf, off / 512, len / 512);
 	eng_unlock(a);

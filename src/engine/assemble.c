@@ -8,6 +8,7 @@
 
 #include "engine/core/engine.h"
 #include "engine/md.h"
+#include "engine/reshape.h"
 #include "meta/md_ppl.h"
 #include "util/errmsg.h"
 
@@ -228,6 +229,9 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 		if (feat.version != MD_SB_0_90 &&
 		    (feat.level == 4 || feat.level == 5 || feat.level == 6))
 			feat.feature_map &= ~MD_FEATURE_JOURNAL;
+		/* A reshape in progress: engine/reshape.c judges it. */
+		feat.feature_map &= ~(MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_RESHAPE_BACKWARDS |
+		                      MD_FEATURE_NEW_OFFSET);
 		rc = md_sb_check_features(&feat, e, sizeof(e));
 		if (rc < 0) {
 			errmsg(err, errlen, rc, "%s: %s", mm[i]->name, e);
@@ -276,6 +280,10 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 	a->geo.chunk_sectors = fs->chunk_sectors;
 	a->geo.raid_disks = (int)fs->raid_disks;
 	a->geo.dev_sectors = fs->size;
+	/* During a reshape the slots run to the larger member count. */
+	if ((fs->feature_map & MD_FEATURE_RESHAPE_ACTIVE) && fs->delta_disks < 0 &&
+	    (int64_t)fs->raid_disks - fs->delta_disks <= LAYOUT_MAX_MEMBERS)
+		a->geo.raid_disks = (int)((int64_t)fs->raid_disks - fs->delta_disks);
 
 	bool updated = false;
 	for (int i = 0; i < n; i++) {
@@ -379,6 +387,10 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 	}
 	free(sbs);
 	sbs = NULL;
+	a->geo.raid_disks = (int)a->ref.raid_disks;
+	rc = eng_reshape_assembled(a, err, errlen);
+	if (rc < 0)
+		goto fail_a;
 	eng_bind_order(a, (flags & URAID_CREATED) ? NULL : fresh_em);
 	if (eng_replace_assembled(a) < 0) {
 		rc = errmsg(err, errlen, -EINVAL, "two replacements claim the same slot");

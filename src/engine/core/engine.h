@@ -49,6 +49,7 @@ struct eng_log_ops;
 struct sync_workers;
 struct eng_scache;
 struct eng_stripe_buf;
+struct eng_reshape;
 
 struct eng_member {
 	struct member *m;
@@ -167,6 +168,9 @@ struct eng_array {
 
 	struct eng_scache *sc;  /* stripe cache (engine/raid456/stripe_cache.h), NULL when off */
 	pthread_mutex_t sc_cfg; /* serialises uraid_set_stripe_cache (taken before lock) */
+	/* A reshape the kernel left in progress (engine/reshape.h), NULL when
+	 * none: requests are split at its position, the locked path only. */
+	struct eng_reshape *rs;
 	/* Member requests and bytes, reads then writes (relaxed atomics). */
 	uint64_t nio_reads, nio_writes, nio_rbytes, nio_wbytes;
 };
