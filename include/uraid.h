@@ -125,6 +125,7 @@ enum uraid_sync_action {
 	URAID_SYNC_RECOVER, /* rebuild onto a spare */
 	URAID_SYNC_CHECK,   /* count mismatches, change nothing */
 	URAID_SYNC_REPAIR,  /* count mismatches and fix them */
+	URAID_SYNC_RESHAPE, /* restripe to a new geometry (uraid_array_reshape_start) */
 };
 
 /* Assemble from member image/device paths, in any order. Leaves out stale
@@ -749,6 +750,22 @@ int uraid_overlay_commit(const char *dir, uint64_t *bytes, char *err, size_t err
 /* Remove the overlays in dir (none in use, none with an unfinished commit:
  * -EBUSY). *n (may be NULL): how many. */
 int uraid_overlay_discard(const char *dir, int *n, char *err, size_t errlen);
+
+/* Restripe a running raid4/5/6 (md's reshape, mdadm --grow --raid-devices /
+ * --layout / --chunk): more members (spares take the new slots), another
+ * layout or chunk. The data moves in the background (sync action
+ * URAID_SYNC_RESHAPE) into room before the data area (a data offset change,
+ * as mdadm does with 1.1/1.2 superblocks); the superblocks record the
+ * position as md does, so the kernel or uraid resumes it after a stop or a
+ * crash. Fields: 0 / -1 keep the current value. Needs a clean, complete
+ * array without bitmap, journal, PPL or stripe cache. */
+struct uraid_reshape_opts {
+	int raid_disks;         /* 0: unchanged */
+	int layout;             /* md layout number, -1: unchanged */
+	uint32_t chunk_sectors; /* 0: unchanged */
+};
+int uraid_array_reshape_start(struct uraid_array *a, const struct uraid_reshape_opts *o, char *err,
+                              size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "engine/md.h"
-#include "engine/reshape.h"
+#include "engine/core/reshape.h"
 #include "engine/sync/sync.h"
 #include "engine/core/log.h"
 #include "engine/sync/workers.h"
@@ -123,7 +123,7 @@ void eng_array_free(struct eng_array *a)
 	if (!a)
 		return;
 	sync_workers_free(a->workers);
-	eng_reshape_free(a);
+	free(a->rs);
 	if (a->pers && a->pers->stop)
 		a->pers->stop(a); /* cached writes are lost, as in a crash */
 	if (a->log && a->log->free)
@@ -216,7 +216,8 @@ int eng_write(struct eng_array *a, const void *buf, size_t len, uint64_t off)
 		rc = eng_log_write_start(a, off / 512, len / 512);
 	struct eng_req rq = {.q = a->ioq, .force_rcw = redo};
 	if (rc == 0)
-		rc = a->pers->write(a, &rq, buf, off / 512, len / 512);
+		rc = a->rs ? eng_reshape_write(a, &rq, buf, off / 512, len / 512)
+		           : a->pers->write(a, &rq, buf, off / 512, len / 512);
 	eng_unlock(a);
 	return rc;
 }
@@ -278,6 +279,9 @@ int eng_stop(struct eng_array *a)
 		 * array clean, the log is needed no more (every bit cleared, the
 		 * journal's tail moved up). A broken array stays as its last
 		 * superblocks say: its members may disagree where a write failed. */
+		/* A reshape records how far it got, as md's stop does. */
+		if (rc == 0 && a->rs && !a->broken)
+			rc = eng_reshape_checkpoint(a);
 		int c = a->broken ? -EIO : eng_mark_clean(a);
 		if (rc == 0)
 			rc = c;
@@ -404,5 +408,7 @@ int eng_io_stats(struct eng_array *a, struct uraid_io_stats *st)
 
 int eng_set_stripe_cache(struct eng_array *a, unsigned stripes)
 {
+	if (a->rs && stripes) /* the cache keeps stripes of one geometry */
+		return -EBUSY;
 	return a->pers->set_cache ? a->pers->set_cache(a, stripes) : -EINVAL;
 }

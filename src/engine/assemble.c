@@ -8,7 +8,6 @@
 
 #include "engine/core/engine.h"
 #include "engine/md.h"
-#include "engine/reshape.h"
 #include "meta/md_ppl.h"
 #include "util/errmsg.h"
 

@@ -28,13 +28,12 @@ int md_sb_reshape(const struct md_sb *sb, struct md_reshape *r, char *err, size_
 	r->new.chunk_sectors = sb->new_chunk;
 	r->new.raid_disks = sb->raid_disks;
 	int64_t old_n = (int64_t)sb->raid_disks - (int64_t)sb->delta_disks;
-	if (sb->version == MD_SB_0_90) {
-		r->backwards = sb->delta_disks < 0;
-	} else {
-		r->backwards = (sb->feature_map & MD_FEATURE_RESHAPE_BACKWARDS) != 0;
-		if (sb->feature_map & MD_FEATURE_NEW_OFFSET)
-			r->offset_delta = (int32_t)sb->new_offset;
-	}
+	/* super_1_validate / super_90_validate: a shrink always runs
+	 * backwards; the feature bit says so only when the count stays. */
+	r->backwards = sb->delta_disks < 0 ||
+	               (sb->delta_disks == 0 && (sb->feature_map & MD_FEATURE_RESHAPE_BACKWARDS));
+	if (sb->version != MD_SB_0_90 && (sb->feature_map & MD_FEATURE_NEW_OFFSET))
+		r->offset_delta = (int32_t)sb->new_offset;
 	if (old_n < 1 || old_n > MD_SB1_MAX_DEVS)
 		return errmsg(err, errlen, -EINVAL,
 		              "reshape from %lld members (raid_disks %u, delta_disks %d)",
@@ -90,4 +89,41 @@ int md_reshape_check_device(const struct md_sb *sb, const struct md_reshape *r,
 		              (unsigned long long)nd, (unsigned long long)(nd + sb->size),
 		              (unsigned long long)so);
 	return 0;
+}
+
+void md_sb_reshape_store(struct md_sb *sb, const struct md_reshape *r)
+{
+	if (!r->active) {
+		sb->feature_map &= ~(MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_RESHAPE_BACKWARDS |
+		                     MD_FEATURE_NEW_OFFSET);
+		if (sb->version == MD_SB_0_90)
+			sb->v0.minor_version = 90;
+		return;
+	}
+	sb->level = r->old.level;
+	sb->layout = r->old.layout;
+	sb->chunk_sectors = r->old.chunk_sectors;
+	sb->raid_disks = r->new.raid_disks;
+	sb->new_level = (uint32_t)r->new.level;
+	sb->new_layout = r->new.layout;
+	sb->new_chunk = r->new.chunk_sectors;
+	sb->delta_disks = (int32_t)r->new.raid_disks - (int32_t)r->old.raid_disks;
+	sb->reshape_position = r->position;
+	sb->feature_map |= MD_FEATURE_RESHAPE_ACTIVE;
+	sb->feature_map &= ~(MD_FEATURE_RESHAPE_BACKWARDS | MD_FEATURE_NEW_OFFSET);
+	if (sb->version == MD_SB_0_90) {
+		sb->v0.minor_version = 91;
+		sb->v0.reshape_position = r->position;
+		sb->v0.new_level = (uint32_t)r->new.level;
+		sb->v0.delta_disks = (uint32_t)sb->delta_disks;
+		sb->v0.new_layout = r->new.layout;
+		sb->v0.new_chunk = r->new.chunk_sectors * 512;
+		return;
+	}
+	if (r->backwards && sb->delta_disks == 0)
+		sb->feature_map |= MD_FEATURE_RESHAPE_BACKWARDS;
+	if (r->offset_delta) {
+		sb->feature_map |= MD_FEATURE_NEW_OFFSET;
+		sb->new_offset = (uint32_t)(int32_t)r->offset_delta;
+	}
 }

@@ -7,8 +7,8 @@
  * new_layout and new_chunk the new one; raid_disks is the NEW member count
  * and raid_disks - delta_disks the old. reshape_position is in array
  * (logical) sectors: a forward reshape has restriped [0, position), a
- * backwards one (1.x MD_FEATURE_RESHAPE_BACKWARDS; 0.90 when delta_disks is
- * negative) [position, end). With MD_FEATURE_NEW_OFFSET (1.x) the new layout
+ * backwards one (delta_disks negative, or 1.x MD_FEATURE_RESHAPE_BACKWARDS
+ * with delta_disks 0) [position, end). With MD_FEATURE_NEW_OFFSET (1.x) the new layout
  * lies at data_offset + (s32)new_offset on each member (md's
  * new_data_offset), else over the old one. */
 #ifndef URAID_MD_RESHAPE_H
@@ -45,6 +45,12 @@ int md_sb_reshape(const struct md_sb *sb, struct md_reshape *r, char *err, size_
  * fits inside a member of dev_sectors and clear of its superblock. */
 int md_reshape_check_device(const struct md_sb *sb, const struct md_reshape *r,
                             uint64_t dev_sectors, char *err, size_t errlen);
+
+/* Record r in sb as md's super_1_sync / super_90_sync do (the fields, the
+ * feature bits, 0.90's minor version 91); r->active false clears the bits
+ * (and 0.90 back to minor 90), leaving the other fields as they were, as
+ * the kernel does once a reshape is over. */
+void md_sb_reshape_store(struct md_sb *sb, const struct md_reshape *r);
 
 /* Data blocks per stripe of g (raid4/5: n-1, raid6: n-2, else n). */
 uint32_t md_reshape_data_disks(const struct md_reshape_geom *g);

@@ -70,6 +70,9 @@ struct eng_class {
 	              struct uraid_place *out, int max, uint64_t *piece);
 	/* The class's own verbs (GEOM: gmirror/graid3's), one request line. */
 	int (*ctl)(struct uraid_array *a, const char *request, char *err, size_t errlen);
+	/* uraid_array_reshape_start. */
+	int (*reshape_start)(struct uraid_array *a, const struct uraid_reshape_opts *o, char *err,
+	                     size_t errlen);
 };
 
 #endif

@@ -82,6 +82,10 @@ struct eng_member {
 	 * range no longer clears it. */
 	bool has_bbl, bbl_dirty, write_error_seen;
 	struct md_bbl bbl;
+	/* During a reshape (core/reshape.h): the old and the new data offset
+	 * (md's data_offset and new_data_offset); sb.data_offset follows the
+	 * view the array is in. */
+	uint64_t reshape_doff[2];
 	/* When it joined the array, as md binds devices (mdstat lists the
 	 * newest first): assembly's order (eng_bind_order), then each add. */
 	uint32_t bind_seq;

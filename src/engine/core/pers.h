@@ -93,6 +93,12 @@ struct eng_pers {
 	/* No redundancy left among the in-sync members: a resync has nothing
 	 * to compare or fix. */
 	bool (*resync_pointless)(const struct eng_array *a);
+	/* Reshape (core/reshape.h): move logical sectors [lsec, lsec+n),
+	 * whole stripes of the new geometry, from the old layout to the new
+	 * (what lies beyond the old array's end becomes zeros, as md's
+	 * reshape_request leaves it). The caller checked the move is safe.
+	 * NULL: the level does not restripe. */
+	int (*reshape)(struct eng_array *a, uint64_t lsec, uint64_t n);
 };
 
 #endif

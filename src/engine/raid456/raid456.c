@@ -149,4 +149,5 @@ const struct eng_pers eng_pers_raid456 = {
     .recover = sync_parity_batch,
     .role_data = r456_role_data,
     .resync_pointless = r456_resync_pointless,
+    .reshape = eng_r456_reshape,
 };
