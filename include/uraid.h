@@ -312,6 +312,13 @@ struct uraid_status {
 	/* Assembled through overlays (uraid_assemble_overlay): their directory,
 	 * else "". */
 	char overlay[URAID_OVERLAY_DIR_MAX];
+	/* md reshape in progress (running or recorded): 0 none, 1 forward,
+	 * 2 backwards; level/layout/chunk_sectors above are the old geometry,
+	 * raid_disks the new count (as md keeps them), the new ones here. */
+	int reshape;
+	uint64_t reshape_position; /* array sectors */
+	int reshape_delta_disks;
+	uint32_t reshape_new_layout, reshape_new_chunk_sectors;
 };
 int uraid_status(struct uraid_array *a, struct uraid_status *st);
 

@@ -79,6 +79,11 @@ static const struct field status_fields[] = {
     SF(ppl_recovered, F_U64),
     SF(ppl_mismatches, F_U64),
     SF(overlay, F_STR),
+    SF(reshape, F_INT),
+    SF(reshape_position, F_U64),
+    SF(reshape_delta_disks, F_INT),
+    SF(reshape_new_layout, F_U32),
+    SF(reshape_new_chunk_sectors, F_U32),
 };
 #define NSF (sizeof(status_fields) / sizeof(status_fields[0]))
 
@@ -99,11 +104,11 @@ static const struct field stats_fields[] = {
 };
 #define NIF (sizeof(stats_fields) / sizeof(stats_fields[0]))
 
-static const char *const action_names[] = {"idle", "resync", "recover", "check", "repair"};
+static const char *const action_names[] = {"idle", "resync", "recover", "check", "repair", "reshape"};
 static const char *const state_names[] = {"in_sync",    "faulty", "missing", "spare",
                                           "rebuilding", "stale",  "inactive"};
 #define NSTATES    (int)(sizeof(state_names) / sizeof(state_names[0]))
-#define MAX_FIELDS 48 /* decode()'s duplicate tracking */
+#define MAX_FIELDS 64 /* decode()'s duplicate tracking */
 _Static_assert(sizeof(status_fields) / sizeof(status_fields[0]) <= MAX_FIELDS, "seen[] too small");
 
 /* ---- escaping ---------------------------------------------------------- */

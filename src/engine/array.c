@@ -386,6 +386,24 @@ int eng_status(struct eng_array *a, struct uraid_status *st)
 	st->stripe_cache_size = a->pers->cache_size ? a->pers->cache_size(a) : 0;
 	if (a->log && a->log->status)
 		a->log->status(a, st);
+	if (a->rs) {
+		const struct md_reshape *r = &a->rs->r;
+		st->reshape = r->backwards ? 2 : 1;
+		st->reshape_position = r->position;
+		st->reshape_delta_disks = (int)r->new.raid_disks - (int)r->old.raid_disks;
+		st->reshape_new_layout = r->new.layout;
+		st->reshape_new_chunk_sectors = r->new.chunk_sectors;
+		/* md shows a reshape's progress per member (new layout) */
+		uint64_t nd = (uint64_t)md_reshape_data_disks(&r->new);
+		if (a->action == URAID_SYNC_RESHAPE && nd) {
+			st->sync_done /= nd;
+			st->sync_total /= nd;
+			st->sync_speed_kibs /= nd;
+		}
+		st->level = r->old.level;
+		st->layout = r->old.layout;
+		st->chunk_sectors = r->old.chunk_sectors;
+	}
 	st->mismatch_cnt = a->action == URAID_SYNC_CHECK || a->action == URAID_SYNC_REPAIR
 	                       ? a->mismatches
 	                       : a->last_mismatch_cnt;

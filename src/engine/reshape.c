@@ -177,13 +177,14 @@ int eng_reshape_write(struct eng_array *a, const struct eng_req *rq, const uint8
 	return 0;
 }
 
-/* Sectors free before the data area of a 1.1/1.2 member: from the end of
- * the superblock and its bad block log up to data_offset. */
+/* Sectors free before the data area of a 1.1/1.2 member, as md's
+ * super_1_allow_new_offset counts them: 36 KiB past the superblock's start
+ * and past the bad block log, up to data_offset. */
 static uint64_t room_before(const struct md_sb *sb)
 {
 	if (sb->version == MD_SB_0_90 || sb->version == MD_SB_1_0)
 		return 0;
-	int64_t low = (int64_t)sb->super_offset + MD_SB_BYTES / 512;
+	int64_t low = (int64_t)sb->super_offset + (32 + 4) * 2;
 	int64_t bbl = (int64_t)sb->super_offset + (int32_t)sb->bblog_offset + sb->bblog_size;
 	if (sb->bblog_size && bbl > low)
 		low = bbl;
