@@ -770,6 +770,9 @@ struct uraid_reshape_opts {
 	int raid_disks;         /* 0: unchanged */
 	int layout;             /* md layout number, -1: unchanged */
 	uint32_t chunk_sectors; /* 0: unchanged */
+	/* Sectors the data moves down by (md's data offset change); 0: as much
+	 * room as there is before the data, up to 16 MiB. */
+	uint32_t move_sectors;
 };
 int uraid_array_reshape_start(struct uraid_array *a, const struct uraid_reshape_opts *o, char *err,
                               size_t errlen);

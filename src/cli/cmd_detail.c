@@ -110,7 +110,8 @@ static void reshape_lines(const struct uraid_status *st)
 {
 	int d = st->reshape_delta_disks;
 	if (d)
-		printf("     Delta Devices : %d, (%d->%d)\n", d, st->raid_disks - d, st->raid_disks);
+		printf("     Delta Devices : %d, (%d->%d)\n", d, st->raid_disks - d,
+		       st->raid_disks);
 	if (st->reshape_new_layout != st->layout && (st->level == 5 || st->level == 6)) {
 		char lay[64];
 		if (layout_name(st->level, st->reshape_new_layout, lay, sizeof(lay)) < 0)

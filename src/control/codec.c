@@ -104,7 +104,8 @@ static const struct field stats_fields[] = {
 };
 #define NIF (sizeof(stats_fields) / sizeof(stats_fields[0]))
 
-static const char *const action_names[] = {"idle", "resync", "recover", "check", "repair", "reshape"};
+static const char *const action_names[] = {"idle",  "resync", "recover",
+                                           "check", "repair", "reshape"};
 static const char *const state_names[] = {"in_sync",    "faulty", "missing", "spare",
                                           "rebuilding", "stale",  "inactive"};
 #define NSTATES    (int)(sizeof(state_names) / sizeof(state_names[0]))

@@ -272,6 +272,8 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 	room -= room % 8;
 	if (room > 32768)
 		room = 32768;
+	if (o->move_sectors && o->move_sectors < room)
+		room = o->move_sectors;
 	if (room < want)
 		return errmsg(err, errlen, -ENOSPC,
 		              "no room to move the data: %llu free sectors before the data area, "

@@ -13,6 +13,13 @@ uint32_t md_reshape_data_disks(const struct md_reshape_geom *g)
 	return g->raid_disks > par ? g->raid_disks - par : 0;
 }
 
+uint64_t md_reshape_unit(const struct md_reshape *r)
+{
+	uint64_t ch = r->old.chunk_sectors > r->new.chunk_sectors ? r->old.chunk_sectors
+	                                                          : r->new.chunk_sectors;
+	return ch * md_reshape_data_disks(&r->new);
+}
+
 int md_sb_reshape(const struct md_sb *sb, struct md_reshape *r, char *err, size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
@@ -46,22 +53,14 @@ int md_sb_reshape(const struct md_sb *sb, struct md_reshape *r, char *err, size_
 		return errmsg(err, errlen, -EINVAL, "data offset change (reshape) of 0 sectors");
 	if (sb->feature_map & MD_FEATURE_RESHAPE_BACKWARDS && sb->version == MD_SB_0_90)
 		return errmsg(err, errlen, -EINVAL, "0.90 superblock with a 1.x feature bit");
-	/* raid5_run: the position lies on a new stripe (and, for a level
-	 * md restripes, an old one when the member count stays). */
-	uint64_t nd = md_reshape_data_disks(&r->new), od = md_reshape_data_disks(&r->old);
-	if (nd && r->position != UINT64_MAX && r->position % (nd * r->new.chunk_sectors))
+	/* raid5_run: the position lies on a boundary of the unit md moves,
+	 * the larger chunk times the new data members. */
+	uint64_t unit = md_reshape_unit(r);
+	if (unit && r->position != UINT64_MAX && r->position % unit)
 		return errmsg(err, errlen, -EINVAL,
-		              "reshape position %llu is not on a stripe boundary of the new "
-		              "geometry (%llu data sectors per stripe)",
-		              (unsigned long long)r->position,
-		              (unsigned long long)(nd * r->new.chunk_sectors));
-	if (nd && od && r->position != UINT64_MAX && r->old.raid_disks == r->new.raid_disks &&
-	    r->position % (od * r->old.chunk_sectors))
-		return errmsg(err, errlen, -EINVAL,
-		              "reshape position %llu is not on a stripe boundary of the old "
-		              "geometry (%llu data sectors per stripe)",
-		              (unsigned long long)r->position,
-		              (unsigned long long)(od * r->old.chunk_sectors));
+		              "reshape position %llu is not on a stripe boundary (%llu sectors: "
+		              "the larger chunk times the new data members)",
+		              (unsigned long long)r->position, (unsigned long long)unit);
 	return 0;
 }
 

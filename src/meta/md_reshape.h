@@ -55,6 +55,10 @@ void md_sb_reshape_store(struct md_sb *sb, const struct md_reshape *r);
 /* Data blocks per stripe of g (raid4/5: n-1, raid6: n-2, else n). */
 uint32_t md_reshape_data_disks(const struct md_reshape_geom *g);
 
+/* The unit md moves (reshape_sectors): the larger chunk times the new
+ * data members; the position is always a multiple of it. */
+uint64_t md_reshape_unit(const struct md_reshape *r);
+
 /* Is logical sector lsec already in the new geometry? */
 static inline bool md_reshape_done(const struct md_reshape *r, uint64_t lsec)
 {

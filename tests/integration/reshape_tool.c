@@ -15,7 +15,8 @@
 int main(int argc, char **argv)
 {
 	if (argc < 7) {
-		fprintf(stderr, "usage: %s RAID_DISKS LAYOUT CHUNK_KIB STOP_PERMILLE SPARE|- MEMBER...\n",
+		fprintf(stderr,
+		        "usage: %s RAID_DISKS LAYOUT CHUNK_KIB STOP_PERMILLE SPARE|- MEMBER...\n",
 		        argv[0]);
 		return 2;
 	}

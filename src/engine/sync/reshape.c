@@ -17,9 +17,7 @@ int sync_reshape_batch(struct eng_array *a, uint64_t max, uint64_t *done)
 	*done = 0;
 	if (!rs || rs->r.backwards || !a->pers->reshape)
 		return -EOPNOTSUPP;
-	const struct layout_geometry *g = &rs->geo[1];
-	uint64_t w =
-	    (uint64_t)(g->raid_disks - (g->level == URAID_LEVEL_RAID6 ? 2 : 1)) * g->chunk_sectors;
+	uint64_t w = md_reshape_unit(&rs->r);
 	uint64_t pos = rs->r.position, end = rs->size[1];
 	if (pos >= end)
 		return 0;
@@ -31,6 +29,8 @@ int sync_reshape_batch(struct eng_array *a, uint64_t max, uint64_t *done)
 	n -= n % w;
 	if (n < w)
 		n = w;
+	if (n > end - pos) /* the end is on a stripe of the new geometry */
+		n = end - pos;
 	while (!eng_reshape_move_safe(a, pos, n, rs->safe)) {
 		if (rs->safe != pos) {
 			int rc = eng_reshape_checkpoint(a);
