@@ -250,6 +250,19 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 	int fresh = eng_pick_freshest(sbs, n);
 	const struct eng_member *fresh_em = NULL;
 	const struct md_sb *fs = &sbs[fresh];
+	/* A member whose superblock missed the end of a reshape that moved
+	 * the data (a crash while they were written): its data lies at the
+	 * new offset, as the others' superblocks say of theirs. */
+	for (int i = 0; i < n; i++)
+		if (!(fs->feature_map & MD_FEATURE_RESHAPE_ACTIVE) &&
+		    (sbs[i].feature_map & MD_FEATURE_RESHAPE_ACTIVE) &&
+		    (sbs[i].feature_map & MD_FEATURE_NEW_OFFSET) && eng_sb_current(&sbs[i], fs)) {
+			int64_t d = (int32_t)sbs[i].new_offset;
+			sbs[i].data_offset = (uint64_t)((int64_t)sbs[i].data_offset + d);
+			sbs[i].data_size = (uint64_t)((int64_t)sbs[i].data_size - d);
+			sbs[i].feature_map &= ~(MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_NEW_OFFSET |
+			                        MD_FEATURE_RESHAPE_BACKWARDS);
+		}
 	struct eng_array *a = calloc(1, sizeof(*a));
 	if (!a) {
 		rc = errmsg(err, errlen, -ENOMEM, "out of memory");

@@ -18,9 +18,9 @@ libs="-lpthread -lm"
 [ -f /usr/include/liburing.h ] && libs="$libs -luring"
 cc -O1 -Wall -I"$TOP/include" -o "$d/reshape_tool" "$TOP/tests/integration/reshape_tool.c" \
 	"$TOP/build/rel/liburaid.a" $libs || { fail "reshape_tool builds"; t_done; }
-python3 -c 'import random,sys; sys.stdout.buffer.write(random.Random(15).randbytes(24<<20))' >"$d/pat"
+python3 -c 'import random,sys; sys.stdout.buffer.write(random.Random(15).randbytes(12<<20))' >"$d/pat"
 disks=(--disk pat="$d/pat")
-add() { for i in $(seq 0 $(($2 - 1))); do truncate -s 8M "$d/$1$i"; disks+=(--disk "$1$i=$d/$1$i"); done; }
+add() { for i in $(seq 0 $(($2 - 1))); do truncate -s 4M "$d/$1$i"; disks+=(--disk "$1$i=$d/$1$i"); done; }
 add k 5
 add r 6
 add u 5

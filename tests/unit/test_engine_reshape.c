@@ -219,7 +219,7 @@ out:
 static void run(int i)
 {
 	const struct rs_cfg *c = &rcfgs[i];
-	uint64_t seed = cw_env("RESHAPE_SEED", 0x7e5a0000ULL + (uint64_t)i * 0x100);
+	uint64_t seed = cw_env("RESHAPE_SEED", 0x7e5a0000ULL) + (uint64_t)i * 0x100000;
 	uint64_t trials = cw_env("RESHAPE_TRIALS", 12);
 	bool crashed;
 	uint64_t total = rs_trial(c, seed, 0, &crashed);
