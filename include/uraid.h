@@ -432,7 +432,8 @@ int uraid_io_stats(struct uraid_array *a, struct uraid_io_stats *st);
  * Verbs: hello (body "uraid-control 1\n"), status (body: the text of
  * uraid_status_encode), stats (uraid_io_stats_encode), read OFF LEN,
  * write OFF LEN, flush, fail M, remove M, add PATH, replace M PATH, check, repair, idle,
- * speed MIN MAX, stripe-cache N, stop, geom REQUEST (GEOM arrays: the rest
+ * speed MIN MAX, stripe-cache N, reshape RAID_DISKS LAYOUT CHUNK_SECTORS
+ * (uraid_array_reshape_start; 0, -1, 0 keep a value), stop, geom REQUEST (GEOM arrays: the rest
  * of the line, unescaped, to uraid_geom_ctl). Each connection has its own
  * thread.
  *

@@ -318,8 +318,15 @@ int eng_reshape_start(struct eng_array *a, const struct uraid_reshape_opts *o, c
 {
 	if (a->readonly)
 		return errmsg(err, errlen, -EROFS, "array is read-only");
+	/* The stripe cache keeps stripes of one geometry: written out and
+	 * off for the reshape (uraid_set_stripe_cache turns it on again). */
+	int rc = a->pers->cache_size && a->pers->cache_size(a) && a->pers->set_cache
+	             ? a->pers->set_cache(a, 0)
+	             : 0;
+	if (rc < 0)
+		return errmsg(err, errlen, rc, "turning the stripe cache off failed");
 	/* Everything acknowledged on the members first. */
-	int rc = eng_flush(a);
+	rc = eng_flush(a);
 	if (rc < 0)
 		return errmsg(err, errlen, rc, "flushing the array failed");
 	eng_lock(a);

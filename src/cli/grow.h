@@ -1,0 +1,28 @@
+/* uraid grow's parsed options, shared by the verb (cmd_grow.c: options,
+ * changes that move no data) and the restripe (cmd_grow_restripe.c). */
+#ifndef URAID_CLI_GROW_H
+#define URAID_CLI_GROW_H
+#include <stdbool.h>
+#include <stdint.h>
+struct cli_grow_args {
+	const char *name;       /* array name (run dir) or NULL with members */
+	int raid_devices;       /* -1: unchanged */
+	int level;              /* -1: unchanged; md level numbers, linear -1 is LEVEL_LINEAR_ASK */
+	int layout;             /* -1: unchanged; md layout number */
+	int64_t chunk_kib;      /* -1: unchanged */
+	int64_t size_kib;       /* -1: unchanged, -2: max */
+	int64_t array_size_kib; /* -1: unchanged, -2: max */
+	const char *bitmap;     /* NULL: unchanged, "internal" | "none" */
+	const char *backup_file; /* NULL: none */
+	bool force;
+};
+#define LEVEL_LINEAR_ASK (-100) /* --level=linear asked */
+/* Changes that move data (raid-devices of raid4/5/6/10, chunk, layout,
+ * level changes needing a restripe): 0 on success, exit-status style
+ * non-zero with a message on stderr on failure. */
+int cli_grow_restripe(const struct cli_grow_args *ga);
+/* True if ga asks for a change that moves data on this array's current
+ * geometry (level, layout, chunk, raid_disks as running). */
+bool cli_grow_needs_restripe(const struct cli_grow_args *ga, int cur_level, int cur_layout,
+                             int64_t cur_chunk_kib, int cur_raid_disks);
+#endif
