@@ -325,12 +325,15 @@ int eng_reshape_start(struct eng_array *a, const struct uraid_reshape_opts *o, c
 	             : 0;
 	if (rc < 0)
 		return errmsg(err, errlen, rc, "turning the stripe cache off failed");
-	/* Everything acknowledged on the members first. */
-	rc = eng_flush(a);
-	if (rc < 0)
-		return errmsg(err, errlen, rc, "flushing the array failed");
 	eng_lock(a);
-	rc = start_locked(a, o, err, errlen);
+	/* Everything acknowledged on the members first. */
+	for (int r = 0; r < a->geo.raid_disks && rc == 0; r++) {
+		struct member *m = eng_role_member(a, r);
+		if (m && eng_role_writable(a, r) && member_flush(m) < 0)
+			rc = errmsg(err, errlen, -EIO, "flushing %s failed", m->name);
+	}
+	if (rc == 0)
+		rc = start_locked(a, o, err, errlen);
 	eng_unlock(a);
 	return rc;
 }
