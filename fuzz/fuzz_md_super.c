@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "meta/md_reshape.h"
 #include "meta/md_super.h"
 #include "util/endian.h"
 
@@ -23,6 +24,22 @@ static void roundtrip(enum md_sb_version v, const uint8_t *b, uint64_t dev_secto
 	(void)md_sb_check_device(&sb, dev_sectors, err, sizeof(err));
 	(void)md_sb_role(&sb);
 	(void)md_sb_clean(&sb);
+	/* The reshape fields: decoded, judged against the device, and stored
+	 * back as decoded (md_sb_reshape_store of what md_sb_reshape read
+	 * decodes to the same). */
+	struct md_reshape r, r2;
+	if (md_sb_reshape(&sb, &r, err, sizeof(err)) == 0 && r.active) {
+		(void)md_reshape_check_device(&sb, &r, dev_sectors, err, sizeof(err));
+		(void)md_reshape_done(&r, dev_sectors);
+		static struct md_sb sb3;
+		sb3 = sb;
+		md_sb_reshape_store(&sb3, &r);
+		if (md_sb_reshape(&sb3, &r2, err, sizeof(err)) != 0 || !r2.active ||
+		    r2.position != r.position || r2.backwards != r.backwards ||
+		    r2.offset_delta != r.offset_delta || r2.old.raid_disks != r.old.raid_disks ||
+		    r2.new.chunk_sectors != r.new.chunk_sectors)
+			abort();
+	}
 	if (md_sb_bytes(&sb) > MD_SB_BYTES)
 		abort();
 	char uuid[36];

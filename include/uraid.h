@@ -125,6 +125,7 @@ enum uraid_sync_action {
 	URAID_SYNC_RECOVER, /* rebuild onto a spare */
 	URAID_SYNC_CHECK,   /* count mismatches, change nothing */
 	URAID_SYNC_REPAIR,  /* count mismatches and fix them */
+	URAID_SYNC_RESHAPE, /* restripe to a new geometry (uraid_array_reshape_start) */
 };
 
 /* Assemble from member image/device paths, in any order. Leaves out stale
@@ -311,6 +312,13 @@ struct uraid_status {
 	/* Assembled through overlays (uraid_assemble_overlay): their directory,
 	 * else "". */
 	char overlay[URAID_OVERLAY_DIR_MAX];
+	/* md reshape in progress (running or recorded): 0 none, 1 forward,
+	 * 2 backwards; level/layout/chunk_sectors above are the old geometry,
+	 * raid_disks the new count (as md keeps them), the new ones here. */
+	int reshape;
+	uint64_t reshape_position; /* array sectors */
+	int reshape_delta_disks;
+	uint32_t reshape_new_layout, reshape_new_chunk_sectors;
 };
 int uraid_status(struct uraid_array *a, struct uraid_status *st);
 
@@ -471,8 +479,9 @@ int uraid_io_stats(struct uraid_array *a, struct uraid_io_stats *st);
  * bitmap-internal, bitmap-none, size, array-size or raid-devices; N in
  * bytes for the bitmap chunk, sectors for sizes, 0 = default/max), takeover
  * LEVEL LAYOUT N (uraid_takeover; LAYOUT "any", N 0 = md's choice),
- * grow-add PATH (uraid_grow_add). Each
- * connection has its own thread.
+ * grow-add PATH (uraid_grow_add), reshape RAID_DISKS LAYOUT CHUNK_SECTORS
+ * (uraid_array_reshape_start; 0, -1, 0 keep a value). Each connection has
+ * its own thread.
  *
  * Status and stats bodies: a first line "uraid-status 1" / "uraid-stats 1"
  * (the format's major version: a change that old readers would misread
@@ -815,6 +824,24 @@ int uraid_remote_links(struct uraid_array *a, struct uraid_remote_link *out, int
  * the chunks written meanwhile are recovered). Returns how many came back;
  * `log` (may be NULL) gets a line per action. */
 int uraid_remote_reconnect(struct uraid_array *a, char *log, size_t loglen);
+/* Restripe a running raid4/5/6 (md's reshape, mdadm --grow --raid-devices /
+ * --layout / --chunk): more members (spares take the new slots), another
+ * layout or chunk. The data moves in the background (sync action
+ * URAID_SYNC_RESHAPE) into room before the data area (a data offset change,
+ * as mdadm does with 1.1/1.2 superblocks); the superblocks record the
+ * position as md does, so the kernel or uraid resumes it after a stop or a
+ * crash. Fields: 0 / -1 keep the current value. Needs a clean, complete
+ * array without bitmap, journal, PPL or stripe cache. */
+struct uraid_reshape_opts {
+	int raid_disks;         /* 0: unchanged */
+	int layout;             /* md layout number, -1: unchanged */
+	uint32_t chunk_sectors; /* 0: unchanged */
+	/* Sectors the data moves down by (md's data offset change); 0: as much
+	 * room as there is before the data, up to 16 MiB. */
+	uint32_t move_sectors;
+};
+int uraid_array_reshape_start(struct uraid_array *a, const struct uraid_reshape_opts *o, char *err,
+                              size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -252,6 +252,52 @@ static int rebuild_run(struct bw_set *s, const struct eng_opts *o, struct uraid_
 	return r;
 }
 
+static int make_consistent(struct uraid_array *a, char *err, size_t errlen);
+
+/* Reshape (raid5 only): a fresh raid5 of n-1 members, written, grown to n
+ * by uraid_array_reshape_start with the array idle; rate = array bytes
+ * moved / time, ratio against the same level's rebuild in this run
+ * (`rebuild_mbs`). The array is read back after, stamps checked. */
+static int reshape_run(struct bw_set *s, const struct eng_opts *o, double rebuild_mbs,
+                       struct row *rows, int *nrows, char *err, size_t errlen)
+{
+	struct uraid_array *a = NULL;
+	struct member *spare = NULL;
+	int n = o->members, r;
+	if (n < 4)
+		return 0;
+	if ((r = bw_array_create(s, n - 1, 5, 0, false, o->chunk, &a, err, errlen)) < 0)
+		return r;
+	r = make_consistent(a, err, errlen);
+	uint64_t span = uraid_size(a) / (1u << 20) * (1u << 20);
+	double mbs;
+	if (r == 0)
+		r = beng_seq_job(s, a, o, true, span, &mbs, err, errlen);
+	if (r == 0 && (r = bw_member_open(s, n - 1, &spare, err, errlen)) == 0)
+		r = uraid_add_member(a, spare, err, errlen);
+	struct uraid_reshape_opts ro = {.raid_disks = n, .layout = -1};
+	if (r == 0)
+		r = uraid_array_reshape_start(a, &ro, err, errlen);
+	uint64_t t0 = bench_now_ns();
+	if (r == 0) {
+		while ((r = uraid_sync_step(a, 1u << 20)) > 0)
+			;
+		if (r < 0)
+			errmsg(err, errlen, r, "reshape failed");
+	}
+	double secs = (double)(bench_now_ns() - t0) / 1e9;
+	struct uraid_status st;
+	memset(&st, 0, sizeof(st));
+	if (r == 0 && (uraid_status(a, &st), st.reshape || st.raid_disks != n))
+		r = errmsg(err, errlen, -EIO, "array not reshaped to %d members", n);
+	if (r == 0) {
+		put_row(rows, nrows, 5, "reshape", (double)span / 1e6 / secs, "MB/s", rebuild_mbs);
+		r = beng_seq_job(s, a, o, false, span, &mbs, err, errlen);
+	}
+	int rs = bw_array_stop(s, a);
+	return r ? r : rs;
+}
+
 /* Rows as --json prints them, or as a table naming `ref` as reference. */
 static void print_rows(const struct row *rows, int n, bool json, const char *ref)
 {
@@ -362,6 +408,8 @@ static int level_run(struct bw_set *s, const struct eng_opts *o, int level, cons
 		int nsrc = level == 6 ? n - 2 : level == 5 || level == 4 ? n - 1 : 1;
 		r = beng_rebuild_ceiling(s, o, nsrc, &rows[*nrows - 1].ceiling, err, errlen);
 	}
+	if (r == 0 && level == 5)
+		r = reshape_run(s, o, rows[*nrows - 1].value, rows, nrows, err, errlen);
 	return r;
 }
 
@@ -648,12 +696,14 @@ int bench_engine(int argc, char **argv)
 	printf("%-7s %-12s %12s %-5s %7s  %s\n", "level", "workload", "value", "unit", "ratio",
 	       "reference");
 	for (int i = 0; i < nrows; i++) {
-		const char *ref = !strcmp(rows[i].workload, "seqwrite")
-		                      ? "raw aggregate write / member bytes per array byte"
-		                  : !strcmp(rows[i].workload, "seqread") ? "raw aggregate read"
-		                  : !strcmp(rows[i].workload, "rebuild")
-		                      ? "raw one-member write"
-		                      : "raw 4K IOPS / member I/Os per write";
+		const char *ref =
+		    !strcmp(rows[i].workload, "seqwrite")
+		        ? "raw aggregate write / member bytes per array byte"
+		    : !strcmp(rows[i].workload, "seqread") ? "raw aggregate read"
+		    : !strcmp(rows[i].workload, "rebuild") ? "raw one-member write"
+		    : !strcmp(rows[i].workload, "reshape")
+		        ? "this run's raid5 rebuild (MB/s of array data moved, n-1 -> n)"
+		        : "raw 4K IOPS / member I/Os per write";
 		printf("raid%-3d %-12s %12.1f %-5s %7.2f  %s\n", rows[i].level, rows[i].workload,
 		       rows[i].value, rows[i].unit, rows[i].ratio, ref);
 		if (rows[i].ceiling > 0)

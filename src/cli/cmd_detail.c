@@ -92,6 +92,7 @@ static const char *sync_word(enum uraid_sync_action a, bool status_line)
 	case URAID_SYNC_CHECK: return status_line ? "Check" : ", checking";
 	case URAID_SYNC_RESYNC:
 	case URAID_SYNC_REPAIR: return status_line ? "Resync" : ", resyncing";
+	case URAID_SYNC_RESHAPE: return status_line ? "Reshape" : ", reshaping";
 	default: return "";
 	}
 }
@@ -101,6 +102,25 @@ static unsigned sync_percent(const struct uraid_status *st)
 {
 	uint64_t d = st->sync_done > st->sync_total ? st->sync_total : st->sync_done;
 	return (unsigned)((d >> 10) * 1000 / ((st->sync_total >> 10) + 1) / 10);
+}
+
+/* mdadm's lines for a reshape the superblocks record (the geometry
+ * above is the old one). */
+static void reshape_lines(const struct uraid_status *st)
+{
+	int d = st->reshape_delta_disks;
+	if (d)
+		printf("     Delta Devices : %d, (%d->%d)\n", d, st->raid_disks - d,
+		       st->raid_disks);
+	if (st->reshape_new_layout != st->layout && (st->level == 5 || st->level == 6)) {
+		char lay[64];
+		if (layout_name(st->level, st->reshape_new_layout, lay, sizeof(lay)) < 0)
+			snprintf(lay, sizeof(lay), "-unknown-");
+		printf("        New Layout : %s\n", lay);
+	}
+	if (st->reshape_new_chunk_sectors != st->chunk_sectors)
+		printf("     New Chunksize : %uK\n", st->reshape_new_chunk_sectors / 2);
+	printf("\n");
 }
 
 static void member_row(const struct uraid_status *st, const struct uraid_member_status *m,
@@ -264,8 +284,10 @@ static void print_detail(const char *name, const struct uraid_status *st)
 	                                      : redundant(st->level) ? "resync"
 	                                                             : "none");
 	if (redundant(st->level) && st->sync_action != URAID_SYNC_IDLE && st->sync_total)
-		printf("    %7s Status : %u%% complete\n\n", sync_word(st->sync_action, true),
-		       sync_percent(st));
+		printf("    %7s Status : %u%% complete\n%s", sync_word(st->sync_action, true),
+		       sync_percent(st), st->reshape ? "" : "\n");
+	if (st->reshape)
+		reshape_lines(st);
 	bool local = local_host(st, host, sizeof(host));
 	if (st->metadata != 0) {
 		printf("              Name : %s", st->name);

@@ -79,6 +79,11 @@ static const struct field status_fields[] = {
     SF(ppl_recovered, F_U64),
     SF(ppl_mismatches, F_U64),
     SF(overlay, F_STR),
+    SF(reshape, F_INT),
+    SF(reshape_position, F_U64),
+    SF(reshape_delta_disks, F_INT),
+    SF(reshape_new_layout, F_U32),
+    SF(reshape_new_chunk_sectors, F_U32),
 };
 #define NSF (sizeof(status_fields) / sizeof(status_fields[0]))
 
@@ -99,11 +104,13 @@ static const struct field stats_fields[] = {
 };
 #define NIF (sizeof(stats_fields) / sizeof(stats_fields[0]))
 
-static const char *const action_names[] = {"idle", "resync", "recover", "check", "repair"};
+static const char *const action_names[] = {"idle",  "resync", "recover",
+                                           "check", "repair", "reshape"};
 static const char *const state_names[] = {"in_sync",    "faulty", "missing", "spare",
                                           "rebuilding", "stale",  "inactive"};
 #define NSTATES    (int)(sizeof(state_names) / sizeof(state_names[0]))
-#define MAX_FIELDS 48 /* decode()'s duplicate tracking */
+#define NACTIONS   (sizeof(action_names) / sizeof(action_names[0]))
+#define MAX_FIELDS 64 /* decode()'s duplicate tracking */
 _Static_assert(sizeof(status_fields) / sizeof(status_fields[0]) <= MAX_FIELDS, "seen[] too small");
 
 /* ---- escaping ---------------------------------------------------------- */
@@ -204,7 +211,7 @@ static void put_fields(struct sbuf *b, const struct field *f, size_t nf, const v
 		case F_BOOL: put(b, "%s=%d\n", f[i].key, *(const bool *)v ? 1 : 0); break;
 		case F_ACTION: {
 			unsigned a = (unsigned)*(const enum uraid_sync_action *)v;
-			put(b, "%s=%s\n", f[i].key, a < 5 ? action_names[a] : "idle");
+			put(b, "%s=%s\n", f[i].key, a < NACTIONS ? action_names[a] : "idle");
 			break;
 		}
 		case F_STR: {
@@ -319,7 +326,7 @@ static int set_field(const struct field *f, void *obj, const char *v, size_t vle
 			*(bool *)dst = v[0] == '1';
 		break;
 	case F_ACTION: {
-		int a = name_index(action_names, 5, v, vlen);
+		int a = name_index(action_names, NACTIONS, v, vlen);
 		rc = a < 0 ? -EINVAL : 0;
 		if (rc == 0)
 			*(enum uraid_sync_action *)dst = (enum uraid_sync_action)a;

@@ -149,6 +149,7 @@ static void resync_line(struct out *o, const struct uraid_status *st)
 	put(o, "] ");
 	const char *what = st->sync_action == URAID_SYNC_CHECK     ? "check"
 	                   : st->sync_action == URAID_SYNC_RECOVER ? "recovery"
+	                   : st->sync_action == URAID_SYNC_RESHAPE ? "reshape"
 	                                                           : "resync"; /* and repair */
 	put(o, " %s =%3u.%u%% (%llu/%llu)", what, (unsigned)(per_milli / 10),
 	    (unsigned)(per_milli % 10), (unsigned long long)done / 2, (unsigned long long)max / 2);

@@ -384,6 +384,20 @@ static int serve_one(struct client *cl, char *line, size_t linelen)
 			rc = uraid_takeover(a, (int)l, (uint32_t)lay, (int)n, err, sizeof(err));
 		else
 			snprintf(err, sizeof(err), "usage: takeover LEVEL LAYOUT|any N");
+	} else if (!strcmp(verb, "reshape") && argc == 4) {
+		/* reshape RAID_DISKS LAYOUT CHUNK_SECTORS (0, -1, 0: unchanged) */
+		char *e1, *e2, *e3;
+		long nd = strtol(argv[1], &e1, 10), lay = strtol(argv[2], &e2, 10);
+		unsigned long ch = strtoul(argv[3], &e3, 10);
+		struct uraid_reshape_opts o = {
+		    .raid_disks = (int)nd, .layout = (int)lay, .chunk_sectors = (uint32_t)ch};
+		if (*e1 || *e2 || *e3 || nd < 0 || nd > 4096 || lay < -1 || ch > UINT32_MAX) {
+			rc = -EINVAL;
+			snprintf(err, sizeof(err),
+			         "usage: reshape RAID_DISKS LAYOUT CHUNK_SECTORS");
+		} else {
+			rc = uraid_array_reshape_start(a, &o, err, sizeof(err));
+		}
 	} else if (!strcmp(verb, "stop") && argc == 1) {
 		pthread_mutex_lock(&cl->c->lock);
 		cl->c->stop_requested = true;

@@ -366,3 +366,11 @@ int uraid_geom_ctl(struct uraid_array *a, const char *request, char *err, size_t
 		return errmsg(err, errlen, -EOPNOTSUPP, "not a GEOM array (gmirror or graid3)");
 	return a->cls->ctl(a, request, err, errlen);
 }
+
+int uraid_array_reshape_start(struct uraid_array *a, const struct uraid_reshape_opts *o, char *err,
+                              size_t errlen)
+{
+	if (!a->cls->reshape_start)
+		return unsupported(a, "reshape", err, errlen);
+	return a->cls->reshape_start(a, o, err, errlen);
+}

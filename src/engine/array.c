@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine/md.h"
+#include "engine/core/reshape.h"
 #include "engine/sync/sync.h"
 #include "engine/core/log.h"
 #include "engine/sync/workers.h"
@@ -61,6 +62,7 @@ int eng_array_setup(struct eng_array *a, char *err, size_t errlen)
 	}
 	a->array_sectors = a->ops->array_sectors(&a->geo);
 	a->ncopies = a->ops->ncopies(&a->geo);
+	eng_reshape_setup(a);
 	const char *eio = getenv("URAID_ENGINE_IO");
 	a->sync_io = !(eio && strcmp(eio, "ioq") == 0) && eng_members_on_tmpfs(a);
 	rc = member_ioq_open(128, &a->ioq);
@@ -121,6 +123,7 @@ void eng_array_free(struct eng_array *a)
 	if (!a)
 		return;
 	sync_workers_free(a->workers);
+	free(a->rs);
 	if (a->pers && a->pers->stop)
 		a->pers->stop(a); /* cached writes are lost, as in a crash */
 	if (a->log && a->log->free)
@@ -178,7 +181,8 @@ int eng_read(struct eng_array *a, void *buf, size_t len, uint64_t off)
 	if (rc != -EAGAIN)
 		return rc;
 	eng_lock(a);
-	rc = a->pers->read(a, buf, off / 512, len / 512);
+	rc = a->rs ? eng_reshape_read(a, buf, off / 512, len / 512)
+	           : a->pers->read(a, buf, off / 512, len / 512);
 	if (rc == 0)
 		eng_log_overlay(a, buf, off / 512, len / 512);
 	eng_unlock(a);
@@ -212,7 +216,8 @@ int eng_write(struct eng_array *a, const void *buf, size_t len, uint64_t off)
 		rc = eng_log_write_start(a, off / 512, len / 512);
 	struct eng_req rq = {.q = a->ioq, .force_rcw = redo};
 	if (rc == 0)
-		rc = a->pers->write(a, &rq, buf, off / 512, len / 512);
+		rc = a->rs ? eng_reshape_write(a, &rq, buf, off / 512, len / 512)
+		           : a->pers->write(a, &rq, buf, off / 512, len / 512);
 	eng_unlock(a);
 	return rc;
 }
@@ -274,6 +279,9 @@ int eng_stop(struct eng_array *a)
 		 * array clean, the log is needed no more (every bit cleared, the
 		 * journal's tail moved up). A broken array stays as its last
 		 * superblocks say: its members may disagree where a write failed. */
+		/* A reshape records how far it got, as md's stop does. */
+		if (rc == 0 && a->rs && !a->broken)
+			rc = eng_reshape_checkpoint(a);
 		int c = a->broken ? -EIO : eng_mark_clean(a);
 		if (rc == 0)
 			rc = c;
@@ -378,6 +386,24 @@ int eng_status(struct eng_array *a, struct uraid_status *st)
 	st->stripe_cache_size = a->pers->cache_size ? a->pers->cache_size(a) : 0;
 	if (a->log && a->log->status)
 		a->log->status(a, st);
+	if (a->rs) {
+		const struct md_reshape *r = &a->rs->r;
+		st->reshape = r->backwards ? 2 : 1;
+		st->reshape_position = r->position;
+		st->reshape_delta_disks = (int)r->new.raid_disks - (int)r->old.raid_disks;
+		st->reshape_new_layout = r->new.layout;
+		st->reshape_new_chunk_sectors = r->new.chunk_sectors;
+		/* md shows a reshape's progress per member (new layout) */
+		uint64_t nd = (uint64_t)md_reshape_data_disks(&r->new);
+		if (a->action == URAID_SYNC_RESHAPE && nd) {
+			st->sync_done /= nd;
+			st->sync_total /= nd;
+			st->sync_speed_kibs /= nd;
+		}
+		st->level = r->old.level;
+		st->layout = r->old.layout;
+		st->chunk_sectors = r->old.chunk_sectors;
+	}
 	st->mismatch_cnt = a->action == URAID_SYNC_CHECK || a->action == URAID_SYNC_REPAIR
 	                       ? a->mismatches
 	                       : a->last_mismatch_cnt;
@@ -400,5 +426,7 @@ int eng_io_stats(struct eng_array *a, struct uraid_io_stats *st)
 
 int eng_set_stripe_cache(struct eng_array *a, unsigned stripes)
 {
+	if (a->rs && stripes) /* the cache keeps stripes of one geometry */
+		return -EBUSY;
 	return a->pers->set_cache ? a->pers->set_cache(a, stripes) : -EINVAL;
 }

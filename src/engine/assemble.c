@@ -228,6 +228,9 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 		if (feat.version != MD_SB_0_90 &&
 		    (feat.level == 4 || feat.level == 5 || feat.level == 6))
 			feat.feature_map &= ~MD_FEATURE_JOURNAL;
+		/* A reshape in progress: engine/reshape.c judges it. */
+		feat.feature_map &= ~(MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_RESHAPE_BACKWARDS |
+		                      MD_FEATURE_NEW_OFFSET);
 		rc = md_sb_check_features(&feat, e, sizeof(e));
 		if (rc < 0) {
 			errmsg(err, errlen, rc, "%s: %s", mm[i]->name, e);
@@ -247,6 +250,19 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 	int fresh = eng_pick_freshest(sbs, n);
 	const struct eng_member *fresh_em = NULL;
 	const struct md_sb *fs = &sbs[fresh];
+	/* A member whose superblock missed the end of a reshape that moved
+	 * the data (a crash while they were written): its data lies at the
+	 * new offset, as the others' superblocks say of theirs. */
+	for (int i = 0; i < n; i++)
+		if (!(fs->feature_map & MD_FEATURE_RESHAPE_ACTIVE) &&
+		    (sbs[i].feature_map & MD_FEATURE_RESHAPE_ACTIVE) &&
+		    (sbs[i].feature_map & MD_FEATURE_NEW_OFFSET) && eng_sb_current(&sbs[i], fs)) {
+			int64_t d = (int32_t)sbs[i].new_offset;
+			sbs[i].data_offset = (uint64_t)((int64_t)sbs[i].data_offset + d);
+			sbs[i].data_size = (uint64_t)((int64_t)sbs[i].data_size - d);
+			sbs[i].feature_map &= ~(MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_NEW_OFFSET |
+			                        MD_FEATURE_RESHAPE_BACKWARDS);
+		}
 	struct eng_array *a = calloc(1, sizeof(*a));
 	if (!a) {
 		rc = errmsg(err, errlen, -ENOMEM, "out of memory");
@@ -276,6 +292,10 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 	a->geo.chunk_sectors = fs->chunk_sectors;
 	a->geo.raid_disks = (int)fs->raid_disks;
 	a->geo.dev_sectors = fs->size;
+	/* During a reshape the slots run to the larger member count. */
+	if ((fs->feature_map & MD_FEATURE_RESHAPE_ACTIVE) && fs->delta_disks < 0 &&
+	    (int64_t)fs->raid_disks - fs->delta_disks <= LAYOUT_MAX_MEMBERS)
+		a->geo.raid_disks = (int)((int64_t)fs->raid_disks - fs->delta_disks);
 
 	bool updated = false;
 	for (int i = 0; i < n; i++) {
@@ -379,6 +399,10 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 	}
 	free(sbs);
 	sbs = NULL;
+	a->geo.raid_disks = (int)a->ref.raid_disks;
+	rc = eng_reshape_assembled(a, err, errlen);
+	if (rc < 0)
+		goto fail_a;
 	eng_bind_order(a, (flags & URAID_CREATED) ? NULL : fresh_em);
 	if (eng_replace_assembled(a) < 0) {
 		rc = errmsg(err, errlen, -EINVAL, "two replacements claim the same slot");

@@ -63,7 +63,7 @@ void eng_ioq_pool_free(struct eng_array *a)
 
 static bool healthy(const struct eng_array *a)
 {
-	if (a->broken)
+	if (a->broken || a->rs)
 		return false;
 	/* A recorded bad range is read from elsewhere and cleared by a good
 	 * write: both are the locked path's business. */

@@ -88,6 +88,20 @@ void eng_ioq_pool_free(struct eng_array *a);
 int eng_fast_write(struct eng_array *a, const uint8_t *buf, uint64_t lsec, uint64_t nsec,
                    bool *redo);
 
+/* reshape.c: arrays being reshaped (core/reshape.h). After the slots are
+ * known, before eng_array_setup: a reshape the superblocks record is set
+ * up (a->rs), or refused with a message (a level change, or read-write
+ * where uraid cannot resume it). */
+int eng_reshape_assembled(struct eng_array *a, char *err, size_t errlen);
+/* In eng_array_setup: the size md gives the array meanwhile. */
+void eng_reshape_setup(struct eng_array *a);
+/* Requests (eng_lock held), each piece in the view that holds it. */
+int eng_reshape_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
+int eng_reshape_write(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,
+                      uint64_t lsec, uint64_t nsec);
+int eng_reshape_start(struct eng_array *a, const struct uraid_reshape_opts *o, char *err,
+                      size_t errlen);
+
 /* array.c: after assembly or creation, before the first request; free. */
 int eng_array_setup(struct eng_array *a, char *err, size_t errlen);
 void eng_array_free(struct eng_array *a);

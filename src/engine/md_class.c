@@ -1,10 +1,24 @@
 /* The md array class: each entry of struct eng_class is the md function of
  * the same name, called on the md array the handle is embedded in. */
+#include <errno.h>
+
 #include "engine/bitmap/bitmap.h"
 #include "engine/journal/journal.h"
 #include "engine/md.h"
 #include "engine/ppl/ppl.h"
 #include "engine/sync/sync.h"
+#include "member/member.h"
+#include "util/errmsg.h"
+
+/* Membership and logs stay as they are while the data moves. */
+static int busy_reshaping(struct uraid_array *h, struct member *m, char *err, size_t errlen)
+{
+	if (!__atomic_load_n(&eng_of(h)->rs, __ATOMIC_ACQUIRE))
+		return 0;
+	if (m)
+		member_close(m);
+	return errmsg(err, errlen, -EBUSY, "a reshape is in progress; wait for it to finish");
+}
 
 static uint64_t md_size(const struct uraid_array *h)
 {
@@ -58,17 +72,26 @@ static int md_remove(struct uraid_array *h, const char *member, char *err, size_
 
 static int md_add_member(struct uraid_array *h, struct member *m, char *err, size_t errlen)
 {
+	int busy = busy_reshaping(h, m, err, errlen);
+	if (busy)
+		return busy;
 	return eng_add_member(eng_of(h), m, err, errlen);
 }
 
 static int md_replace_member(struct uraid_array *h, const char *old, struct member *m, char *err,
                              size_t errlen)
 {
+	int busy = busy_reshaping(h, m, err, errlen);
+	if (busy)
+		return busy;
 	return eng_replace_member(eng_of(h), old, m, err, errlen);
 }
 
 static int md_re_add_member(struct uraid_array *h, struct member *m, char *err, size_t errlen)
 {
+	int busy = busy_reshaping(h, m, err, errlen);
+	if (busy)
+		return busy;
 	return eng_re_add_member(eng_of(h), m, err, errlen);
 }
 
@@ -95,6 +118,9 @@ static void md_sync_speed(struct uraid_array *h, uint64_t min_kibs, uint64_t max
 
 static int md_bitmap_add(struct uraid_array *h, uint32_t chunk_bytes, char *err, size_t errlen)
 {
+	int busy = busy_reshaping(h, NULL, err, errlen);
+	if (busy)
+		return busy;
 	return eng_bitmap_add(eng_of(h), chunk_bytes, err, errlen);
 }
 
@@ -111,17 +137,26 @@ static int md_set_stripe_cache(struct uraid_array *h, unsigned stripes)
 static int md_journal_mode(struct uraid_array *h, enum uraid_journal_mode mode, char *err,
                            size_t errlen)
 {
+	int busy = busy_reshaping(h, NULL, err, errlen);
+	if (busy)
+		return busy;
 	return eng_journal_mode(eng_of(h), mode, err, errlen);
 }
 
 static int md_journal_add_member(struct uraid_array *h, struct member *m, char *err, size_t errlen)
 {
+	int busy = busy_reshaping(h, m, err, errlen);
+	if (busy)
+		return busy;
 	return eng_journal_add_member(eng_of(h), m, err, errlen);
 }
 
 static int md_consistency_policy(struct uraid_array *h, enum uraid_consistency_policy policy,
                                  char *err, size_t errlen)
 {
+	int busy = busy_reshaping(h, NULL, err, errlen);
+	if (busy)
+		return busy;
 	return eng_ppl_policy(eng_of(h), policy, err, errlen);
 }
 
@@ -146,6 +181,12 @@ static int md_takeover(struct uraid_array *h, int level, uint32_t layout, int ra
 static int md_grow_add_member(struct uraid_array *h, struct member *m, char *err, size_t errlen)
 {
 	return eng_linear_append(eng_of(h), m, err, errlen);
+}
+
+static int md_reshape_start(struct uraid_array *h, const struct uraid_reshape_opts *o, char *err,
+                            size_t errlen)
+{
+	return eng_reshape_start(eng_of(h), o, err, errlen);
 }
 
 const struct eng_class eng_md_class = {
@@ -177,4 +218,5 @@ const struct eng_class eng_md_class = {
     .grow = md_grow,
     .takeover = md_takeover,
     .grow_add_member = md_grow_add_member,
+    .reshape_start = md_reshape_start,
 };

@@ -28,6 +28,11 @@ struct field {
 	const char *name;
 	void (*show)(const struct md_sb *s, char *buf, size_t len);
 	bool current_only; /* compared among the current members only */
+	/* A reshape changes it: a member behind the freshest whose superblock
+	 * or the freshest's records a reshape (a crash while md or uraid wrote
+	 * them one after the other at its start, a checkpoint or its end) may
+	 * hold the other geometry; the freshest speaks for the array. */
+	bool reshape;
 };
 
 static void show_uuid(const struct md_sb *s, char *buf, size_t len)
@@ -86,12 +91,21 @@ static void show_features(const struct md_sb *s, char *buf, size_t len)
 }
 
 static const struct field fields[] = {
-    {"array uuid", show_uuid, false},      {"metadata version", show_version, false},
-    {"creation time", show_ctime, false},  {"level", show_level, false},
-    {"layout", show_layout, false},        {"chunk size", show_chunk, false},
-    {"size per member", show_size, false}, {"raid devices", show_disks, false},
-    {"feature map", show_features, true},
+    {"array uuid", show_uuid, false, false},      {"metadata version", show_version, false, false},
+    {"creation time", show_ctime, false, false},  {"level", show_level, false, true},
+    {"layout", show_layout, false, true},         {"chunk size", show_chunk, false, true},
+    {"size per member", show_size, false, false}, {"raid devices", show_disks, false, true},
+    {"feature map", show_features, true, true},
 };
+
+/* Is member s left out of the comparison of field f? */
+static bool skip_field(const struct field *f, const struct md_sb *s, const struct md_sb *fresh)
+{
+	if (f->current_only && !eng_sb_current(s, fresh))
+		return true;
+	return f->reshape && s->events < fresh->events &&
+	       ((s->feature_map | fresh->feature_map) & MD_FEATURE_RESHAPE_ACTIVE);
+}
 
 int eng_pick_freshest(const struct md_sb *sbs, int n)
 {
@@ -120,7 +134,7 @@ static void names_with(const struct member *const *mm, const struct md_sb *sbs, 
 	out[0] = 0;
 	for (int i = 0; i < n; i++) {
 		char v[80];
-		if (f->current_only && !eng_sb_current(&sbs[i], fresh))
+		if (skip_field(f, &sbs[i], fresh))
 			continue;
 		f->show(&sbs[i], v, sizeof(v));
 		if (strcmp(v, val))
@@ -143,13 +157,13 @@ static int majority(const struct md_sb *sbs, int n, const struct field *f,
 	int best = 0;
 	for (int i = 0; i < n; i++) {
 		char v[80];
-		if (f->current_only && !eng_sb_current(&sbs[i], fresh))
+		if (skip_field(f, &sbs[i], fresh))
 			continue;
 		f->show(&sbs[i], v, sizeof(v));
 		int count = 0;
 		for (int j = 0; j < n; j++) {
 			char w[80];
-			if (f->current_only && !eng_sb_current(&sbs[j], fresh))
+			if (skip_field(f, &sbs[j], fresh))
 				continue;
 			f->show(&sbs[j], w, sizeof(w));
 			count += !strcmp(v, w);
@@ -188,7 +202,7 @@ int eng_members_agree(struct member *const *mm, const struct md_sb *sbs, int n, 
 		majority(sbs, n, f, fresh, most, sizeof(most));
 		for (int i = 0; i < n; i++) {
 			char v[80];
-			if (f->current_only && !eng_sb_current(&sbs[i], fresh))
+			if (skip_field(f, &sbs[i], fresh))
 				continue;
 			f->show(&sbs[i], v, sizeof(v));
 			if (!strcmp(v, most))

@@ -234,5 +234,36 @@ static void mdstat_refusals(void)
 	CHECK(uraid_mdstat_format("gm", &st, buf, sizeof(buf)) == -EINVAL);
 }
 
-TEST_MAIN(T(mdstat_recovery), T(mdstat_check_fail_replace), T(mdstat_raid1_bitmap_090),
-          T(mdstat_raid10_0_linear_6), T(mdstat_bind_order), T(mdstat_refusals))
+/* raid5 4->5 reshaping (mdadm --grow, throttled): the kernel's line with
+ * the progress per member of the new layout, as uraid's status reports
+ * it during a reshape. */
+static void mdstat_reshape(void)
+{
+	struct uraid_status st = {.level = 5,
+	                          .layout = 2,
+	                          .chunk_sectors = 128,
+	                          .raid_disks = 5,
+	                          .metadata = 12,
+	                          .array_sectors = 92160,
+	                          .dev_sectors = 30720};
+	const char *names[] = {"vdb", "vdc", "vdd", "vde", "vdf"};
+	for (int i = 0; i < 5; i++)
+		st.members[i] = mem(names[i], i, (uint32_t)i, URAID_MEMBER_IN_SYNC, 0);
+	st.nmembers = 5;
+	st.sync_action = URAID_SYNC_RESHAPE;
+	st.sync_done = 3328;
+	st.sync_total = 30720;
+	st.sync_speed_kibs = 332;
+	st.reshape = 1;
+	st.reshape_delta_disks = 1;
+	expect("md0", &st,
+	       "md0 : active raid5 vdf[4] vde[3] vdd[2] vdc[1] vdb[0]\n"
+	       "      46080 blocks super 1.2 level 5, 64k chunk, algorithm 2 [5/5] [UUUUU]\n"
+	       "      [=>...................]  reshape =  9.6% (1664/15360) finish=0.6min "
+	       "speed=332K/sec\n"
+	       "      \n");
+}
+
+TEST_MAIN(T(mdstat_reshape), T(mdstat_recovery), T(mdstat_check_fail_replace),
+          T(mdstat_raid1_bitmap_090), T(mdstat_raid10_0_linear_6), T(mdstat_bind_order),
+          T(mdstat_refusals))

@@ -76,6 +76,9 @@ struct eng_class {
 	int (*takeover)(struct uraid_array *a, int level, uint32_t layout, int raid_disks,
 	                char *err, size_t errlen);
 	int (*grow_add_member)(struct uraid_array *a, struct member *m, char *err, size_t errlen);
+	/* uraid_array_reshape_start. */
+	int (*reshape_start)(struct uraid_array *a, const struct uraid_reshape_opts *o, char *err,
+	                     size_t errlen);
 };
 
 #endif

@@ -49,6 +49,7 @@ struct eng_log_ops;
 struct sync_workers;
 struct eng_scache;
 struct eng_stripe_buf;
+struct eng_reshape;
 
 struct eng_member {
 	struct member *m;
@@ -81,6 +82,10 @@ struct eng_member {
 	 * range no longer clears it. */
 	bool has_bbl, bbl_dirty, write_error_seen;
 	struct md_bbl bbl;
+	/* During a reshape (core/reshape.h): the old and the new data offset
+	 * (md's data_offset and new_data_offset); sb.data_offset follows the
+	 * view the array is in. */
+	uint64_t reshape_doff[2];
 	/* When it joined the array, as md binds devices (mdstat lists the
 	 * newest first): assembly's order (eng_bind_order), then each add. */
 	uint32_t bind_seq;
@@ -167,6 +172,9 @@ struct eng_array {
 
 	struct eng_scache *sc;  /* stripe cache (engine/raid456/stripe_cache.h), NULL when off */
 	pthread_mutex_t sc_cfg; /* serialises uraid_set_stripe_cache (taken before lock) */
+	/* A reshape the kernel left in progress (engine/reshape.h), NULL when
+	 * none: requests are split at its position, the locked path only. */
+	struct eng_reshape *rs;
 	/* Member requests and bytes, reads then writes (relaxed atomics). */
 	uint64_t nio_reads, nio_writes, nio_rbytes, nio_wbytes;
 	/* array_sectors was set by hand (md's array_size, engine/grow.c):

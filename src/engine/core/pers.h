@@ -97,6 +97,12 @@ struct eng_pers {
 	 * size kept for `sectors` asked, 0 when this geometry cannot change
 	 * size. NULL: levels without a per-member size (linear, raid0). */
 	uint64_t (*resize)(const struct eng_array *a, uint64_t sectors);
+	/* Reshape (core/reshape.h): move logical sectors [lsec, lsec+n),
+	 * whole stripes of the new geometry, from the old layout to the new
+	 * (what lies beyond the old array's end becomes zeros, as md's
+	 * reshape_request leaves it). The caller checked the move is safe.
+	 * NULL: the level does not restripe. */
+	int (*reshape)(struct eng_array *a, uint64_t lsec, uint64_t n);
 };
 
 #endif

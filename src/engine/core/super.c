@@ -124,7 +124,9 @@ void eng_sb_merge(const struct eng_array *a, const struct eng_member *em, struct
 	*s = a->ref;
 	s->dev_number = em->sb.dev_number;
 	memcpy(s->device_uuid, em->sb.device_uuid, sizeof(s->device_uuid));
-	s->data_offset = em->sb.data_offset;
+	/* During a reshape sb.data_offset follows the view (core/reshape.h);
+	 * the superblock keeps the old offset until the move is over. */
+	s->data_offset = a->rs ? em->reshape_doff[0] : em->sb.data_offset;
 	s->data_size = em->sb.data_size;
 	s->super_offset = em->sb.super_offset;
 	s->cnt_corrected_read = em->sb.cnt_corrected_read;
@@ -183,7 +185,9 @@ int eng_sb_write_all(struct eng_array *a)
 				failed = i;
 				break;
 			}
+			uint64_t view_doff = em->sb.data_offset;
 			em->sb = s;
+			em->sb.data_offset = view_doff;
 		}
 		if (failed < 0) {
 			/* The log's own member (a failure there refuses writes). */

@@ -157,4 +157,5 @@ const struct eng_pers eng_pers_raid456 = {
     .role_data = r456_role_data,
     .resync_pointless = r456_resync_pointless,
     .resize = r456_resize,
+    .reshape = eng_r456_reshape,
 };

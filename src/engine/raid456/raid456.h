@@ -92,4 +92,7 @@ int sync_parity_batch(struct eng_array *a, uint64_t pos, uint64_t n);
  * reconstruction, read-error correction), also for RAID6 repair. */
 int sync_parity_piece(struct eng_array *a, uint64_t pos, uint64_t n);
 
+/* reshape.c: the reshape op (pers.h). */
+int eng_r456_reshape(struct eng_array *a, uint64_t lsec, uint64_t n);
+
 #endif

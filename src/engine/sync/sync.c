@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "engine/core/log.h"
+#include "engine/core/reshape.h"
 #include "engine/sync/sync.h"
 #include "engine/sync/workers.h"
 #include "util/errmsg.h"
@@ -102,6 +103,16 @@ void eng_sync_schedule(struct eng_array *a)
 {
 	if (a->action != URAID_SYNC_IDLE || a->readonly || a->broken || !has_redundancy(a))
 		return;
+	/* A reshape first: recovery and resync positions are in one layout. */
+	if (a->rs) {
+		a->action = URAID_SYNC_RESHAPE;
+		a->sync_pos = a->rs->r.position;
+		a->sync_end = a->rs->size[1];
+		a->mismatches = 0;
+		speed_mark(a);
+		a->persist_ns = a->speed_t0_ns;
+		return;
+	}
 	/* A spare fills the first empty slot. */
 	if (!any_rebuilding(a)) {
 		for (int r = 0; r < a->geo.raid_disks; r++) {
@@ -171,11 +182,26 @@ static void finish(struct eng_array *a)
 		break;
 	case URAID_SYNC_CHECK:
 	case URAID_SYNC_REPAIR: a->last_mismatch_cnt = a->mismatches; break;
+	case URAID_SYNC_RESHAPE:
+		if (a->rs && eng_reshape_complete(a) < 0)
+			fprintf(stderr,
+			        "uraid: reshape done, but writing the superblocks failed\n");
+		break;
 	default: break;
 	}
 	a->action = URAID_SYNC_IDLE;
 	a->sync_pos = a->sync_end = 0;
 	pthread_cond_broadcast(&a->cond);
+}
+
+static void speed_update(struct eng_array *a)
+{
+	uint64_t now = eng_now_ns();
+	if (a->sync_pos < a->speed_pos0)
+		speed_mark(a);
+	else if (now > a->speed_t0_ns + 100000000ull)
+		a->speed_kibs =
+		    (a->sync_pos - a->speed_pos0) / 2 * 1000000000ull / (now - a->speed_t0_ns);
 }
 
 /* Positions per batch: the personality's bound (SYNC_BATCH_BYTES across
@@ -233,6 +259,23 @@ static int step_locked(struct eng_array *a, uint64_t max)
 		pthread_cond_broadcast(&a->cond);
 		return -EIO;
 	}
+	if (a->action == URAID_SYNC_RESHAPE) {
+		uint64_t done = 0;
+		int rc = sync_reshape_batch(a, max, &done);
+		if (rc < 0) {
+			fprintf(stderr, "uraid: reshape stopped at sector %llu: error %d\n",
+			        (unsigned long long)a->sync_pos, rc);
+			a->action = URAID_SYNC_IDLE;
+			pthread_cond_broadcast(&a->cond);
+			return rc;
+		}
+		a->sync_pos = a->rs->r.position;
+		speed_update(a);
+		if (a->sync_pos >= a->sync_end)
+			finish(a);
+		pthread_cond_broadcast(&a->cond);
+		return a->action != URAID_SYNC_IDLE;
+	}
 	if (a->action == URAID_SYNC_RECOVER && !any_rebuilding(a) && !eng_replace_any(a)) {
 		/* The member being rebuilt failed meanwhile. */
 		a->action = URAID_SYNC_IDLE;
@@ -281,12 +324,7 @@ static int step_locked(struct eng_array *a, uint64_t max)
 		a->sync_pos = pos + n;
 	if (a->action == URAID_SYNC_RESYNC)
 		a->resync_offset = a->sync_pos;
-	uint64_t now = eng_now_ns();
-	if (a->sync_pos < a->speed_pos0)
-		speed_mark(a);
-	else if (now > a->speed_t0_ns + 100000000ull)
-		a->speed_kibs =
-		    (a->sync_pos - a->speed_pos0) / 2 * 1000000000ull / (now - a->speed_t0_ns);
+	speed_update(a);
 	if (a->sync_pos >= a->sync_end)
 		finish(a);
 	pthread_cond_broadcast(&a->cond);

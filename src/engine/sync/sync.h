@@ -62,6 +62,10 @@ bool sync_role_rebuilding(const struct eng_array *a, int role);
  * requests on two workers (engine/sync/workers.h) instead of queued batches. */
 bool sync_in_memory(const struct eng_array *a);
 
+/* engine/sync/reshape.c: move up to max logical sectors of a reshape
+ * (a->rs) on; *done: how many moved. */
+int sync_reshape_batch(struct eng_array *a, uint64_t max, uint64_t *done);
+
 /* engine/sync/replace.c */
 /* Copy member sectors [pos, pos+n) of each replaced slot onto its
  * replacement; drops replacements whose writes failed. */

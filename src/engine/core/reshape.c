@@ -1,0 +1,127 @@
+/* The two views of an array being reshaped, checkpoints and completion
+ * (engine/core/reshape.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/core/reshape.h"
+
+void eng_reshape_view(struct eng_array *a, int v)
+{
+	struct eng_reshape *rs = a->rs;
+	int g = v < 0 ? 1 : v;
+	a->geo = rs->geo[g];
+	a->ops = rs->ops[g];
+	for (int i = 0; i < a->nmem; i++)
+		a->mem[i]->sb.data_offset = a->mem[i]->reshape_doff[v < 0 ? 0 : v];
+}
+
+uint64_t eng_reshape_piece(const struct eng_array *a, uint64_t lsec, uint64_t end, bool *is_new)
+{
+	const struct md_reshape *r = &a->rs->r;
+	*is_new = md_reshape_done(r, lsec);
+	if (lsec < r->position && r->position < end)
+		end = r->position;
+	return end - lsec;
+}
+
+static uint32_t data_disks(const struct layout_geometry *g)
+{
+	int par = g->level == URAID_LEVEL_RAID6 ? 2 : 1;
+	return (uint32_t)(g->raid_disks - par);
+}
+
+uint64_t eng_reshape_geo_size(const struct layout_geometry *g, uint64_t dev_sectors)
+{
+	return (dev_sectors - dev_sectors % g->chunk_sectors) * data_disks(g);
+}
+
+bool eng_reshape_move_safe(const struct eng_array *a, uint64_t lsec, uint64_t n, uint64_t safe)
+{
+	const struct eng_reshape *rs = a->rs;
+	const struct layout_geometry *o = &rs->geo[0], *g = &rs->geo[1];
+	uint64_t ow = (uint64_t)data_disks(o) * o->chunk_sectors;
+	uint64_t nw = (uint64_t)data_disks(g) * g->chunk_sectors;
+	/* Rows (sectors of the old data area) the move writes, and those the
+	 * old layout still needs after a crash. */
+	int64_t d = rs->r.offset_delta;
+	int64_t w0 = (int64_t)(lsec / nw * g->chunk_sectors) + d;
+	int64_t w1 = (int64_t)((lsec + n + nw - 1) / nw * g->chunk_sectors) + d;
+	int64_t r0, r1;
+	if (rs->r.backwards) {
+		r0 = 0;
+		r1 = (int64_t)((safe + ow - 1) / ow * o->chunk_sectors);
+	} else {
+		r0 = (int64_t)(safe / ow * o->chunk_sectors);
+		r1 = (int64_t)(a->geo.dev_sectors - a->geo.dev_sectors % o->chunk_sectors);
+	}
+	return w1 <= r0 || w0 >= r1;
+}
+
+int eng_reshape_checkpoint(struct eng_array *a)
+{
+	struct eng_reshape *rs = a->rs;
+	/* What the new layout holds must be durable before the superblocks
+	 * say so. */
+	for (int r = 0; r < LAYOUT_MAX_MEMBERS; r++) {
+		if (a->slot[r] < 0)
+			continue;
+		struct eng_member *em = a->mem[a->slot[r]];
+		if (em->state == URAID_MEMBER_FAULTY || !em->m)
+			continue;
+		if (member_flush(eng_data_member(em)) < 0) {
+			eng_member_failed(a, r, "flush failed");
+			if (!eng_array_readable(a))
+				return -EIO;
+		}
+	}
+	struct md_reshape r = rs->r;
+	md_sb_reshape_store(&a->ref, &r);
+	int rc = eng_sb_write_all(a);
+	if (rc == 0) {
+		rs->safe = rs->r.position;
+		rs->checkpoint_ns = eng_now_ns();
+	}
+	return rc;
+}
+
+int eng_reshape_complete(struct eng_array *a)
+{
+	struct eng_reshape *rs = a->rs;
+	for (int r = 0; r < LAYOUT_MAX_MEMBERS; r++) {
+		if (a->slot[r] < 0)
+			continue;
+		struct eng_member *em = a->mem[a->slot[r]];
+		if (em->state != URAID_MEMBER_FAULTY && em->m && member_flush(em->m) < 0) {
+			eng_member_failed(a, r, "flush failed");
+			if (!eng_array_readable(a))
+				return -EIO;
+		}
+	}
+	struct md_sb *ref = &a->ref;
+	ref->level = rs->r.new.level;
+	ref->layout = rs->r.new.layout;
+	ref->chunk_sectors = rs->r.new.chunk_sectors;
+	ref->raid_disks = rs->r.new.raid_disks;
+	struct md_reshape none = {.active = false};
+	md_sb_reshape_store(ref, &none);
+	for (int i = 0; i < a->nmem; i++) {
+		struct eng_member *em = a->mem[i];
+		int64_t moved = (int64_t)em->reshape_doff[0] - (int64_t)em->reshape_doff[1];
+		em->sb.data_offset = em->reshape_doff[1];
+		/* md_finish_reshape: the data area keeps its end. */
+		if (em->sb.version != MD_SB_0_90 && moved)
+			em->sb.data_size = (uint64_t)((int64_t)em->sb.data_size + moved);
+		em->reshape_doff[0] = em->reshape_doff[1];
+	}
+	a->geo = rs->geo[1];
+	a->ops = rs->ops[1];
+	for (int r = 0; r < a->geo.raid_disks; r++)
+		if (a->slot[r] >= 0)
+			a->geo.member_sectors[r] = a->mem[a->slot[r]]->sb.data_size;
+	a->array_sectors = a->ops->array_sectors(&a->geo);
+	free(rs);
+	a->rs = NULL;
+	return eng_sb_write_all(a);
+}

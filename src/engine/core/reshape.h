@@ -1,0 +1,52 @@
+/* A reshape (restripe) of an md array in progress: two geometries and the
+ * position between them (meta/md_reshape.h). Requests are split at the
+ * position and each piece runs through the personality with the array's
+ * view (a->geo, a->ops, every member's data offset) switched to the side
+ * that holds it, as md's raid5 uses conf->previous_* and data_offset for
+ * stripes not yet reshaped, the new geometry and new_data_offset for the
+ * others. At rest the view is the new geometry with the data offsets the
+ * superblocks record (the old ones).
+ *
+ * Crash safety, md's rule (reshape_request's safepos/writepos): the
+ * superblocks record a position `safe` (reshape_position); after a crash
+ * everything on the old side of it is read from the old layout. So a move
+ * never writes new-layout rows over old-layout rows that hold data on the
+ * old side of `safe`; when it would, the progress made so far is made
+ * durable and recorded first (eng_reshape_checkpoint), and a move that
+ * would overlap even then is refused (an in-place reshape at its start
+ * needs md's backup file, which uraid does not keep). Writes to the new
+ * side between `safe` and the progress also checkpoint first, so what they
+ * write is where a crash would look for it. */
+#ifndef URAID_ENGINE_CORE_RESHAPE_H
+#define URAID_ENGINE_CORE_RESHAPE_H
+
+#include "engine/core/engine.h"
+#include "meta/md_reshape.h"
+
+struct eng_reshape {
+	struct md_reshape r;           /* r.position: how far the move got (memory) */
+	uint64_t safe;                 /* the position the superblocks record */
+	struct layout_geometry geo[2]; /* [0] old, [1] new */
+	const struct layout_ops *ops[2];
+	uint64_t size[2];       /* logical sectors each geometry holds */
+	uint64_t checkpoint_ns; /* when `safe` was last written */
+};
+
+/* 0: old geometry and data offsets, 1: new, -1: at rest. */
+void eng_reshape_view(struct eng_array *a, int v);
+/* How many sectors from lsec (up to end) lie on one side, *is_new which. */
+uint64_t eng_reshape_piece(const struct eng_array *a, uint64_t lsec, uint64_t end, bool *is_new);
+/* May logical [lsec, lsec+n) move to the new layout with `safe` as the
+ * recorded position (no new row over a needed old one)? */
+bool eng_reshape_move_safe(const struct eng_array *a, uint64_t lsec, uint64_t n, uint64_t safe);
+/* Members flushed, then the superblocks record the progress as the
+ * position (safe = position). */
+int eng_reshape_checkpoint(struct eng_array *a);
+/* The move is over: the superblocks say the new geometry, data offsets
+ * moved, feature bits cleared (as md's raid5_finish_reshape and
+ * md_finish_reshape leave them); a->rs freed, the array's size grown. */
+int eng_reshape_complete(struct eng_array *a);
+/* Logical sectors of geometry g on members of dev_sectors (raid5_size). */
+uint64_t eng_reshape_geo_size(const struct layout_geometry *g, uint64_t dev_sectors);
+
+#endif

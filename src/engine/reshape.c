@@ -1,0 +1,339 @@
+/* md arrays being reshaped: assembling one the kernel (or uraid) left
+ * mid-reshape, starting one, and the requests in between
+ * (engine/core/reshape.h has the views and the crash-safety rule; the
+ * move itself is the personality's reshape op, run by engine/sync). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/core/log.h"
+#include "engine/core/reshape.h"
+#include "engine/md.h"
+#include "engine/sync/sync.h"
+#include "util/errmsg.h"
+
+static void geo_of(const struct eng_array *a, const struct md_reshape_geom *g,
+                   struct layout_geometry *out)
+{
+	*out = a->geo;
+	out->level = g->level;
+	out->layout = g->layout;
+	out->chunk_sectors = g->chunk_sectors;
+	out->raid_disks = (int)g->raid_disks;
+}
+
+/* Both geometries valid and readable with the members there; a->rs set
+ * (position and offsets from r), the view at rest. */
+static int reshape_setup(struct eng_array *a, const struct md_reshape *r, char *err, size_t errlen)
+{
+	char e[256];
+	struct eng_reshape *rs = calloc(1, sizeof(*rs));
+	if (!rs)
+		return errmsg(err, errlen, -ENOMEM, "out of memory");
+	rs->r = *r;
+	rs->safe = r->position;
+	geo_of(a, &r->old, &rs->geo[0]);
+	geo_of(a, &r->new, &rs->geo[1]);
+	for (int v = 0; v < 2; v++) {
+		rs->ops[v] = layout_ops_for(rs->geo[v].level);
+		struct layout_geometry g = rs->geo[v];
+		for (int i = 0; i < g.raid_disks; i++)
+			if (!g.member_sectors[i])
+				g.member_sectors[i] = g.dev_sectors;
+		int rc = -EOPNOTSUPP;
+		snprintf(e, sizeof(e), "level %d is not supported", g.level);
+		if (rs->ops[v])
+			rc = rs->ops[v]->validate(&g, e, sizeof(e));
+		if (rc < 0) {
+			free(rs);
+			return errmsg(err, errlen, rc, "reshape: the %s geometry: %s",
+			              v ? "new" : "old", e);
+		}
+		bool missing[LAYOUT_MAX_MEMBERS];
+		for (int s = 0; s < g.raid_disks; s++)
+			missing[s] =
+			    a->slot[s] < 0 || a->mem[a->slot[s]]->state != URAID_MEMBER_IN_SYNC;
+		if (!rs->ops[v]->readable(&g, missing)) {
+			free(rs);
+			return errmsg(err, errlen, -ENODEV,
+			              "reshape: too few working members for the %s geometry (%d "
+			              "members)",
+			              v ? "new" : "old", g.raid_disks);
+		}
+		rs->size[v] = eng_reshape_geo_size(&rs->geo[v], a->geo.dev_sectors);
+	}
+	for (int i = 0; i < a->nmem; i++) {
+		struct eng_member *em = a->mem[i];
+		em->reshape_doff[0] = em->sb.data_offset;
+		em->reshape_doff[1] = (uint64_t)((int64_t)em->sb.data_offset + r->offset_delta);
+		if (!em->left_out && em->m) {
+			int rc =
+			    md_reshape_check_device(&em->sb, r, em->m->size / 512, e, sizeof(e));
+			if (rc < 0) {
+				free(rs);
+				return errmsg(err, errlen, rc, "%s: reshape: %s", em->m->name, e);
+			}
+		}
+	}
+	rs->checkpoint_ns = eng_now_ns();
+	a->rs = rs;
+	eng_reshape_view(a, -1);
+	return 0;
+}
+
+/* Read-write needs what uraid can resume: forward, no log, no member
+ * being rebuilt (its recovery offset would be in one of the layouts). */
+static const char *resume_refusal(const struct eng_array *a, const struct md_reshape *r)
+{
+	if (r->backwards)
+		return "it runs backwards (a shrink, or a layout change moving the data up), "
+		       "which uraid does not resume yet";
+	if (a->ref.feature_map & (MD_FEATURE_BITMAP_OFFSET | MD_FEATURE_JOURNAL | MD_FEATURE_PPL))
+		return "the array has a bitmap, journal or PPL, which uraid does not carry "
+		       "through a reshape";
+	for (int i = 0; i < a->nmem; i++)
+		if (!a->mem[i]->left_out && a->mem[i]->role >= 0 &&
+		    a->mem[i]->state == URAID_MEMBER_REBUILDING)
+			return "a member is being rebuilt";
+	return NULL;
+}
+
+int eng_reshape_assembled(struct eng_array *a, char *err, size_t errlen)
+{
+	char e[256];
+	struct md_reshape r;
+	int rc = md_sb_reshape(&a->ref, &r, e, sizeof(e));
+	if (rc < 0)
+		return errmsg(err, errlen, rc, "reshape in progress: %s", e);
+	if (!r.active)
+		return 0;
+	if (r.old.level != r.new.level ||
+	    (r.old.level != URAID_LEVEL_RAID4 && r.old.level != URAID_LEVEL_RAID5 &&
+	     r.old.level != URAID_LEVEL_RAID6))
+		return errmsg(err, errlen, -EOPNOTSUPP,
+		              "reshape in progress from %s to %s: uraid maps only raid4/5/6 "
+		              "reshapes that keep the level",
+		              level_name(r.old.level), level_name(r.new.level));
+	if (r.old.raid_disks > LAYOUT_MAX_MEMBERS || r.new.raid_disks > LAYOUT_MAX_MEMBERS)
+		return errmsg(err, errlen, -EINVAL, "reshape in progress over %u members",
+		              r.old.raid_disks > r.new.raid_disks ? r.old.raid_disks
+		                                                  : r.new.raid_disks);
+	const char *why = a->readonly ? NULL : resume_refusal(a, &r);
+	if (why)
+		return errmsg(err, errlen, -EOPNOTSUPP,
+		              "reshape in progress (%u -> %u members, position %llu): %s; "
+		              "assemble it read-only (--readonly), or let the kernel finish it",
+		              r.old.raid_disks, r.new.raid_disks, (unsigned long long)r.position,
+		              why);
+	return reshape_setup(a, &r, err, errlen);
+}
+
+void eng_reshape_setup(struct eng_array *a)
+{
+	struct eng_reshape *rs = a->rs;
+	if (rs)
+		a->array_sectors = rs->size[0] < rs->size[1] ? rs->size[0] : rs->size[1];
+}
+
+int eng_reshape_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec)
+{
+	for (uint64_t end = lsec + nsec; lsec < end;) {
+		bool is_new;
+		uint64_t n = eng_reshape_piece(a, lsec, end, &is_new);
+		eng_reshape_view(a, is_new);
+		int rc = a->pers->read(a, buf, lsec, n);
+		eng_reshape_view(a, -1);
+		if (rc < 0)
+			return rc;
+		buf += n * 512;
+		lsec += n;
+	}
+	return 0;
+}
+
+int eng_reshape_write(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,
+                      uint64_t lsec, uint64_t nsec)
+{
+	for (uint64_t end = lsec + nsec; lsec < end;) {
+		bool is_new;
+		uint64_t n = eng_reshape_piece(a, lsec, end, &is_new);
+		/* New-side sectors the superblocks still call old: a crash
+		 * would read them from the old layout, so record first. */
+		struct eng_reshape *rs = a->rs;
+		if (is_new && (rs->r.backwards ? lsec < rs->safe : lsec + n > rs->safe)) {
+			int rc = eng_reshape_checkpoint(a);
+			if (rc < 0)
+				return rc;
+		}
+		eng_reshape_view(a, is_new);
+		int rc = a->pers->write(a, rq, buf, lsec, n);
+		eng_reshape_view(a, -1);
+		if (rc < 0)
+			return rc;
+		buf += n * 512;
+		lsec += n;
+	}
+	return 0;
+}
+
+/* Sectors free before the data area of a 1.1/1.2 member, as md's
+ * super_1_allow_new_offset counts them: 36 KiB past the superblock's start
+ * and past the bad block log, up to data_offset. */
+static uint64_t room_before(const struct md_sb *sb)
+{
+	if (sb->version == MD_SB_0_90 || sb->version == MD_SB_1_0)
+		return 0;
+	int64_t low = (int64_t)sb->super_offset + (32 + 4) * 2;
+	int64_t bbl = (int64_t)sb->super_offset + (int32_t)sb->bblog_offset + sb->bblog_size;
+	if (sb->bblog_size && bbl > low)
+		low = bbl;
+	if (sb->feature_map & MD_FEATURE_BITMAP_OFFSET)
+		return 0;
+	return (int64_t)sb->data_offset > low ? sb->data_offset - (uint64_t)low : 0;
+}
+
+static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o, char *err,
+                        size_t errlen)
+{
+	int lvl = a->geo.level;
+	if (lvl != URAID_LEVEL_RAID4 && lvl != URAID_LEVEL_RAID5 && lvl != URAID_LEVEL_RAID6)
+		return errmsg(err, errlen, -EOPNOTSUPP,
+		              "uraid restripes raid4, raid5 and raid6 only (this is %s)",
+		              level_name(lvl));
+	if (a->rs)
+		return errmsg(err, errlen, -EBUSY, "a reshape is already in progress");
+	if (a->broken)
+		return errmsg(err, errlen, -EIO, "the array is broken");
+	if (a->action != URAID_SYNC_IDLE || a->resync_offset != MD_RESYNC_NONE)
+		return errmsg(err, errlen, -EBUSY,
+		              "a resync, recovery or check is pending or running; let it finish");
+	if (a->log || (a->ref.feature_map & MD_FEATURE_BITMAP_OFFSET))
+		return errmsg(err, errlen, -EOPNOTSUPP,
+		              "the array has a bitmap, journal or PPL, which uraid does not carry "
+		              "through a reshape; remove it first");
+	if (a->sc && a->pers->cache_size && a->pers->cache_size(a))
+		return errmsg(err, errlen, -EBUSY,
+		              "the stripe cache is on; set it to 0 for the reshape");
+	for (int r = 0; r < a->geo.raid_disks; r++)
+		if (a->slot[r] < 0 || a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC)
+			return errmsg(err, errlen, -EINVAL,
+			              "the array is degraded (slot %d): restore it first", r);
+	struct md_reshape r = {.active = true, .position = 0};
+	r.old.level = r.new.level = lvl;
+	r.old.layout = a->geo.layout;
+	r.old.chunk_sectors = a->geo.chunk_sectors;
+	r.old.raid_disks = (uint32_t)a->geo.raid_disks;
+	r.new = r.old;
+	if (o->raid_disks > 0)
+		r.new.raid_disks = (uint32_t)o->raid_disks;
+	if (o->layout >= 0)
+		r.new.layout = (uint32_t)o->layout;
+	if (o->chunk_sectors)
+		r.new.chunk_sectors = o->chunk_sectors;
+	if (!memcmp(&r.new, &r.old, sizeof(r.new)))
+		return errmsg(err, errlen, -EINVAL,
+		              "nothing to reshape: the geometry is unchanged");
+	if (r.new.raid_disks < r.old.raid_disks)
+		return errmsg(err, errlen, -EOPNOTSUPP,
+		              "fewer members (%u -> %u) is a backwards reshape, which uraid does "
+		              "not do yet",
+		              r.old.raid_disks, r.new.raid_disks);
+	if (r.new.raid_disks > LAYOUT_MAX_MEMBERS)
+		return errmsg(err, errlen, -EINVAL, "%u members is more than %d", r.new.raid_disks,
+		              LAYOUT_MAX_MEMBERS);
+	if (a->geo.dev_sectors % r.new.chunk_sectors)
+		return errmsg(err, errlen, -EINVAL,
+		              "the member size (%llu sectors) is not a multiple of the new chunk "
+		              "(%u sectors)",
+		              (unsigned long long)a->geo.dev_sectors, r.new.chunk_sectors);
+	/* The spares that become the new slots. */
+	int need = (int)(r.new.raid_disks - r.old.raid_disks), got = 0;
+	int spares[LAYOUT_MAX_MEMBERS];
+	for (int i = 0; i < a->nmem && got < need; i++)
+		if (a->mem[i]->state == URAID_MEMBER_SPARE && a->mem[i]->m && !a->mem[i]->left_out)
+			spares[got++] = i;
+	if (got < need)
+		return errmsg(err, errlen, -EINVAL,
+		              "%u -> %u members needs %d spare(s) to take the new slots; the "
+		              "array has %d",
+		              r.old.raid_disks, r.new.raid_disks, need, got);
+	/* md moves the data down into the room before it (mdadm's data
+	 * offset change), so the new layout never lands on old rows still
+	 * needed: one new stripe row plus one old row at least. */
+	uint64_t room = UINT64_MAX;
+	for (int i = 0; i < a->nmem; i++)
+		if (!a->mem[i]->left_out && a->mem[i]->m) {
+			uint64_t b = room_before(&a->mem[i]->sb);
+			if (b < room)
+				room = b;
+		}
+	uint64_t want = (uint64_t)r.new.chunk_sectors + r.old.chunk_sectors;
+	room -= room % 8;
+	if (room > 32768)
+		room = 32768;
+	if (o->move_sectors && o->move_sectors < room)
+		room = o->move_sectors;
+	if (room < want)
+		return errmsg(err, errlen, -ENOSPC,
+		              "no room to move the data: %llu free sectors before the data area, "
+		              "%llu needed (md would need a backup file; uraid keeps none)",
+		              (unsigned long long)room, (unsigned long long)want);
+	r.offset_delta = -(int64_t)room;
+	/* The new slots: in sync from the start, as md's raid5_start_reshape
+	 * marks the added members (what they hold is written by the move). */
+	for (int s = 0; s < need; s++) {
+		struct eng_member *em = a->mem[spares[s]];
+		int role = (int)r.old.raid_disks + s;
+		em->role = role;
+		em->state = URAID_MEMBER_IN_SYNC;
+		em->recovery_offset = 0;
+		a->slot[role] = spares[s];
+		a->geo.member_sectors[role] = em->sb.data_size;
+	}
+	int rc = reshape_setup(a, &r, err, errlen);
+	if (rc < 0) {
+		for (int s = 0; s < need; s++) {
+			struct eng_member *em = a->mem[spares[s]];
+			a->slot[em->role] = -1;
+			em->role = -1;
+			em->state = URAID_MEMBER_SPARE;
+		}
+		a->geo.raid_disks = (int)r.old.raid_disks;
+		return rc;
+	}
+	for (int i = 0; i < a->nmem; i++)
+		a->mem[i]->sb.new_offset = (uint32_t)(int32_t)r.offset_delta;
+	md_sb_reshape_store(&a->ref, &r);
+	rc = eng_sb_write_all(a);
+	if (rc < 0)
+		return errmsg(err, errlen, rc, "writing the superblocks failed");
+	eng_sync_schedule(a);
+	pthread_cond_broadcast(&a->cond);
+	return 0;
+}
+
+int eng_reshape_start(struct eng_array *a, const struct uraid_reshape_opts *o, char *err,
+                      size_t errlen)
+{
+	if (a->readonly)
+		return errmsg(err, errlen, -EROFS, "array is read-only");
+	/* The stripe cache keeps stripes of one geometry: written out and
+	 * off for the reshape (uraid_set_stripe_cache turns it on again). */
+	int rc = a->pers->cache_size && a->pers->cache_size(a) && a->pers->set_cache
+	             ? a->pers->set_cache(a, 0)
+	             : 0;
+	if (rc < 0)
+		return errmsg(err, errlen, rc, "turning the stripe cache off failed");
+	eng_lock(a);
+	/* Everything acknowledged on the members first. */
+	for (int r = 0; r < a->geo.raid_disks && rc == 0; r++) {
+		struct member *m = eng_role_member(a, r);
+		if (m && eng_role_writable(a, r) && member_flush(m) < 0)
+			rc = errmsg(err, errlen, -EIO, "flushing %s failed", m->name);
+	}
+	if (rc == 0)
+		rc = start_locked(a, o, err, errlen);
+	eng_unlock(a);
+	return rc;
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# md reshape against the real kernel (shared/mdvm), one boot; the checks
+# run in the guest (tests/integration/reshape_mdvm.job) with uraid and
+# reshape_tool (a small program on the public API, built here) put there:
+# kernel-made raid5/raid6 grows stopped mid-way are read (cat, examine)
+# and finished by uraid, then assembled by the kernel with the content
+# and mismatch_cnt 0; reshapes uraid starts and stops at 40% (raid5 4->5,
+# chunk and layout change) are finished by the kernel, same checks.
+source "$(dirname "$0")/../lib.sh"
+MDVM=$SHARED/mdvm/run
+if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
+	fail "mdvm not available at $MDVM (run $SHARED/mdvm/setup)"
+	t_done
+fi
+d=$T_TMP
+libs="-lpthread -lm"
+[ -f /usr/include/isa-l.h ] && libs="$libs -lisal"
+[ -f /usr/include/liburing.h ] && libs="$libs -luring"
+cc -O1 -Wall -I"$TOP/include" -o "$d/reshape_tool" "$TOP/tests/integration/reshape_tool.c" \
+	"$TOP/build/rel/liburaid.a" $libs || { fail "reshape_tool builds"; t_done; }
+python3 -c 'import random,sys; sys.stdout.buffer.write(random.Random(15).randbytes(12<<20))' >"$d/pat"
+disks=(--disk pat="$d/pat")
+add() { for i in $(seq 0 $(($2 - 1))); do truncate -s 4M "$d/$1$i"; disks+=(--disk "$1$i=$d/$1$i"); done; }
+add k 5
+add r 6
+add u 5
+add c 4
+"$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 300 "${disks[@]}" --put-exe "$URAID" \
+	--put-exe "$d/reshape_tool" --script "$TOP/tests/integration/reshape_mdvm.job" >"$d/vm.log" 2>&1
+rc=$?
+check "VM ran the reshape job (rc $rc)" [ "$rc" -eq 0 ]
+want() { # name what description
+	local l
+	l=$(grep "^RESULT $1 $2 " "$d/vm.log" | head -1)
+	check "$1: $3 (${l#RESULT $1 $2 })" [ "${l#RESULT $1 $2 ok}" != "$l" ]
+}
+for n in k r; do
+	lv=$([ $n = k ] && echo "raid5 4->5" || echo "raid6 5->6")
+	want $n examine "$lv grown by the kernel, stopped mid-way: uraid examine's reshape lines are mdadm's"
+	want $n ucat "... uraid cat reads the pattern written before the grow"
+	want $n ufinish "... uraid assembles it read-write and finishes the reshape"
+	want $n kassemble "... the kernel assembles the members uraid finished"
+	want $n kcontent "... and reads the pattern, zeros after it"
+	want $n kcheck "... check: mismatch_cnt 0"
+	want $n kfinal "... superblocks without reshape bits"
+done
+for n in u c; do
+	lv=$([ $n = u ] && echo "raid5 4->5" || echo "raid5 64K->32K chunk, right-symmetric")
+	want $n ustart "$lv started by uraid, stopped at 40%"
+	want $n examine "... uraid examine's reshape lines are mdadm's"
+	want $n ucat "... uraid cat reads the pattern mid-reshape"
+	want $n kassemble "... the kernel assembles it and finishes the reshape"
+	want $n kcontent "... and reads the pattern, zeros after it"
+	want $n kcheck "... check: mismatch_cnt 0"
+	want $n kfinal "... superblocks without reshape bits"
+done
+[ $T_FAILED = 0 ] || grep -E "RESULT|mdadm:|md/raid|!!!|uraid:|reshape|^[<>]" "$d/vm.log" | head -60
+t_done

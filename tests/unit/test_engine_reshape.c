@@ -1,0 +1,251 @@
+/* Reshape (engine/reshape.c, core/reshape.h): a raid5/raid6 grown by one
+ * member, and a raid5 chunk + layout change, on crash-simulating members
+ * (sim/member_crash.h: volatile caches that keep, tear or lose unflushed
+ * writes), the power cut at a random member request while the data moves
+ * and random writes and flushes go on; then reassembled, the reshape
+ * resumed and finished. Every sector must hold a legal state (its value at
+ * the last acknowledged flush, or a write issued after it; what the grow
+ * adds: zeros), the geometry must be the new one with no reshape left, and
+ * check must find no mismatch. The room the data moves into is small, so
+ * md's checkpoint rule (core/reshape.h) is what keeps the old rows safe.
+ * RESHAPE_TRIALS (per config, default 12) and RESHAPE_SEED scale and move
+ * it; tests/torture/run runs more. */
+#include "crash_workload.h"
+
+struct rs_cfg {
+	const char *name;
+	int level, ndisks, to_disks, layout; /* layout -1: unchanged */
+	uint32_t chunk, to_chunk, move;
+};
+
+static const struct rs_cfg rcfgs[] = {
+    {"raid5_4to5", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48},
+    {"raid6_5to6", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64},
+    {"raid5_chunk_layout", URAID_LEVEL_RAID5, 4, 4, LAYOUT_RIGHT_SYMMETRIC, 16, 8, 40},
+};
+
+#define RS_SECTORS 512 /* per member */
+
+struct rs_state {
+	uint64_t seed, boundary, issued;
+	uint64_t *durable, *cur;
+	struct cw_write *log;
+	uint64_t span;
+	int nlog;
+};
+
+static int rs_write(struct uraid_array *a, struct rs_state *s, uint64_t *rs, uint8_t *buf)
+{
+	uint64_t nsec = 1 + t_rand(rs) % 24;
+	uint64_t lsec = t_rand(rs) % (s->span - nsec + 1);
+	if (s->issued + 1 >= (uint64_t)s->nlog)
+		return 0;
+	uint64_t id = ++s->issued;
+	s->log[id] = (struct cw_write){lsec, nsec};
+	for (uint64_t k = 0; k < nsec; k++)
+		cw_stamp(s->seed, id, lsec + k, buf + k * 512);
+	int rc = uraid_write(a, buf, nsec * 512, lsec * 512);
+	if (rc == 0)
+		for (uint64_t k = 0; k < nsec; k++)
+			s->cur[lsec + k] = id;
+	return rc;
+}
+
+static int rs_flush(struct uraid_array *a, struct rs_state *s)
+{
+	uint64_t issued = s->issued;
+	int rc = uraid_flush(a);
+	if (rc == 0) {
+		memcpy(s->durable, s->cur, s->span * sizeof(uint64_t));
+		s->boundary = issued;
+	}
+	return rc;
+}
+
+/* One trial: crash_point 0 = no cut (calibration); returns the member
+ * requests made from the reshape's start. */
+static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_point, bool *crashed)
+{
+	struct te_disk d[TE_MAX];
+	struct crash_ctl *ctl;
+	uint64_t rs = seed, used = 0;
+	memset(d, 0, sizeof(d));
+	*crashed = false;
+	if (crash_ctl_new(&ctl) < 0)
+		abort();
+	int nd = c->to_disks > c->ndisks ? c->to_disks : c->ndisks;
+	for (int i = 0; i < nd; i++) {
+		snprintf(d[i].name, sizeof(d[i].name), "r%d", i);
+		if (member_open_mem(d[i].name, 2u << 20, &d[i].mem) < 0 ||
+		    member_crash_wrap(d[i].mem, ctl, &d[i].fault) < 0)
+			abort();
+	}
+	struct uraid_create_opts o = {.level = c->level,
+	                              .raid_devices = c->ndisks,
+	                              .chunk_sectors = c->chunk,
+	                              .metadata = 12,
+	                              .metadata_set = true,
+	                              .assume_clean = true,
+	                              .size_sectors = RS_SECTORS};
+	struct uraid_array *a = NULL;
+	struct rs_state s = {.seed = seed, .nlog = 4096};
+	uint8_t *buf = malloc(64 * 512);
+	char err[512], warn[1024];
+	if (te_create(&o, d, c->ndisks, &a) < 0) {
+		CHECKF(0, "%s: create failed", c->name);
+		goto out;
+	}
+	s.span = uraid_size(a) / 512;
+	s.durable = calloc(s.span, sizeof(uint64_t));
+	s.cur = calloc(s.span, sizeof(uint64_t));
+	s.log = calloc((size_t)s.nlog, sizeof(*s.log));
+	/* Known content everywhere first. */
+	for (uint64_t l = 0; l < s.span; l += 32) {
+		uint64_t id = ++s.issued;
+		s.log[id] = (struct cw_write){l, 32};
+		for (uint64_t k = 0; k < 32; k++)
+			cw_stamp(seed, id, l + k, buf + k * 512);
+		CHECK(uraid_write(a, buf, 32 * 512, l * 512) == 0);
+		for (uint64_t k = 0; k < 32; k++)
+			s.cur[l + k] = id;
+	}
+	CHECK(rs_flush(a, &s) == 0);
+	if (c->to_disks > c->ndisks)
+		CHECKF(uraid_add_member(a, te_borrow(&d[c->ndisks]), err, sizeof(err)) == 0,
+		       "%s: add: %s", c->name, err);
+	uint64_t base = crash_ctl_requests(ctl);
+	crash_ctl_arm(ctl, crash_point ? base + crash_point : 0);
+	struct uraid_reshape_opts ro = {.raid_disks = c->to_disks,
+	                                .layout = c->layout,
+	                                .chunk_sectors = c->to_chunk,
+	                                .move_sectors = c->move};
+	int rc = uraid_array_reshape_start(a, &ro, err, sizeof(err));
+	if (!crash_ctl_crashed(ctl))
+		CHECKF(rc == 0, "%s: reshape start: %s", c->name, err);
+	while (rc == 0 && !crash_ctl_crashed(ctl)) {
+		uint64_t r = t_rand(&rs) % 8;
+		if (r < 3)
+			rc = rs_write(a, &s, &rs, buf);
+		else if (r == 3)
+			rc = rs_flush(a, &s);
+		if (rc < 0 || crash_ctl_crashed(ctl))
+			break;
+		rc = uraid_sync_step(a, 32);
+		if (rc <= 0)
+			break;
+		rc = 0;
+	}
+	if (!crash_ctl_crashed(ctl))
+		CHECKF(rc >= 0, "%s seed %#llx: reshape failed: %d", c->name,
+		       (unsigned long long)seed, rc);
+	used = crash_ctl_requests(ctl) - base;
+	*crashed = crash_ctl_crashed(ctl);
+	uraid_drop(a);
+	a = NULL;
+	struct crash_stats cs;
+	CHECK(crash_apply(ctl, seed ^ 0xfeed, &cs) == 0);
+
+	int idx[TE_MAX];
+	for (int i = 0; i < nd; i++)
+		idx[i] = i;
+	warn[0] = 0;
+	if (te_assemble(d, idx, nd, &a, warn, sizeof(warn)) < 0) {
+		CHECKF(0, "%s seed %#llx point %llu: assemble failed", c->name,
+		       (unsigned long long)seed, (unsigned long long)crash_point);
+		goto out;
+	}
+	CHECKF(te_sync_all(a) == 0, "%s seed %#llx point %llu: resume failed", c->name,
+	       (unsigned long long)seed, (unsigned long long)crash_point);
+	struct uraid_status st;
+	memset(&st, 0, sizeof(st));
+	uraid_status(a, &st);
+	/* The reshape may not have been recorded at all when the cut came
+	 * inside its start: then the old geometry is legal too. */
+	bool started = st.raid_disks == c->to_disks &&
+	               st.chunk_sectors == (c->to_chunk ? c->to_chunk : c->chunk) &&
+	               (c->layout < 0 || st.layout == (uint32_t)c->layout);
+	CHECKF(st.reshape == 0 && (started || crash_point),
+	       "%s seed %#llx point %llu: geometry %d disks chunk %u layout %u, reshape %d",
+	       c->name, (unsigned long long)seed, (unsigned long long)crash_point, st.raid_disks,
+	       st.chunk_sectors, st.layout, st.reshape);
+	uint64_t size = uraid_size(a) / 512, lost = 0;
+	for (uint64_t s0 = 0; s0 < size; s0 += 64) {
+		uint64_t k = size - s0 < 64 ? size - s0 : 64;
+		CHECK(uraid_read(a, buf, k * 512, s0 * 512) == 0);
+		for (uint64_t j = 0; j < k; j++) {
+			uint64_t sec = s0 + j;
+			uint64_t id = cw_decode(seed, sec, buf + j * 512);
+			bool ok = sec >= s.span ? id == 0
+			                        : id == s.durable[sec] ||
+			                              (id != UINT64_MAX && id > s.boundary &&
+			                               id <= s.issued && s.log[id].lsec <= sec &&
+			                               sec < s.log[id].lsec + s.log[id].nsec);
+			if (!ok && lost++ < 3)
+				fprintf(
+				    stderr,
+				    "%s seed %#llx point %llu: sector %llu holds %s%llu (durable "
+				    "%llu, boundary %llu, issued %llu)\n",
+				    c->name, (unsigned long long)seed,
+				    (unsigned long long)crash_point, (unsigned long long)sec,
+				    id == UINT64_MAX ? "garbage " : "write ",
+				    (unsigned long long)(id == UINT64_MAX ? 0 : id),
+				    (unsigned long long)(sec < s.span ? s.durable[sec] : 0),
+				    (unsigned long long)s.boundary, (unsigned long long)s.issued);
+		}
+	}
+	CHECKF(lost == 0, "%s seed %#llx point %llu: %llu sectors lost", c->name,
+	       (unsigned long long)seed, (unsigned long long)crash_point, (unsigned long long)lost);
+	CHECK(uraid_sync_action(a, URAID_SYNC_CHECK, err, sizeof(err)) == 0);
+	CHECK(te_sync_all(a) == 0);
+	memset(&st, 0, sizeof(st));
+	uraid_status(a, &st);
+	CHECKF(st.mismatch_cnt == 0, "%s seed %#llx point %llu: %llu mismatches", c->name,
+	       (unsigned long long)seed, (unsigned long long)crash_point,
+	       (unsigned long long)st.mismatch_cnt);
+out:
+	if (a)
+		uraid_stop(a);
+	for (int i = 0; i < nd; i++)
+		if (d[i].fault)
+			member_close(d[i].fault);
+	crash_ctl_free(ctl);
+	free(s.durable);
+	free(s.cur);
+	free(s.log);
+	free(buf);
+	return used;
+}
+
+static void run(int i)
+{
+	const struct rs_cfg *c = &rcfgs[i];
+	uint64_t seed = cw_env("RESHAPE_SEED", 0x7e5a0000ULL) + (uint64_t)i * 0x100000;
+	uint64_t trials = cw_env("RESHAPE_TRIALS", 12);
+	bool crashed;
+	uint64_t total = rs_trial(c, seed, 0, &crashed);
+	CHECKF(total > 10, "%s: the reshape made %llu member requests", c->name,
+	       (unsigned long long)total);
+	uint64_t rs = seed ^ 0xabc, crashes = 0;
+	for (uint64_t t = 0; t < trials && total; t++) {
+		rs_trial(c, seed + t + 1, 1 + t_rand(&rs) % total, &crashed);
+		crashes += crashed;
+	}
+	CHECKF(crashes > 0 || trials == 0, "%s: no trial cut the power", c->name);
+	printf("# %s: %llu member requests per reshape, %llu trials cut\n", c->name,
+	       (unsigned long long)total, (unsigned long long)crashes);
+}
+
+static void raid5_4to5(void)
+{
+	run(0);
+}
+static void raid6_5to6(void)
+{
+	run(1);
+}
+static void raid5_chunk_layout(void)
+{
+	run(2);
+}
+
+TEST_MAIN(T(raid5_4to5), T(raid6_5to6), T(raid5_chunk_layout))
