@@ -45,6 +45,12 @@ DEFS += -DHAVE_LIBNBD=1 $(shell pkg-config --cflags libnbd)
 LIBS += $(shell pkg-config --libs libnbd)
 endif
 
+# The libraries a program linked with build/rel/liburaid.a needs (tests that
+# build small programs on the public API: tests/lib.sh's uraid_libs).
+.PHONY: print-libs
+print-libs:
+	@echo $(LIBS)
+
 LIB_DIRS  := src/util src/parity src/layout src/meta src/member src/probe \
              $(sort $(shell find src/engine -type d)) src/geom src/control
 LIB_SRCS  := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))

@@ -18,3 +18,7 @@ check_fails() { local n=$1; shift; if "$@"; then fail "$n (expected failure)"; e
 # check_fails_q CMD...: succeeds when CMD fails (output dropped), for use inside check
 check_fails_q() { ! "$@" >/dev/null 2>&1; }
 t_done() { exit $T_FAILED; }
+
+# uraid_libs: the link flags a program on build/rel/liburaid.a needs (the
+# Makefile's LIBS: pthread, isa-l, liburing, libnbd as this build has them).
+uraid_libs() { make -s -C "$TOP" print-libs; }

@@ -121,9 +121,7 @@ int main(int argc, char **argv)
 	return 0;
 }
 C
-libs="-lpthread -lm"
-[ -f /usr/include/isa-l.h ] && libs="$libs -lisal"
-[ -f /usr/include/liburing.h ] && libs="$libs -luring"
+libs=$(uraid_libs)
 if ${CC:-cc} -O2 -I"$TOP/include" -o "$T_TMP/chk" "$T_TMP/chk.c" "$TOP/build/rel/liburaid.a" \
 	$libs; then
 	"$T_TMP/chk" $N "$doff" "$bytes" "$T_TMP" >"$T_TMP/chk.out"

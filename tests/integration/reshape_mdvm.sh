@@ -13,9 +13,7 @@ if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
 	t_done
 fi
 d=$T_TMP
-libs="-lpthread -lm"
-[ -f /usr/include/isa-l.h ] && libs="$libs -lisal"
-[ -f /usr/include/liburing.h ] && libs="$libs -luring"
+libs=$(uraid_libs)
 cc -O1 -Wall -I"$TOP/include" -o "$d/reshape_tool" "$TOP/tests/integration/reshape_tool.c" \
 	"$TOP/build/rel/liburaid.a" $libs || { fail "reshape_tool builds"; t_done; }
 python3 -c 'import random,sys; sys.stdout.buffer.write(random.Random(15).randbytes(12<<20))' >"$d/pat"
