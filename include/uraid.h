@@ -311,6 +311,11 @@ struct uraid_status {
 	/* Assembled through overlays (uraid_assemble_overlay): their directory,
 	 * else "". */
 	char overlay[URAID_OVERLAY_DIR_MAX];
+	/* md's read-auto (readonly too: the first write makes it read-write),
+	 * sync_action frozen, and a resync due but not running (mdstat's
+	 * resync=PENDING when it cannot run: read-only or frozen). */
+	bool auto_readonly, frozen, resync_pending;
+	uint64_t sync_speed_min, sync_speed_max; /* KiB/s, uraid_sync_speed's limits */
 };
 int uraid_status(struct uraid_array *a, struct uraid_status *st);
 
@@ -352,6 +357,23 @@ int uraid_sync_step(struct uraid_array *a, uint64_t max_sectors);
 int uraid_sync_wait(struct uraid_array *a);
 /* Speed limits in KiB/s (md's sync_speed_min/max); 0 max = unlimited. */
 void uraid_sync_speed(struct uraid_array *a, uint64_t min_kibs, uint64_t max_kibs);
+/* md's sync_action "frozen": the running job stops where it is (its
+ * checkpoint kept) and none starts until unfrozen (false; requesting idle,
+ * check or repair unfreezes too, as in md). */
+int uraid_sync_freeze(struct uraid_array *a, bool frozen, char *err, size_t errlen);
+
+/* md's array_state of a running md array: read-write; read-only (mdadm
+ * --readonly: background work stops where it is, caches are written out,
+ * the superblocks marked clean, writes refused with -EROFS); read-auto
+ * (read-only until the first write, which makes it read-write, as mdadm
+ * --incremental starts arrays). -EROFS for read-write on an array assembled
+ * with URAID_RDONLY. */
+enum uraid_ro_mode { URAID_RW = 0, URAID_RO = 1, URAID_RO_AUTO = 2 };
+int uraid_set_readonly(struct uraid_array *a, enum uraid_ro_mode mode, char *err, size_t errlen);
+/* mdadm --add-spare: like uraid_add, but always as a new spare, never put
+ * back into its old slot as a re-add. */
+int uraid_add_spare(struct uraid_array *a, const char *path, char *err, size_t errlen);
+int uraid_add_spare_member(struct uraid_array *a, struct member *m, char *err, size_t errlen);
 
 /* Stripe cache of a raid4/5/6 array, like md's stripe_cache_size: the
  * number of stripe heads (each one 4 KiB row of every data member, as md's)

@@ -79,6 +79,11 @@ static const struct field status_fields[] = {
     SF(ppl_recovered, F_U64),
     SF(ppl_mismatches, F_U64),
     SF(overlay, F_STR),
+    SF(auto_readonly, F_BOOL),
+    SF(frozen, F_BOOL),
+    SF(resync_pending, F_BOOL),
+    SF(sync_speed_min, F_U64),
+    SF(sync_speed_max, F_U64),
 };
 #define NSF (sizeof(status_fields) / sizeof(status_fields[0]))
 
@@ -103,7 +108,7 @@ static const char *const action_names[] = {"idle", "resync", "recover", "check",
 static const char *const state_names[] = {"in_sync",    "faulty", "missing", "spare",
                                           "rebuilding", "stale",  "inactive"};
 #define NSTATES    (int)(sizeof(state_names) / sizeof(state_names[0]))
-#define MAX_FIELDS 48 /* decode()'s duplicate tracking */
+#define MAX_FIELDS 64 /* decode()'s duplicate tracking */
 _Static_assert(sizeof(status_fields) / sizeof(status_fields[0]) <= MAX_FIELDS, "seen[] too small");
 
 /* ---- escaping ---------------------------------------------------------- */

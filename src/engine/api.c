@@ -341,3 +341,33 @@ int uraid_geom_ctl(struct uraid_array *a, const char *request, char *err, size_t
 		return errmsg(err, errlen, -EOPNOTSUPP, "not a GEOM array (gmirror or graid3)");
 	return a->cls->ctl(a, request, err, errlen);
 }
+
+int uraid_set_readonly(struct uraid_array *a, enum uraid_ro_mode mode, char *err, size_t errlen)
+{
+	if (!a->cls->set_readonly)
+		return unsupported(a, "read-only/read-write switching", err, errlen);
+	return a->cls->set_readonly(a, mode, err, errlen);
+}
+
+int uraid_sync_freeze(struct uraid_array *a, bool frozen, char *err, size_t errlen)
+{
+	if (!a->cls->sync_freeze)
+		return unsupported(a, "frozen", err, errlen);
+	return a->cls->sync_freeze(a, frozen, err, errlen);
+}
+
+int uraid_add_spare_member(struct uraid_array *a, struct member *m, char *err, size_t errlen)
+{
+	if (!a->cls->add_spare_member) {
+		member_close(m);
+		return unsupported(a, "add-spare", err, errlen);
+	}
+	return a->cls->add_spare_member(a, m, err, errlen);
+}
+
+int uraid_add_spare(struct uraid_array *a, const char *path, char *err, size_t errlen)
+{
+	struct member *m;
+	int rc = open_for(a, path, &m, err, errlen);
+	return rc < 0 ? rc : uraid_add_spare_member(a, m, err, errlen);
+}

@@ -131,6 +131,22 @@ static int md_locate(struct uraid_array *h, uint64_t off, uint64_t len, unsigned
 	return eng_locate(eng_of(h), off, len, flags, out, max, piece);
 }
 
+static int md_set_readonly(struct uraid_array *h, enum uraid_ro_mode mode, char *err,
+                           size_t errlen)
+{
+	return eng_set_readonly(eng_of(h), mode, err, errlen);
+}
+
+static int md_sync_freeze(struct uraid_array *h, bool frozen, char *err, size_t errlen)
+{
+	return eng_sync_freeze(eng_of(h), frozen, err, errlen);
+}
+
+static int md_add_spare_member(struct uraid_array *h, struct member *m, char *err, size_t errlen)
+{
+	return eng_add_spare_member(eng_of(h), m, err, errlen);
+}
+
 const struct eng_class eng_md_class = {
     .name = "md",
     .size = md_size,
@@ -157,4 +173,7 @@ const struct eng_class eng_md_class = {
     .journal_add_member = md_journal_add_member,
     .consistency_policy = md_consistency_policy,
     .locate = md_locate,
+    .set_readonly = md_set_readonly,
+    .sync_freeze = md_sync_freeze,
+    .add_spare_member = md_add_spare_member,
 };

@@ -112,6 +112,12 @@ struct eng_array {
 	struct eng_ioq_node *ioq_free;
 	pthread_cond_t cond; /* sync thread wake-ups / progress */
 	bool readonly;
+	/* md's read-auto (array_state): read-only until the first write,
+	 * which makes it read-write (readonly cleared, sync work resumes). */
+	bool ro_auto;
+	/* md's sync_action "frozen": no sync work starts or continues until
+	 * idle (or check, repair, resync) is requested. */
+	bool frozen;
 	bool inited;        /* lock and cond initialised */
 	uint32_t bind_next; /* the next member's bind_seq */
 
