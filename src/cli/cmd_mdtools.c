@@ -99,7 +99,8 @@ static int zero_one(const char *path, bool force)
 				                   "Could not zero superblock on %s: %s", path,
 				                   strerror(-rc));
 			else if (bad[i])
-				fprintf(stderr, "uraid: zero-superblock: %s: superblock zeroed anyway\n",
+				fprintf(stderr,
+				        "uraid: zero-superblock: %s: superblock zeroed anyway\n",
 				        path);
 		}
 	}
@@ -143,9 +144,8 @@ int cmd_zero_superblock(int argc, char **argv)
 
 int cmd_readonly(int argc, char **argv)
 {
-	static const struct option opts[] = {{"auto", no_argument, NULL, 'a'},
-	                                     {"help", no_argument, NULL, 'h'},
-	                                     {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {
+	    {"auto", no_argument, NULL, 'a'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
 	static const char usage[] =
 	    "usage: uraid readonly [--auto] NAME\n"
 	    "  mdadm --readonly: background work stops where it is, what is cached is\n"
@@ -230,8 +230,8 @@ int cmd_wait(int argc, char **argv)
 /* md's sync_action words, as mdadm --action writes them. */
 int cmd_action(int argc, char **argv)
 {
-	static const char *const words[] = {"idle",   "frozen",  "check",
-	                                    "repair", "resync",  "recover"};
+	static const char *const words[] = {"idle",   "frozen", "check",
+	                                    "repair", "resync", "recover"};
 	if (argc == 3)
 		for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
 			if (!strcmp(argv[2], words[i]))

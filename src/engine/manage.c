@@ -175,8 +175,7 @@ static int new_member(struct eng_array *a, struct member *m, struct eng_member *
 	return 0;
 }
 
-static int add_member(struct eng_array *a, struct member *m, bool readd, char *err,
-                      size_t errlen)
+static int add_member(struct eng_array *a, struct member *m, bool readd, char *err, size_t errlen)
 {
 	if (a->readonly) {
 		member_close(m);

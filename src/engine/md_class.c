@@ -131,8 +131,7 @@ static int md_locate(struct uraid_array *h, uint64_t off, uint64_t len, unsigned
 	return eng_locate(eng_of(h), off, len, flags, out, max, piece);
 }
 
-static int md_set_readonly(struct uraid_array *h, enum uraid_ro_mode mode, char *err,
-                           size_t errlen)
+static int md_set_readonly(struct uraid_array *h, enum uraid_ro_mode mode, char *err, size_t errlen)
 {
 	return eng_set_readonly(eng_of(h), mode, err, errlen);
 }

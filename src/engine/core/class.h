@@ -72,8 +72,7 @@ struct eng_class {
 	int (*set_readonly)(struct uraid_array *a, enum uraid_ro_mode mode, char *err,
 	                    size_t errlen);
 	int (*sync_freeze)(struct uraid_array *a, bool frozen, char *err, size_t errlen);
-	int (*add_spare_member)(struct uraid_array *a, struct member *m, char *err,
-	                        size_t errlen);
+	int (*add_spare_member)(struct uraid_array *a, struct member *m, char *err, size_t errlen);
 	/* The class's own verbs (GEOM: gmirror/graid3's), one request line. */
 	int (*ctl)(struct uraid_array *a, const char *request, char *err, size_t errlen);
 };
