@@ -156,6 +156,11 @@ struct uraid_create_opts {
 	 * (0, md's default; a bitmap is added with uraid_bitmap_add), or ppl:
 	 * md's partial parity log, raid5 with 1.x metadata only. */
 	int consistency_policy;
+	/* md's per-device flags, bit i for the i-th member given (the first
+	 * 64): write-mostly (raid1 reads it only when no other copy can
+	 * serve) and failfast (raid1/raid10: failed on its first error while
+	 * the array can lose it), as mdadm --write-mostly / --failfast. */
+	uint64_t write_mostly, failfast;
 };
 /* Validate everything, then write superblocks. Without assume_clean the
  * array starts with a resync pending (run by the sync thread, or by the
@@ -373,7 +378,16 @@ int uraid_set_readonly(struct uraid_array *a, enum uraid_ro_mode mode, char *err
 /* mdadm --add-spare: like uraid_add, but always as a new spare, never put
  * back into its old slot as a re-add. */
 int uraid_add_spare(struct uraid_array *a, const char *path, char *err, size_t errlen);
-int uraid_add_spare_member(struct uraid_array *a, struct member *m, char *err, size_t errlen);
+/* uraid_add with options: URAID_ADD_SPARE (as uraid_add_spare), and md's
+ * device flags for the new member (mdadm --add --write-mostly /
+ * --failfast; a member put back as a re-add keeps the flags it had). */
+#define URAID_ADD_SPARE       1u
+#define URAID_ADD_WRITEMOSTLY 2u
+#define URAID_ADD_FAILFAST    4u
+int uraid_add_flags(struct uraid_array *a, const char *path, unsigned flags, char *err,
+                    size_t errlen);
+int uraid_add_member_flags(struct uraid_array *a, struct member *m, unsigned flags, char *err,
+                           size_t errlen);
 
 /* Stripe cache of a raid4/5/6 array, like md's stripe_cache_size: the
  * number of stripe heads (each one 4 KiB row of every data member, as md's)

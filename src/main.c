@@ -34,7 +34,7 @@ static const struct {
     {"status", cmd_status, "what /proc/mdstat shows for the running arrays", NULL, OWN},
     {"fail", cmd_fail, "mark a member faulty", "NAME MEMBER", 0},
     {"remove", cmd_remove, "remove a failed or spare member", "NAME MEMBER", 0},
-    {"add", cmd_add, "add a spare (rebuilds onto it when degraded)", "NAME MEMBER", 0},
+    {"add", cmd_add, "add a spare (rebuilds onto it when degraded)", NULL, OWN},
     {"re-add", cmd_re_add, "put a briefly missing member back (bitmap: dirty chunks only)",
      "NAME MEMBER", 0},
     {"add-journal", cmd_add_journal, "add a write journal (raid4/5/6; md --add-journal)",

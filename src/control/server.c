@@ -349,6 +349,13 @@ static int serve_one(struct client *cl, char *line, size_t linelen)
 		rc = uraid_set_readonly(a, URAID_RW, err, sizeof(err));
 	} else if (!strcmp(verb, "add-spare") && argc == 2) { /* never a re-add */
 		rc = uraid_add_spare(a, argv[1], err, sizeof(err));
+	} else if (!strcmp(verb, "add-flags") && argc == 3) { /* URAID_ADD_* flags, member */
+		uint64_t f;
+		rc = parse_u64(argv[1], &f) || f > 7 ? -EINVAL : 0;
+		if (rc == 0)
+			rc = uraid_add_flags(a, argv[2], (unsigned)f, err, sizeof(err));
+		else
+			snprintf(err, sizeof(err), "usage: add-flags FLAGS MEMBER");
 	} else if (!strcmp(verb, "speed") && argc == 3) {
 		uint64_t mn, mx;
 		rc = parse_u64(argv[1], &mn) || parse_u64(argv[2], &mx) ? -EINVAL : 0;

@@ -356,18 +356,25 @@ int uraid_sync_freeze(struct uraid_array *a, bool frozen, char *err, size_t errl
 	return a->cls->sync_freeze(a, frozen, err, errlen);
 }
 
-int uraid_add_spare_member(struct uraid_array *a, struct member *m, char *err, size_t errlen)
+int uraid_add_member_flags(struct uraid_array *a, struct member *m, unsigned flags, char *err,
+                           size_t errlen)
 {
-	if (!a->cls->add_spare_member) {
+	if (!a->cls->add_member_flags) {
 		member_close(m);
-		return unsupported(a, "add-spare", err, errlen);
+		return unsupported(a, "add-spare, --write-mostly and --failfast", err, errlen);
 	}
-	return a->cls->add_spare_member(a, m, err, errlen);
+	return a->cls->add_member_flags(a, m, flags, err, errlen);
+}
+
+int uraid_add_flags(struct uraid_array *a, const char *path, unsigned flags, char *err,
+                    size_t errlen)
+{
+	struct member *m;
+	int rc = open_for(a, path, &m, err, errlen);
+	return rc < 0 ? rc : uraid_add_member_flags(a, m, flags, err, errlen);
 }
 
 int uraid_add_spare(struct uraid_array *a, const char *path, char *err, size_t errlen)
 {
-	struct member *m;
-	int rc = open_for(a, path, &m, err, errlen);
-	return rc < 0 ? rc : uraid_add_spare_member(a, m, err, errlen);
+	return uraid_add_flags(a, path, URAID_ADD_SPARE, err, errlen);
 }

@@ -248,7 +248,18 @@ int eng_create_members(const struct uraid_create_opts *o, struct member **mm, in
 			rc = errmsg(err, errlen, rc, "%s: %s", mm[i]->name, e);
 			goto fail;
 		}
+		if (i < 64) /* md's device flags, as mdadm --write-mostly / --failfast */
+			eng_sb_set_devflags(
+			    &sbs[i], (((o->write_mostly >> i) & 1) ? ENG_DEV_WRITEMOSTLY : 0) |
+			                 (((o->failfast >> i) & 1) ? ENG_DEV_FAILFAST : 0));
 		sbs[i].size = sbs[0].size;
+	}
+	/* 0.90: every member's disk table carries each device's flags */
+	for (int i = 0; i < n && sbs[0].version == MD_SB_0_90; i++) {
+		uint32_t mask = (1u << MD_DISK_WRITEMOSTLY) | (1u << MD_DISK_FAILFAST);
+		uint32_t nr = sbs[i].v0.this_disk.number;
+		for (int j = 0; j < n && nr < MD_SB0_MAX_DEVS; j++)
+			sbs[j].v0.disks[nr].state |= sbs[i].v0.this_disk.state & mask;
 	}
 	/* Every member names the journal (role 0xfffd) and the feature. */
 	for (int i = 0; nj && i < n; i++) {

@@ -175,7 +175,8 @@ static int new_member(struct eng_array *a, struct member *m, struct eng_member *
 	return 0;
 }
 
-static int add_member(struct eng_array *a, struct member *m, bool readd, char *err, size_t errlen)
+int eng_add_member_flags(struct eng_array *a, struct member *m, unsigned flags, char *err,
+                         size_t errlen)
 {
 	if (a->readonly) {
 		member_close(m);
@@ -184,7 +185,11 @@ static int add_member(struct eng_array *a, struct member *m, bool readd, char *e
 	eng_lock(a);
 	struct eng_member *em = NULL;
 	int rc = new_member(a, m, &em, err, errlen);
-	if (rc == 0 && readd) {
+	if (rc == 0)
+		eng_sb_set_devflags(&em->sb,
+		                    ((flags & URAID_ADD_WRITEMOSTLY) ? ENG_DEV_WRITEMOSTLY : 0) |
+		                        ((flags & URAID_ADD_FAILFAST) ? ENG_DEV_FAILFAST : 0));
+	if (rc == 0 && !(flags & URAID_ADD_SPARE)) {
 		/* A former member whose slot is empty goes back there (md's
 		 * re-add), recovered only where the bitmap says it missed
 		 * writes; eng_readd takes m then (m set NULL). */
@@ -220,12 +225,7 @@ static int add_member(struct eng_array *a, struct member *m, bool readd, char *e
 
 int eng_add_member(struct eng_array *a, struct member *m, char *err, size_t errlen)
 {
-	return add_member(a, m, true, err, errlen);
-}
-
-int eng_add_spare_member(struct eng_array *a, struct member *m, char *err, size_t errlen)
-{
-	return add_member(a, m, false, err, errlen);
+	return eng_add_member_flags(a, m, 0, err, errlen);
 }
 
 int eng_replace_member(struct eng_array *a, const char *old, struct member *m, char *err,

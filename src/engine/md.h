@@ -60,8 +60,9 @@ int eng_set_stripe_cache(struct eng_array *a, unsigned stripes);
 int eng_fail(struct eng_array *a, const char *name, char *err, size_t errlen);
 int eng_remove(struct eng_array *a, const char *name, char *err, size_t errlen);
 int eng_add_member(struct eng_array *a, struct member *m, char *err, size_t errlen);
-/* mdadm --add-spare: always a new spare, never a re-add. */
-int eng_add_spare_member(struct eng_array *a, struct member *m, char *err, size_t errlen);
+/* With URAID_ADD_* flags: a spare only (never a re-add), md's device flags. */
+int eng_add_member_flags(struct eng_array *a, struct member *m, unsigned flags, char *err,
+                         size_t errlen);
 int eng_replace_member(struct eng_array *a, const char *old, struct member *m, char *err,
                        size_t errlen);
 int eng_re_add_member(struct eng_array *a, struct member *m, char *err, size_t errlen);

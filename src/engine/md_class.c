@@ -141,9 +141,10 @@ static int md_sync_freeze(struct uraid_array *h, bool frozen, char *err, size_t 
 	return eng_sync_freeze(eng_of(h), frozen, err, errlen);
 }
 
-static int md_add_spare_member(struct uraid_array *h, struct member *m, char *err, size_t errlen)
+static int md_add_member_flags(struct uraid_array *h, struct member *m, unsigned flags, char *err,
+                               size_t errlen)
 {
-	return eng_add_spare_member(eng_of(h), m, err, errlen);
+	return eng_add_member_flags(eng_of(h), m, flags, err, errlen);
 }
 
 const struct eng_class eng_md_class = {
@@ -174,5 +175,5 @@ const struct eng_class eng_md_class = {
     .locate = md_locate,
     .set_readonly = md_set_readonly,
     .sync_freeze = md_sync_freeze,
-    .add_spare_member = md_add_spare_member,
+    .add_member_flags = md_add_member_flags,
 };
