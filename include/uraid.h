@@ -161,6 +161,10 @@ struct uraid_create_opts {
 	 * serve) and failfast (raid1/raid10: failed on its first error while
 	 * the array can lose it), as mdadm --write-mostly / --failfast. */
 	uint64_t write_mostly, failfast;
+	/* With write_journal: 1 + how many members were named before the
+	 * journal (mdadm numbers devices in command-line order, the journal
+	 * where --write-journal stood); 0: after all of them. */
+	int journal_pos;
 };
 /* Validate everything, then write superblocks. Without assume_clean the
  * array starts with a resync pending (run by the sync thread, or by the

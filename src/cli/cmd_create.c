@@ -318,7 +318,10 @@ int cmd_create(int argc, char **argv)
 				                 optarg);
 			bitmap_chunk = (uint32_t)v;
 			break;
-		case 'J': journal = optarg; break;
+		case 'J':
+			journal = optarg;
+			o.journal_pos = nmem + 1; /* mdadm's device numbering */
+			break;
 		case 'k':
 			if (!strcmp(optarg, "ppl"))
 				o.consistency_policy = URAID_POLICY_PPL;
