@@ -394,8 +394,8 @@ int eng_status(struct eng_array *a, struct uraid_status *st)
 	st->resync_pending = a->resync_offset != MD_RESYNC_NONE && a->action != URAID_SYNC_RESYNC;
 	/* md's in_sync: a resync due but not running (frozen, read-only)
 	 * leaves an idle array clean, as mdadm --detail shows it */
-	st->clean = !a->dirty &&
-	            (a->resync_offset == MD_RESYNC_NONE || a->action != URAID_SYNC_RESYNC);
+	st->clean =
+	    !a->dirty && (a->resync_offset == MD_RESYNC_NONE || a->action != URAID_SYNC_RESYNC);
 	st->broken = a->broken;
 	int n = 0;
 	/* Slots in order first, as mdadm --detail lists them. */

@@ -238,7 +238,7 @@ int eng_create_members(const struct uraid_create_opts *o, struct member **mm, in
 		dn[i] = (uint32_t)i;
 	bool shifted = nj && o->journal_pos > 0 && o->journal_pos < n && n <= ENG_MAX_MEMBERS + 1;
 	for (int i = 0; shifted && i < n; i++)
-		dn[i] = i == n - 1 ? (uint32_t)(o->journal_pos - 1)
+		dn[i] = i == n - 1               ? (uint32_t)(o->journal_pos - 1)
 		        : i < o->journal_pos - 1 ? (uint32_t)i
 		                                 : (uint32_t)i + 1;
 	uint8_t devuuid[16];
@@ -253,8 +253,8 @@ int eng_create_members(const struct uraid_create_opts *o, struct member **mm, in
 			role = -3;
 			pi.size = MD_SB_BYTES / 512; /* any size the small journal holds */
 		}
-		rc = md_sb_init(&sbs[i], &pi, role, shifted ? dn[i] : (uint32_t)i, devuuid, ds[i], e,
-		                sizeof(e));
+		rc = md_sb_init(&sbs[i], &pi, role, shifted ? dn[i] : (uint32_t)i, devuuid, ds[i],
+		                e, sizeof(e));
 		if (rc < 0) {
 			rc = errmsg(err, errlen, rc, "%s: %s", mm[i]->name, e);
 			goto fail;

@@ -145,7 +145,7 @@ truncate -s 8M j m0 m1 m2
 "$URAID" create --level=5 --raid-devices=3 --chunk=64K --size=4M --assume-clean --name=jc \
 	--write-journal j m0 m1 m2 2>/dev/null
 check "fail the journal" "$URAID" fail jc j
-check "status: the journal (J)(F)" sh -c "'$URAID' status jc | grep -q ' j\\[3\\](J)(F)'"
+check "status: the journal (J)(F)" sh -c "'$URAID' status jc | grep -q ' j\\[0\\](J)(F)'"
 check_fails "writes refused" sh -c "'$URAID' write jc <d1 2>err"
 check "... naming the journal" grep -q 'journal is missing or failed' err
 check "add-journal makes it writable again" sh -c "truncate -s 8M j2 && '$URAID' add-journal jc j2 &&
