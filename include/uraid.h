@@ -157,6 +157,15 @@ struct uraid_create_opts {
 	 * (0, md's default; a bitmap is added with uraid_bitmap_add), or ppl:
 	 * md's partial parity log, raid5 with 1.x metadata only. */
 	int consistency_policy;
+	/* md's per-device flags, bit i for the i-th member given (the first
+	 * 64): write-mostly (raid1 reads it only when no other copy can
+	 * serve) and failfast (raid1/raid10: failed on its first error while
+	 * the array can lose it), as mdadm --write-mostly / --failfast. */
+	uint64_t write_mostly, failfast;
+	/* With write_journal: 1 + how many members were named before the
+	 * journal (mdadm numbers devices in command-line order, the journal
+	 * where --write-journal stood); 0: after all of them. */
+	int journal_pos;
 };
 /* Validate everything, then write superblocks. Without assume_clean the
  * array starts with a resync pending (run by the sync thread, or by the
@@ -319,6 +328,11 @@ struct uraid_status {
 	uint64_t reshape_position; /* array sectors */
 	int reshape_delta_disks;
 	uint32_t reshape_new_layout, reshape_new_chunk_sectors;
+	/* md's read-auto (readonly too: the first write makes it read-write),
+	 * sync_action frozen, and a resync due but not running (mdstat's
+	 * resync=PENDING when it cannot run: read-only or frozen). */
+	bool auto_readonly, frozen, resync_pending;
+	uint64_t sync_speed_min, sync_speed_max; /* KiB/s, uraid_sync_speed's limits */
 };
 int uraid_status(struct uraid_array *a, struct uraid_status *st);
 
@@ -402,6 +416,32 @@ int uraid_sync_step(struct uraid_array *a, uint64_t max_sectors);
 int uraid_sync_wait(struct uraid_array *a);
 /* Speed limits in KiB/s (md's sync_speed_min/max); 0 max = unlimited. */
 void uraid_sync_speed(struct uraid_array *a, uint64_t min_kibs, uint64_t max_kibs);
+/* md's sync_action "frozen": the running job stops where it is (its
+ * checkpoint kept) and none starts until unfrozen (false; requesting idle,
+ * check or repair unfreezes too, as in md). */
+int uraid_sync_freeze(struct uraid_array *a, bool frozen, char *err, size_t errlen);
+
+/* md's array_state of a running md array: read-write; read-only (mdadm
+ * --readonly: background work stops where it is, caches are written out,
+ * the superblocks marked clean, writes refused with -EROFS); read-auto
+ * (read-only until the first write, which makes it read-write, as mdadm
+ * --incremental starts arrays). -EROFS for read-write on an array assembled
+ * with URAID_RDONLY. */
+enum uraid_ro_mode { URAID_RW = 0, URAID_RO = 1, URAID_RO_AUTO = 2 };
+int uraid_set_readonly(struct uraid_array *a, enum uraid_ro_mode mode, char *err, size_t errlen);
+/* mdadm --add-spare: like uraid_add, but always as a new spare, never put
+ * back into its old slot as a re-add. */
+int uraid_add_spare(struct uraid_array *a, const char *path, char *err, size_t errlen);
+/* uraid_add with options: URAID_ADD_SPARE (as uraid_add_spare), and md's
+ * device flags for the new member (mdadm --add --write-mostly /
+ * --failfast; a member put back as a re-add keeps the flags it had). */
+#define URAID_ADD_SPARE       1u
+#define URAID_ADD_WRITEMOSTLY 2u
+#define URAID_ADD_FAILFAST    4u
+int uraid_add_flags(struct uraid_array *a, const char *path, unsigned flags, char *err,
+                    size_t errlen);
+int uraid_add_member_flags(struct uraid_array *a, struct member *m, unsigned flags, char *err,
+                           size_t errlen);
 
 /* Stripe cache of a raid4/5/6 array, like md's stripe_cache_size: the
  * number of stripe heads (each one 4 KiB row of every data member, as md's)

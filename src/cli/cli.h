@@ -14,6 +14,9 @@ cli_cmd_fn cmd_version, cmd_examine, cmd_cat, cmd_create, cmd_assemble, cmd_deta
     cmd_attach, cmd_detach, cmd_geometry, cmd_mirror, cmd_raid3, cmd_daemon, cmd_write,
     cmd_detail_main, cmd_incremental, cmd_monitor, cmd_overlay, cmd_build, cmd_probe;
 cli_cmd_fn cmd_grow; /* cmd_grow.c */
+/* cmd_mdtools.c: md's small verbs */
+cli_cmd_fn cmd_zero_superblock, cmd_readonly, cmd_readwrite, cmd_wait, cmd_action, cmd_sync_speed,
+    cmd_add_spare;
 
 /* Print "uraid: <verb>: <message>" to stderr; returns exit status 1. */
 int cli_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -273,9 +273,46 @@ int cmd_remove(int argc, char **argv)
 	return simple("remove", argc, argv, "remove", true);
 }
 
+/* md's --add [--write-mostly] [--failfast] (options parsed here). */
 int cmd_add(int argc, char **argv)
 {
-	return simple("add", argc, argv, "add", true);
+	static const struct option opts[] = {{"write-mostly", no_argument, NULL, 'W'},
+	                                     {"failfast", no_argument, NULL, 'F'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
+	static const char usage[] =
+	    "usage: uraid add [--write-mostly] [--failfast] NAME MEMBER\n"
+	    "  Adds a spare (rebuilt onto when a slot is empty); a former member whose\n"
+	    "  slot is empty goes back into it (md's re-add: with a bitmap only what\n"
+	    "  it missed is recovered). --write-mostly / --failfast set md's device\n"
+	    "  flags on a new member (raid1 reads a write-mostly member only when no\n"
+	    "  other copy can serve; raid1/raid10 fail a failfast member on its first\n"
+	    "  error while they can lose it).\n";
+	unsigned flags = 0;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'W': flags |= URAID_ADD_WRITEMOSTLY; break;
+		case 'F': flags |= URAID_ADD_FAILFAST; break;
+		case 'h': fputs(usage, stdout); return 0;
+		default: fputs(usage, stderr); return 2;
+		}
+	}
+	if (argc - optind != 2) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	char line[PATH_MAX + 64], mb[PATH_MAX], err[512];
+	if (flags)
+		snprintf(line, sizeof(line), "add-flags %u %s", flags,
+		         member_arg(argv[optind + 1], mb, sizeof(mb)));
+	else
+		snprintf(line, sizeof(line), "add %s",
+		         member_arg(argv[optind + 1], mb, sizeof(mb)));
+	if (uraid_control_request(argv[optind], line, NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
+		return cli_error("add", "%s", err);
+	return 0;
 }
 
 /* md's --re-add: back into its old slot; with a bitmap only the chunks

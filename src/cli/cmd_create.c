@@ -25,7 +25,8 @@ static void create_usage(FILE *f)
 	           "         [--size=BYTES] [--bitmap=internal|none] [--bitmap-chunk=SIZE]\n"
 	           "         [--write-journal=DEV] [--consistency-policy=resync|ppl]\n"
 	           "         [--run] [--force]\n"
-	           "         [--no-daemon] MEMBER...\n"
+	           "         [--no-daemon] [--write-mostly|--readwrite] [--failfast|--nofailfast]\n"
+	           "         MEMBER...\n"
 	           "  Writes md superblocks (mdadm-compatible) and starts the array: a daemon\n"
 	           "  holds it open and runs the initial resync in the background. --size creates\n"
 	           "  missing member files of that size. --no-daemon runs the initial resync in\n"
@@ -34,7 +35,12 @@ static void create_usage(FILE *f)
 	           "  as mdadm 4.2, one is added when members are over 100 GiB. A member that\n"
 	           "  holds an md superblock, GEOM metadata, a partition table or a file\n"
 	           "  system is reported and create asks before overwriting it (stdin must\n"
-	           "  be a terminal); --run (or --force) creates without asking.\n");
+	           "  be a terminal); --run (or --force) creates without asking.\n"
+	           "  --write-mostly / --failfast flag the members named after them (md's\n"
+	           "  device flags; --readwrite / --nofailfast stop flagging): raid1 reads a\n"
+	           "  write-mostly member only when no other copy can serve; a failfast\n"
+	           "  member of raid1/raid10 is failed on its first error while the array\n"
+	           "  can lose it.\n");
 }
 
 static int parse_metadata(const char *s, int *v)
@@ -215,8 +221,17 @@ int cmd_create(int argc, char **argv)
 	    {"run", no_argument, NULL, 'R'},
 	    {"force", no_argument, NULL, 'f'},
 	    {"help", no_argument, NULL, 'h'},
+	    {"write-mostly", no_argument, NULL, 1001},
+	    {"failfast", no_argument, NULL, 1002},
+	    {"nofailfast", no_argument, NULL, 1003},
+	    {"readwrite", no_argument, NULL, 1004},
 	    {NULL, 0, NULL, 0},
 	};
+	/* Members in the order given: mdadm's --write-mostly and --failfast
+	 * flag the members that follow them (--readwrite, --nofailfast undo). */
+	char *mem[argc > 0 ? argc : 1];
+	int nmem = 0;
+	bool wm = false, ff = false;
 	struct uraid_create_opts o;
 	memset(&o, 0, sizeof(o));
 	const char *level = NULL, *layout = NULL;
@@ -227,8 +242,19 @@ int cmd_create(int argc, char **argv)
 	unsigned long long v;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "l:n:c:p:e:x:N:fRh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "-l:n:c:p:e:x:N:fRh", opts, NULL)) != -1) {
 		switch (c) {
+		case 1:
+			if (nmem < 64) {
+				o.write_mostly |= (uint64_t)wm << nmem;
+				o.failfast |= (uint64_t)ff << nmem;
+			}
+			mem[nmem++] = optarg;
+			break;
+		case 1001: wm = true; break;
+		case 1002: ff = true; break;
+		case 1003: ff = false; break;
+		case 1004: wm = false; break;
 		case 'l': level = optarg; break;
 		case 'n':
 			if (parse_count(optarg, 1, "--raid-devices", &o.raid_devices))
@@ -292,7 +318,10 @@ int cmd_create(int argc, char **argv)
 				                 optarg);
 			bitmap_chunk = (uint32_t)v;
 			break;
-		case 'J': journal = optarg; break;
+		case 'J':
+			journal = optarg;
+			o.journal_pos = nmem + 1; /* mdadm's device numbering */
+			break;
 		case 'k':
 			if (!strcmp(optarg, "ppl"))
 				o.consistency_policy = URAID_POLICY_PPL;
@@ -311,6 +340,17 @@ int cmd_create(int argc, char **argv)
 		default: create_usage(stderr); return 2;
 		}
 	}
+	/* what follows "--", then all the members at the end of argv, in order */
+	for (int k = optind; k < argc; k++) {
+		if (nmem < 64) {
+			o.write_mostly |= (uint64_t)wm << nmem;
+			o.failfast |= (uint64_t)ff << nmem;
+		}
+		mem[nmem++] = argv[k];
+	}
+	for (int k = 0; k < nmem; k++)
+		argv[argc - nmem + k] = mem[k];
+	optind = argc - nmem;
 	if (!level)
 		return cli_error("create", "--level is required");
 	if (level_parse(level, &o.level) < 0)

@@ -248,11 +248,15 @@ static void print_detail(const char *name, const struct uraid_status *st)
 	if (st->bitmap_chunk_kib)
 		printf("     Intent Bitmap : Internal\n\n");
 	when("       Update Time", st->utime);
-	printf("             State : %s%s%s \n", st->clean ? "clean" : "active",
+	/* mdstat's resync=PENDING, as mdadm reads it: ", resyncing (PENDING)" */
+	bool pending = redundant(st->level) && st->resync_pending &&
+	               !(st->sync_action != URAID_SYNC_IDLE && st->sync_total);
+	printf("             State : %s%s%s%s \n", st->clean ? "clean" : "active",
 	       st->degraded == 0 ? ""
 	       : st->broken      ? ", FAILED"
 	                         : ", degraded",
-	       redundant(st->level) && st->sync_total ? sync_word(st->sync_action, false) : "");
+	       redundant(st->level) && st->sync_total ? sync_word(st->sync_action, false) : "",
+	       pending ? ", resyncing (PENDING)" : "");
 	printf("    Active Devices : %d\n   Working Devices : %d\n    Failed Devices : %d\n"
 	       "     Spare Devices : %d\n\n",
 	       active, active + spare + journal, failed, spare);

@@ -84,6 +84,11 @@ static const struct field status_fields[] = {
     SF(reshape_delta_disks, F_INT),
     SF(reshape_new_layout, F_U32),
     SF(reshape_new_chunk_sectors, F_U32),
+    SF(auto_readonly, F_BOOL),
+    SF(frozen, F_BOOL),
+    SF(resync_pending, F_BOOL),
+    SF(sync_speed_min, F_U64),
+    SF(sync_speed_max, F_U64),
 };
 #define NSF (sizeof(status_fields) / sizeof(status_fields[0]))
 

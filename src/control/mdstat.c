@@ -62,7 +62,8 @@ static void devices(struct out *o, const struct uraid_status *st)
 		    m->state != URAID_MEMBER_INACTIVE && !(m->flags & URAID_MEMBER_F_LEFT_OUT))
 			d[n++] = (typeof(d[0])){m->order, m->dev_number, i};
 	}
-	if (st->journal == 1)
+	/* a failed journal is listed (J)(F) while md still holds it */
+	if (st->journal == 1 || (st->journal == 2 && st->journal_name[0] == '/'))
 		d[n++] = (typeof(d[0])){0, st->journal_dev_number, -1};
 	for (int a = 1; a < n; a++) /* insertion sort, descending */
 		for (int b = a; b > 0 && (d[b].order > d[b - 1].order ||
@@ -74,7 +75,8 @@ static void devices(struct out *o, const struct uraid_status *st)
 		}
 	for (int k = 0; k < n; k++) {
 		if (d[k].i < 0) {
-			put(o, " %s[%u](J)", base(st->journal_name), d[k].nr);
+			put(o, " %s[%u](J)%s", base(st->journal_name), d[k].nr,
+			    st->journal == 2 ? "(F)" : "");
 			continue;
 		}
 		const struct uraid_member_status *m = &st->members[d[k].i];
@@ -168,7 +170,11 @@ int uraid_mdstat_format(const char *name, const struct uraid_status *st, char *b
 	struct out o = {buf, len, 0};
 	if (len)
 		buf[0] = 0;
-	put(&o, "%s : active%s %s", name, st->readonly ? " (read-only)" : "", pers);
+	put(&o, "%s : active%s %s", name,
+	    st->auto_readonly ? " (auto-read-only)"
+	    : st->readonly    ? " (read-only)"
+	                      : "",
+	    pers);
 	devices(&o, st);
 	put(&o, "\n      %llu blocks", (unsigned long long)st->array_sectors / 2);
 	if (st->metadata != 0) /* 0.90 is md's default: no "super" */
@@ -179,6 +185,9 @@ int uraid_mdstat_format(const char *name, const struct uraid_status *st, char *b
 	if (syncs && st->sync_action != URAID_SYNC_IDLE && st->sync_total) {
 		resync_line(&o, st);
 		put(&o, "\n      ");
+	} else if (syncs && st->resync_pending) {
+		/* md's status_resync: due (recovery_cp) but not running */
+		put(&o, "\tresync=PENDING\n      ");
 	}
 	if (st->bitmap_chunk_kib) /* pages of 4 KiB */
 		put(&o, "bitmap: %u/%u pages [%uKB], %uKB chunk\n", st->bitmap_pages_used,

@@ -337,6 +337,25 @@ static int serve_one(struct client *cl, char *line, size_t linelen)
 		rc = uraid_sync_action(a, URAID_SYNC_REPAIR, err, sizeof(err));
 	} else if (!strcmp(verb, "idle") && argc == 1) {
 		rc = uraid_sync_action(a, URAID_SYNC_IDLE, err, sizeof(err));
+	} else if (!strcmp(verb, "frozen") && argc == 1) { /* md's sync_action words */
+		rc = uraid_sync_freeze(a, true, err, sizeof(err));
+	} else if ((!strcmp(verb, "resync") || !strcmp(verb, "recover")) && argc == 1) {
+		rc = uraid_sync_freeze(a, false, err, sizeof(err));
+	} else if (!strcmp(verb, "readonly") && argc == 1) { /* md's array_state */
+		rc = uraid_set_readonly(a, URAID_RO, err, sizeof(err));
+	} else if (!strcmp(verb, "read-auto") && argc == 1) {
+		rc = uraid_set_readonly(a, URAID_RO_AUTO, err, sizeof(err));
+	} else if (!strcmp(verb, "readwrite") && argc == 1) {
+		rc = uraid_set_readonly(a, URAID_RW, err, sizeof(err));
+	} else if (!strcmp(verb, "add-spare") && argc == 2) { /* never a re-add */
+		rc = uraid_add_spare(a, argv[1], err, sizeof(err));
+	} else if (!strcmp(verb, "add-flags") && argc == 3) { /* URAID_ADD_* flags, member */
+		uint64_t f;
+		rc = parse_u64(argv[1], &f) || f > 7 ? -EINVAL : 0;
+		if (rc == 0)
+			rc = uraid_add_flags(a, argv[2], (unsigned)f, err, sizeof(err));
+		else
+			snprintf(err, sizeof(err), "usage: add-flags FLAGS MEMBER");
 	} else if (!strcmp(verb, "speed") && argc == 3) {
 		uint64_t mn, mx;
 		rc = parse_u64(argv[1], &mn) || parse_u64(argv[2], &mx) ? -EINVAL : 0;

@@ -374,3 +374,40 @@ int uraid_array_reshape_start(struct uraid_array *a, const struct uraid_reshape_
 		return unsupported(a, "reshape", err, errlen);
 	return a->cls->reshape_start(a, o, err, errlen);
 }
+
+int uraid_set_readonly(struct uraid_array *a, enum uraid_ro_mode mode, char *err, size_t errlen)
+{
+	if (!a->cls->set_readonly)
+		return unsupported(a, "read-only/read-write switching", err, errlen);
+	return a->cls->set_readonly(a, mode, err, errlen);
+}
+
+int uraid_sync_freeze(struct uraid_array *a, bool frozen, char *err, size_t errlen)
+{
+	if (!a->cls->sync_freeze)
+		return unsupported(a, "frozen", err, errlen);
+	return a->cls->sync_freeze(a, frozen, err, errlen);
+}
+
+int uraid_add_member_flags(struct uraid_array *a, struct member *m, unsigned flags, char *err,
+                           size_t errlen)
+{
+	if (!a->cls->add_member_flags) {
+		member_close(m);
+		return unsupported(a, "add-spare, --write-mostly and --failfast", err, errlen);
+	}
+	return a->cls->add_member_flags(a, m, flags, err, errlen);
+}
+
+int uraid_add_flags(struct uraid_array *a, const char *path, unsigned flags, char *err,
+                    size_t errlen)
+{
+	struct member *m;
+	int rc = open_for(a, path, &m, err, errlen);
+	return rc < 0 ? rc : uraid_add_member_flags(a, m, flags, err, errlen);
+}
+
+int uraid_add_spare(struct uraid_array *a, const char *path, char *err, size_t errlen)
+{
+	return uraid_add_flags(a, path, URAID_ADD_SPARE, err, errlen);
+}

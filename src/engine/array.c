@@ -189,9 +189,23 @@ int eng_read(struct eng_array *a, void *buf, size_t len, uint64_t off)
 	return rc;
 }
 
+/* md's read-auto: the first write makes the array read-write. */
+static bool auto_rw(struct eng_array *a)
+{
+	eng_lock(a);
+	bool rw = a->ro_auto;
+	if (rw) {
+		a->readonly = a->ro_auto = false;
+		eng_sync_schedule(a);
+		pthread_cond_broadcast(&a->cond);
+	}
+	eng_unlock(a);
+	return rw;
+}
+
 int eng_write(struct eng_array *a, const void *buf, size_t len, uint64_t off)
 {
-	if (a->readonly)
+	if (__atomic_load_n(&a->readonly, __ATOMIC_RELAXED) && !auto_rw(a))
 		return -EROFS;
 	if (__atomic_load_n(&a->broken, __ATOMIC_RELAXED))
 		return -EIO; /* a member the array cannot lose failed a write */
@@ -208,6 +222,10 @@ int eng_write(struct eng_array *a, const void *buf, size_t len, uint64_t off)
 	if (rc != -EAGAIN)
 		return rc;
 	eng_lock(a);
+	if (a->readonly) { /* made read-only since the check above */
+		eng_unlock(a);
+		return -EROFS;
+	}
 	/* md marks the array active before the first write after idle, so an
 	 * unclean stop is recognised on the next assembly. */
 	__atomic_store_n(&a->last_write_ns, eng_now_ns(), __ATOMIC_RELAXED);
@@ -265,8 +283,8 @@ int eng_flush(struct eng_array *a)
 int eng_stop(struct eng_array *a)
 {
 	int rc = 0;
+	eng_sync_thread_stop(a); /* also of an array made read-only while running */
 	if (!a->readonly) {
-		eng_sync_thread_stop(a);
 		eng_lock(a);
 		rc = a->pers->drain ? a->pers->drain(a) : 0;
 		if (rc == 0)
@@ -294,10 +312,53 @@ int eng_stop(struct eng_array *a)
 	return rc;
 }
 
+int eng_set_readonly(struct eng_array *a, enum uraid_ro_mode mode, char *err, size_t errlen)
+{
+	if (mode != URAID_RW && mode != URAID_RO && mode != URAID_RO_AUTO)
+		return errmsg(err, errlen, -EINVAL, "unknown read-only mode %d", (int)mode);
+	if (a->h.flags & URAID_RDONLY) {
+		if (mode == URAID_RO)
+			return 0;
+		return errmsg(err, errlen, -EROFS,
+		              "the array was assembled read-only (its members are open "
+		              "read-only): stop it and assemble it again");
+	}
+	int rc = 0;
+	eng_lock(a);
+	if (mode == URAID_RW) {
+		a->readonly = a->ro_auto = false;
+		eng_sync_schedule(a);
+	} else if (a->readonly) {
+		a->ro_auto = mode == URAID_RO_AUTO;
+	} else {
+		/* As md_set_readonly: background work stops where it is, what
+		 * is cached goes out, the superblocks say clean (resync_offset
+		 * keeps an unfinished resync) and the log is synced. */
+		eng_sync_interrupt(a);
+		rc = a->pers->drain ? a->pers->drain(a) : 0;
+		if (rc == 0)
+			rc = eng_log_flush(a);
+		int f = flush_locked(a);
+		if (rc == 0)
+			rc = f;
+		if (rc == 0 && !a->broken)
+			rc = eng_mark_clean(a);
+		if (rc == 0 && !a->broken)
+			rc = eng_log_synced(a, true);
+		if (rc < 0)
+			errmsg(err, errlen, rc, "writing out before going read-only failed: %s",
+			       strerror(-rc));
+		a->readonly = true;
+		a->ro_auto = mode == URAID_RO_AUTO;
+	}
+	pthread_cond_broadcast(&a->cond);
+	eng_unlock(a);
+	return rc;
+}
+
 void eng_drop(struct eng_array *a)
 {
-	if (!a->readonly)
-		eng_sync_thread_stop(a);
+	eng_sync_thread_stop(a);
 	eng_array_free(a);
 }
 
@@ -336,7 +397,13 @@ int eng_status(struct eng_array *a, struct uraid_status *st)
 			st->utime = a->mem[i]->sb.utime & tmask;
 	st->md_minor = a->ref.version == MD_SB_0_90 ? (int)a->ref.v0.md_minor : -1;
 	st->readonly = a->readonly;
-	st->clean = !a->dirty && a->resync_offset == MD_RESYNC_NONE;
+	st->auto_readonly = a->readonly && a->ro_auto;
+	st->frozen = a->frozen;
+	st->resync_pending = a->resync_offset != MD_RESYNC_NONE && a->action != URAID_SYNC_RESYNC;
+	/* md's in_sync: a resync due but not running (frozen, read-only)
+	 * leaves an idle array clean, as mdadm --detail shows it */
+	st->clean =
+	    !a->dirty && (a->resync_offset == MD_RESYNC_NONE || a->action != URAID_SYNC_RESYNC);
 	st->broken = a->broken;
 	int n = 0;
 	/* Slots in order first, as mdadm --detail lists them. */
@@ -383,6 +450,8 @@ int eng_status(struct eng_array *a, struct uraid_status *st)
 	st->sync_done = a->sync_pos;
 	st->sync_total = a->sync_end;
 	st->sync_speed_kibs = a->speed_kibs;
+	st->sync_speed_min = a->speed_min;
+	st->sync_speed_max = a->speed_max;
 	st->stripe_cache_size = a->pers->cache_size ? a->pers->cache_size(a) : 0;
 	if (a->log && a->log->status)
 		a->log->status(a, st);

@@ -231,6 +231,16 @@ int eng_create_members(const struct uraid_create_opts *o, struct member **mm, in
 		rc = errmsg(err, errlen, rc, "%s", e);
 		goto fail;
 	}
+	/* Device numbers in mdadm's order: as given, the journal (the last
+	 * member here) where --write-journal stood. */
+	uint32_t dn[ENG_MAX_MEMBERS + 1]; /* n is at most ENG_MAX_MEMBERS (+ journal) */
+	for (int i = 0; i < n && i <= ENG_MAX_MEMBERS; i++)
+		dn[i] = (uint32_t)i;
+	bool shifted = nj && o->journal_pos > 0 && o->journal_pos < n && n <= ENG_MAX_MEMBERS + 1;
+	for (int i = 0; shifted && i < n; i++)
+		dn[i] = i == n - 1               ? (uint32_t)(o->journal_pos - 1)
+		        : i < o->journal_pos - 1 ? (uint32_t)i
+		                                 : (uint32_t)i + 1;
 	uint8_t devuuid[16];
 	for (int i = 0; i < n; i++) {
 		if (getrandom(devuuid, sizeof(devuuid), 0) != sizeof(devuuid)) {
@@ -243,16 +253,31 @@ int eng_create_members(const struct uraid_create_opts *o, struct member **mm, in
 			role = -3;
 			pi.size = MD_SB_BYTES / 512; /* any size the small journal holds */
 		}
-		rc = md_sb_init(&sbs[i], &pi, role, (uint32_t)i, devuuid, ds[i], e, sizeof(e));
+		rc = md_sb_init(&sbs[i], &pi, role, shifted ? dn[i] : (uint32_t)i, devuuid, ds[i],
+		                e, sizeof(e));
 		if (rc < 0) {
 			rc = errmsg(err, errlen, rc, "%s: %s", mm[i]->name, e);
 			goto fail;
 		}
+		if (i < 64) /* md's device flags, as mdadm --write-mostly / --failfast */
+			eng_sb_set_devflags(
+			    &sbs[i], (((o->write_mostly >> i) & 1) ? ENG_DEV_WRITEMOSTLY : 0) |
+			                 (((o->failfast >> i) & 1) ? ENG_DEV_FAILFAST : 0));
 		sbs[i].size = sbs[0].size;
 	}
-	/* Every member names the journal (role 0xfffd) and the feature. */
+	/* 0.90: every member's disk table carries each device's flags */
+	for (int i = 0; i < n && sbs[0].version == MD_SB_0_90; i++) {
+		uint32_t mask = (1u << MD_DISK_WRITEMOSTLY) | (1u << MD_DISK_FAILFAST);
+		uint32_t nr = sbs[i].v0.this_disk.number;
+		for (int j = 0; j < n && nr < MD_SB0_MAX_DEVS; j++)
+			sbs[j].v0.disks[nr].state |= sbs[i].v0.this_disk.state & mask;
+	}
+	/* Every member names the journal (role 0xfffd) and the feature; with
+	 * the numbers shifted, every device's role at its number. */
 	for (int i = 0; nj && i < n; i++) {
-		md_sb_set_role(&sbs[i], (uint32_t)(n - 1), -3);
+		for (int j = 0; shifted && j < n - 1; j++)
+			md_sb_set_role(&sbs[i], dn[j], j < o->raid_devices ? j : -1);
+		md_sb_set_role(&sbs[i], dn[n - 1], -3);
 		sbs[i].feature_map |= MD_FEATURE_JOURNAL;
 	}
 	/* The geometry the kernel would run with; refuse what it would refuse. */

@@ -86,6 +86,8 @@ static int pick_copy(struct eng_array *a, uint64_t lsec, struct layout_loc *loc)
 			return -EAGAIN;
 		uint64_t h = __atomic_load_n(&a->mem[a->slot[cl.role]]->head, __ATOMIC_RELAXED);
 		uint64_t d = h > cl.sector ? h - cl.sector : cl.sector - h;
+		if (eng_role_write_mostly(a, cl.role))
+			d = UINT64_MAX - 1; /* only when no other copy can serve */
 		if (d < best) {
 			best = d;
 			chosen = c;

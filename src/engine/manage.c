@@ -8,6 +8,7 @@
 #include <sys/random.h>
 
 #include "engine/core/log.h"
+#include "engine/journal/journal.h"
 #include "engine/md.h"
 #include "engine/sync/sync.h"
 #include "util/errmsg.h"
@@ -35,6 +36,19 @@ int eng_fail(struct eng_array *a, const char *name, char *err, size_t errlen)
 	eng_lock(a);
 	int rc = 0;
 	int i = find_member(a, name);
+	struct eng_journal *j = a->log == &eng_log_journal ? eng_journal_of(a) : NULL;
+	if (i < 0 && j && j->em.m && !strcmp(j->em.m->name, name)) {
+		/* The journal: as md, writes are refused from now on (the
+		 * superblocks record it faulty) until a journal is added. */
+		if (eng_wb_has(a))
+			rc = errmsg(err, errlen, -EBUSY,
+			            "the write-back journal %s holds data not yet on the members: "
+			            "switch to write-through first",
+			            name);
+		else if (!j->failed)
+			eng_journal_fail(a, "failed by request");
+		goto out;
+	}
 	if (i < 0) {
 		rc = errmsg(err, errlen, -ENOENT, "%s is not a member of this array", name);
 		goto out;
@@ -161,7 +175,8 @@ static int new_member(struct eng_array *a, struct member *m, struct eng_member *
 	return 0;
 }
 
-int eng_add_member(struct eng_array *a, struct member *m, char *err, size_t errlen)
+int eng_add_member_flags(struct eng_array *a, struct member *m, unsigned flags, char *err,
+                         size_t errlen)
 {
 	if (a->readonly) {
 		member_close(m);
@@ -170,7 +185,11 @@ int eng_add_member(struct eng_array *a, struct member *m, char *err, size_t errl
 	eng_lock(a);
 	struct eng_member *em = NULL;
 	int rc = new_member(a, m, &em, err, errlen);
-	if (rc == 0) {
+	if (rc == 0)
+		eng_sb_set_devflags(&em->sb,
+		                    ((flags & URAID_ADD_WRITEMOSTLY) ? ENG_DEV_WRITEMOSTLY : 0) |
+		                        ((flags & URAID_ADD_FAILFAST) ? ENG_DEV_FAILFAST : 0));
+	if (rc == 0 && !(flags & URAID_ADD_SPARE)) {
 		/* A former member whose slot is empty goes back there (md's
 		 * re-add), recovered only where the bitmap says it missed
 		 * writes; eng_readd takes m then (m set NULL). */
@@ -202,6 +221,11 @@ int eng_add_member(struct eng_array *a, struct member *m, char *err, size_t errl
 	pthread_cond_broadcast(&a->cond);
 	eng_unlock(a);
 	return 0;
+}
+
+int eng_add_member(struct eng_array *a, struct member *m, char *err, size_t errlen)
+{
+	return eng_add_member_flags(a, m, 0, err, errlen);
 }
 
 int eng_replace_member(struct eng_array *a, const char *old, struct member *m, char *err,

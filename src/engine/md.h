@@ -59,6 +59,8 @@ int eng_io_stats(struct eng_array *a, struct uraid_io_stats *st);
 /* locate.c: uraid_locate (arguments checked by the caller). */
 int eng_locate(struct eng_array *a, uint64_t off, uint64_t len, unsigned flags,
                struct uraid_place *out, int max, uint64_t *piece);
+/* md's array_state: read-only, read-auto or read-write (mdtools). */
+int eng_set_readonly(struct eng_array *a, enum uraid_ro_mode mode, char *err, size_t errlen);
 /* The personality's stripe cache; -EINVAL for levels without one. */
 int eng_set_stripe_cache(struct eng_array *a, unsigned stripes);
 
@@ -66,6 +68,9 @@ int eng_set_stripe_cache(struct eng_array *a, unsigned stripes);
 int eng_fail(struct eng_array *a, const char *name, char *err, size_t errlen);
 int eng_remove(struct eng_array *a, const char *name, char *err, size_t errlen);
 int eng_add_member(struct eng_array *a, struct member *m, char *err, size_t errlen);
+/* With URAID_ADD_* flags: a spare only (never a re-add), md's device flags. */
+int eng_add_member_flags(struct eng_array *a, struct member *m, unsigned flags, char *err,
+                         size_t errlen);
 int eng_replace_member(struct eng_array *a, const char *old, struct member *m, char *err,
                        size_t errlen);
 int eng_re_add_member(struct eng_array *a, struct member *m, char *err, size_t errlen);

@@ -189,6 +189,22 @@ static int md_reshape_start(struct uraid_array *h, const struct uraid_reshape_op
 	return eng_reshape_start(eng_of(h), o, err, errlen);
 }
 
+static int md_set_readonly(struct uraid_array *h, enum uraid_ro_mode mode, char *err, size_t errlen)
+{
+	return eng_set_readonly(eng_of(h), mode, err, errlen);
+}
+
+static int md_sync_freeze(struct uraid_array *h, bool frozen, char *err, size_t errlen)
+{
+	return eng_sync_freeze(eng_of(h), frozen, err, errlen);
+}
+
+static int md_add_member_flags(struct uraid_array *h, struct member *m, unsigned flags, char *err,
+                               size_t errlen)
+{
+	return eng_add_member_flags(eng_of(h), m, flags, err, errlen);
+}
+
 const struct eng_class eng_md_class = {
     .name = "md",
     .size = md_size,
@@ -219,4 +235,7 @@ const struct eng_class eng_md_class = {
     .takeover = md_takeover,
     .grow_add_member = md_grow_add_member,
     .reshape_start = md_reshape_start,
+    .set_readonly = md_set_readonly,
+    .sync_freeze = md_sync_freeze,
+    .add_member_flags = md_add_member_flags,
 };

@@ -22,7 +22,8 @@ python3 -c 'import random,sys; sys.stdout.buffer.write(random.Random(3).randbyte
 python3 -c 'import random,sys; sys.stdout.buffer.write(random.Random(4).randbytes(100*1024))' >p2
 check "create --write-journal" "$URAID" create --level=5 --raid-devices=3 --chunk=64K --size=16M \
 	--assume-clean --name=jc --write-journal j.img m0.img m1.img m2.img
-check "status shows the journal (J)" sh -c "'$URAID' status | grep -q 'j.img\\[3\\](J)'"
+# mdadm numbers devices in command-line order: the journal, named first, is 0
+check "status shows the journal (J) as device 0" sh -c "'$URAID' status | grep -q 'j.img\\[0\\](J)'"
 check "detail: journal member, write-through" \
 	sh -c "'$URAID' detail jc | grep -q '^Consistency Policy : journal$' &&
 	       '$URAID' detail --verbose jc | grep -q '^journal : write-through$'"

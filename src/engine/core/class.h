@@ -68,6 +68,12 @@ struct eng_class {
 	/* uraid_locate, arguments checked. */
 	int (*locate)(struct uraid_array *a, uint64_t off, uint64_t len, unsigned flags,
 	              struct uraid_place *out, int max, uint64_t *piece);
+	/* md's array_state and frozen sync_action; add with URAID_ADD_* flags. */
+	int (*set_readonly)(struct uraid_array *a, enum uraid_ro_mode mode, char *err,
+	                    size_t errlen);
+	int (*sync_freeze)(struct uraid_array *a, bool frozen, char *err, size_t errlen);
+	int (*add_member_flags)(struct uraid_array *a, struct member *m, unsigned flags, char *err,
+	                        size_t errlen);
 	/* The class's own verbs (GEOM: gmirror/graid3's), one request line. */
 	int (*ctl)(struct uraid_array *a, const char *request, char *err, size_t errlen);
 	/* uraid_grow, what checked (md: engine/grow.c). */

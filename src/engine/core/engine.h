@@ -96,6 +96,20 @@ static inline struct member *eng_data_member(const struct eng_member *em)
 	return em->data_m ? em->data_m : em->m;
 }
 
+/* md's per-device flags, from the member's own superblock: WriteMostly
+ * (1.x devflags bit 0, 0.90 disk state bit 9) and FailFast (bit 1, 10). */
+#define ENG_DEV_WRITEMOSTLY 1u
+#define ENG_DEV_FAILFAST    2u
+static inline unsigned eng_member_devflags(const struct eng_member *em)
+{
+	if (em->sb.version == MD_SB_0_90)
+		return ((em->sb.v0.this_disk.state >> MD_DISK_WRITEMOSTLY) & 1) |
+		       (((em->sb.v0.this_disk.state >> MD_DISK_FAILFAST) & 1) << 1);
+	return em->sb.devflags & (ENG_DEV_WRITEMOSTLY | ENG_DEV_FAILFAST);
+}
+/* Set them in a superblock (both places 0.90 keeps them). */
+void eng_sb_set_devflags(struct md_sb *sb, unsigned flags);
+
 /* Locking: `lock` (mutex, with `cond`) serialises writes, sync steps and
  * every state change; those also hold `iolock` exclusively (eng_lock). Reads
  * of a healthy array take only `iolock` shared (engine/fastpath.c), so they run in
@@ -117,6 +131,12 @@ struct eng_array {
 	struct eng_ioq_node *ioq_free;
 	pthread_cond_t cond; /* sync thread wake-ups / progress */
 	bool readonly;
+	/* md's read-auto (array_state): read-only until the first write,
+	 * which makes it read-write (readonly cleared, sync work resumes). */
+	bool ro_auto;
+	/* md's sync_action "frozen": no sync work starts or continues until
+	 * idle (or check, repair, resync) is requested. */
+	bool frozen;
 	bool inited;        /* lock and cond initialised */
 	uint32_t bind_next; /* the next member's bind_seq */
 
@@ -204,6 +224,13 @@ int eng_member_io(struct eng_array *a, int role, bool write, void *buf, uint64_t
 bool eng_array_readable(const struct eng_array *a);
 /* Can the array lose the member in `role` and stay readable? */
 bool eng_member_can_fail(const struct eng_array *a, int role);
+/* raid1: reads avoid the slot's member when another copy can serve (md's
+ * write-mostly; raid10 ignores the flag, as md does). */
+bool eng_role_write_mostly(const struct eng_array *a, int role);
+/* raid1/raid10: an error on the slot's member fails it at once, without
+ * retry or repair, while the array can lose it (md's failfast; never for
+ * writes to a write-mostly member). */
+bool eng_role_failfast(const struct eng_array *a, int role, bool write);
 /* A member the array cannot lose failed a request (who: its name): writes
  * are refused from now on, reads go on (md's MD_BROKEN). */
 void eng_array_broken(struct eng_array *a, const char *who, const char *why);

@@ -42,7 +42,8 @@ bool eng_write_failed(struct eng_array *a, int role, const void *buf, uint64_t m
 	if (em->state == URAID_MEMBER_FAULTY)
 		return false;
 	em->write_error_seen = true; /* md: set_bit(WriteErrorSeen) on every write error */
-	if (!em->has_bbl || a->readonly || a->broken) {
+	/* md's failfast: no retry, no bad block, while the array can lose it */
+	if (!em->has_bbl || a->readonly || a->broken || eng_role_failfast(a, role, true)) {
 		/* md_error: no log to keep the range in (rdev_set_badblocks
 		 * fails while badblocks.shift < 0, as for a member without one);
 		 * a broken array writes no superblock that could record it */

@@ -42,6 +42,8 @@ static void update_ref_090(struct eng_array *a)
 			continue;
 		struct md_sb0_disk *d = &r->v0.disks[nr];
 		*d = em->sb.v0.this_disk; /* keeps major/minor */
+		/* and, as md's super_90_sync, the device's own flags */
+		uint32_t own = d->state & ((1u << MD_DISK_WRITEMOSTLY) | (1u << MD_DISK_FAILFAST));
 		d->number = nr;
 		d->raid_disk = em->role >= 0 ? (uint32_t)em->role : nr;
 		if (em->state == URAID_MEMBER_FAULTY) {
@@ -56,6 +58,7 @@ static void update_ref_090(struct eng_array *a)
 			working++;
 			spare++;
 		}
+		d->state |= own;
 		em->sb.v0.this_disk.number = nr;
 		em->sb.dev_number = nr;
 		present++;
@@ -237,4 +240,19 @@ void eng_member_params(const struct eng_array *a, struct md_create_params *p)
 	p->size = a->geo.dev_sectors;
 	p->data_offset = a->mem[0]->sb.data_offset;
 	memcpy(p->set_uuid, a->ref.set_uuid, 16);
+}
+
+void eng_sb_set_devflags(struct md_sb *sb, unsigned flags)
+{
+	if (sb->version != MD_SB_0_90) {
+		sb->devflags = (uint8_t)((sb->devflags & ~3u) | (flags & 3u));
+		return;
+	}
+	uint32_t bits = ((flags & ENG_DEV_WRITEMOSTLY) ? 1u << MD_DISK_WRITEMOSTLY : 0) |
+	                ((flags & ENG_DEV_FAILFAST) ? 1u << MD_DISK_FAILFAST : 0);
+	uint32_t mask = (1u << MD_DISK_WRITEMOSTLY) | (1u << MD_DISK_FAILFAST);
+	sb->v0.this_disk.state = (sb->v0.this_disk.state & ~mask) | bits;
+	uint32_t nr = sb->v0.this_disk.number;
+	if (nr < MD_SB0_MAX_DEVS)
+		sb->v0.disks[nr].state = (sb->v0.disks[nr].state & ~mask) | bits;
 }

@@ -202,3 +202,21 @@ void eng_array_broken(struct eng_array *a, const char *who, const char *why)
 		        who, why);
 	a->broken = true;
 }
+
+bool eng_role_write_mostly(const struct eng_array *a, int role)
+{
+	return a->geo.level == URAID_LEVEL_RAID1 && role >= 0 && role < a->geo.raid_disks &&
+	       a->slot[role] >= 0 &&
+	       (eng_member_devflags(a->mem[a->slot[role]]) & ENG_DEV_WRITEMOSTLY);
+}
+
+bool eng_role_failfast(const struct eng_array *a, int role, bool write)
+{
+	if ((a->geo.level != URAID_LEVEL_RAID1 && a->geo.level != URAID_LEVEL_RAID10) || role < 0 ||
+	    role >= a->geo.raid_disks || a->slot[role] < 0)
+		return false;
+	unsigned f = eng_member_devflags(a->mem[a->slot[role]]);
+	if (!(f & ENG_DEV_FAILFAST) || (write && (f & ENG_DEV_WRITEMOSTLY)))
+		return false;
+	return eng_member_can_fail(a, role);
+}

@@ -79,9 +79,14 @@ static int read_piece_copies(struct eng_array *a, uint8_t *buf, uint64_t lsec, u
 			return -EIO;
 		if (!eng_role_readable(a, loc.role, loc.sector, len))
 			continue;
-		/* Two tries per copy: a transient error is not worth a rewrite. */
-		if (eng_member_io(a, loc.role, false, buf, loc.sector, len) < 0 &&
-		    eng_member_io(a, loc.role, false, buf, loc.sector, len) < 0) {
+		/* Two tries per copy: a transient error is not worth a rewrite.
+		 * A failfast member fails at once instead (md's failfast). */
+		int rd = eng_member_io(a, loc.role, false, buf, loc.sector, len);
+		if (rd < 0 && eng_role_failfast(a, loc.role, false) && !a->readonly) {
+			eng_member_failed(a, loc.role, "failfast: read error");
+			continue;
+		}
+		if (rd < 0 && eng_member_io(a, loc.role, false, buf, loc.sector, len) < 0) {
 			bad_role[nbad] = loc.role;
 			bad_sec[nbad++] = loc.sector;
 			continue;
@@ -105,7 +110,7 @@ int eng_mirror_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t n
 {
 	struct member_io io[BATCH];
 	uint64_t io_lsec[BATCH];
-	int io_first[BATCH];
+	int io_first[BATCH], io_role[BATCH];
 	while (nsec) {
 		int n = 0;
 		while (nsec && n < BATCH) {
@@ -125,6 +130,8 @@ int eng_mirror_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t n
 				uint64_t h = __atomic_load_n(&a->mem[a->slot[cl.role]]->head,
 				                             __ATOMIC_RELAXED);
 				uint64_t d = h > cl.sector ? h - cl.sector : cl.sector - h;
+				if (eng_role_write_mostly(a, cl.role))
+					d = UINT64_MAX - 1; /* only when no other copy can serve */
 				if (d < best) {
 					best = d;
 					chosen = c;
@@ -146,6 +153,7 @@ int eng_mirror_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t n
 			eng_set_io(a, &io[n], loc.role, false, buf, loc.sector, len);
 			io_lsec[n] = lsec;
 			io_first[n] = chosen;
+			io_role[n] = loc.role;
 			n++;
 			buf += len * 512;
 			lsec += len;
@@ -155,6 +163,9 @@ int eng_mirror_read(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t n
 		for (int i = 0; i < n; i++) {
 			if (member_io_done(&io[i]))
 				continue;
+			/* md's failfast: failed now, the other copies serve */
+			if (eng_role_failfast(a, io_role[i], false) && !a->readonly)
+				eng_member_failed(a, io_role[i], "failfast: read error");
 			int rc =
 			    read_piece_any(a, io[i].buf, io_lsec[i], io[i].len / 512, io_first[i]);
 			if (rc < 0)

@@ -101,7 +101,8 @@ static void speed_mark(struct eng_array *a)
 
 void eng_sync_schedule(struct eng_array *a)
 {
-	if (a->action != URAID_SYNC_IDLE || a->readonly || a->broken || !has_redundancy(a))
+	if (a->action != URAID_SYNC_IDLE || a->readonly || a->frozen || a->broken ||
+	    !has_redundancy(a))
 		return;
 	/* A reshape first: recovery and resync positions are in one layout. */
 	if (a->rs) {
@@ -202,6 +203,36 @@ static void speed_update(struct eng_array *a)
 	else if (now > a->speed_t0_ns + 100000000ull)
 		a->speed_kibs =
 		    (a->sync_pos - a->speed_pos0) / 2 * 1000000000ull / (now - a->speed_t0_ns);
+}
+
+void eng_sync_interrupt(struct eng_array *a)
+{
+	if (a->action == URAID_SYNC_IDLE)
+		return;
+	sync_workers_free(a->workers);
+	a->workers = NULL;
+	if (a->action == URAID_SYNC_CHECK || a->action == URAID_SYNC_REPAIR)
+		a->last_mismatch_cnt = a->mismatches;
+	else /* resync_offset / recovery_offset: where it resumes */
+		eng_sb_write_all(a);
+	a->action = URAID_SYNC_IDLE;
+	a->sync_pos = a->sync_end = 0;
+	pthread_cond_broadcast(&a->cond);
+}
+
+int eng_sync_freeze(struct eng_array *a, bool frozen, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	eng_lock(a);
+	a->frozen = frozen;
+	if (frozen)
+		eng_sync_interrupt(a);
+	else
+		eng_sync_schedule(a);
+	pthread_cond_broadcast(&a->cond);
+	eng_unlock(a);
+	return 0;
 }
 
 /* Positions per batch: the personality's bound (SYNC_BATCH_BYTES across
@@ -361,10 +392,13 @@ int eng_sync_action(struct eng_array *a, enum uraid_sync_action act, char *err, 
 	eng_lock(a);
 	int rc = 0;
 	if (act == URAID_SYNC_IDLE) {
+		/* md's idle also lifts frozen */
+		a->frozen = false;
 		if (a->action == URAID_SYNC_CHECK || a->action == URAID_SYNC_REPAIR) {
 			a->last_mismatch_cnt = a->mismatches;
 			a->action = URAID_SYNC_IDLE;
 		}
+		eng_sync_schedule(a);
 	} else if (act != URAID_SYNC_CHECK && act != URAID_SYNC_REPAIR) {
 		rc = errmsg(err, errlen, -EINVAL, "only check, repair and idle can be requested");
 	} else if (!has_redundancy(a)) {
@@ -381,6 +415,7 @@ int eng_sync_action(struct eng_array *a, enum uraid_sync_action act, char *err, 
 			rc = errmsg(err, errlen, -EINVAL,
 			            "array is degraded: nothing to check against");
 		} else {
+			a->frozen = false; /* as md: check and repair lift frozen */
 			a->action = act;
 			a->sync_pos = 0;
 			a->sync_end = sync_end(a, act);

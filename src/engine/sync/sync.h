@@ -25,6 +25,11 @@ int eng_sync_step(struct eng_array *a, uint64_t max_sectors);
 int eng_sync_action(struct eng_array *a, enum uraid_sync_action act, char *err, size_t errlen);
 void eng_sync_speed(struct eng_array *a, uint64_t min_kibs, uint64_t max_kibs);
 int eng_sync_wait(struct eng_array *a);
+/* Stop the running job where it is (checkpoints written, a check's count
+ * kept), as md interrupts a sync; the caller holds the lock. */
+void eng_sync_interrupt(struct eng_array *a);
+/* md's "frozen" (true) and what lifts it (false): idle, resync, recover. */
+int eng_sync_freeze(struct eng_array *a, bool frozen, char *err, size_t errlen);
 
 #define SYNC_MISMATCH_UNIT 8 /* md counts mismatches in 4 KiB pages, as sectors */
 
