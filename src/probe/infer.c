@@ -156,36 +156,69 @@ static int scan_member(const struct probe_input *in, int m, struct probe_result 
 	return rc;
 }
 
-/* Volume starts in the XOR of every member's first SCAN_BYTES. */
-static int scan_xor(const struct probe_input *in, struct probe_result *r, uint64_t *starts,
-                    int *nstarts, struct probe_sig *ssig)
+/* Everything found where volumes start: per member, and in the XOR. */
+struct starts {
+	int n[PROBE_MAX_MEMBERS + 1];
+	uint64_t off[PROBE_MAX_MEMBERS + 1][MAX_STARTS];
+	struct probe_sig sig[PROBE_MAX_MEMBERS + 1][MAX_STARTS];
+};
+
+static bool have_start(const uint64_t *starts, int n, uint64_t off)
+{
+	for (int i = 0; i < n; i++)
+		if (starts[i] == off)
+			return true;
+	return false;
+}
+
+/* Volume starts in the XOR of every member's first SCAN_BYTES: a raid4/5
+ * lacking the member that holds the volume's first chunk. Then in the XOR
+ * of all members but one: a raid6 lacking that member, the one left out
+ * holding Q of the first stripe (P and the other data XOR to the missing
+ * data). What a member holds itself (the XOR of the others, in a complete
+ * raid5) is not a new start. */
+static int scan_xor(const struct probe_input *in, struct probe_result *r, struct starts *st)
 {
 	uint64_t smallest = UINT64_MAX;
-	for (int m = 0; m < in->n; m++)
+	int n = in->n, *ns = &st->n[n];
+	for (int m = 0; m < n; m++)
 		if (in->size[m] < smallest)
 			smallest = in->size[m];
 	size_t head = smallest < SCAN_BYTES + PROBE_HEAD_BYTES ? (size_t)smallest & ~511ul
 	                                                       : SCAN_BYTES + PROBE_HEAD_BYTES;
-	uint8_t *acc = calloc(1, head), *buf = malloc(head);
-	int rc = acc && buf ? 0 : -ENOMEM;
-	for (int m = 0; m < in->n && rc == 0; m++) {
+	uint8_t *acc = calloc(1, head), *all = malloc(head * (size_t)n), *one = malloc(head);
+	int rc = acc && all && one ? 0 : -ENOMEM;
+	for (int m = 0; m < n && rc == 0; m++) {
+		uint8_t *buf = all + head * (size_t)m;
 		rc = in->read(in->ctx, m, buf, head, 0);
 		r->bytes_read += head;
 		for (size_t i = 0; rc == 0 && i < head; i++)
 			acc[i] ^= buf[i];
 	}
-	for (uint64_t off = 0; rc == 0 && off + 4096 <= head && *nstarts < MAX_STARTS;
-	     off += 4096) {
-		struct probe_sig s;
-		if (probe_sig_head(acc + off, head - off, &s) && s.kind != PROBE_SIG_MBR) {
+	for (int x = -1; rc == 0 && x < n && *ns < MAX_STARTS; x++) {
+		const uint8_t *src = acc;
+		if (x >= 0) {
+			const uint8_t *mb = all + head * (size_t)x;
+			for (size_t i = 0; i < head; i++)
+				one[i] = acc[i] ^ mb[i];
+			src = one;
+		}
+		for (uint64_t off = 0; off + 4096 <= head && *ns < MAX_STARTS; off += 4096) {
+			struct probe_sig s;
+			if (!probe_sig_head(src + off, head - off, &s) || s.kind == PROBE_SIG_MBR)
+				continue;
+			if (x >= 0 && have_start(st->off[x], st->n[x], off))
+				continue;
 			s.member = PROBE_XOR_MEMBER;
+			s.given = x; /* -1: all members */
 			s.offset = off;
-			starts[*nstarts] = off;
-			ssig[(*nstarts)++] = s;
+			st->off[n][*ns] = off;
+			st->sig[n][(*ns)++] = s;
 		}
 	}
 	free(acc);
-	free(buf);
+	free(all);
+	free(one);
 	return rc;
 }
 
@@ -292,6 +325,18 @@ static bool orders_differ_only_in_mirror(const struct shape *sh)
 	return sh->level == URAID_LEVEL_RAID1;
 }
 
+static bool xor_fits(const struct layout_geometry *g, const struct layout_ops *ops,
+                     const struct probe_candidate *c, int left_out, int miss)
+{
+	if (miss != 1 || !ops->stripe)
+		return false;
+	struct layout_stripe s;
+	ops->stripe(g, 0, &s);
+	if (left_out < 0)
+		return s.q_role < 0;
+	return s.q_role >= 0 && c->order[s.q_role] == left_out;
+}
+
 static void try_start(const struct probe_input *in, const struct probe_sig *start,
                       struct pool *pool, uint64_t *bytes)
 {
@@ -340,10 +385,11 @@ static void try_start(const struct probe_input *in, const struct probe_sig *star
 							here = true;
 					}
 					/* found in the XOR of the members: raid4/5 lacking the
-					 * member that holds logical sector 0 */
+					 * member that holds logical sector 0; in the XOR of
+					 * all but one, raid6 lacking it, the one left out
+					 * holding the first stripe's Q */
 					if (start->member == PROBE_XOR_MEMBER &&
-					    (miss != 1 || (c.level != URAID_LEVEL_RAID5 &&
-					                   c.level != URAID_LEVEL_RAID4)))
+					    !xor_fits(&g, ops, &c, start->given, miss))
 						here = false;
 					/* linear: a file system that ends before the last
 					 * member says nothing of the members after it */
@@ -358,8 +404,10 @@ static void try_start(const struct probe_input *in, const struct probe_sig *star
 					if (start->member == PROBE_XOR_MEMBER)
 						snprintf(
 						    c.evidence, sizeof(c.evidence),
-						    "volume start in the XOR of the members "
+						    "volume start in the XOR of the members%s "
 						    "(the missing member's data) at byte %llu; ",
+						    start->given < 0 ? ""
+						                     : " but the first stripe's Q",
 						    (unsigned long long)start->offset);
 					else
 						snprintf(c.evidence, sizeof(c.evidence),
@@ -375,13 +423,6 @@ static void try_start(const struct probe_input *in, const struct probe_sig *star
 		}
 	}
 }
-
-/* Everything found where volumes start: per member, and in the XOR. */
-struct starts {
-	int n[PROBE_MAX_MEMBERS + 1];
-	uint64_t off[PROBE_MAX_MEMBERS + 1][MAX_STARTS];
-	struct probe_sig sig[PROBE_MAX_MEMBERS + 1][MAX_STARTS];
-};
 
 /* Every geometry from every start, checked; the convincing ones into r
  * (member numbers through map, when given: a subset of the input). */
@@ -460,7 +501,7 @@ static int without_one(const struct probe_input *in, const struct starts *all, i
 	}
 	int rc = 0;
 	if (si.n >= 2)
-		rc = scan_xor(&si, r, st->off[si.n], &st->n[si.n], st->sig[si.n]);
+		rc = scan_xor(&si, r, st);
 	char note[96];
 	snprintf(note, sizeof(note), "member %d (as given) left out: it fits no geometry; ",
 	         out + 1);
@@ -492,7 +533,7 @@ int probe_run(const struct probe_input *in, struct probe_result *r, char *err, s
 	/* With one member of a raid4/5 gone, the XOR of the others is its data. */
 	if (rc == 0 && in->n >= 2) {
 		progress(in, "reading the XOR of the members%s %d", "", in->n);
-		rc = scan_xor(in, r, st->off[in->n], &st->n[in->n], st->sig[in->n]);
+		rc = scan_xor(in, r, st);
 		if (rc < 0)
 			snprintf(err, errlen, "read failed: %s", strerror(-rc));
 	}

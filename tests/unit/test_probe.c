@@ -315,6 +315,10 @@ static void test_raid6(void)
 {
 	one(6, 5, 64 * 1024, true, -1, 7);
 	one(6, 4, 256 * 1024, true, 3, 8);
+	/* the member holding the first chunk missing: the volume start is
+	 * found in the XOR of all members but the first stripe's Q */
+	one(6, 4, 64 * 1024, true, 1, 13);
+	one(6, 6, 32 * 1024, true, 1, 14);
 }
 
 static void test_raid0_linear_raid1(void)
