@@ -237,7 +237,7 @@ void probe_fs_evidence(const struct probe_view *v, const struct probe_sig *start
 	case PROBE_SIG_EXT: ext_evidence(v, c, &t); break;
 	case PROBE_SIG_XFS: xfs_evidence(v, c, &t); break;
 	case PROBE_SIG_BTRFS:
-		simple_evidence(v, c, &t, (64ull << 20) + 65536 + 64, "_BHRfS_M", 8,
+		simple_evidence(v, c, &t, (64ull << 20) + 64, "_BHRfS_M", 8,
 		                "btrfs superblock copy at 64 MiB");
 		break;
 	case PROBE_SIG_GPT: {
@@ -252,4 +252,64 @@ void probe_fs_evidence(const struct probe_view *v, const struct probe_sig *start
 	}
 	c->agree += t.agree;
 	c->disagree += t.disagree;
+}
+
+/* ---- self-naming structures, for the order search (order.c) ---- */
+
+static void add_point(struct probe_point *p, int *n, int max, uint64_t off, uint8_t kind,
+                      uint32_t id)
+{
+	if (*n < max)
+		p[(*n)++] = (struct probe_point){off, kind, id};
+}
+
+int probe_fs_points(const uint8_t *head, size_t len, const struct probe_sig *start,
+                    struct probe_point *p, int max)
+{
+	int n = 0;
+	if (start->kind == PROBE_SIG_EXT && len >= 2048 && get_le16(head + 1024 + 56) == 0xEF53) {
+		const uint8_t *sb = head + 1024;
+		uint32_t bs = 1024u << (get_le32(sb + 24) & 7), first = get_le32(sb + 20);
+		uint32_t bpg = get_le32(sb + 32);
+		uint64_t blocks = get_le32(sb + 4);
+		bool sparse = get_le32(sb + 0x64) & 1;
+		if (!bpg || blocks <= first)
+			return 0;
+		uint64_t groups = (blocks - first + bpg - 1) / bpg;
+		for (uint64_t g = 1; g < groups && g < 0x10000 && n < max && n < 8; g++)
+			if (!sparse || sparse_group(g))
+				add_point(p, &n, max, ((uint64_t)g * bpg + first) * bs,
+				          PROBE_PT_EXT_SB, (uint32_t)g);
+	} else if (start->kind == PROBE_SIG_XFS && len >= 512 && !memcmp(head, "XFSB", 4)) {
+		uint32_t bs = be32(head + 4), agb = be32(head + 84), agc = be32(head + 88);
+		uint32_t ss = (uint32_t)head[102] << 8 | head[103];
+		if (ss < 512 || ss > 32768 || !agb || !bs)
+			return 0;
+		for (uint32_t g = 1; g < agc && g < 9; g++) {
+			uint64_t at = (uint64_t)g * agb * bs;
+			add_point(p, &n, max, at, PROBE_PT_XFS_SB, g);
+			add_point(p, &n, max, at + ss, PROBE_PT_XFS_AGF, g);
+			add_point(p, &n, max, at + 2 * ss, PROBE_PT_XFS_AGI, g);
+		}
+	} else if (start->kind == PROBE_SIG_BTRFS) {
+		add_point(p, &n, max, 64ull << 20, PROBE_PT_BTRFS, 0);
+	} else if (start->kind == PROBE_SIG_GPT && len >= 1024) {
+		uint64_t alt = get_le64(head + 512 + 32);
+		if (alt && alt < (UINT64_MAX >> 10))
+			add_point(p, &n, max, alt * 512, PROBE_PT_GPT, 0);
+	}
+	return n;
+}
+
+bool probe_point_holds(const struct probe_point *p, const uint8_t *b)
+{
+	switch (p->kind) {
+	case PROBE_PT_EXT_SB: return get_le16(b + 56) == 0xEF53 && get_le16(b + 0x5A) == p->id;
+	case PROBE_PT_XFS_SB: return !memcmp(b, "XFSB", 4);
+	case PROBE_PT_XFS_AGF: return !memcmp(b, "XAGF", 4) && be32(b + 8) == p->id;
+	case PROBE_PT_XFS_AGI: return !memcmp(b, "XAGI", 4) && be32(b + 8) == p->id;
+	case PROBE_PT_BTRFS: return !memcmp(b + 64, "_BHRfS_M", 8);
+	case PROBE_PT_GPT: return !memcmp(b, "EFI PART", 8);
+	}
+	return false;
 }

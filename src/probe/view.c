@@ -22,9 +22,9 @@ int probe_view_geometry(const struct probe_input *in, const struct probe_candida
 	g->chunk_sectors = c->chunk_sectors;
 	g->raid_disks = c->raid_devices;
 	uint64_t smallest = UINT64_MAX;
-	for (int i = 0; i < in->n; i++)
-		if (in->size[i] / 512 < smallest)
-			smallest = in->size[i] / 512;
+	for (int r = 0; r < c->raid_devices; r++)
+		if (c->order[r] >= 0 && in->size[c->order[r]] / 512 < smallest)
+			smallest = in->size[c->order[r]] / 512;
 	if (smallest <= c->data_offset)
 		return -EINVAL;
 	g->dev_sectors = smallest - c->data_offset;
