@@ -390,10 +390,31 @@ static bool consider(void *ctx, struct probe_candidate *c)
 		snprintf(c->evidence + l, sizeof(c->evidence) - l,
 		         "volume start on member %d (as given) at byte %llu; ", start->given + 1,
 		         (unsigned long long)start->offset);
-	struct probe_view v = {in, c, abytes, t->bytes};
-	probe_fs_evidence(&v, start, c, 40);
+	struct probe_view v = {in, c, abytes, t->bytes, NULL, NULL};
+	probe_fs_evidence(&v, start, c, 80);
 	keep(t->pool, c);
 	return true;
+}
+
+/* A partial order: what the file system's checks say of it so far. */
+static int partial(void *ctx, const struct probe_candidate *pc)
+{
+	struct trial *t = ctx;
+	struct probe_candidate c = *pc;
+	struct layout_geometry g;
+	if (probe_view_geometry(t->in, &c, &g) < 0)
+		return -1;
+	uint64_t abytes = layout_ops_for(g.level)->array_sectors(&g) * 512;
+	if (t->start->fs_bytes > abytes)
+		return -1;
+	int blocked = -1, skipped = 0;
+	c.agree = c.disagree = 0;
+	c.evidence[0] = 0;
+	struct probe_view v = {t->in, &c, abytes, t->bytes, &blocked, &skipped};
+	probe_fs_evidence(&v, t->start, &c, 80);
+	if (c.disagree)
+		return -1;
+	return blocked >= 0 ? blocked : -2;
 }
 
 /* The first 4 KiB of the volume found at start: on its member, or the XOR. */
@@ -454,6 +475,7 @@ static void try_start(const struct probe_input *in, const struct probe_sig *star
 				    .mirror = sh->level == URAID_LEVEL_RAID1,
 				    .bytes = bytes,
 				    .each = consider,
+				    .partial = partial,
 				    .ctx = &t};
 				if (probe_orders(&os, &c) < 0)
 					*cut = true;

@@ -22,17 +22,18 @@ struct dfs {
 	const struct probe_order_search *s;
 	struct probe_candidate *c;
 	uint32_t allowed[PROBE_MAX_MEMBERS];
-	int seq[PROBE_MAX_MEMBERS]; /* roles, most constrained first */
-	long leaves;
+	int seq[PROBE_MAX_MEMBERS]; /* the roles go() fills, in this order */
+	int nseq;
+	long leaves, nodes;
 	bool stop;
 };
 
+/* Every choice for the roles seq[depth..]. */
 static void go(struct dfs *d, int depth, uint32_t used, int missing)
 {
 	if (d->stop)
 		return;
-	int N = d->c->raid_devices;
-	if (depth == N) {
+	if (depth == d->nseq) {
 		if (missing != d->s->miss)
 			return;
 		if (++d->leaves > MAX_LEAVES || !d->s->each(d->s->ctx, d->c))
@@ -55,6 +56,49 @@ static void go(struct dfs *d, int depth, uint32_t used, int missing)
 		d->c->order[role] = m;
 		go(d, depth + 1, used | 1u << m, missing);
 	}
+}
+
+/* Roles chosen as the checks need them: the partial order is checked, and
+ * only the role its first unanswerable check needs is branched on; a
+ * partial order the checks already refute is dropped with everything
+ * below it. What no check needs is enumerated (go). */
+static void lazy(struct dfs *d, uint32_t used, int missing)
+{
+	int N = d->c->raid_devices;
+	if (d->stop)
+		return;
+	if (++d->nodes > MAX_LEAVES) {
+		d->stop = true;
+		d->leaves = MAX_LEAVES + 1;
+		return;
+	}
+	int need = d->s->partial(d->s->ctx, d->c);
+	if (need == -1)
+		return;
+	if (need < 0 || need >= N || d->c->order[need] != PROBE_ROLE_UNKNOWN) {
+		d->nseq = 0;
+		for (int r = 0; r < N; r++)
+			if (d->c->order[r] == PROBE_ROLE_UNKNOWN)
+				d->seq[d->nseq++] = r;
+		int nseq = d->nseq, seq[PROBE_MAX_MEMBERS];
+		memcpy(seq, d->seq, sizeof(seq));
+		go(d, 0, used, missing);
+		for (int i = 0; i < nseq; i++)
+			d->c->order[seq[i]] = PROBE_ROLE_UNKNOWN;
+		return;
+	}
+	uint32_t a = d->allowed[need];
+	if ((a & MISSING_BIT) && missing < d->s->miss) {
+		d->c->order[need] = -1;
+		lazy(d, used, missing + 1);
+	}
+	for (int m = 0; m < d->s->in->n && !d->stop; m++) {
+		if (!(a & (1u << m)) || (used & (1u << m)))
+			continue;
+		d->c->order[need] = m;
+		lazy(d, used | 1u << m, missing);
+	}
+	d->c->order[need] = PROBE_ROLE_UNKNOWN;
 }
 
 /* The geometry with every role the size of the smallest input member: the
@@ -137,8 +181,18 @@ long probe_orders(const struct probe_order_search *s, struct probe_candidate *c)
 			    found ? found | (ops->stripe ? MISSING_BIT : 0) : MISSING_BIT;
 		}
 	}
+	for (int r = 0; r < N; r++)
+		if (!d.allowed[r])
+			return 0;
+	if (s->partial && !s->mirror && c->level != URAID_LEVEL_LINEAR) {
+		for (int r = 0; r < N; r++)
+			c->order[r] = PROBE_ROLE_UNKNOWN;
+		lazy(&d, 0, 0);
+		return d.leaves > MAX_LEAVES ? -1 : d.leaves;
+	}
 	/* most constrained roles first (raid1 keeps role order: one order
 	 * per set of members) */
+	d.nseq = N;
 	for (int r = 0; r < N; r++)
 		d.seq[r] = r;
 	for (int i = 0; i < N && !s->mirror; i++)
@@ -149,9 +203,6 @@ long probe_orders(const struct probe_order_search *s, struct probe_candidate *c)
 				d.seq[i] = d.seq[j];
 				d.seq[j] = t;
 			}
-	for (int r = 0; r < N; r++)
-		if (!d.allowed[r])
-			return 0;
 	go(&d, 0, 0, 0);
 	return d.leaves > MAX_LEAVES ? -1 : d.leaves;
 }

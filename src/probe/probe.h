@@ -116,7 +116,16 @@ struct probe_view {
 	const struct probe_candidate *c;
 	uint64_t array_bytes;
 	uint64_t *bytes_read;
+	/* Roles may be PROBE_ROLE_UNKNOWN: the first read that needs one sets
+	 * *blocked to it (when blocked is not NULL; it starts at -1), and from
+	 * then on every read fails and no check counts (the order search
+	 * then tries each member for that role). */
+	int *blocked;
+	/* Set when a rebuild from parity needed an unchosen role: that one
+	 * check does not count, the others go on. */
+	int *skipped;
 };
+#define PROBE_ROLE_UNKNOWN (-3)
 int probe_view_read(const struct probe_view *v, void *buf, size_t len, uint64_t off);
 
 /* File system structures the geometry must put in the right places:
@@ -163,6 +172,11 @@ struct probe_order_search {
 	bool mirror; /* raid1: one order per set of members */
 	uint64_t *bytes;
 	bool (*each)(void *ctx, struct probe_candidate *c);
+	/* The checks of a partial order (roles not yet chosen are
+	 * PROBE_ROLE_UNKNOWN): -1 when they disagree already, -2 when no
+	 * check needs an unchosen role, else the role the first check needs.
+	 * NULL: every allowed order goes to each(). */
+	int (*partial)(void *ctx, const struct probe_candidate *c);
 	void *ctx;
 };
 long probe_orders(const struct probe_order_search *s, struct probe_candidate *c);
