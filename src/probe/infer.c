@@ -522,6 +522,60 @@ static int infer(const struct probe_input *in, const struct starts *st, int out,
 	return tried;
 }
 
+/* With no geometry found: whether the members' bytes still say what they
+ * are, order aside (a raw volume, no file system at its start): their XOR
+ * vanishing in every sampled row is a raid4/5 over all of them, their
+ * bytes all equal a mirror. Appended to the summary. */
+static void raw_note(const struct probe_input *in, struct probe_result *r)
+{
+	uint64_t smallest = UINT64_MAX;
+	for (int m = 0; m < in->n; m++)
+		smallest = in->size[m] < smallest ? in->size[m] : smallest;
+	uint8_t *acc = malloc(8192), *b = acc + 4096;
+	if (!acc || in->n < 2 || smallest < (8u << 20))
+		goto out;
+	int rows = 0, xor0 = 0, same = 0;
+	for (int i = 0; i < 32; i++) {
+		uint64_t at = ((smallest - (4u << 20)) / 32 * (uint64_t)i + (4u << 20)) & ~4095ull;
+		bool any = false, eq = true;
+		for (int m = 0; m < in->n; m++) {
+			uint8_t *p = m ? b : acc;
+			if (in->read(in->ctx, m, p, 4096, at) < 0)
+				goto out;
+			r->bytes_read += 4096;
+			for (int k = 0; k < 4096 && !any; k++)
+				any = p[k] != 0;
+			if (!m)
+				continue;
+			eq = eq && !memcmp(acc, b, 4096);
+			for (int k = 0; k < 4096; k++)
+				acc[k] ^= b[k];
+		}
+		if (!any)
+			continue;
+		rows++;
+		same += eq;
+		bool z = true;
+		for (int k = 0; k < 4096 && z; k++)
+			z = !acc[k];
+		xor0 += z;
+	}
+	size_t l = strlen(r->summary);
+	if (rows >= MIN_AGREE && same == rows)
+		snprintf(r->summary + l, sizeof(r->summary) - l,
+		         "; all members hold the same bytes in %d of %d sampled rows with data: "
+		         "mirrors (raid1) of a volume probe does not know",
+		         same, rows);
+	else if (rows >= MIN_AGREE && xor0 == rows)
+		snprintf(r->summary + l, sizeof(r->summary) - l,
+		         "; the XOR of all members is zero in %d of %d sampled rows with data: a "
+		         "raid4/5 over all of them, whose chunk and order cannot be told without a "
+		         "file system at its start",
+		         xor0, rows);
+out:
+	free(acc);
+}
+
 int probe_run(const struct probe_input *in, struct probe_result *r, char *err, size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
@@ -584,5 +638,7 @@ int probe_run(const struct probe_input *in, struct probe_result *r, char *err, s
 		         "nothing convincing: %d volume start%s found, but no geometry puts the "
 		         "structures they point to where they are",
 		         tried, tried == 1 ? "" : "s");
+	if (!r->ncand)
+		raw_note(in, r);
 	return 0;
 }

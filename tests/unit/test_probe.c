@@ -419,6 +419,19 @@ static void test_nothing_convincing(void)
 	CHECK(probe_run(&in, r, err, sizeof(err)) == 0);
 	CHECK(r->ncand == 0);
 	CHECK(strstr(r->summary, "nothing convincing") != NULL);
+	CHECK(strstr(r->summary, "XOR of all members is zero") == NULL);
+	/* a raw raid5 (random data, no file system): nothing convincing, but
+	 * the XOR of the members says what it is */
+	uint8_t *keep3 = s.m[3];
+	s.m[3] = malloc(s.size);
+	for (uint64_t i = 0; i < s.size; i++)
+		s.m[3][i] = s.m[0][i] ^ s.m[1][i] ^ s.m[2][i];
+	CHECK(probe_run(&in, r, err, sizeof(err)) == 0);
+	CHECK(r->ncand == 0);
+	CHECKF(strstr(r->summary, "XOR of all members is zero in 32 of 32") != NULL, "%s",
+	       r->summary);
+	free(s.m[3]);
+	s.m[3] = keep3;
 	/* an unrelated file system on one: it names no geometry of the set */
 	make_volume(s.m[1] + (1u << 20), 6u << 20, 5);
 	CHECK(probe_run(&in, r, err, sizeof(err)) == 0);
