@@ -531,9 +531,10 @@ static void raw_note(const struct probe_input *in, struct probe_result *r)
 	uint64_t smallest = UINT64_MAX;
 	for (int m = 0; m < in->n; m++)
 		smallest = in->size[m] < smallest ? in->size[m] : smallest;
-	uint8_t *acc = malloc(8192), *b = acc + 4096;
+	uint8_t *acc = malloc(8192);
 	if (!acc || in->n < 2 || smallest < (8u << 20))
 		goto out;
+	uint8_t *b = acc + 4096;
 	int rows = 0, xor0 = 0, same = 0;
 	for (int i = 0; i < 32; i++) {
 		uint64_t at = ((smallest - (4u << 20)) / 32 * (uint64_t)i + (4u << 20)) & ~4095ull;
