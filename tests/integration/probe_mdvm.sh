@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # uraid probe and uraid build against arrays the real kernel made (shared/mdvm):
 # raid0/1/4/5/6/10 and linear over 2-5 members, chunks 4K-1M, several
-# layouts (a raid6 lacking the member with its first chunk), md metadata 0.90/1.0/1.1/1.2, each holding an ext4 file system
+# layouts (set e: a raid6 lacking role 1, the member with its first chunk), md metadata 0.90/1.0/1.1/1.2, each holding an ext4 file system
 # full of files (made on the host, written through /dev/md0 by the kernel),
 # then mdadm --zero-superblock on every member. On the host the members are
 # renamed and shuffled, one dropped from some parity sets: probe must name a
@@ -29,9 +29,8 @@ M=12 # MiB per member
 boot1="a raid5 4 64 left-symmetric 1.2 -
 b raid5 3 4 left-asymmetric 1.2 1
 c raid5 5 1024 right-asymmetric 1.1 -
-e raid6 5 128 left-symmetric 1.2 3
-f raid6 4 16 right-symmetric 1.0 -
-n raid6 4 64 left-symmetric 1.2 1"
+e raid6 5 128 left-symmetric 1.2 1
+f raid6 4 16 right-symmetric 1.0 -"
 boot2="g raid0 3 32 - 1.2 -
 h raid1 2 - - 0.90 -
 i raid10 4 64 n2 1.2 -
