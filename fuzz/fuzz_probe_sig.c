@@ -3,7 +3,8 @@
  * and probe_run over one or two members holding the input (at offset 0 and
  * at a 128 KiB data offset), so the file system walkers (ext4 directories,
  * XFS allocation groups, GPT backup header) follow whatever pointers the
- * bytes hold. Nothing may read outside what the read callback serves. */
+ * bytes hold, and the order search's structure parser (probe_fs_points).
+ * Nothing may read outside what the read callback serves. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int v = 0; v < 13; v++)
 		if (v == 0 || v >= 10)
 			probe_sig_md(v, buf, 4096, &s);
+	/* the self-naming structures the order search looks for */
+	struct probe_point pts[PROBE_MAX_POINTS];
+	for (int k = PROBE_SIG_EXT; k <= PROBE_SIG_GPT; k++) {
+		s.kind = (enum probe_sig_kind)k;
+		int np = probe_fs_points(buf, 4096, &s, pts, PROBE_MAX_POINTS);
+		for (int i = 0; i < np; i++)
+			probe_point_holds(&pts[i], buf + 512 * (i % 8));
+	}
 	free(buf);
 	struct input in = {data, size};
 	struct probe_input pi = {.n = size && (data[0] & 1) ? 2 : 1, .read = fuzz_read, .ctx = &in};

@@ -16,10 +16,20 @@
 
 struct tally {
 	int agree, disagree, budget;
+	const int *blocked; /* the view's: a check that needs an unchosen role does not count */
+	int *skipped;
 };
 
 static void point(struct tally *t, bool ok)
 {
+	if (t->blocked && *t->blocked >= 0) {
+		t->budget = 0;
+		return;
+	}
+	if (t->skipped && *t->skipped) {
+		*t->skipped = 0;
+		return;
+	}
 	if (ok)
 		t->agree++;
 	else
@@ -181,14 +191,51 @@ static void ext_evidence(const struct probe_view *v, struct probe_candidate *c, 
 	         found, backups, dirs, t->agree - found, t->agree + t->disagree - before);
 }
 
+/* The inode chunks a leaf of an AG's inode btree lists: every 8th inode of
+ * the first chunks, each naming its number (v3 inodes), so that a chunk of
+ * 32 KiB of inodes spans the roles of small array chunks. */
+static void xfs_inodes(const struct probe_view *v, const uint8_t *sb, uint32_t ag,
+                       const uint8_t *leaf, bool v5, struct tally *t, int *ok_n, int *n)
+{
+	uint32_t bs = be32(sb + 4), agb = be32(sb + 84);
+	uint8_t inopblog = sb[123], agblklog = sb[124];
+	uint32_t isz = (uint32_t)sb[104] << 8 | sb[105];
+	uint16_t level = (uint16_t)(leaf[4] << 8 | leaf[5]),
+	         recs = (uint16_t)(leaf[6] << 8 | leaf[7]);
+	if (!v5 || level || inopblog > 8 || agblklog > 31 || isz < 256 || isz > 2048)
+		return;
+	uint32_t start[4];
+	int nr = 0;
+	for (int i = 0; i < recs && nr < 4 && 56 + 16 * (i + 1) <= 512; i++)
+		start[nr++] = be32(leaf + 56 + 16 * i);
+	uint8_t buf[2048];
+	for (int r = 0; r < nr; r++)
+		for (uint32_t i = 0; i < 64 && t->budget > 0; i += 1u << inopblog) {
+			uint64_t agino = (uint64_t)start[r] + i, agbno = agino >> inopblog;
+			if (agbno >= agb)
+				break;
+			uint64_t ino = (uint64_t)ag << (agblklog + inopblog) | agino;
+			const uint8_t *p = get(v, buf,
+			                       ((uint64_t)ag * agb + agbno) * bs +
+			                           (agino & ((1u << inopblog) - 1)) * isz,
+			                       512);
+			bool ok = p && p[0] == 'I' && p[1] == 'N' && p[4] == 3 &&
+			          ((uint64_t)be32(p + 152) << 32 | be32(p + 156)) == ino;
+			point(t, ok);
+			*ok_n += ok;
+			(*n)++;
+		}
+}
+
 static void xfs_evidence(const struct probe_view *v, struct probe_candidate *c, struct tally *t)
 {
-	uint8_t buf[1024 + 1024];
-	const uint8_t *sb = get(v, buf, 0, 512);
-	if (!sb || memcmp(sb, "XFSB", 4)) {
+	uint8_t buf[1024 + 1024], sb[512];
+	const uint8_t *p0 = get(v, buf, 0, 512);
+	if (!p0 || memcmp(p0, "XFSB", 4)) {
 		point(t, false);
 		return;
 	}
+	memcpy(sb, p0, sizeof(sb)); /* buf is read into again below */
 	uint32_t bs = be32(sb + 4), agb = be32(sb + 84), agc = be32(sb + 88);
 	uint32_t ss = (uint32_t)sb[102] << 8 | sb[103];
 	if (ss < 512 || ss > 32768 || !agb || !agc || !bs)
@@ -210,9 +257,57 @@ static void xfs_evidence(const struct probe_view *v, struct probe_candidate *c, 
 		ok_n += ok;
 		n += 3;
 	}
+	/* The trees the AG headers point to (v5 blocks name their own disk
+	 * address), and the root inode (v3 inodes name their number). */
+	int tree_ok = 0, trees = 0;
+	bool v5 = (sb[101] & 0x0f) == 5; /* sb_versionnum, big-endian */
+	for (uint32_t g = 0; g < agc && t->budget > 0 && g < 8; g++) {
+		uint64_t at = (uint64_t)g * agb * bs;
+		const uint8_t *p = get(v, buf, at + ss, 512);
+		if (!p || memcmp(p, "XAGF", 4))
+			continue;
+		uint32_t roots[3] = {be32(p + 16), be32(p + 20), 0};
+		p = get(v, buf, at + 2 * ss, 512);
+		if (p && !memcmp(p, "XAGI", 4))
+			roots[2] = be32(p + 20);
+		static const char *const magic[2][3] = {{"ABTB", "ABTC", "IABT"},
+		                                        {"AB3B", "AB3C", "IAB3"}};
+		for (int k = 0; k < 3 && t->budget > 0; k++) {
+			if (!roots[k] || roots[k] >= agb)
+				continue;
+			uint64_t daddr = ((uint64_t)g * agb + roots[k]) * (bs / 512);
+			p = get(v, buf, daddr * 512, 512);
+			bool ok = p && !memcmp(p, magic[v5][k], 4) &&
+			          (!v5 || ((uint64_t)be32(p + 16) << 32 | be32(p + 20)) == daddr);
+			point(t, ok);
+			tree_ok += ok;
+			trees++;
+			if (ok && k == 2)
+				xfs_inodes(v, sb, g, p, v5, t, &tree_ok, &trees);
+		}
+	}
+	uint64_t root = (uint64_t)be32(sb + 56) << 32 | be32(sb + 60);
+	uint8_t inopblog = sb[123], agblklog = sb[124];
+	if (t->budget > 0 && inopblog < 16 && agblklog < 32 && root) {
+		uint64_t ag = root >> (agblklog + inopblog),
+		         agbno = (root >> inopblog) & ((1ull << agblklog) - 1),
+		         idx = root & ((1ull << inopblog) - 1);
+		uint32_t isz = (uint32_t)sb[104] << 8 | sb[105];
+		if (ag < agc && agbno < agb && isz >= 256 && isz <= 2048) {
+			const uint8_t *p = get(v, buf, (ag * agb + agbno) * bs + idx * isz, 512);
+			bool ok =
+			    p && p[0] == 'I' && p[1] == 'N' &&
+			    (p[4] < 3 || ((uint64_t)be32(p + 152) << 32 | be32(p + 156)) == root);
+			point(t, ok);
+			tree_ok += ok;
+			trees++;
+		}
+	}
 	size_t l = strlen(c->evidence);
 	snprintf(c->evidence + l, sizeof(c->evidence) - l,
-	         "XFS: %d of %d allocation group headers where this geometry puts them; ", ok_n, n);
+	         "XFS: %d of %d allocation group headers, %d of %d btree roots and root inode "
+	         "where this geometry puts them; ",
+	         ok_n, n, tree_ok, trees);
 }
 
 static void simple_evidence(const struct probe_view *v, struct probe_candidate *c, struct tally *t,
@@ -232,12 +327,12 @@ static void simple_evidence(const struct probe_view *v, struct probe_candidate *
 void probe_fs_evidence(const struct probe_view *v, const struct probe_sig *start,
                        struct probe_candidate *c, int max_points)
 {
-	struct tally t = {0, 0, max_points};
+	struct tally t = {0, 0, max_points, v->blocked, v->skipped};
 	switch (start->kind) {
 	case PROBE_SIG_EXT: ext_evidence(v, c, &t); break;
 	case PROBE_SIG_XFS: xfs_evidence(v, c, &t); break;
 	case PROBE_SIG_BTRFS:
-		simple_evidence(v, c, &t, (64ull << 20) + 65536 + 64, "_BHRfS_M", 8,
+		simple_evidence(v, c, &t, (64ull << 20) + 64, "_BHRfS_M", 8,
 		                "btrfs superblock copy at 64 MiB");
 		break;
 	case PROBE_SIG_GPT: {
@@ -252,4 +347,64 @@ void probe_fs_evidence(const struct probe_view *v, const struct probe_sig *start
 	}
 	c->agree += t.agree;
 	c->disagree += t.disagree;
+}
+
+/* ---- self-naming structures, for the order search (order.c) ---- */
+
+static void add_point(struct probe_point *p, int *n, int max, uint64_t off, uint8_t kind,
+                      uint32_t id)
+{
+	if (*n < max)
+		p[(*n)++] = (struct probe_point){off, kind, id};
+}
+
+int probe_fs_points(const uint8_t *head, size_t len, const struct probe_sig *start,
+                    struct probe_point *p, int max)
+{
+	int n = 0;
+	if (start->kind == PROBE_SIG_EXT && len >= 2048 && get_le16(head + 1024 + 56) == 0xEF53) {
+		const uint8_t *sb = head + 1024;
+		uint32_t bs = 1024u << (get_le32(sb + 24) & 7), first = get_le32(sb + 20);
+		uint32_t bpg = get_le32(sb + 32);
+		uint64_t blocks = get_le32(sb + 4);
+		bool sparse = get_le32(sb + 0x64) & 1;
+		if (!bpg || blocks <= first)
+			return 0;
+		uint64_t groups = (blocks - first + bpg - 1) / bpg;
+		for (uint64_t g = 1; g < groups && g < 0x10000 && n < max && n < 8; g++)
+			if (!sparse || sparse_group(g))
+				add_point(p, &n, max, ((uint64_t)g * bpg + first) * bs,
+				          PROBE_PT_EXT_SB, (uint32_t)g);
+	} else if (start->kind == PROBE_SIG_XFS && len >= 512 && !memcmp(head, "XFSB", 4)) {
+		uint32_t bs = be32(head + 4), agb = be32(head + 84), agc = be32(head + 88);
+		uint32_t ss = (uint32_t)head[102] << 8 | head[103];
+		if (ss < 512 || ss > 32768 || !agb || !bs)
+			return 0;
+		for (uint32_t g = 1; g < agc && g < 9; g++) {
+			uint64_t at = (uint64_t)g * agb * bs;
+			add_point(p, &n, max, at, PROBE_PT_XFS_SB, g);
+			add_point(p, &n, max, at + ss, PROBE_PT_XFS_AGF, g);
+			add_point(p, &n, max, at + 2 * ss, PROBE_PT_XFS_AGI, g);
+		}
+	} else if (start->kind == PROBE_SIG_BTRFS) {
+		add_point(p, &n, max, 64ull << 20, PROBE_PT_BTRFS, 0);
+	} else if (start->kind == PROBE_SIG_GPT && len >= 1024) {
+		uint64_t alt = get_le64(head + 512 + 32);
+		if (alt && alt < (UINT64_MAX >> 10))
+			add_point(p, &n, max, alt * 512, PROBE_PT_GPT, 0);
+	}
+	return n;
+}
+
+bool probe_point_holds(const struct probe_point *p, const uint8_t *b)
+{
+	switch (p->kind) {
+	case PROBE_PT_EXT_SB: return get_le16(b + 56) == 0xEF53 && get_le16(b + 0x5A) == p->id;
+	case PROBE_PT_XFS_SB: return !memcmp(b, "XFSB", 4);
+	case PROBE_PT_XFS_AGF: return !memcmp(b, "XAGF", 4) && be32(b + 8) == p->id;
+	case PROBE_PT_XFS_AGI: return !memcmp(b, "XAGI", 4) && be32(b + 8) == p->id;
+	case PROBE_PT_BTRFS: return !memcmp(b + 64, "_BHRfS_M", 8);
+	case PROBE_PT_GPT: return !memcmp(b, "EFI PART", 8);
+	}
+	return false;
 }

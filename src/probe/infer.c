@@ -18,6 +18,7 @@
 #define MAX_STARTS       4          /* per member */
 #define KEEP             64         /* best candidates re-checked with parity and copies */
 #define MIN_AGREE        5
+#define MAX_OUT          3    /* unrelated members left out at most */
 #define PROBE_XOR_MEMBER (-2) /* a start found in the XOR of all members */
 
 int probe_view_geometry(const struct probe_input *in, const struct probe_candidate *c,
@@ -156,36 +157,69 @@ static int scan_member(const struct probe_input *in, int m, struct probe_result 
 	return rc;
 }
 
-/* Volume starts in the XOR of every member's first SCAN_BYTES. */
-static int scan_xor(const struct probe_input *in, struct probe_result *r, uint64_t *starts,
-                    int *nstarts, struct probe_sig *ssig)
+/* Everything found where volumes start: per member, and in the XOR. */
+struct starts {
+	int n[PROBE_MAX_MEMBERS + 1];
+	uint64_t off[PROBE_MAX_MEMBERS + 1][MAX_STARTS];
+	struct probe_sig sig[PROBE_MAX_MEMBERS + 1][MAX_STARTS];
+};
+
+static bool have_start(const uint64_t *starts, int n, uint64_t off)
+{
+	for (int i = 0; i < n; i++)
+		if (starts[i] == off)
+			return true;
+	return false;
+}
+
+/* Volume starts in the XOR of every member's first SCAN_BYTES: a raid4/5
+ * lacking the member that holds the volume's first chunk. Then in the XOR
+ * of all members but one: a raid6 lacking that member, the one left out
+ * holding Q of the first stripe (P and the other data XOR to the missing
+ * data). What a member holds itself (the XOR of the others, in a complete
+ * raid5) is not a new start. */
+static int scan_xor(const struct probe_input *in, struct probe_result *r, struct starts *st)
 {
 	uint64_t smallest = UINT64_MAX;
-	for (int m = 0; m < in->n; m++)
+	int n = in->n, *ns = &st->n[n];
+	for (int m = 0; m < n; m++)
 		if (in->size[m] < smallest)
 			smallest = in->size[m];
 	size_t head = smallest < SCAN_BYTES + PROBE_HEAD_BYTES ? (size_t)smallest & ~511ul
 	                                                       : SCAN_BYTES + PROBE_HEAD_BYTES;
-	uint8_t *acc = calloc(1, head), *buf = malloc(head);
-	int rc = acc && buf ? 0 : -ENOMEM;
-	for (int m = 0; m < in->n && rc == 0; m++) {
+	uint8_t *acc = calloc(1, head), *all = malloc(head * (size_t)n), *one = malloc(head);
+	int rc = acc && all && one ? 0 : -ENOMEM;
+	for (int m = 0; m < n && rc == 0; m++) {
+		uint8_t *buf = all + head * (size_t)m;
 		rc = in->read(in->ctx, m, buf, head, 0);
 		r->bytes_read += head;
 		for (size_t i = 0; rc == 0 && i < head; i++)
 			acc[i] ^= buf[i];
 	}
-	for (uint64_t off = 0; rc == 0 && off + 4096 <= head && *nstarts < MAX_STARTS;
-	     off += 4096) {
-		struct probe_sig s;
-		if (probe_sig_head(acc + off, head - off, &s) && s.kind != PROBE_SIG_MBR) {
+	for (int x = -1; rc == 0 && x < n && *ns < MAX_STARTS; x++) {
+		const uint8_t *src = acc;
+		if (x >= 0) {
+			const uint8_t *mb = all + head * (size_t)x;
+			for (size_t i = 0; i < head; i++)
+				one[i] = acc[i] ^ mb[i];
+			src = one;
+		}
+		for (uint64_t off = 0; off + 4096 <= head && *ns < MAX_STARTS; off += 4096) {
+			struct probe_sig s;
+			if (!probe_sig_head(src + off, head - off, &s) || s.kind == PROBE_SIG_MBR)
+				continue;
+			if (x >= 0 && have_start(st->off[x], st->n[x], off))
+				continue;
 			s.member = PROBE_XOR_MEMBER;
+			s.given = x; /* -1: all members */
 			s.offset = off;
-			starts[*nstarts] = off;
-			ssig[(*nstarts)++] = s;
+			st->off[n][*ns] = off;
+			st->sig[n][(*ns)++] = s;
 		}
 	}
 	free(acc);
-	free(buf);
+	free(all);
+	free(one);
 	return rc;
 }
 
@@ -214,27 +248,6 @@ static const struct shape shapes[] = {
     {URAID_LEVEL_RAID6, LAYOUT_RIGHT_SYMMETRIC, 2, true},
     {URAID_LEVEL_RAID6, LAYOUT_RIGHT_ASYMMETRIC, 2, true},
 };
-
-static bool next_perm(int *a, int n)
-{
-	int i = n - 2;
-	while (i >= 0 && a[i] >= a[i + 1])
-		i--;
-	if (i < 0)
-		return false;
-	int j = n - 1;
-	while (a[j] <= a[i])
-		j--;
-	int t = a[i];
-	a[i] = a[j];
-	a[j] = t;
-	for (int l = i + 1, r = n - 1; l < r; l++, r--) {
-		t = a[l];
-		a[l] = a[r];
-		a[r] = t;
-	}
-	return true;
-}
 
 static int net(const struct probe_candidate *c)
 {
@@ -287,21 +300,161 @@ static void keep(struct pool *p, const struct probe_candidate *c)
 		p->c[worst] = *c;
 }
 
-static bool orders_differ_only_in_mirror(const struct shape *sh)
+static bool xor_fits(const struct layout_geometry *g, const struct layout_ops *ops,
+                     const struct probe_candidate *c, int left_out, int miss)
 {
-	return sh->level == URAID_LEVEL_RAID1;
+	if (miss != 1 || !ops->stripe)
+		return false;
+	struct layout_stripe s;
+	ops->stripe(g, 0, &s);
+	bool in_set = false;
+	for (int r = 0; r < c->raid_devices; r++)
+		in_set |= left_out >= 0 && c->order[r] == left_out;
+	if (left_out < 0 || !in_set) /* all, or all but an unrelated disk */
+		return s.q_role < 0;
+	return s.q_role >= 0 && c->order[s.q_role] == left_out;
 }
 
-static void try_start(const struct probe_input *in, const struct probe_sig *start,
-                      struct pool *pool, uint64_t *bytes)
+struct trial {
+	const struct probe_input *in;
+	const struct probe_sig *start;
+	struct pool *pool;
+	uint64_t *bytes;
+	int miss;
+	long orders;
+	bool cut;
+};
+
+/* One order of one geometry: put to the file system's checks, kept if
+ * among the best. */
+static bool consider(void *ctx, struct probe_candidate *c)
+{
+	struct trial *t = ctx;
+	const struct probe_input *in = t->in;
+	const struct probe_sig *start = t->start;
+	struct layout_geometry g;
+	t->orders++;
+	if (probe_view_geometry(in, c, &g) < 0)
+		return true;
+	const struct layout_ops *ops = layout_ops_for(g.level);
+	uint64_t abytes = ops->array_sectors(&g) * 512;
+	int N = c->raid_devices;
+	/* the file system must fit (it may leave room after it) */
+	if (start->fs_bytes > abytes)
+		return true;
+	c->slack = abytes - start->fs_bytes;
+	/* logical sector 0 must be where the volume was found, or on a
+	 * missing member: then what was found is its parity, equal to it
+	 * where the rest of the row is empty */
+	bool here = false;
+	for (int k = 0; k < ops->ncopies(&g); k++) {
+		struct layout_loc loc;
+		uint64_t run;
+		if (ops->map(&g, 0, k, &loc, &run) == 0 &&
+		    (c->order[loc.role] == start->member ||
+		     (ops->stripe && c->order[loc.role] < 0)))
+			here = true;
+	}
+	/* found in the XOR of the members: raid4/5 lacking the member that
+	 * holds logical sector 0; in the XOR of all but one, raid6 lacking
+	 * it, the one left out holding the first stripe's Q */
+	if (start->member == PROBE_XOR_MEMBER && !xor_fits(&g, ops, c, start->given, t->miss))
+		here = false;
+	/* linear: a file system that ends before the last member says
+	 * nothing of the members after it */
+	if (c->level == URAID_LEVEL_LINEAR && N > 1 && start->fs_bytes && c->order[N - 1] >= 0 &&
+	    start->fs_bytes <= abytes - (in->size[c->order[N - 1]] - c->data_offset * 512))
+		here = false;
+	if (!here)
+		return true;
+	c->agree = c->disagree = 0;
+	size_t l = 0;
+	c->evidence[0] = 0;
+	bool used[PROBE_MAX_MEMBERS] = {0};
+	for (int r = 0; r < N; r++)
+		if (c->order[r] >= 0)
+			used[c->order[r]] = true;
+	for (int m = 0, k = 0; m < in->n; m++)
+		if (!used[m])
+			l +=
+			    (size_t)snprintf(c->evidence + l, sizeof(c->evidence) - l, "%s%d",
+			                     k++ ? ", " : "members left out as unrelated: ", m + 1);
+	if (l)
+		l += (size_t)snprintf(c->evidence + l, sizeof(c->evidence) - l, " (as given); ");
+	if (start->member == PROBE_XOR_MEMBER)
+		snprintf(c->evidence + l, sizeof(c->evidence) - l,
+		         "volume start in the XOR of the members%s (the missing member's data) at "
+		         "byte %llu; ",
+		         start->given < 0 ? "" : " but one", (unsigned long long)start->offset);
+	else
+		snprintf(c->evidence + l, sizeof(c->evidence) - l,
+		         "volume start on member %d (as given) at byte %llu; ", start->given + 1,
+		         (unsigned long long)start->offset);
+	struct probe_view v = {in, c, abytes, t->bytes, NULL, NULL};
+	probe_fs_evidence(&v, start, c, 80);
+	keep(t->pool, c);
+	return true;
+}
+
+/* A partial order: what the file system's checks say of it so far. */
+static int partial(void *ctx, const struct probe_candidate *pc)
+{
+	struct trial *t = ctx;
+	struct probe_candidate c = *pc;
+	struct layout_geometry g;
+	if (probe_view_geometry(t->in, &c, &g) < 0)
+		return -1;
+	uint64_t abytes = layout_ops_for(g.level)->array_sectors(&g) * 512;
+	if (t->start->fs_bytes > abytes)
+		return -1;
+	int blocked = -1, skipped = 0;
+	c.agree = c.disagree = 0;
+	c.evidence[0] = 0;
+	struct probe_view v = {t->in, &c, abytes, t->bytes, &blocked, &skipped};
+	probe_fs_evidence(&v, t->start, &c, 80);
+	if (c.disagree)
+		return -1;
+	return blocked >= 0 ? blocked : -2;
+}
+
+/* The first 4 KiB of the volume found at start: on its member, or the XOR. */
+static int start_head(const struct probe_input *in, const struct probe_sig *start, uint8_t *head,
+                      uint64_t *bytes)
+{
+	if (start->member != PROBE_XOR_MEMBER) {
+		*bytes += 4096;
+		return in->read(in->ctx, start->member, head, 4096, start->offset);
+	}
+	uint8_t b[4096];
+	memset(head, 0, 4096);
+	for (int m = 0; m < in->n; m++) {
+		if (m == start->given)
+			continue;
+		*bytes += 4096;
+		int rc = in->read(in->ctx, m, b, 4096, start->offset);
+		if (rc < 0)
+			return rc;
+		for (int i = 0; i < 4096; i++)
+			head[i] ^= b[i];
+	}
+	return 0;
+}
+
+/* Every geometry with this volume start, `out` members left out. */
+static void try_start(const struct probe_input *in, const struct probe_sig *start, int out,
+                      struct pool *pool, uint64_t *bytes, long *orders, bool *cut)
 {
 	static const uint32_t chunks[] = {8, 16, 32, 64, 128, 256, 512, 1024, 2048};
-	int n = in->n;
+	uint8_t head[4096];
+	struct probe_point pts[PROBE_MAX_POINTS];
+	int npts = 0;
+	if (start_head(in, start, head, bytes) == 0)
+		npts = probe_fs_points(head, sizeof(head), start, pts, PROBE_MAX_POINTS);
 	for (size_t si = 0; si < sizeof(shapes) / sizeof(shapes[0]); si++) {
 		const struct shape *sh = &shapes[si];
 		for (int miss = 0; miss <= sh->max_missing; miss++) {
-			int N = n + miss;
-			if (N > PROBE_MAX_MEMBERS || N < 1)
+			int N = in->n - out + miss;
+			if (N > PROBE_MAX_MEMBERS || N < 2 || in->n - out < 2)
 				continue;
 			for (size_t ci = 0; ci < (sh->chunked ? 9u : 1u); ci++) {
 				struct probe_candidate c = {0};
@@ -310,83 +463,32 @@ static void try_start(const struct probe_input *in, const struct probe_sig *star
 				c.chunk_sectors = sh->chunked ? chunks[ci] : 0;
 				c.raid_devices = N;
 				c.data_offset = start->offset / 512;
-				struct layout_geometry g;
-				int perm[PROBE_MAX_MEMBERS];
-				for (int i = 0; i < miss; i++)
-					perm[i] = -1;
-				for (int i = 0; i < n; i++)
-					perm[miss + i] = i;
-				memcpy(c.order, perm, sizeof(perm));
-				if (probe_view_geometry(in, &c, &g) < 0)
-					continue;
-				const struct layout_ops *ops = layout_ops_for(g.level);
-				uint64_t abytes = ops->array_sectors(&g) * 512;
-				/* the file system must fit (it may leave room after it) */
-				if (start->fs_bytes > abytes)
-					continue;
-				c.slack = abytes - start->fs_bytes;
-				do {
-					memcpy(c.order, perm, sizeof(perm));
-					/* logical sector 0 must be where the volume was found,
-					 * or on a missing member: then what was found is its
-					 * parity, equal to it where the rest of the row is empty */
-					bool here = false;
-					for (int k = 0; k < ops->ncopies(&g); k++) {
-						struct layout_loc loc;
-						uint64_t run;
-						if (ops->map(&g, 0, k, &loc, &run) == 0 &&
-						    (c.order[loc.role] == start->member ||
-						     (ops->stripe && c.order[loc.role] < 0)))
-							here = true;
-					}
-					/* found in the XOR of the members: raid4/5 lacking the
-					 * member that holds logical sector 0 */
-					if (start->member == PROBE_XOR_MEMBER &&
-					    (miss != 1 || (c.level != URAID_LEVEL_RAID5 &&
-					                   c.level != URAID_LEVEL_RAID4)))
-						here = false;
-					/* linear: a file system that ends before the last
-					 * member says nothing of the members after it */
-					if (c.level == URAID_LEVEL_LINEAR && N > 1 &&
-					    start->fs_bytes && c.order[N - 1] >= 0 &&
-					    start->fs_bytes <= abytes - (in->size[c.order[N - 1]] -
-					                                 c.data_offset * 512))
-						here = false;
-					if (!here)
-						continue;
-					c.agree = c.disagree = 0;
-					if (start->member == PROBE_XOR_MEMBER)
-						snprintf(
-						    c.evidence, sizeof(c.evidence),
-						    "volume start in the XOR of the members "
-						    "(the missing member's data) at byte %llu; ",
-						    (unsigned long long)start->offset);
-					else
-						snprintf(c.evidence, sizeof(c.evidence),
-						         "volume start on member %d (as given) at "
-						         "byte %llu; ",
-						         start->given + 1,
-						         (unsigned long long)start->offset);
-					struct probe_view v = {in, &c, abytes, bytes};
-					probe_fs_evidence(&v, start, &c, 40);
-					keep(pool, &c);
-				} while (!orders_differ_only_in_mirror(sh) && next_perm(perm, N));
+				struct trial t = {in, start, pool, bytes, miss, 0, false};
+				struct probe_order_search os = {
+				    .in = in,
+				    .pts = pts,
+				    .npts = npts,
+				    .start_member =
+				        start->member == PROBE_XOR_MEMBER ? -1 : start->member,
+				    .miss = miss,
+				    .out = out,
+				    .mirror = sh->level == URAID_LEVEL_RAID1,
+				    .bytes = bytes,
+				    .each = consider,
+				    .partial = partial,
+				    .ctx = &t};
+				if (probe_orders(&os, &c) < 0)
+					*cut = true;
+				*orders += t.orders;
 			}
 		}
 	}
 }
 
-/* Everything found where volumes start: per member, and in the XOR. */
-struct starts {
-	int n[PROBE_MAX_MEMBERS + 1];
-	uint64_t off[PROBE_MAX_MEMBERS + 1][MAX_STARTS];
-	struct probe_sig sig[PROBE_MAX_MEMBERS + 1][MAX_STARTS];
-};
-
-/* Every geometry from every start, checked; the convincing ones into r
- * (member numbers through map, when given: a subset of the input). */
-static int infer(const struct probe_input *in, const struct probe_input *shown,
-                 const struct starts *st, struct probe_result *r, const int *map, const char *note)
+/* Every geometry from every start with `out` members left out, checked;
+ * the convincing ones into r. */
+static int infer(const struct probe_input *in, const struct starts *st, int out,
+                 struct probe_result *r, long *orders, bool *cut)
 {
 	struct pool pool = {calloc(KEEP, sizeof(struct probe_candidate)), 0, KEEP};
 	if (!pool.c)
@@ -394,26 +496,21 @@ static int infer(const struct probe_input *in, const struct probe_input *shown,
 	int tried = 0;
 	for (int m = 0; m <= in->n; m++)
 		for (int s = 0; s < st->n[m]; s++) {
-			progress(shown, "trying geometries with a volume start %s%d", "",
-			         tried + 1);
-			try_start(in, &st->sig[m][s], &pool, &r->bytes_read);
+			char what[120];
+			snprintf(what, sizeof(what), "trying geometries with volume start %d%s",
+			         tried + 1, out ? ", leaving unrelated members out" : "");
+			if (in->progress)
+				in->progress(in->ctx, what);
+			try_start(in, &st->sig[m][s], out, &pool, &r->bytes_read, orders, cut);
 			tried++;
 		}
-	progress(shown, "checking parity and copies of the best %s%d geometries", "", pool.n);
+	progress(in, "checking parity and copies of the best %s%d geometries", "", pool.n);
 	for (int i = 0; i < pool.n; i++)
 		probe_redundancy(in, &pool.c[i], &r->bytes_read);
 	qsort(pool.c, (size_t)pool.n, sizeof(pool.c[0]), cmp_cand);
 	for (int i = 0; i < pool.n; i++) {
 		struct probe_candidate *c = &pool.c[i];
 		c->score = c->agree + c->disagree ? (double)c->agree / (c->agree + c->disagree) : 0;
-		if (map)
-			for (int k = 0; k < c->raid_devices; k++)
-				c->order[k] = c->order[k] >= 0 ? map[c->order[k]] : -1;
-		if (note) {
-			char e[sizeof(c->evidence)];
-			snprintf(e, sizeof(e), "%s%s", note, c->evidence);
-			memcpy(c->evidence, e, sizeof(e));
-		}
 		if (c->disagree == 0 && c->agree >= MIN_AGREE && r->ncand < PROBE_MAX_CAND)
 			r->cand[r->ncand++] = *c;
 		else if (!r->have_rejected && r->ncand == 0) {
@@ -425,49 +522,59 @@ static int infer(const struct probe_input *in, const struct probe_input *shown,
 	return tried;
 }
 
-/* The input without member `out`, for a set mixed with an unrelated disk. */
-struct subset {
-	const struct probe_input *base;
-	int map[PROBE_MAX_MEMBERS];
-};
-
-static int subset_read(void *ctx, int member, void *buf, size_t len, uint64_t off)
+/* With no geometry found: whether the members' bytes still say what they
+ * are, order aside (a raw volume, no file system at its start): their XOR
+ * vanishing in every sampled row is a raid4/5 over all of them, their
+ * bytes all equal a mirror. Appended to the summary. */
+static void raw_note(const struct probe_input *in, struct probe_result *r)
 {
-	const struct subset *s = ctx;
-	return s->base->read(s->base->ctx, s->map[member], buf, len, off);
-}
-
-static int without_one(const struct probe_input *in, const struct starts *all, int out,
-                       struct probe_result *r)
-{
-	struct subset sub = {in, {0}};
-	struct probe_input si = {.n = in->n - 1, .read = subset_read, .ctx = &sub};
-	struct starts *st = calloc(1, sizeof(*st));
-	if (!st)
-		return -ENOMEM;
-	for (int m = 0, k = 0; m < in->n; m++) {
-		if (m == out)
-			continue;
-		sub.map[k] = m;
-		si.size[k] = in->size[m];
-		st->n[k] = all->n[m];
-		for (int s = 0; s < all->n[m]; s++) {
-			st->off[k][s] = all->off[m][s];
-			st->sig[k][s] = all->sig[m][s];
-			st->sig[k][s].member = k;
+	uint64_t smallest = UINT64_MAX;
+	for (int m = 0; m < in->n; m++)
+		smallest = in->size[m] < smallest ? in->size[m] : smallest;
+	uint8_t *acc = malloc(8192);
+	if (!acc || in->n < 2 || smallest < (8u << 20))
+		goto out;
+	uint8_t *b = acc + 4096;
+	int rows = 0, xor0 = 0, same = 0;
+	for (int i = 0; i < 32; i++) {
+		uint64_t at = ((smallest - (4u << 20)) / 32 * (uint64_t)i + (4u << 20)) & ~4095ull;
+		bool any = false, eq = true;
+		for (int m = 0; m < in->n; m++) {
+			uint8_t *p = m ? b : acc;
+			if (in->read(in->ctx, m, p, 4096, at) < 0)
+				goto out;
+			r->bytes_read += 4096;
+			for (int k = 0; k < 4096 && !any; k++)
+				any = p[k] != 0;
+			if (!m)
+				continue;
+			eq = eq && !memcmp(acc, b, 4096);
+			for (int k = 0; k < 4096; k++)
+				acc[k] ^= b[k];
 		}
-		k++;
+		if (!any)
+			continue;
+		rows++;
+		same += eq;
+		bool z = true;
+		for (int k = 0; k < 4096 && z; k++)
+			z = !acc[k];
+		xor0 += z;
 	}
-	int rc = 0;
-	if (si.n >= 2)
-		rc = scan_xor(&si, r, st->off[si.n], &st->n[si.n], st->sig[si.n]);
-	char note[96];
-	snprintf(note, sizeof(note), "member %d (as given) left out: it fits no geometry; ",
-	         out + 1);
-	if (rc == 0)
-		rc = infer(&si, in, st, r, sub.map, note);
-	free(st);
-	return rc;
+	size_t l = strlen(r->summary);
+	if (rows >= MIN_AGREE && same == rows)
+		snprintf(r->summary + l, sizeof(r->summary) - l,
+		         "; all members hold the same bytes in %d of %d sampled rows with data: "
+		         "mirrors (raid1) of a volume probe does not know",
+		         same, rows);
+	else if (rows >= MIN_AGREE && xor0 == rows)
+		snprintf(r->summary + l, sizeof(r->summary) - l,
+		         "; the XOR of all members is zero in %d of %d sampled rows with data: a "
+		         "raid4/5 over all of them, whose chunk and order cannot be told without a "
+		         "file system at its start",
+		         xor0, rows);
+out:
+	free(acc);
 }
 
 int probe_run(const struct probe_input *in, struct probe_result *r, char *err, size_t errlen)
@@ -492,7 +599,7 @@ int probe_run(const struct probe_input *in, struct probe_result *r, char *err, s
 	/* With one member of a raid4/5 gone, the XOR of the others is its data. */
 	if (rc == 0 && in->n >= 2) {
 		progress(in, "reading the XOR of the members%s %d", "", in->n);
-		rc = scan_xor(in, r, st->off[in->n], &st->n[in->n], st->sig[in->n]);
+		rc = scan_xor(in, r, st);
 		if (rc < 0)
 			snprintf(err, errlen, "read failed: %s", strerror(-rc));
 	}
@@ -501,12 +608,14 @@ int probe_run(const struct probe_input *in, struct probe_result *r, char *err, s
 		free(st);
 		return 0;
 	}
-	int tried = rc < 0 ? rc : infer(in, in, st, r, NULL, NULL);
-	/* Nothing fits all of them: perhaps one is an unrelated disk. */
-	for (int out = 0; tried >= 0 && r->ncand == 0 && in->n >= 3 && out < in->n; out++) {
-		int t = without_one(in, st, out, r);
-		if (t < 0)
-			tried = t;
+	/* Nothing fits all of them: perhaps some are unrelated disks. */
+	int tried = rc, out = 0;
+	long orders = 0;
+	bool cut = false;
+	for (; rc == 0 && out <= MAX_OUT && in->n - out >= 2 && r->ncand == 0; out++) {
+		tried = infer(in, st, out, r, &orders, &cut);
+		if (tried < 0)
+			break;
 	}
 	free(st);
 	if (tried < 0) {
@@ -517,8 +626,10 @@ int probe_run(const struct probe_input *in, struct probe_result *r, char *err, s
 	qsort(r->cand, (size_t)r->ncand, sizeof(r->cand[0]), cmp_cand);
 	if (r->ncand)
 		snprintf(r->summary, sizeof(r->summary),
-		         "%d geometr%s every check agrees with (from %d volume start%s found)",
-		         r->ncand, r->ncand == 1 ? "y" : "ies", tried, tried == 1 ? "" : "s");
+		         "%d geometr%s every check agrees with (from %d volume start%s found, "
+		         "%ld member orders checked%s)",
+		         r->ncand, r->ncand == 1 ? "y" : "ies", tried, tried == 1 ? "" : "s",
+		         orders, cut ? "; the order search was cut short" : "");
 	else if (!tried)
 		snprintf(r->summary, sizeof(r->summary),
 		         "nothing convincing: no superblock, and no file system, partition table "
@@ -528,5 +639,7 @@ int probe_run(const struct probe_input *in, struct probe_result *r, char *err, s
 		         "nothing convincing: %d volume start%s found, but no geometry puts the "
 		         "structures they point to where they are",
 		         tried, tried == 1 ? "" : "s");
+	if (!r->ncand)
+		raw_note(in, r);
 	return 0;
 }

@@ -116,11 +116,68 @@ struct probe_view {
 	const struct probe_candidate *c;
 	uint64_t array_bytes;
 	uint64_t *bytes_read;
+	/* Roles may be PROBE_ROLE_UNKNOWN: the first read that needs one sets
+	 * *blocked to it (when blocked is not NULL; it starts at -1), and from
+	 * then on every read fails and no check counts (the order search
+	 * then tries each member for that role). */
+	int *blocked;
+	/* Set when a rebuild from parity needed an unchosen role: that one
+	 * check does not count, the others go on. */
+	int *skipped;
 };
+#define PROBE_ROLE_UNKNOWN (-3)
 int probe_view_read(const struct probe_view *v, void *buf, size_t len, uint64_t off);
 
 /* File system structures the geometry must put in the right places:
  * agree/disagree counts added to *c, the first few noted in its evidence. */
 void probe_fs_evidence(const struct probe_view *v, const struct probe_sig *start,
                        struct probe_candidate *c, int max_points);
+
+/* A structure the file system names itself in (a backup superblock with
+ * its group number, an XFS allocation group header with its number), at
+ * logical byte `off` of the volume: whichever member holds it where a
+ * geometry puts it is the member of that role. */
+enum probe_point_kind {
+	PROBE_PT_EXT_SB = 1,
+	PROBE_PT_XFS_SB,
+	PROBE_PT_XFS_AGF,
+	PROBE_PT_XFS_AGI,
+	PROBE_PT_BTRFS,
+	PROBE_PT_GPT,
+};
+struct probe_point {
+	uint64_t off;
+	uint8_t kind;
+	uint32_t id;
+};
+#define PROBE_MAX_POINTS 24
+/* The points of the volume whose first 4 KiB are head (start: what was
+ * found there): how many were written to p (at most max). */
+int probe_fs_points(const uint8_t *head, size_t len, const struct probe_sig *start,
+                    struct probe_point *p, int max);
+/* Whether the 512 bytes at b are point p. */
+bool probe_point_holds(const struct probe_point *p, const uint8_t *b);
+
+/* Every order of members over a candidate's roles that the points allow
+ * (order.c): c gives level, layout, chunk, raid_devices and data offset;
+ * `miss` roles are missing and `out` input members left out (unrelated
+ * disks). each() is called with c->order filled; it returns false to stop.
+ * Returns the orders tried, or -1 when the search was cut short. */
+struct probe_order_search {
+	const struct probe_input *in;
+	const struct probe_point *pts;
+	int npts;
+	int start_member; /* holds logical sector 0 (-1: a missing member does) */
+	int miss, out;
+	bool mirror; /* raid1: one order per set of members */
+	uint64_t *bytes;
+	bool (*each)(void *ctx, struct probe_candidate *c);
+	/* The checks of a partial order (roles not yet chosen are
+	 * PROBE_ROLE_UNKNOWN): -1 when they disagree already, -2 when no
+	 * check needs an unchosen role, else the role the first check needs.
+	 * NULL: every allowed order goes to each(). */
+	int (*partial)(void *ctx, const struct probe_candidate *c);
+	void *ctx;
+};
+long probe_orders(const struct probe_order_search *s, struct probe_candidate *c);
 #endif

@@ -22,9 +22,16 @@ int probe_view_geometry(const struct probe_input *in, const struct probe_candida
 	g->chunk_sectors = c->chunk_sectors;
 	g->raid_disks = c->raid_devices;
 	uint64_t smallest = UINT64_MAX;
-	for (int i = 0; i < in->n; i++)
-		if (in->size[i] / 512 < smallest)
-			smallest = in->size[i] / 512;
+	for (int r = 0; r < c->raid_devices; r++)
+		if (c->order[r] >= 0 && in->size[c->order[r]] / 512 < smallest)
+			smallest = in->size[c->order[r]] / 512;
+	/* no member chosen yet (the order search): the largest there is */
+	if (smallest == UINT64_MAX) {
+		smallest = 0;
+		for (int i = 0; i < in->n; i++)
+			if (in->size[i] / 512 > smallest)
+				smallest = in->size[i] / 512;
+	}
 	if (smallest <= c->data_offset)
 		return -EINVAL;
 	g->dev_sectors = smallest - c->data_offset;
@@ -35,9 +42,19 @@ int probe_view_geometry(const struct probe_input *in, const struct probe_candida
 	return layout_validate(g, NULL, 0);
 }
 
-static int read_role(const struct probe_view *v, int role, void *buf, size_t len, uint64_t msec)
+static int read_role(const struct probe_view *v, int role, void *buf, size_t len, uint64_t msec,
+                     bool direct)
 {
 	int m = v->c->order[role];
+	if (v->blocked && *v->blocked >= 0)
+		return -EAGAIN;
+	if (m == PROBE_ROLE_UNKNOWN) {
+		if (direct && v->blocked)
+			*v->blocked = role;
+		else if (v->skipped)
+			*v->skipped = 1;
+		return -EAGAIN;
+	}
 	if (m < 0)
 		return -ENXIO;
 	uint64_t off = (v->c->data_offset + msec) * 512;
@@ -71,7 +88,7 @@ static int rebuild(const struct probe_view *v, const struct layout_geometry *g,
 		blocks[i] = mem + (size_t)i * len;
 		if (role_of[i] == role)
 			want = i;
-		if (role_of[i] == role || read_role(v, role_of[i], blocks[i], len, msec) < 0)
+		if (role_of[i] == role || read_role(v, role_of[i], blocks[i], len, msec, false) < 0)
 			fail[nfail++] = i;
 	}
 	const struct uraid_parity *pp = uraid_parity_get("portable");
@@ -102,7 +119,7 @@ int probe_view_read(const struct probe_view *v, void *buf, size_t len, uint64_t 
 		int rc = -EIO;
 		for (int c = 0; c < ops->ncopies(&g) && rc < 0; c++)
 			if (ops->map(&g, lsec, c, &loc, &run) == 0)
-				rc = read_role(v, loc.role, p, n * 512, loc.sector);
+				rc = read_role(v, loc.role, p, n * 512, loc.sector, true);
 		if (rc < 0 && n * 512 <= (1u << 20))
 			rc = rebuild(v, &g, ops, first.role, first.sector, p, n * 512);
 		if (rc < 0)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # uraid probe and uraid build against arrays the real kernel made (shared/mdvm):
 # raid0/1/4/5/6/10 and linear over 2-5 members, chunks 4K-1M, several
-# layouts, md metadata 0.90/1.0/1.1/1.2, each holding an ext4 file system
+# layouts (set e: a raid6 lacking role 1, the member with its first chunk), md metadata 0.90/1.0/1.1/1.2, each holding an ext4 file system
 # full of files (made on the host, written through /dev/md0 by the kernel),
 # then mdadm --zero-superblock on every member. On the host the members are
 # renamed and shuffled, one dropped from some parity sets: probe must name a
@@ -29,7 +29,7 @@ M=12 # MiB per member
 boot1="a raid5 4 64 left-symmetric 1.2 -
 b raid5 3 4 left-asymmetric 1.2 1
 c raid5 5 1024 right-asymmetric 1.1 -
-e raid6 5 128 left-symmetric 1.2 3
+e raid6 5 128 left-symmetric 1.2 1
 f raid6 4 16 right-symmetric 1.0 -"
 boot2="g raid0 3 32 - 1.2 -
 h raid1 2 - - 0.90 -
@@ -173,6 +173,18 @@ if [ "${#args[@]}" -gt 0 ] && ! printf '%s\n' "${args[@]}" | grep -q rnd1 && "$U
 	check "... its build line leaves it out and reads the kernel's bytes" [ "$got" = "$(val MD5 a)" ]
 else
 	fail "... no build line without the stranger: ${args[*]}"
+fi
+# ... and with two: both left out.
+"$URAID" probe --json --name pmix2 "$d/rnd0" "${imgs[2]}" "${imgs[0]}" "$d/rnd2" "${imgs[3]}" \
+	"${imgs[1]}" >"$d/mix2.json" 2>/dev/null
+mapfile -t args < <(python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["candidates"][0]["build"][1:]))' "$d/mix2.json" 2>/dev/null)
+if [ "${#args[@]}" -gt 0 ] && ! printf '%s\n' "${args[@]}" | grep -q rnd && "$URAID" "${args[@]}" 2>/dev/null; then
+	got=$("$URAID" cat pmix2 | head -c "$(val BYTES a)" | md5sum | cut -d' ' -f1)
+	"$URAID" stop pmix2
+	check "raid5 with two unrelated disks mixed in: the build line leaves both out, reads the kernel's bytes" \
+		[ "$got" = "$(val MD5 a)" ]
+else
+	fail "raid5 with two unrelated disks mixed in: no build line without them: ${args[*]} $(head -c 300 "$d/mix2.json")"
 fi
 "$URAID" probe "$d/rnd0" "$d/rnd1" "$d/rnd2" >"$d/rnd.out" 2>/dev/null
 rc=$?

@@ -19,7 +19,7 @@
 #include "uraid.h"
 #include "util/endian.h"
 
-#define MAXM 8
+#define MAXM 12
 
 struct set {
 	int n;
@@ -279,7 +279,7 @@ static void check_found(const struct geo *g, struct set *s, const uint8_t *vol, 
 	/* The candidate's logical view reads the volume back (a missing member
 	 * rebuilt from parity). */
 	uint64_t vb = vol_bytes(g);
-	struct probe_view v = {&in, c, vb, NULL};
+	struct probe_view v = {&in, c, vb, NULL, NULL, NULL};
 	uint8_t *back = malloc(vb);
 	CHECK(probe_view_read(&v, back, vb, 0) == 0);
 	CHECKF(memcmp(back, vol, vb) == 0, "logical view differs (drop %d)", drop);
@@ -315,6 +315,10 @@ static void test_raid6(void)
 {
 	one(6, 5, 64 * 1024, true, -1, 7);
 	one(6, 4, 256 * 1024, true, 3, 8);
+	/* the member holding the first chunk missing: the volume start is
+	 * found in the XOR of all members but the first stripe's Q */
+	one(6, 4, 64 * 1024, true, 1, 13);
+	one(6, 6, 32 * 1024, true, 1, 14);
 }
 
 static void test_raid0_linear_raid1(void)
@@ -352,6 +356,48 @@ static void test_unrelated_disk_mixed_in(void)
 	set_free(&s);
 }
 
+/* A raid5 with two unrelated disks (random, and a copy of an
+ * unrelated file system) mixed in: found, both strangers left out. */
+static void two_strangers(int level, int n, int drop, uint64_t seed)
+{
+	struct geo g = {level, n, 64 * 1024, true, 1u << 20, 12u << 20};
+	struct set s;
+	uint8_t *vol = make_set(&g, &s, seed, drop);
+	int base = g.n;
+	s.m[base] = malloc(s.size);
+	uint64_t st = seed + 77;
+	t_fill(&st, s.m[base], s.size);
+	s.m[base + 1] = calloc(1, s.size);
+	make_volume(s.m[base + 1] + (1u << 20), 8u << 20, seed + 3);
+	/* given second and last */
+	for (int i = s.nin; i > 1; i--)
+		s.perm[i] = s.perm[i - 1];
+	s.perm[1] = base;
+	s.perm[++s.nin] = base + 1;
+	s.nin++;
+	s.n = base + 2;
+	for (int i = 0; i < base; i++)
+		s.in_of[i] = -1;
+	for (int i = 0; i < s.nin; i++)
+		if (s.perm[i] < base)
+			s.in_of[s.perm[i]] = i;
+	check_found(&g, &s, vol, drop);
+	free(vol);
+	set_free(&s);
+}
+
+static void test_two_unrelated_disks(void)
+{
+	two_strangers(5, 4, -1, 41);
+}
+
+/* Eight members: the order comes from where the file system's structures
+ * lie, roles chosen as the checks need them, not from 8! permutations. */
+static void test_many_members(void)
+{
+	one(5, 8, 16 * 1024, true, -1, 52);
+}
+
 /* Random members, and a lone file system among random members: nothing
  * convincing (no candidate), with a summary saying so. */
 static void test_nothing_convincing(void)
@@ -373,6 +419,19 @@ static void test_nothing_convincing(void)
 	CHECK(probe_run(&in, r, err, sizeof(err)) == 0);
 	CHECK(r->ncand == 0);
 	CHECK(strstr(r->summary, "nothing convincing") != NULL);
+	CHECK(strstr(r->summary, "XOR of all members is zero") == NULL);
+	/* a raw raid5 (random data, no file system): nothing convincing, but
+	 * the XOR of the members says what it is */
+	uint8_t *keep3 = s.m[3];
+	s.m[3] = malloc(s.size);
+	for (uint64_t i = 0; i < s.size; i++)
+		s.m[3][i] = s.m[0][i] ^ s.m[1][i] ^ s.m[2][i];
+	CHECK(probe_run(&in, r, err, sizeof(err)) == 0);
+	CHECK(r->ncand == 0);
+	CHECKF(strstr(r->summary, "XOR of all members is zero in 32 of 32") != NULL, "%s",
+	       r->summary);
+	free(s.m[3]);
+	s.m[3] = keep3;
 	/* an unrelated file system on one: it names no geometry of the set */
 	make_volume(s.m[1] + (1u << 20), 6u << 20, 5);
 	CHECK(probe_run(&in, r, err, sizeof(err)) == 0);
@@ -480,4 +539,5 @@ TEST_MAIN({"raid5_orders_chunks", test_raid5_orders_chunks}, {"raid5_missing", t
           {"raid6", test_raid6}, {"raid0_linear_raid1", test_raid0_linear_raid1},
           {"nothing_convincing", test_nothing_convincing}, {"signatures", test_signatures},
           {"build_class", test_build_class},
-          {"unrelated_disk_mixed_in", test_unrelated_disk_mixed_in})
+          {"unrelated_disk_mixed_in", test_unrelated_disk_mixed_in},
+          {"two_unrelated_disks", test_two_unrelated_disks}, {"many_members", test_many_members})
