@@ -196,8 +196,11 @@ int member_write_zeroes(struct member *m, uint64_t off, uint64_t len, unsigned f
 		return rc;
 	if (last < off + len && (rc = write_zero_buffers(m, last, off + len - last)) < 0)
 		return rc;
+	/* Deallocate only where that is known to leave zeros. */
+	if (!m->discard_zeroes)
+		flags &= ~MEMBER_ZERO_UNMAP;
 	rc = -EOPNOTSUPP;
-	if ((flags & MEMBER_ZERO_UNMAP) && m->discard_zeroes && m->ops->discard)
+	if ((flags & MEMBER_ZERO_UNMAP) && m->ops->discard)
 		rc = m->ops->discard(m, first, last - first);
 	if (rc == -EOPNOTSUPP && m->ops->write_zeroes)
 		rc = m->ops->write_zeroes(m, first, last - first, flags);
