@@ -7,7 +7,10 @@
 # check: mismatch_cnt 0). A zero without MAY_TRIM keeps the space
 # allocated. nbdinfo shows trim, zero and fast zero advertised; a fast zero
 # works on file members. Degraded, the raid5 writes zeros instead (the
-# members keep their blocks) and still reads back zeros.
+# members keep their blocks), still reads back zeros, and a fast zero is
+# refused. End to end: `uraid attach` (loop device on nbdfuse), mkfs.xfs,
+# a file written and deleted, fstrim: the loop device passes the discards
+# down (FUSE fallocate -> NBD trim) and the members shrink again.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/export_common.bash"
 need nbdkit nbdinfo qemu-io
@@ -60,4 +63,36 @@ for name in d5 d1; do
 	fi
 	"$URAID" stop $name
 done
+
+command -v mkfs.xfs >/dev/null && command -v fstrim >/dev/null && command -v nbdfuse >/dev/null || {
+	fail "mkfs.xfs, fstrim and nbdfuse are needed for the attach part"
+	t_done
+}
+mk_array fx 5 4 64K 200M # sparse; xfs wants 300 MiB and a 64 MiB log || { fail "create raid5 for attach"; t_done; }
+L=$("$URAID" attach $(members fx) 2>"$T_TMP/fx.attach.err")
+check "fx: attach prints a loop device" [ "${L#/dev/loop}" != "$L" ]
+[ -b "$L" ] || { cat "$T_TMP/fx.attach.err"; t_done; }
+check "fx: the loop device takes discards" [ "$(cat /sys/block/"${L#/dev/}"/queue/discard_max_bytes)" -gt 0 ]
+check "fx: mkfs.xfs" mkfs.xfs -q -f $("$URAID" geometry fx | sed -n 's/^mkfs.xfs //p') "$L"
+mnt=$T_TMP/mnt-fx
+mkdir -p "$mnt"
+check "fx: mount" mount -o noatime "$L" "$mnt"
+mountpoint -q "$mnt" || { "$URAID" detach "$L"; t_done; }
+check "fx: write a 40 MiB file" dd if=/dev/urandom of="$mnt/f" bs=1M count=40 conv=fsync status=none
+full=$(alloc_kib fx)
+rm -f "$mnt/f"
+sync
+check "fx: fstrim" fstrim "$mnt"
+sync
+after=$(alloc_kib fx)
+echo "# fx: members hold $full KiB with the file, $after KiB after rm + fstrim"
+# 40 MiB of data is 53 MiB on 4 raid5 members; most of it must come back
+check "fx: fstrim freed >= 40 MiB on the members ($full -> $after KiB)" \
+	[ $((full - after)) -ge 40960 ]
+check "fx: umount" umount "$mnt"
+check "fx: detach" "$URAID" detach "$L"
+check "fx: assemble again" "$URAID" assemble $(members fx)
+check "fx: uraid check after fstrim: mismatch_cnt 0" \
+	bash -c "'$URAID' check fx | grep -qx 'mismatch_cnt 0'"
+"$URAID" stop fx
 t_done
