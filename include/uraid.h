@@ -336,6 +336,8 @@ struct uraid_status {
 	uint64_t reshape_position; /* array sectors */
 	int reshape_delta_disks;
 	uint32_t reshape_new_layout, reshape_new_chunk_sectors;
+	/* uraid_discard_safe: discards deallocate at every level here. */
+	bool discard_safe;
 };
 int uraid_status(struct uraid_array *a, struct uraid_status *st);
 

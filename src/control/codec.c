@@ -84,6 +84,7 @@ static const struct field status_fields[] = {
     SF(reshape_delta_disks, F_INT),
     SF(reshape_new_layout, F_U32),
     SF(reshape_new_chunk_sectors, F_U32),
+    SF(discard_safe, F_BOOL),
 };
 #define NSF (sizeof(status_fields) / sizeof(status_fields[0]))
 

@@ -46,7 +46,7 @@ int eng_zero_by_write(struct eng_array *a, uint64_t lsec, uint64_t nsec)
 }
 
 /* Every slot in sync on a member that zeroes what it discards. */
-static bool discard_safe_locked(const struct eng_array *a)
+static bool members_zero(const struct eng_array *a)
 {
 	for (int r = 0; r < a->geo.raid_disks; r++) {
 		if (a->slot[r] < 0 || a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC)
@@ -57,10 +57,15 @@ static bool discard_safe_locked(const struct eng_array *a)
 	return true;
 }
 
+bool eng_discard_safe_locked(const struct eng_array *a)
+{
+	return members_zero(a) && !(a->log && a->log->write);
+}
+
 bool eng_discard_safe(struct eng_array *a)
 {
 	eng_lock(a);
-	bool ok = discard_safe_locked(a) && !(a->log && a->log->write);
+	bool ok = eng_discard_safe_locked(a);
 	eng_unlock(a);
 	return ok;
 }
@@ -102,7 +107,7 @@ int eng_zero(struct eng_array *a, uint64_t off, uint64_t len, unsigned flags)
 	uint64_t lsec = off / 512, nsec = len / 512;
 	eng_lock(a);
 	int rc = 0;
-	if (fast && !discard_safe_locked(a))
+	if (fast && !members_zero(a))
 		rc = -ENOTSUP; /* NBD's fast zero: not when it would write the zeros */
 	__atomic_store_n(&a->last_write_ns, eng_now_ns(), __ATOMIC_RELAXED);
 	if (rc == 0)

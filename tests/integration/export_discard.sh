@@ -26,6 +26,7 @@ for name in d5 d1; do
 	info=$(nbdinfo "$uri")
 	check "$name: can_trim, can_zero, can_fast_zero advertised" \
 		bash -c "grep -q 'can_trim: true' <<<'$info' && grep -q 'can_zero: true' <<<'$info' && grep -q 'can_fast_zero: true' <<<'$info'"
+	check "$name: geometry says discard is safe" bash -c "'$URAID' geometry $name | grep -q '^discard: safe'"
 	qio() { qemu-io -f raw "$@" "$uri" >"$T_TMP/qio.log" 2>&1 && ! grep -qi 'fail\|error' "$T_TMP/qio.log"; }
 	check "$name: write 8 MiB of 0x5a" qio -c 'write -P 0x5a 0 8M' -c flush
 	full=$(alloc_kib "$name")
@@ -52,6 +53,8 @@ for name in d5 d1; do
 		bash -c "'$URAID' check $name | grep -qx 'mismatch_cnt 0'"
 	if [ $name = d5 ]; then
 		check "$name: fail m3 (degraded)" "$URAID" fail $name "$T_TMP/$name/m3.img"
+		check "$name: degraded: geometry says discard is not safe" \
+			bash -c "'$URAID' geometry $name | grep -q '^discard: not safe'"
 		check "$name: degraded: write then trim 3M+3M" \
 			qio -c 'write -P 0x77 3M 3M' -c 'discard 3M 3M' -c 'read -P 0 3M 3M'
 		qemu-io -f raw -c 'write -P 0x66 6M 64k' -c 'write -z -u -n 6M 64k' \
