@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/cli_array.h"
 #include "cli/create_probe.h"
+#include "cli/create_zeroes.h"
 #include "layout/layout.h"
 #include "meta/md_bitmap.h"
 #include "uraid.h"
@@ -24,7 +25,7 @@ static void create_usage(FILE *f)
 	           "         [--metadata=1.2] [--assume-clean] [--spare-devices=N] [--name=NAME]\n"
 	           "         [--size=BYTES] [--bitmap=internal|none] [--bitmap-chunk=SIZE]\n"
 	           "         [--write-journal=DEV] [--consistency-policy=resync|ppl]\n"
-	           "         [--run] [--force]\n"
+	           "         [--run] [--force] [--discard]\n"
 	           "         [--no-daemon] MEMBER...\n"
 	           "  Writes md superblocks (mdadm-compatible) and starts the array: a daemon\n"
 	           "  holds it open and runs the initial resync in the background. --size creates\n"
@@ -34,7 +35,11 @@ static void create_usage(FILE *f)
 	           "  as mdadm 4.2, one is added when members are over 100 GiB. A member that\n"
 	           "  holds an md superblock, GEOM metadata, a partition table or a file\n"
 	           "  system is reported and create asks before overwriting it (stdin must\n"
-	           "  be a terminal); --run (or --force) creates without asking.\n");
+	           "  be a terminal); --run (or --force) creates without asking.\n"
+	           "  --assume-clean skips the initial resync: refused unless the members read\n"
+	           "  back as zeros (files: their allocated extents; devices: a sample), or\n"
+	           "  --force (--run) insists. --discard discards (zeroes) every member's data\n"
+	           "  area and skips the resync: zeros are consistent copies and parity.\n");
 }
 
 static int parse_metadata(const char *s, int *v)
@@ -214,13 +219,14 @@ int cmd_create(int argc, char **argv)
 	    {"consistency-policy", required_argument, NULL, 'k'},
 	    {"run", no_argument, NULL, 'R'},
 	    {"force", no_argument, NULL, 'f'},
+	    {"discard", no_argument, NULL, 'Z'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct uraid_create_opts o;
 	memset(&o, 0, sizeof(o));
 	const char *level = NULL, *layout = NULL;
-	bool no_daemon = false, have_n = false, run = false;
+	bool no_daemon = false, have_n = false, run = false, discard = false;
 	enum bitmap_choice bitmap = BITMAP_DEFAULT;
 	uint32_t bitmap_chunk = 0;
 	const char *journal = NULL;
@@ -271,6 +277,7 @@ int cmd_create(int argc, char **argv)
 			o.member_bytes = v;
 			break;
 		case 'D': no_daemon = true; break;
+		case 'Z': discard = true; break;
 		case 'b':
 			if (!strcmp(optarg, "internal"))
 				bitmap = BITMAP_INTERNAL;
@@ -390,6 +397,21 @@ int cmd_create(int argc, char **argv)
 		if (refused)
 			return 1;
 	}
+	if (o.assume_clean && !discard && !run) {
+		char why[512] = "";
+		int z = create_members_zero(argv + optind, n, why, sizeof(why));
+		if (z < 0)
+			return cli_error("create", "--assume-clean: %s", why);
+		if (z == 0)
+			return cli_error("create",
+			                 "--assume-clean: %s; skipping the resync would leave copies "
+			                 "or parity that do not match the data. Use --discard to "
+			                 "zero the members, or --force to insist",
+			                 why);
+	}
+	/* --discard: zeros everywhere make the resync unnecessary. */
+	if (discard)
+		o.assume_clean = true;
 	/* Files this command creates are removed again if create fails. */
 	bool *fresh = calloc((size_t)n, sizeof(*fresh));
 	if (!fresh)
@@ -446,6 +468,20 @@ int cmd_create(int argc, char **argv)
 			free(fresh);
 			free(paths);
 			return cli_error("create", "bitmap: %s", err);
+		}
+	}
+	if (discard) {
+		rc = uraid_discard(a, 0, uraid_size(a));
+		if (rc == 0)
+			rc = uraid_flush(a);
+		if (rc < 0) {
+			uraid_stop(a);
+			for (int i = 0; i < n; i++)
+				if (fresh[i])
+					unlink(argv[optind + i]);
+			free(fresh);
+			free(paths);
+			return cli_error("create", "--discard: %s", strerror(-rc));
 		}
 	}
 	free(fresh);
