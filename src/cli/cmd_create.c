@@ -403,11 +403,12 @@ int cmd_create(int argc, char **argv)
 		if (z < 0)
 			return cli_error("create", "--assume-clean: %s", why);
 		if (z == 0)
-			return cli_error("create",
-			                 "--assume-clean: %s; skipping the resync would leave copies "
-			                 "or parity that do not match the data. Use --discard to "
-			                 "zero the members, or --force to insist",
-			                 why);
+			return cli_error(
+			    "create",
+			    "--assume-clean: %s; skipping the resync would leave copies "
+			    "or parity that do not match the data. Use --discard to "
+			    "zero the members, or --force to insist",
+			    why);
 	}
 	/* --discard: zeros everywhere make the resync unnecessary. */
 	if (discard)

@@ -92,7 +92,8 @@ int create_members_zero(char *const *paths, int n, char *why, size_t len)
 		if (rc == 0)
 			snprintf(why, len, "%s holds data at byte %llu (%s)", paths[i],
 			         (unsigned long long)at,
-			         dev ? "a sample of the device was read" : "its allocated extents were read");
+			         dev ? "a sample of the device was read"
+			             : "its allocated extents were read");
 		else if (rc < 0)
 			snprintf(why, len, "cannot read %s: %s", paths[i], strerror(-rc));
 	}

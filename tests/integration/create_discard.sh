@@ -5,7 +5,8 @@
 # unchanged); --force insists. --discard on members full of random data
 # zeroes every member's data area and skips the initial resync: the array
 # reads zeros, a check finds 0 mismatches (raid5, raid6: P = Q = 0, raid1,
-# raid10), and the member files are holes again (du).
+# raid10), the member files are holes again (du), and status --verbose
+# shows each member's allocated against its apparent size.
 source "$(dirname "$0")/../lib.sh"
 export URAID_RUN_DIR=$T_TMP/run
 D=$T_TMP/d
@@ -43,6 +44,8 @@ for spec in "5 3 r5" "6 5 r6" "1 2 r1" "10 4 r10"; do
 	size=$("$URAID" status --json $name | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["array_bytes"])')
 	check "$name: the array reads zeros" cmp -s -n "$size" <("$URAID" cat $name) /dev/zero
 	check "$name: check: mismatch_cnt 0" bash -c "'$URAID' check $name | grep -qx 'mismatch_cnt 0'"
+	check "$name: status --verbose shows each member's allocated and apparent size" \
+		bash -c "[ \$('$URAID' status --verbose $name | grep -c '$D/$name\.[0-9]* allocated [0-9]* KiB of 6144 KiB') = $n ]"
 	"$URAID" stop $name
 	after=$(du -k -c "${mm[@]}" | awk '$2 == "total" {print $1}')
 	echo "# $name: members held $before KiB, $after KiB after create --discard"
