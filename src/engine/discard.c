@@ -13,38 +13,6 @@
 
 #define ZERO_BUF_BYTES (1u << 20)
 
-int eng_member_zero(struct eng_array *a, int role, uint64_t msec, uint64_t nsec, unsigned mflags)
-{
-	struct eng_member *em = a->mem[a->slot[role]];
-	int rc = member_write_zeroes(eng_data_member(em), (em->sb.data_offset + msec) * 512,
-	                             nsec * 512, mflags);
-	eng_count_io(a, true, nsec * 512);
-	if (rc == 0) {
-		eng_bbl_written(em, msec, nsec);
-		return 0;
-	}
-	eng_member_failed(a, role, "write-zeroes failed");
-	return rc;
-}
-
-int eng_zero_by_write(struct eng_array *a, uint64_t lsec, uint64_t nsec)
-{
-	size_t cap = nsec * 512 < ZERO_BUF_BYTES ? (size_t)(nsec * 512) : ZERO_BUF_BYTES;
-	uint8_t *z = eng_alloc(cap);
-	if (!z)
-		return -ENOMEM;
-	struct eng_req rq = {.q = a->ioq};
-	int rc = 0;
-	while (nsec && rc == 0) {
-		uint64_t n = nsec < cap / 512 ? nsec : cap / 512;
-		rc = a->pers->write(a, &rq, z, lsec, n);
-		lsec += n;
-		nsec -= n;
-	}
-	free(z);
-	return rc;
-}
-
 /* Every slot in sync on a member that zeroes what it discards. */
 static bool members_zero(const struct eng_array *a)
 {
@@ -70,7 +38,8 @@ bool eng_discard_safe(struct eng_array *a)
 	return ok;
 }
 
-/* Zeros through eng_write (the log's own path), a buffer at a time. */
+/* Zeros through the log's own write path, a buffer at a time (the
+ * request was checked as eng_write checks it). */
 static int zero_through_log(struct eng_array *a, uint64_t off, uint64_t len)
 {
 	size_t cap = len < ZERO_BUF_BYTES ? (size_t)len : ZERO_BUF_BYTES;
@@ -80,7 +49,7 @@ static int zero_through_log(struct eng_array *a, uint64_t off, uint64_t len)
 	int rc = 0;
 	while (len && rc == 0) {
 		size_t n = len < cap ? (size_t)len : cap;
-		rc = eng_write(a, z, n, off);
+		rc = a->log->write(a, z, off / 512, n / 512);
 		off += n;
 		len -= n;
 	}
