@@ -38,4 +38,3 @@ int eng_zero_by_write(struct eng_array *a, uint64_t lsec, uint64_t nsec)
 	free(z);
 	return rc;
 }
-
