@@ -75,6 +75,8 @@ size6=$("$URAID" cat $(members d6) | wc -c)
 head -c "$size6" /dev/zero >"$T_TMP/d6.shadow"
 
 cat >"$T_TMP/job.sh" <<'JOB'
+echo 1000000 >/proc/sys/dev/raid/speed_limit_min
+echo 2000000 >/proc/sys/dev/raid/speed_limit_max
 for a in d5 d10 d6; do
 	M=$(for n in $MDVM_DISKS; do case $n in $a[0-9]) echo /dev/disk-$n ;; esac; done)
 	run mdadm --assemble --run --readonly /dev/md/$a $M || { echo "!!! $a: assemble"; continue; }
