@@ -211,6 +211,23 @@ uint64_t uraid_size(const struct uraid_array *a); /* bytes */
 int uraid_read(struct uraid_array *a, void *buf, size_t len, uint64_t off);
 int uraid_write(struct uraid_array *a, const void *buf, size_t len, uint64_t off);
 int uraid_flush(struct uraid_array *a);
+/* Discard and write-zeroes: afterwards [off, off+len) (512-byte aligned,
+ * inside the array) reads back as zeros, at every level. URAID_ZERO_MAY_TRIM
+ * lets the members deallocate it (punch holes, trim) where that keeps the
+ * level's copies and parity true: raid0/1/10 and linear always, raid4/5/6
+ * for whole stripes of a healthy array on members that zero what they
+ * discard; the rest is written as zeros (parity updated).
+ * URAID_ZERO_FAST (NBD's fast zero): -ENOTSUP unless uraid_discard_safe,
+ * nothing changed. uraid_discard is uraid_write_zeroes with MAY_TRIM. With
+ * a journal or a partial parity log the zeros are written through it. */
+#define URAID_ZERO_MAY_TRIM 1u
+#define URAID_ZERO_FAST     2u
+int uraid_write_zeroes(struct uraid_array *a, uint64_t off, uint64_t len, unsigned flags);
+int uraid_discard(struct uraid_array *a, uint64_t off, uint64_t len);
+/* Do discards deallocate everywhere (md's devices_handle_discard_safely:
+ * every slot in sync on a member that reads back zeros after a discard, and
+ * no log that takes the writes)? Then a fast zero works. */
+bool uraid_discard_safe(struct uraid_array *a);
 
 /* Where an array range lives (uraid_locate): every member piece that holds
  * its data, a copy of it, or what rebuilds it (the other data and the
@@ -333,6 +350,8 @@ struct uraid_status {
 	 * resync=PENDING when it cannot run: read-only or frozen). */
 	bool auto_readonly, frozen, resync_pending;
 	uint64_t sync_speed_min, sync_speed_max; /* KiB/s, uraid_sync_speed's limits */
+	/* uraid_discard_safe: discards deallocate at every level here. */
+	bool discard_safe;
 };
 int uraid_status(struct uraid_array *a, struct uraid_status *st);
 

@@ -499,19 +499,21 @@ static int uraid_can_zero(void *h)
 static int uraid_can_fast_zero(void *h)
 {
 	(void)h;
-	/* Advertised so that a client asking for a fast zero gets the quick
-	 * ENOTSUP the protocol defines (our zeroing always writes). Without it,
-	 * nbdkit 1.32 aborts on a FAST_ZERO request from a client that ignores
-	 * the flags (assertion in backend_zero). */
+	/* A fast zero is done where every member zeroes what it discards
+	 * (uraid_discard_safe); elsewhere it fails at once with the ENOTSUP
+	 * the protocol defines. Advertised either way: nbdkit 1.32 aborts on a
+	 * FAST_ZERO request from a client that ignores the flags when it is
+	 * not (assertion in backend_zero). */
 	return 1;
 }
 
 static int uraid_can_trim(void *h)
 {
 	(void)h;
-	/* The engine has no discard path (parity would have to follow the
-	 * members' zeroed ranges), so trim is not advertised. */
-	return 0;
+	/* Every level takes discards (uraid_discard): mapped and passed down
+	 * for linear/raid0/1/10 and GEOM, whole stripes of raid4/5/6 on
+	 * members that zero what they discard, zeros written elsewhere. */
+	return !g.readonly;
 }
 
 static int uraid_can_multi_conn(void *h)
@@ -658,17 +660,9 @@ static int uraid_pwrite(void *h, const void *buf, uint32_t count, uint64_t offse
 	return rc < 0 ? fail(rc, "write", count, offset) : 0;
 }
 
-static int uraid_zero(void *h, uint32_t count, uint64_t offset, uint32_t flags)
+/* Zeros written over [off, off+left) through the unaligned-write path. */
+static int zero_by_write(uint64_t off, uint32_t left)
 {
-	(void)h;
-	/* Writing zeroes is the only way: parity must cover the range (no
-	 * trim), and a fast zero is not possible. */
-	if (flags & NBDKIT_FLAG_FAST_ZERO) {
-		nbdkit_set_error(ENOTSUP);
-		return -1;
-	}
-	uint64_t off = offset;
-	uint32_t left = count;
 	int rc = 0;
 	while (left && rc == 0) {
 		uint32_t n = left < ZERO_BUF ? left : ZERO_BUF;
@@ -679,9 +673,60 @@ static int uraid_zero(void *h, uint32_t count, uint64_t offset, uint32_t flags)
 		off += n;
 		left -= n;
 	}
+	return rc;
+}
+
+/* The whole blocks of [offset, offset+count) through uraid_write_zeroes
+ * (under the read side of the RMW lock, as an aligned write), the edges
+ * written as zeros unless `edges` is false (a trim may leave them). */
+static int zero_range(uint32_t count, uint64_t offset, unsigned zflags, bool edges)
+{
+	uint64_t u = unit(), first = (offset + u - 1) / u * u, end = offset + count;
+	uint64_t last = end / u * u;
+	if (first >= last)
+		return edges ? zero_by_write(offset, count) : 0;
+	int rc = 0;
+	if (edges && first > offset)
+		rc = zero_by_write(offset, (uint32_t)(first - offset));
+	if (rc == 0 && edges && end > last)
+		rc = zero_by_write(last, (uint32_t)(end - last));
+	if (rc == 0) {
+		pthread_rwlock_rdlock(&g.rmw);
+		rc = uraid_write_zeroes(g.a, first, last - first, zflags);
+		pthread_rwlock_unlock(&g.rmw);
+	}
+	return rc;
+}
+
+static int uraid_zero(void *h, uint32_t count, uint64_t offset, uint32_t flags)
+{
+	(void)h;
+	unsigned zflags = (flags & NBDKIT_FLAG_MAY_TRIM ? URAID_ZERO_MAY_TRIM : 0) |
+	                  (flags & NBDKIT_FLAG_FAST_ZERO ? URAID_ZERO_FAST : 0);
+	/* A fast zero fails before anything is written. */
+	if ((flags & NBDKIT_FLAG_FAST_ZERO) && !uraid_discard_safe(g.a)) {
+		nbdkit_set_error(ENOTSUP);
+		return -1;
+	}
+	int rc = zero_range(count, offset, zflags, true);
+	if (rc == -ENOTSUP && (flags & NBDKIT_FLAG_FAST_ZERO)) {
+		nbdkit_set_error(ENOTSUP);
+		return -1;
+	}
 	if (rc == 0 && (flags & NBDKIT_FLAG_FUA))
 		rc = uraid_flush(g.a);
 	return rc < 0 ? fail(rc, "zero", count, offset) : 0;
+}
+
+/* A trim: the array's space given back where the members can; whole
+ * blocks only (a trim promises nothing about what reads back). */
+static int uraid_trim(void *h, uint32_t count, uint64_t offset, uint32_t flags)
+{
+	(void)h;
+	int rc = zero_range(count, offset, URAID_ZERO_MAY_TRIM, false);
+	if (rc == 0 && (flags & NBDKIT_FLAG_FUA))
+		rc = uraid_flush(g.a);
+	return rc < 0 ? fail(rc, "trim", count, offset) : 0;
 }
 
 static int uraid_flush_cb(void *h, uint32_t flags)
@@ -725,6 +770,7 @@ static struct nbdkit_plugin plugin = {
     .pread = uraid_pread,
     .pwrite = uraid_pwrite,
     .zero = uraid_zero,
+    .trim = uraid_trim,
     .flush = uraid_flush_cb,
     .dump_plugin = uraid_dump_plugin,
     .errno_is_preserved = 0,

@@ -368,6 +368,44 @@ static int sim_rebuild(struct bw_set *s, const struct eng_opts *o, double scale,
 	return r;
 }
 
+/* Discard (issue #17): the whole array discarded at once on a fresh
+ * healthy array (whole stripes: every member punched, parity too), in MB/s
+ * of array space against the level's seqwrite; then an initial resync of
+ * the same array timed, which create --discard saves (ratio: resync speed
+ * over discard speed). */
+static int discard_rows(struct bw_set *s, const struct eng_opts *o, int level, double wmbs,
+                        struct row *rows, int *nrows, char *err, size_t errlen)
+{
+	struct uraid_array *a = NULL;
+	int r = bw_array_create(s, o->members, level, 0, false, o->chunk, &a, err, errlen);
+	if (r < 0)
+		return r;
+	uint64_t size = uraid_size(a), t0 = bench_now_ns();
+	r = uraid_discard(a, 0, size);
+	if (r == 0)
+		r = uraid_flush(a);
+	double dsecs = (double)(bench_now_ns() - t0) / 1e9, dmbs = (double)size / 1e6 / dsecs;
+	if (r < 0) {
+		bw_array_stop(s, a);
+		return errmsg(err, errlen, r, "discard failed");
+	}
+	put_row(rows, nrows, level, "discard", dmbs, "MB/s", wmbs);
+	if (level != 0) {
+		t0 = bench_now_ns();
+		/* a repair pass: what make_consistent runs as the initial resync */
+		r = uraid_sync_action(a, URAID_SYNC_REPAIR, err, errlen);
+		if (r == 0)
+			while ((r = uraid_sync_step(a, 8192)) > 0)
+				;
+		double rsecs = (double)(bench_now_ns() - t0) / 1e9;
+		if (r == 0)
+			put_row(rows, nrows, level, "create+resync", (double)size / 1e6 / rsecs,
+			        "MB/s", dmbs);
+	}
+	int rs = bw_array_stop(s, a);
+	return r < 0 ? errmsg(err, errlen, r, "resync failed") : rs;
+}
+
 static int level_run(struct bw_set *s, const struct eng_opts *o, int level, const struct raw *rw,
                      struct row *rows, int *nrows, char *err, size_t errlen)
 {
@@ -402,11 +440,14 @@ static int level_run(struct bw_set *s, const struct eng_opts *o, int level, cons
 		r = rebuild_run(s, o, a, level, span, rw->one_write, 1, rows, nrows, err, errlen);
 	int rs = bw_array_stop(s, a);
 	r = r ? r : rs;
+	int ceiling_row = *nrows - 1;
+	if (r == 0)
+		r = discard_rows(s, o, level, wmbs, rows, nrows, err, errlen);
 	/* On members in memory the CPUs set the rebuild's pace: the same
 	 * copies and XOR without an engine show how close it comes. */
 	if (r == 0 && level != 0) {
 		int nsrc = level == 6 ? n - 2 : level == 5 || level == 4 ? n - 1 : 1;
-		r = beng_rebuild_ceiling(s, o, nsrc, &rows[*nrows - 1].ceiling, err, errlen);
+		r = beng_rebuild_ceiling(s, o, nsrc, &rows[ceiling_row].ceiling, err, errlen);
 	}
 	if (r == 0 && level == 5)
 		r = reshape_run(s, o, rows[*nrows - 1].value, rows, nrows, err, errlen);
@@ -703,6 +744,9 @@ int bench_engine(int argc, char **argv)
 		    : !strcmp(rows[i].workload, "rebuild") ? "raw one-member write"
 		    : !strcmp(rows[i].workload, "reshape")
 		        ? "this run's raid5 rebuild (MB/s of array data moved, n-1 -> n)"
+		    : !strcmp(rows[i].workload, "discard") ? "the level's seqwrite"
+		    : !strcmp(rows[i].workload, "create+resync")
+		        ? "create --discard (discard)"
 		        : "raw 4K IOPS / member I/Os per write";
 		printf("raid%-3d %-12s %12.1f %-5s %7.2f  %s\n", rows[i].level, rows[i].workload,
 		       rows[i].value, rows[i].unit, rows[i].ratio, ref);

@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/cli_array.h"
 #include "cli/create_probe.h"
+#include "cli/create_zeroes.h"
 #include "layout/layout.h"
 #include "meta/md_bitmap.h"
 #include "uraid.h"
@@ -24,7 +25,7 @@ static void create_usage(FILE *f)
 	           "         [--metadata=1.2] [--assume-clean] [--spare-devices=N] [--name=NAME]\n"
 	           "         [--size=BYTES] [--bitmap=internal|none] [--bitmap-chunk=SIZE]\n"
 	           "         [--write-journal=DEV] [--consistency-policy=resync|ppl]\n"
-	           "         [--run] [--force]\n"
+	           "         [--run] [--force] [--discard]\n"
 	           "         [--no-daemon] [--write-mostly|--readwrite] [--failfast|--nofailfast]\n"
 	           "         MEMBER...\n"
 	           "  Writes md superblocks (mdadm-compatible) and starts the array: a daemon\n"
@@ -40,7 +41,11 @@ static void create_usage(FILE *f)
 	           "  device flags; --readwrite / --nofailfast stop flagging): raid1 reads a\n"
 	           "  write-mostly member only when no other copy can serve; a failfast\n"
 	           "  member of raid1/raid10 is failed on its first error while the array\n"
-	           "  can lose it.\n");
+	           "  can lose it.\n"
+	           "  --assume-clean skips the initial resync: refused unless the members read\n"
+	           "  back as zeros (files: their allocated extents; devices: a sample), or\n"
+	           "  --force (--run) insists. --discard discards (zeroes) every member's data\n"
+	           "  area and skips the resync: zeros are consistent copies and parity.\n");
 }
 
 static int parse_metadata(const char *s, int *v)
@@ -220,6 +225,7 @@ int cmd_create(int argc, char **argv)
 	    {"consistency-policy", required_argument, NULL, 'k'},
 	    {"run", no_argument, NULL, 'R'},
 	    {"force", no_argument, NULL, 'f'},
+	    {"discard", no_argument, NULL, 'Z'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"write-mostly", no_argument, NULL, 1001},
 	    {"failfast", no_argument, NULL, 1002},
@@ -235,7 +241,7 @@ int cmd_create(int argc, char **argv)
 	struct uraid_create_opts o;
 	memset(&o, 0, sizeof(o));
 	const char *level = NULL, *layout = NULL;
-	bool no_daemon = false, have_n = false, run = false;
+	bool no_daemon = false, have_n = false, run = false, discard = false;
 	enum bitmap_choice bitmap = BITMAP_DEFAULT;
 	uint32_t bitmap_chunk = 0;
 	const char *journal = NULL;
@@ -297,6 +303,7 @@ int cmd_create(int argc, char **argv)
 			o.member_bytes = v;
 			break;
 		case 'D': no_daemon = true; break;
+		case 'Z': discard = true; break;
 		case 'b':
 			if (!strcmp(optarg, "internal"))
 				bitmap = BITMAP_INTERNAL;
@@ -430,6 +437,22 @@ int cmd_create(int argc, char **argv)
 		if (refused)
 			return 1;
 	}
+	if (o.assume_clean && !discard && !run) {
+		char why[512] = "";
+		int z = create_members_zero(argv + optind, n, why, sizeof(why));
+		if (z < 0)
+			return cli_error("create", "--assume-clean: %s", why);
+		if (z == 0)
+			return cli_error(
+			    "create",
+			    "--assume-clean: %s; skipping the resync would leave copies "
+			    "or parity that do not match the data. Use --discard to "
+			    "zero the members, or --force to insist",
+			    why);
+	}
+	/* --discard: zeros everywhere make the resync unnecessary. */
+	if (discard)
+		o.assume_clean = true;
 	/* Files this command creates are removed again if create fails. */
 	bool *fresh = calloc((size_t)n, sizeof(*fresh));
 	if (!fresh)
@@ -486,6 +509,20 @@ int cmd_create(int argc, char **argv)
 			free(fresh);
 			free(paths);
 			return cli_error("create", "bitmap: %s", err);
+		}
+	}
+	if (discard) {
+		rc = uraid_discard(a, 0, uraid_size(a));
+		if (rc == 0)
+			rc = uraid_flush(a);
+		if (rc < 0) {
+			uraid_stop(a);
+			for (int i = 0; i < n; i++)
+				if (fresh[i])
+					unlink(argv[optind + i]);
+			free(fresh);
+			free(paths);
+			return cli_error("create", "--discard: %s", strerror(-rc));
 		}
 	}
 	free(fresh);

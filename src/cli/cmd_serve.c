@@ -671,6 +671,23 @@ static void xfs_size(uint64_t b, char *buf, size_t len)
 		snprintf(buf, len, "%llu", (unsigned long long)b);
 }
 
+/* Whether a discard (NBD trim, fstrim) gives space back on these members
+ * (md's devices_handle_discard_safely). */
+static void print_discard(const struct uraid_status *st)
+{
+	bool parity = st->level == URAID_LEVEL_RAID4 || st->level == URAID_LEVEL_RAID5 ||
+	              st->level == URAID_LEVEL_RAID6;
+	if (st->discard_safe)
+		printf("discard: safe: every member reads back zeros after a discard%s\n",
+		       parity ? "; whole stripes are discarded on every member, parity too" : "");
+	else if (parity)
+		printf("discard: not safe on these members (one is missing, does not zero what it "
+		       "discards, or a log takes the writes): discards are written as zeros\n");
+	else
+		printf("discard: passed down; members that do not zero what they discard get "
+		       "zeros written instead\n");
+}
+
 int cmd_geometry(int argc, char **argv)
 {
 	if (argc < 2)
@@ -709,6 +726,7 @@ int cmd_geometry(int argc, char **argv)
 		printf("note: the stripe width %llu is not a power of two; the preferred block "
 		       "size is the largest power of two dividing it\n",
 		       (unsigned long long)su * (uint64_t)data);
+	print_discard(&st);
 	if (data == 0) {
 		printf("mkfs.xfs: (no stripe options)\nmkfs.ext4: (no stripe options)\n");
 		return 0;

@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,6 +80,18 @@ static void print_verbose(const struct uraid_status *st)
 	if (st->stripe_cache_size)
 		printf("      stripe_cache_size %u\n", st->stripe_cache_size);
 	printf("      mismatch_cnt %llu\n", (unsigned long long)st->mismatch_cnt);
+	/* Thin members: what each member file takes on its file system
+	 * (discards punch holes) against its apparent size. */
+	for (int i = 0; i < st->nmembers; i++) {
+		struct stat sb;
+		const char *nm = st->members[i].name;
+		if (nm[0] != '/' || stat(nm, &sb) < 0 || !S_ISREG(sb.st_mode) || !sb.st_size)
+			continue;
+		unsigned long long used = (unsigned long long)sb.st_blocks * 512;
+		printf("      %s allocated %llu KiB of %llu KiB (%.0f%%)\n", nm, used / 1024,
+		       (unsigned long long)sb.st_size / 1024,
+		       (double)used * 100 / (double)sb.st_size);
+	}
 }
 
 /* Remote members' links (RUN/NAME.links, kept by the array's server). */
@@ -163,7 +176,8 @@ int cmd_status(int argc, char **argv)
 			    "  what /proc/mdstat would show for the running arrays (every one\n"
 			    "  in the run directory without NAMEs; $URAID_RUN_DIR/mdstat holds\n"
 			    "  the same text); --verbose adds uraid's own counters\n"
-			    "  (stripe_cache_size, mismatch_cnt), --json is machine-readable.\n");
+			    "  (stripe_cache_size, mismatch_cnt, each member file's allocated and\n"
+			    "  apparent size), --json is machine-readable.\n");
 			return 0;
 		} else if (!strcmp(argv[first], "--")) {
 			first++;

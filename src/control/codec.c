@@ -89,6 +89,7 @@ static const struct field status_fields[] = {
     SF(resync_pending, F_BOOL),
     SF(sync_speed_min, F_U64),
     SF(sync_speed_max, F_U64),
+    SF(discard_safe, F_BOOL),
 };
 #define NSF (sizeof(status_fields) / sizeof(status_fields[0]))
 

@@ -156,6 +156,28 @@ int uraid_flush(struct uraid_array *a)
 	return a->cls->flush(a);
 }
 
+_Static_assert((URAID_ZERO_MAY_TRIM ^ URAID_ZERO_FAST) == (URAID_ZERO_MAY_TRIM | URAID_ZERO_FAST),
+               "two write-zeroes flags share a bit");
+
+int uraid_write_zeroes(struct uraid_array *a, uint64_t off, uint64_t len, unsigned flags)
+{
+	if (!a || (flags & ~(URAID_ZERO_MAY_TRIM | URAID_ZERO_FAST)))
+		return -EINVAL;
+	if (!a->cls->zero)
+		return -EOPNOTSUPP;
+	return a->cls->zero(a, off, len, flags);
+}
+
+int uraid_discard(struct uraid_array *a, uint64_t off, uint64_t len)
+{
+	return uraid_write_zeroes(a, off, len, URAID_ZERO_MAY_TRIM);
+}
+
+bool uraid_discard_safe(struct uraid_array *a)
+{
+	return a && a->cls->discard_safe && a->cls->discard_safe(a);
+}
+
 int uraid_locate(struct uraid_array *a, uint64_t off, uint64_t len, unsigned flags,
                  struct uraid_place *out, int max, uint64_t *piece)
 {

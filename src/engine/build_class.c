@@ -142,6 +142,12 @@ static int build_write(struct uraid_array *h, const void *buf, size_t len, uint6
 	return -EROFS;
 }
 
+static int build_zero(struct uraid_array *h, uint64_t off, uint64_t len, unsigned flags)
+{
+	(void)h, (void)off, (void)len, (void)flags;
+	return -EROFS;
+}
+
 static int build_flush(struct uraid_array *h)
 {
 	(void)h;
@@ -241,6 +247,7 @@ static const struct eng_class build_class = {
     .read = build_read,
     .write = build_write,
     .flush = build_flush,
+    .zero = build_zero,
     .stop = build_stop,
     .drop = build_drop,
     .status = build_status,

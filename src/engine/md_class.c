@@ -40,6 +40,16 @@ static int md_flush(struct uraid_array *h)
 	return eng_flush(eng_of(h));
 }
 
+static int md_zero(struct uraid_array *h, uint64_t off, uint64_t len, unsigned flags)
+{
+	return eng_zero(eng_of(h), off, len, flags);
+}
+
+static bool md_discard_safe(struct uraid_array *h)
+{
+	return eng_discard_safe(eng_of(h));
+}
+
 static int md_stop(struct uraid_array *h)
 {
 	return eng_stop(eng_of(h));
@@ -211,6 +221,8 @@ const struct eng_class eng_md_class = {
     .read = md_read,
     .write = md_write,
     .flush = md_flush,
+    .zero = md_zero,
+    .discard_safe = md_discard_safe,
     .stop = md_stop,
     .drop = md_drop,
     .status = md_status,

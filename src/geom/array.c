@@ -134,6 +134,12 @@ int geom_array_write(struct geom_array *a, const void *buf, size_t len, uint64_t
 	                 : geom_raid3_write_at(a->raid3, buf, len, off);
 }
 
+int geom_array_zero(struct geom_array *a, uint64_t off, uint64_t len, unsigned mflags)
+{
+	return a->mirror ? geom_mirror_zero_at(a->mirror, off, len, mflags)
+	                 : geom_raid3_zero_at(a->raid3, off, len, mflags);
+}
+
 int geom_array_flush(struct geom_array *a)
 {
 	return a->mirror ? geom_mirror_flush(a->mirror) : geom_raid3_flush(a->raid3);

@@ -162,6 +162,21 @@ static int g_write(struct uraid_array *a, const void *buf, size_t len, uint64_t 
 	return geom_array_write(P(a)->g, buf, len, off);
 }
 
+/* BIO_DELETE passed down; a fast zero is not offered (the classes do not
+ * track whether every component zeroes what it discards). */
+static int g_zero(struct uraid_array *a, uint64_t off, uint64_t len, unsigned flags)
+{
+	if (P(a)->readonly)
+		return -EROFS;
+	if (flags & URAID_ZERO_FAST)
+		return -ENOTSUP;
+	int rc = check_range(a, (size_t)len, off);
+	if (rc < 0 || len == 0)
+		return rc;
+	return geom_array_zero(P(a)->g, off, len,
+	                       (flags & URAID_ZERO_MAY_TRIM) ? MEMBER_ZERO_UNMAP : 0);
+}
+
 static int g_flush(struct uraid_array *a)
 {
 	return P(a)->readonly ? 0 : geom_array_flush(P(a)->g);
@@ -530,6 +545,7 @@ static const struct eng_class geom_class = {
     .read = g_read,
     .write = g_write,
     .flush = g_flush,
+    .zero = g_zero,
     .status = g_status,
     .fail = g_fail,
     .remove = g_remove,

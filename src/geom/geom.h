@@ -140,6 +140,8 @@ int geom_mirror_open(struct member **m, int n, bool rdonly, struct geom_mirror *
                      size_t errlen, char *warn, size_t warnlen);
 int geom_mirror_read_at(struct geom_mirror *g, void *buf, size_t len, uint64_t off);
 int geom_mirror_write_at(struct geom_mirror *g, const void *buf, size_t len, uint64_t off);
+/* BIO_DELETE: every copy's range zeroed (member_write_zeroes flags). */
+int geom_mirror_zero_at(struct geom_mirror *g, uint64_t off, uint64_t len, unsigned mflags);
 int geom_mirror_flush(struct geom_mirror *g);
 /* Copy up to `bytes` more onto every SYNCING disk; returns 1 while work
  * remains, 0 when all are in sync (their metadata updated), <0 on error. */
@@ -224,6 +226,8 @@ int geom_raid3_open(struct member **m, int n, bool rdonly, struct geom_raid3 **o
  * return -EIO on a parity mismatch under VERIFY (counted). */
 int geom_raid3_read_at(struct geom_raid3 *g, void *buf, size_t len, uint64_t off);
 int geom_raid3_write_at(struct geom_raid3 *g, const void *buf, size_t len, uint64_t off);
+/* BIO_DELETE: every component's span zeroed (member_write_zeroes flags). */
+int geom_raid3_zero_at(struct geom_raid3 *g, uint64_t off, uint64_t len, unsigned mflags);
 int geom_raid3_flush(struct geom_raid3 *g);
 /* Rebuild up to `bytes` of component data onto the SYNCING component:
  * 1 while work remains, 0 when done, <0 on error. */
@@ -270,6 +274,7 @@ int geom_array_open_members(struct member **m, int n, unsigned flags, int balanc
 int geom_array_read(struct geom_array *a, void *buf, size_t len, uint64_t off);
 int geom_array_write(struct geom_array *a, const void *buf, size_t len, uint64_t off);
 int geom_array_flush(struct geom_array *a);
+int geom_array_zero(struct geom_array *a, uint64_t off, uint64_t len, unsigned mflags);
 int geom_array_sync_step(struct geom_array *a, uint64_t bytes);
 /* gmirror's idle marking: after idle_ns without writes, flush and clear
  * DIRTY in the metadata so a crash later needs no resynchronization.

@@ -354,6 +354,36 @@ int geom_mirror_write_at(struct geom_mirror *g, const void *buf, size_t len, uin
 	return ok ? 0 : -EIO;
 }
 
+/* gmirror passes BIO_DELETE to every copy; here each copy zeroes the range
+ * (member_write_zeroes), so the copies keep agreeing. */
+int geom_mirror_zero_at(struct geom_mirror *g, uint64_t off, uint64_t len, unsigned mflags)
+{
+	int rc = check_io(g, (size_t)len, off);
+	if (rc < 0 || len == 0)
+		return rc;
+	if (g->rdonly)
+		return -EROFS;
+	if (g->destroyed)
+		return -ENXIO;
+	pthread_mutex_lock(&g->lock);
+	g->last_write_ns = geom_now_ns();
+	if (geom_first_write(&g->bump_syncid, &g->syncid, &g->dirty,
+	                     g->mflags & GEOM_MIRROR_DEV_NOFAILSYNC))
+		geom_mirror_write_all_md(g);
+	int ok = 0;
+	for (int i = 0; i < g->ndisks; i++) {
+		struct geom_mirror_disk *d = &g->disk[i];
+		if (d->state != GEOM_DISK_ACTIVE && d->state != GEOM_DISK_SYNCING)
+			continue;
+		if (member_write_zeroes(d->m, off, len, mflags) < 0)
+			geom_mirror_fail_disk(g, i);
+		else
+			ok += d->state == GEOM_DISK_ACTIVE;
+	}
+	pthread_mutex_unlock(&g->lock);
+	return ok ? 0 : -EIO;
+}
+
 int geom_mirror_flush(struct geom_mirror *g)
 {
 	pthread_mutex_lock(&g->lock);

@@ -411,6 +411,36 @@ int geom_raid3_write_at(struct geom_raid3 *g, const void *buf, size_t len, uint6
 	return rc;
 }
 
+/* graid3 passes BIO_DELETE to its components; zeros on every component are
+ * data and parity that agree, so each zeroes its span. */
+int geom_raid3_zero_at(struct geom_raid3 *g, uint64_t off, uint64_t len, unsigned mflags)
+{
+	int rc = check_io(g, (size_t)len, off);
+	if (rc < 0 || len == 0)
+		return rc;
+	if (g->rdonly)
+		return -EROFS;
+	struct raid3_geom rg = geom_of(g);
+	uint64_t clen = len / (uint64_t)(g->ncomp - 1), coff = raid3_comp_off(&rg, off);
+	pthread_mutex_lock(&g->lock);
+	g->last_write_ns = geom_now_ns();
+	if (geom_first_write(&g->bump_syncid, &g->syncid, &g->dirty,
+	                     g->mflags & GEOM_RAID3_DEV_NOFAILSYNC))
+		geom_raid3_write_all_md(g);
+	for (int i = 0; i < g->ncomp; i++) {
+		struct geom_raid3_comp *c = &g->c[i];
+		if (!c->m || (c->state != GEOM_DISK_ACTIVE && c->state != GEOM_DISK_SYNCING))
+			continue;
+		if (member_write_zeroes(c->m, coff, clen, mflags) < 0)
+			geom_raid3_fail(g, i);
+	}
+	int nbad = 0;
+	for (int i = 0; i < g->ncomp; i++)
+		nbad += !usable(&g->c[i]);
+	pthread_mutex_unlock(&g->lock);
+	return nbad > 1 ? -EIO : 0;
+}
+
 int geom_raid3_flush(struct geom_raid3 *g)
 {
 	pthread_mutex_lock(&g->lock);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <sys/file.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -159,6 +160,53 @@ int member_discard(struct member *m, uint64_t off, uint64_t len)
 	if (!m->ops->discard)
 		return -EOPNOTSUPP;
 	return m->ops->discard(m, off, len);
+}
+
+/* Zeros written the ordinary way, a bounded buffer at a time. */
+static int write_zero_buffers(struct member *m, uint64_t off, uint64_t len)
+{
+	size_t cap = len < (1u << 20) ? (size_t)len : (1u << 20);
+	void *z = calloc(1, cap);
+	if (!z)
+		return -ENOMEM;
+	int rc = 0;
+	while (len && rc == 0) {
+		size_t n = len < cap ? (size_t)len : cap;
+		rc = member_write(m, z, n, off, 0);
+		off += n;
+		len -= n;
+	}
+	free(z);
+	return rc;
+}
+
+int member_write_zeroes(struct member *m, uint64_t off, uint64_t len, unsigned flags)
+{
+	if (!m || !m->ops)
+		return -EINVAL;
+	int rc = member_discard_check(m, off, len);
+	if (rc < 0 || len == 0)
+		return rc;
+	/* Edges that are not whole logical blocks are written. */
+	uint64_t b = m->logical_block ? m->logical_block : 512;
+	uint64_t first = (off + b - 1) / b * b, last = (off + len) / b * b;
+	if (first >= last)
+		return write_zero_buffers(m, off, len);
+	if (first > off && (rc = write_zero_buffers(m, off, first - off)) < 0)
+		return rc;
+	if (last < off + len && (rc = write_zero_buffers(m, last, off + len - last)) < 0)
+		return rc;
+	/* Deallocate only where that is known to leave zeros. */
+	if (!m->discard_zeroes)
+		flags &= ~MEMBER_ZERO_UNMAP;
+	rc = -EOPNOTSUPP;
+	if ((flags & MEMBER_ZERO_UNMAP) && m->ops->discard)
+		rc = m->ops->discard(m, first, last - first);
+	if (rc == -EOPNOTSUPP && m->ops->write_zeroes)
+		rc = m->ops->write_zeroes(m, first, last - first, flags);
+	if (rc == -EOPNOTSUPP || rc == -EINVAL)
+		rc = write_zero_buffers(m, first, last - first);
+	return rc;
 }
 
 int member_lock(struct member *m)

@@ -35,8 +35,13 @@ struct member_ops {
 	ssize_t (*pwrite)(struct member *m, const void *buf, size_t len, uint64_t off,
 	                  unsigned flags);
 	int (*flush)(struct member *m);
-	/* Discard (trim) a range; -EOPNOTSUPP when the medium cannot. */
+	/* Discard (trim) a range; -EOPNOTSUPP when the medium cannot. What
+	 * it reads afterwards is zeros only where m->discard_zeroes says so. */
 	int (*discard)(struct member *m, uint64_t off, uint64_t len);
+	/* Optional: make a range read back as zeros without sending zeros
+	 * (MEMBER_ZERO_UNMAP: may deallocate it); -EOPNOTSUPP sends member_
+	 * write_zeroes to its fallback. Ranges are logical-block aligned. */
+	int (*write_zeroes)(struct member *m, uint64_t off, uint64_t len, unsigned flags);
 	/* File descriptor for async I/O (io_uring), or -1 when every request
 	 * must go through the ops above. */
 	int (*fd)(struct member *m);
@@ -87,6 +92,13 @@ struct member {
 	 * plain synchronous requests on two threads (engine/sync/workers.h), which beat
 	 * queued batches there; wrappers (fault, crash, sim) leave it false. */
 	bool in_memory;
+	/* A discard leaves zeros behind (files: a punched hole; block devices
+	 * that offload write-zeroes, whose PUNCH_HOLE zeroes and may unmap;
+	 * memory): what a parity level needs to discard (md's
+	 * devices_handle_discard_safely). False for block devices without
+	 * write-zeroes (BLKDISCARD's data is undefined after) and wrappers
+	 * that do not pass discards on. */
+	bool discard_zeroes;
 	void *priv;
 };
 
@@ -123,6 +135,13 @@ int member_flush(struct member *m);
 /* Discard a range: -EROFS on read-only members, -EINVAL outside the member,
  * -EOPNOTSUPP when the medium refuses. Files and memory read back zeros. */
 int member_discard(struct member *m, uint64_t off, uint64_t len);
+/* Make [off, off+len) read back as zeros, always: MEMBER_ZERO_UNMAP lets
+ * it deallocate (a discard where the member guarantees zeros after one);
+ * otherwise the space stays allocated (files: ZERO_RANGE; block devices:
+ * write-zeroes without unmap, else BLKZEROOUT). Where the member has no
+ * way to do it, zeros are written. -EROFS, -EINVAL as member_discard. */
+#define MEMBER_ZERO_UNMAP 1u
+int member_write_zeroes(struct member *m, uint64_t off, uint64_t len, unsigned flags);
 /* True when a request can bypass the bounce buffer (always for non-direct). */
 bool member_aligned(const struct member *m, const void *buf, size_t len, uint64_t off);
 

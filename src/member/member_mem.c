@@ -62,6 +62,14 @@ static int mem_discard(struct member *m, uint64_t off, uint64_t len)
 	return 0;
 }
 
+static int mem_write_zeroes(struct member *m, uint64_t off, uint64_t len, unsigned flags)
+{
+	if (flags & MEMBER_ZERO_UNMAP)
+		return mem_discard(m, off, len);
+	memset(mm_of(m)->base + off, 0, (size_t)len);
+	return 0;
+}
+
 static int mem_fd(struct member *m)
 {
 	return -1;
@@ -80,6 +88,7 @@ static const struct member_ops mem_ops = {
     .pwrite = mem_pwrite,
     .flush = mem_flush,
     .discard = mem_discard,
+    .write_zeroes = mem_write_zeroes,
     .fd = mem_fd,
     .close = mem_close,
 };
@@ -107,6 +116,7 @@ int member_open_mem(const char *name, uint64_t size, struct member **out)
 	mm->m.logical_block = 512;
 	mm->m.dio_align = 1;
 	mm->m.mem_align = 1;
+	mm->m.discard_zeroes = true;
 	member_set_name(&mm->m, name ? name : "mem");
 	*out = &mm->m;
 	return 0;

@@ -130,7 +130,20 @@ static int fault_flush(struct member *m)
 static int fault_discard(struct member *m, uint64_t off, uint64_t len)
 {
 	struct fault_member *f = m->priv;
+	struct member_fault_rule r;
+	if (fault_decide(f, MEMBER_OP_WRITE, off, (size_t)len, &r) && r.error)
+		return -r.error; /* changes what is stored: a write to the rules */
 	return member_discard(f->inner, off, len);
+}
+
+/* So is a write-zeroes. */
+static int fault_write_zeroes(struct member *m, uint64_t off, uint64_t len, unsigned flags)
+{
+	struct fault_member *f = m->priv;
+	struct member_fault_rule r;
+	if (fault_decide(f, MEMBER_OP_WRITE, off, (size_t)len, &r) && r.error)
+		return -r.error;
+	return member_write_zeroes(f->inner, off, len, flags);
 }
 
 static int fault_fd(struct member *m)
@@ -153,6 +166,7 @@ static const struct member_ops fault_ops = {
     .pwrite = fault_pwrite,
     .flush = fault_flush,
     .discard = fault_discard,
+    .write_zeroes = fault_write_zeroes,
     .fd = fault_fd,
     .close = fault_close,
 };
@@ -170,6 +184,7 @@ int member_fault_wrap(struct member *inner, struct member **out)
 	f->inner = inner;
 	pthread_mutex_init(&f->lock, NULL);
 	member_wrap_init(&f->m, inner, &fault_ops, f);
+	f->m.discard_zeroes = inner->discard_zeroes;
 	*out = &f->m;
 	return 0;
 }

@@ -148,6 +148,16 @@ static int sim_discard(struct member *m, uint64_t off, uint64_t len)
 	return rc;
 }
 
+static int sim_write_zeroes(struct member *m, uint64_t off, uint64_t len, unsigned flags)
+{
+	struct sim_member *s = m->priv;
+	double t = arrival(s);
+	int rc = member_write_zeroes(s->inner, off, len, flags);
+	if (rc == 0)
+		model_and_wait(s, t, SIM_OTHER, off, 0);
+	return rc;
+}
+
 /* Index into `ios` of the next command the elevator serves among
  * pending[0..npend): the lowest offset at or after the head, else the
  * lowest overall (one-way sweep, C-LOOK). */
@@ -268,6 +278,7 @@ static const struct member_ops sim_ops = {
     .pwrite = sim_pwrite,
     .flush = sim_flush,
     .discard = sim_discard,
+    .write_zeroes = sim_write_zeroes,
     .fd = sim_fd,
     .close = sim_close,
     .run_batch = sim_run_batch,
@@ -341,6 +352,7 @@ int member_sim_open_clock(struct member *inner, const struct sim_profile *p, str
 	s->bus = bus;
 	s->scale = time_scale;
 	member_wrap_init(&s->m, inner, &sim_ops, s);
+	s->m.discard_zeroes = inner->discard_zeroes;
 	*out = &s->m;
 	return 0;
 }

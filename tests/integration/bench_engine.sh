@@ -15,7 +15,8 @@ check "rows: keys, units, every level has seqwrite/seqread/randwrite4k, rebuild 
 import json, sys
 rows = json.load(open(sys.argv[1]))
 want = {"level", "workload", "value", "unit", "ratio"}
-units = {"seqwrite": "MB/s", "seqread": "MB/s", "randwrite4k": "IOPS", "rebuild": "MB/s"}
+units = {"seqwrite": "MB/s", "seqread": "MB/s", "randwrite4k": "IOPS", "rebuild": "MB/s",
+         "discard": "MB/s", "create+resync": "MB/s"}
 seen = {}
 for r in rows:
     assert set(r) == want, r
@@ -24,7 +25,7 @@ for r in rows:
     assert r["value"] > 0 and r["ratio"] > 0, r
     seen.setdefault(r["level"], set()).add(r["workload"])
 for lv in (0, 1, 5, 6, 10):
-    w = {"seqwrite", "seqread", "randwrite4k"} | ({"rebuild"} if lv else set())
+    w = {"seqwrite", "seqread", "randwrite4k", "discard"} | ({"rebuild", "create+resync"} if lv else set())
     assert seen.get(lv) == w, (lv, seen.get(lv))
 PY
 check "member files removed afterwards" sh -c '[ -z "$(ls -A "$1")" ]' sh "$dir"

@@ -45,6 +45,7 @@ struct cw_totals {
 
 struct cw_write {
 	uint64_t lsec, nsec;
+	bool zero; /* a discard or write-zeroes (CW_DISCARD): the sectors read zeros */
 };
 
 static inline void cw_stamp(uint64_t seed, uint64_t id, uint64_t lsec, uint8_t *s)
@@ -102,6 +103,7 @@ static inline bool cw_redundant(int level)
 #define CW_JOURNAL_WB 8u  /* ... in write-back mode (implies CW_JOURNAL) */
 #define CW_CACHE      16u /* a small stripe cache (parity levels): evictions mid-run */
 #define CW_PPL        32u /* raid5: md's partial parity log (consistency policy ppl) */
+#define CW_DISCARD    64u /* a quarter of the writes are discards or write-zeroes */
 
 /* Members a degraded trial loses: as many as the level's parity covers, so
  * a raid6 reads its lost data with Q (two data members, or data and P). */
@@ -222,16 +224,19 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 			boundary = issued;
 			tot->flushes_acked++;
 		}
-		uint64_t nsec = 1 + t_rand(&rs) % (t_rand(&rs) % 4 ? 16 : 64);
+		bool zero = (flags & CW_DISCARD) && t_rand(&rs) % 4 == 0;
+		uint64_t nsec = 1 + t_rand(&rs) % (zero ? 256 : t_rand(&rs) % 4 ? 16 : 64);
 		if (nsec > span)
 			nsec = span;
 		uint64_t lsec = t_rand(&rs) % (span - nsec + 1);
 		uint64_t id = ++issued;
-		log[id] = (struct cw_write){lsec, nsec};
-		for (uint64_t s = 0; s < nsec; s++)
+		log[id] = (struct cw_write){lsec, nsec, zero};
+		for (uint64_t s = 0; s < nsec && !zero; s++)
 			cw_stamp(seed, id, lsec + s, buf + s * 512);
 		tot->writes++;
-		int rc = uraid_write(a, buf, nsec * 512, lsec * 512);
+		int rc = !zero             ? uraid_write(a, buf, nsec * 512, lsec * 512)
+		         : t_rand(&rs) % 2 ? uraid_discard(a, lsec * 512, nsec * 512)
+		                           : uraid_write_zeroes(a, lsec * 512, nsec * 512, 0);
 		if (crash_ctl_crashed(ctl))
 			break;
 		CHECKF(rc == 0, "%s seed %#llx: write failed: %d", c->name,
@@ -325,9 +330,13 @@ static inline uint64_t cw_trial(const struct cw_cfg *c, uint64_t seed, uint64_t 
 		for (uint64_t j = 0; j < k; j++) {
 			uint64_t s = s0 + j;
 			uint64_t id = cw_decode(seed, s, buf + j * 512);
-			bool ok = id == durable[s] ||
+			bool ok = id == durable[s] || (id == 0 && log[durable[s]].zero) ||
 			          (id != UINT64_MAX && id > boundary && id <= issued &&
 			           log[id].lsec <= s && s < log[id].lsec + log[id].nsec);
+			/* zeros: a discard issued after the flush covers s */
+			for (uint64_t z = boundary + 1; id == 0 && !ok && z <= issued; z++)
+				ok = log[z].zero && log[z].lsec <= s &&
+				     s < log[z].lsec + log[z].nsec;
 			tot->sectors_checked++;
 			if (ok)
 				continue;

@@ -97,6 +97,34 @@ static void with_stripe_cache(void)
 	}
 }
 
+/* Discards and write-zeroes in the mix (a quarter of the requests, up to
+ * 256 sectors: whole stripes zeroed on every member, pieces written), alone
+ * and with a bitmap or a stripe cache: zeros are one more legal state of
+ * the sectors they cover, nothing flushed is lost, check stays clean. A
+ * third of the trials of the other cases: kept fast. */
+static void with_discards(void)
+{
+	static const struct {
+		int cfg;
+		unsigned flags;
+	} which[] = {{1, 0}, {2, 0},  {5, 0},         {6, 0},
+	             {7, 0}, {11, 0}, {7, CW_BITMAP}, {10, CW_CACHE}};
+	for (size_t i = 0; i < sizeof(which) / sizeof(which[0]); i++) {
+		const struct cw_cfg *c = &cfgs[which[i].cfg];
+		const char *only = getenv("CRASH_CONFIG");
+		if (only && *only && strcmp(only, c->name))
+			continue;
+		struct cw_totals tot = {0};
+		uint64_t seed = cw_env("CRASH_SEED", 0xd15c0000ULL + (uint64_t)i * 0x10000);
+		uint64_t trials = cw_env("CRASH_TRIALS", 30) / 3;
+		cw_run(c, seed, trials, (int)cw_env("CRASH_WRITES", 40),
+		       CW_DISCARD | which[i].flags, &tot);
+		CHECK_EQ_U64(tot.data_lost, 0);
+		CHECK_EQ_U64(tot.mismatches, 0);
+		CHECK(tot.crashes > 0 || trials == 0);
+	}
+}
+
 /* The harness must notice lost data: on disks that ignore flushes, data
  * acknowledged as flushed is lost at a crash, and the checks say so. */
 static void lying_disks_are_caught(void)
@@ -138,4 +166,4 @@ CFG(raid6_ra_4, 11)
 
 TEST_MAIN(T(linear3), T(raid0_3), T(raid1_2), T(raid1_3_v090), T(raid10_n2_4), T(raid10_f2_3),
           T(raid4_4), T(raid5_ls_4), T(raid5_ra_3), T(raid5_ls_6), T(raid6_ls_5), T(raid6_ra_4),
-          T(with_bitmap), T(with_stripe_cache), T(lying_disks_are_caught))
+          T(with_bitmap), T(with_stripe_cache), T(with_discards), T(lying_disks_are_caught))

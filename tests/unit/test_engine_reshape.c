@@ -41,7 +41,7 @@ static int rs_write(struct uraid_array *a, struct rs_state *s, uint64_t *rs, uin
 	if (s->issued + 1 >= (uint64_t)s->nlog)
 		return 0;
 	uint64_t id = ++s->issued;
-	s->log[id] = (struct cw_write){lsec, nsec};
+	s->log[id] = (struct cw_write){lsec, nsec, false};
 	for (uint64_t k = 0; k < nsec; k++)
 		cw_stamp(s->seed, id, lsec + k, buf + k * 512);
 	int rc = uraid_write(a, buf, nsec * 512, lsec * 512);
@@ -102,7 +102,7 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 	/* Known content everywhere first. */
 	for (uint64_t l = 0; l < s.span; l += 32) {
 		uint64_t id = ++s.issued;
-		s.log[id] = (struct cw_write){l, 32};
+		s.log[id] = (struct cw_write){l, 32, false};
 		for (uint64_t k = 0; k < 32; k++)
 			cw_stamp(seed, id, l + k, buf + k * 512);
 		CHECK(uraid_write(a, buf, 32 * 512, l * 512) == 0);

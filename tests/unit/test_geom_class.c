@@ -523,5 +523,65 @@ static void not_geom(void)
 	rm_files(2);
 }
 
+/* BIO_DELETE passed down: a write-zeroes (may trim) zeroes the range on
+ * every gmirror copy and every graid3 component, parity included; a fast
+ * zero is refused with nothing changed. */
+static void zero_passes_down(void)
+{
+	enum { N = 3, PS = 1024 };
+	make_files(N);
+	label_mirror(2, GEOM_BALANCE_ROUND_ROBIN);
+	static const int idx[] = {0, 1};
+	struct uraid_array *a = asm_files(idx, 2, URAID_NO_SYNC_THREAD);
+	uint8_t *data = malloc(MEDIA), *back = malloc(CSIZE), *zero = calloc(1, CSIZE);
+	uint64_t seed = 21;
+	t_fill(&seed, data, MEDIA);
+	if (a) {
+		CHECK(uraid_write(a, data, MEDIA, 0) == 0);
+		CHECK(uraid_write_zeroes(a, 4096, 8192, URAID_ZERO_FAST) == -ENOTSUP);
+		CHECK(uraid_write_zeroes(a, 4096, 8192, URAID_ZERO_MAY_TRIM) == 0);
+		CHECK(uraid_discard(a, 65536, 512) == 0);
+		CHECK(uraid_flush(a) == 0);
+		memset(data + 4096, 0, 8192);
+		memset(data + 65536, 0, 512);
+		CHECK(uraid_read(a, back, MEDIA, 0) == 0 && memcmp(back, data, MEDIA) == 0);
+		CHECK(uraid_stop(a) == 0);
+		CHECK(disk_holds(0, data, MEDIA) && disk_holds(1, data, MEDIA));
+	}
+	struct member *m[N];
+	make_files(N);
+	open_members(N, m, -1);
+	struct geom_label_opts o = {.name = "gz"};
+	char err[256] = "";
+	CHECKF(geom_raid3_label(&o, m, N, err, sizeof(err)) == 0, "%s", err);
+	for (int i = 0; i < N; i++)
+		member_close(m[i]);
+	static const int idx3[] = {0, 1, 2};
+	a = asm_files(idx3, N, URAID_NO_SYNC_THREAD);
+	if (a) {
+		uint64_t len = uraid_size(a);
+		uint8_t *d3 = malloc(len), *b3 = malloc(len);
+		t_fill(&seed, d3, len);
+		CHECK(uraid_write(a, d3, len, 0) == 0);
+		CHECK(uraid_write_zeroes(a, 8 * PS, 16 * PS, URAID_ZERO_MAY_TRIM) == 0);
+		CHECK(uraid_flush(a) == 0);
+		memset(d3 + 8 * PS, 0, 16 * PS);
+		CHECK(uraid_read(a, b3, len, 0) == 0 && memcmp(b3, d3, len) == 0);
+		CHECK(uraid_stop(a) == 0);
+		/* every component, the parity one too, zero over the range */
+		for (int i = 0; i < N; i++) {
+			read_disk(i, back, CSIZE);
+			CHECKF(memcmp(back + 8 * PS / (N - 1), zero, 16 * PS / (N - 1)) == 0,
+			       "component %d not zeroed", i);
+		}
+		free(d3);
+		free(b3);
+	}
+	free(data);
+	free(back);
+	free(zero);
+	rm_files(N);
+}
+
 TEST_MAIN(T(mirror_handle), T(mirror_thread_and_drop), T(raid3_handle), T(ctl_verbs),
-          T(idle_marks_clean), T(concurrent_io_and_management), T(not_geom))
+          T(idle_marks_clean), T(concurrent_io_and_management), T(not_geom), T(zero_passes_down))

@@ -38,6 +38,9 @@ struct eng_class {
 	int (*read)(struct uraid_array *a, void *buf, size_t len, uint64_t off);
 	int (*write)(struct uraid_array *a, const void *buf, size_t len, uint64_t off);
 	int (*flush)(struct uraid_array *a);
+	/* uraid_write_zeroes (flags checked), uraid_discard_safe. */
+	int (*zero)(struct uraid_array *a, uint64_t off, uint64_t len, unsigned flags);
+	bool (*discard_safe)(struct uraid_array *a);
 	int (*stop)(struct uraid_array *a);  /* clean stop; frees a */
 	void (*drop)(struct uraid_array *a); /* as a crash leaves it; frees a */
 	int (*status)(struct uraid_array *a, struct uraid_status *st);     /* st zeroed */

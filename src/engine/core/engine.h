@@ -219,6 +219,14 @@ void eng_set_io(struct eng_array *a, struct member_io *io, int role, bool write,
                 uint64_t msec, uint64_t nsec);
 int eng_member_io(struct eng_array *a, int role, bool write, void *buf, uint64_t msec,
                   uint64_t nsec);
+/* member_write_zeroes of `role`'s member sectors [msec, msec+nsec) (data
+ * offset added), counted as a write; success clears the bad block ranges
+ * it covers. On failure the member is failed (the array broken when it
+ * cannot lose it) and the error returned. */
+int eng_member_zero(struct eng_array *a, int role, uint64_t msec, uint64_t nsec, unsigned mflags);
+/* Zeros written through the personality's write on the locked path, a
+ * bounded buffer at a time (pieces a zero op cannot hand to the members). */
+int eng_zero_by_write(struct eng_array *a, uint64_t lsec, uint64_t nsec);
 /* Can every logical sector be read with the members in sync now, and is
  * what they hold what was written (not broken)? */
 bool eng_array_readable(const struct eng_array *a);

@@ -56,6 +56,12 @@ struct eng_pers {
 	int (*read)(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
 	int (*write)(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,
 	             uint64_t lsec, uint64_t nsec);
+	/* Zero logical sectors [lsec, lsec+nsec) (discard, write-zeroes) on
+	 * the locked path, the array marked dirty and the log told of it as a
+	 * write: member_write_zeroes on the members where that keeps the
+	 * level's copies or parity true, with `mflags` (MEMBER_ZERO_UNMAP),
+	 * zeros written through `write` elsewhere. NULL: all written. */
+	int (*zero)(struct eng_array *a, uint64_t lsec, uint64_t nsec, unsigned mflags);
 
 	/* The shared fast path (engine/fastpath.c), under iolock shared. */
 	/* May a healthy array be read without the lock? NULL: yes. */

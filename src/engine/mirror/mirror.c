@@ -2,6 +2,8 @@
  * a->ncopies copies (layout_ops.map names them); requests in io.c, resync,
  * check, repair and recovery in sync.c. Resync positions are logical
  * sectors, as md's raid1/raid10 sync_request walks them. */
+#include <errno.h>
+
 #include "engine/mirror/mirror.h"
 #include "engine/sync/sync.h"
 
@@ -45,6 +47,33 @@ static uint64_t mirror_sync_batch(const struct eng_array *a, enum uraid_sync_act
 	return n > SYNC_BATCH_SECTORS ? SYNC_BATCH_SECTORS : n;
 }
 
+/* Every writable copy of each mapped piece zeroed on its member (a
+ * rebuilding one too: zeros are its data from now on). A copy that fails
+ * is failed, as a write error without a bad block log would. */
+static int mirror_zero(struct eng_array *a, uint64_t lsec, uint64_t nsec, unsigned mflags)
+{
+	while (nsec) {
+		struct layout_loc loc;
+		uint64_t len;
+		if (a->ops->map(&a->geo, lsec, 0, &loc, &len) < 0)
+			return -EIO;
+		if (len > nsec)
+			len = nsec;
+		for (int c = 0; c < a->ncopies; c++) {
+			uint64_t l;
+			if (a->ops->map(&a->geo, lsec, c, &loc, &l) < 0)
+				return -EIO;
+			if (eng_role_writable(a, loc.role))
+				eng_member_zero(a, loc.role, loc.sector, len, mflags);
+		}
+		if (!eng_array_readable(a))
+			return -EIO;
+		lsec += len;
+		nsec -= len;
+	}
+	return 0;
+}
+
 /* raid1 down to one in-sync copy (as md's raid1 sync_request); raid10
  * always resyncs what it has. */
 /* raid1_resize keeps the size asked; raid10_resize (near and offset
@@ -80,6 +109,7 @@ const struct eng_pers eng_pers_mirror = {
     .redundant = mirror_redundant,
     .read = eng_mirror_read,
     .write = eng_mirror_write,
+    .zero = mirror_zero,
     .fast_read_ok = mirror_fast_read_ok,
     .lock_unit = mirror_lock_unit,
     .sync_size = mirror_sync_size,

@@ -51,6 +51,27 @@ static int plain_write(struct eng_array *a, const struct eng_req *rq, const uint
 	return plain_io(a, rq->q, rq->shared, (uint8_t *)buf, lsec, nsec, true);
 }
 
+/* Each mapped piece zeroed on its member: no copy or parity to keep. */
+static int plain_zero(struct eng_array *a, uint64_t lsec, uint64_t nsec, unsigned mflags)
+{
+	while (nsec) {
+		struct layout_loc loc;
+		uint64_t len;
+		int rc = a->ops->map(&a->geo, lsec, 0, &loc, &len);
+		if (rc < 0)
+			return rc;
+		if (len > nsec)
+			len = nsec;
+		if (!eng_role_present(a, loc.role, loc.sector, len))
+			return -EIO;
+		if (eng_member_zero(a, loc.role, loc.sector, len, mflags) < 0)
+			return -EIO;
+		lsec += len;
+		nsec -= len;
+	}
+	return 0;
+}
+
 static bool plain_redundant(const struct eng_array *a)
 {
 	(void)a;
@@ -68,5 +89,6 @@ const struct eng_pers eng_pers_plain = {
     .redundant = plain_redundant,
     .read = plain_read,
     .write = plain_write,
+    .zero = plain_zero,
     .lock_unit = plain_lock_unit,
 };

@@ -42,6 +42,48 @@ static int r456_write(struct eng_array *a, const struct eng_req *rq, const uint8
 	return eng_parity_write_direct(a, rq, buf, lsec, nsec);
 }
 
+/* Whole stripes on members that all serve them (every slot in sync, no
+ * bad block recorded there): zeroed on every member, data and parity
+ * alike, since zeros are the parity of zeros (raid6: P = Q = 0). The
+ * cache's heads of those stripes are dropped first. Where a member does not
+ * zero what it discards, member_write_zeroes zeroes without unmapping.
+ * Partial stripes and stripes of a degraded array are written (parity
+ * updated): nothing redundancy still needs is discarded. */
+static bool r456_whole_ok(const struct eng_array *a, uint64_t msec, uint64_t n)
+{
+	for (int r = 0; r < a->geo.raid_disks; r++)
+		if (a->slot[r] < 0 || a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC ||
+		    eng_role_bad(a, r, msec, n))
+			return false;
+	return true;
+}
+
+static int r456_zero(struct eng_array *a, uint64_t lsec, uint64_t nsec, unsigned mflags)
+{
+	uint64_t w = eng_stripe_width(a), chunk = a->geo.chunk_sectors;
+	uint64_t head = lsec % w ? w - lsec % w : 0;
+	if (head > nsec)
+		head = nsec;
+	int rc = head ? eng_zero_by_write(a, lsec, head) : 0;
+	lsec += head;
+	nsec -= head;
+	uint64_t s0 = lsec / w, ns = nsec / w;
+	if (rc == 0 && ns) {
+		if (r456_whole_ok(a, s0 * chunk, ns * chunk)) {
+			eng_scache_drop(a, s0, ns);
+			for (int r = 0; r < a->geo.raid_disks; r++)
+				eng_member_zero(a, r, s0 * chunk, ns * chunk, mflags);
+			if (!eng_array_readable(a))
+				rc = -EIO;
+		} else {
+			rc = eng_zero_by_write(a, lsec, ns * w);
+		}
+	}
+	if (rc == 0 && nsec > ns * w)
+		rc = eng_zero_by_write(a, lsec + ns * w, nsec - ns * w);
+	return rc;
+}
+
 /* With a stripe cache only whole stripes it holds nothing of bypass the
  * lock; everything else goes into the cache (locked path). */
 static bool r456_fast_write_ok(const struct eng_array *a, uint64_t lsec, uint64_t nsec)
@@ -142,6 +184,7 @@ const struct eng_pers eng_pers_raid456 = {
     .redundant = r456_redundant,
     .read = r456_read,
     .write = r456_write,
+    .zero = r456_zero,
     .overlay = eng_scache_overlay,
     .fast_write_ok = r456_fast_write_ok,
     .lock_unit = r456_lock_unit,

@@ -159,6 +159,12 @@ static void drop_stripes(struct eng_scache *sc, uint64_t s0, uint64_t n)
 		}
 }
 
+void eng_scache_drop(struct eng_array *a, uint64_t s0, uint64_t n)
+{
+	if (a->sc)
+		drop_stripes(a->sc, s0, n);
+}
+
 #define FULL_MAX 16 /* whole stripes per direct write */
 
 int eng_scache_write(struct eng_array *a, const struct eng_req *rq, const uint8_t *buf,

@@ -45,6 +45,9 @@ int eng_scache_write(struct eng_array *a, const struct eng_req *rq, const uint8_
 void eng_scache_overlay(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);
 /* Any cached head in the stripes [s0, s1)? (state lock, shared enough) */
 bool eng_scache_holds(const struct eng_array *a, uint64_t s0, uint64_t s1);
+/* Forget the heads of stripes [s0, s0+n) unwritten: the caller replaces
+ * every byte they hold (whole stripes zeroed on the members). */
+void eng_scache_drop(struct eng_array *a, uint64_t s0, uint64_t n);
 /* Write everything out (flush, stop, resize). Returns the first write-out
  * error since the last drain (as a disk reports a lost cached write at the
  * next flush). Caller holds eng_lock. */
