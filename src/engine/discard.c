@@ -38,9 +38,11 @@ bool eng_discard_safe(struct eng_array *a)
 	return ok;
 }
 
-/* Zeros through the log's own write path, a buffer at a time (the
- * request was checked as eng_write checks it). */
-static int zero_through_log(struct eng_array *a, uint64_t off, uint64_t len)
+/* Zeros written through the array's own write path (eng_write), a buffer
+ * at a time: what a log that takes every write (journal, partial parity
+ * log) must see, what a reshape splits at its position, and the write that
+ * turns a read-auto array read-write. */
+static int zero_by_write(struct eng_array *a, uint64_t off, uint64_t len)
 {
 	size_t cap = len < ZERO_BUF_BYTES ? (size_t)len : ZERO_BUF_BYTES;
 	uint8_t *z = eng_alloc(cap);
@@ -49,7 +51,7 @@ static int zero_through_log(struct eng_array *a, uint64_t off, uint64_t len)
 	int rc = 0;
 	while (len && rc == 0) {
 		size_t n = len < cap ? (size_t)len : cap;
-		rc = a->log->write(a, z, off / 512, n / 512);
+		rc = eng_write(a, z, n, off);
 		off += n;
 		len -= n;
 	}
@@ -59,8 +61,6 @@ static int zero_through_log(struct eng_array *a, uint64_t off, uint64_t len)
 
 int eng_zero(struct eng_array *a, uint64_t off, uint64_t len, unsigned flags)
 {
-	if (a->readonly)
-		return -EROFS;
 	if (__atomic_load_n(&a->broken, __ATOMIC_RELAXED))
 		return -EIO;
 	if (off % 512 || len % 512)
@@ -70,11 +70,15 @@ int eng_zero(struct eng_array *a, uint64_t off, uint64_t len, unsigned flags)
 	if (len == 0)
 		return 0;
 	bool fast = flags & URAID_ZERO_FAST;
-	if (a->log && a->log->write)
-		return fast ? -ENOTSUP : zero_through_log(a, off, len);
 	__atomic_add_fetch(&a->fg_ios, 1, __ATOMIC_RELAXED);
 	uint64_t lsec = off / 512, nsec = len / 512;
 	eng_lock(a);
+	if ((a->log && a->log->write) || a->rs || a->readonly) {
+		/* journal/PPL, a reshape's two geometries, or read-auto (a
+		 * plain read-only array is refused by eng_write) */
+		eng_unlock(a);
+		return fast ? -ENOTSUP : zero_by_write(a, off, len);
+	}
 	int rc = 0;
 	if (fast && !members_zero(a))
 		rc = -ENOTSUP; /* NBD's fast zero: not when it would write the zeros */

@@ -2,7 +2,7 @@
  * member, and a raid5 chunk + layout change, on crash-simulating members
  * (sim/member_crash.h: volatile caches that keep, tear or lose unflushed
  * writes), the power cut at a random member request while the data moves
- * and random writes and flushes go on; then reassembled, the reshape
+ * and random writes, discards and flushes go on; then reassembled, the reshape
  * resumed and finished. Every sector must hold a legal state (its value at
  * the last acknowledged flush, or a write issued after it; what the grow
  * adds: zeros), the geometry must be the new one with no reshape left, and
@@ -41,14 +41,32 @@ static int rs_write(struct uraid_array *a, struct rs_state *s, uint64_t *rs, uin
 	if (s->issued + 1 >= (uint64_t)s->nlog)
 		return 0;
 	uint64_t id = ++s->issued;
-	s->log[id] = (struct cw_write){lsec, nsec, false};
-	for (uint64_t k = 0; k < nsec; k++)
-		cw_stamp(s->seed, id, lsec + k, buf + k * 512);
-	int rc = uraid_write(a, buf, nsec * 512, lsec * 512);
+	/* One request in five a discard: zeros split at the position too. */
+	bool zero = t_rand(rs) % 5 == 0;
+	s->log[id] = (struct cw_write){lsec, nsec, zero};
+	int rc;
+	if (zero) {
+		rc = uraid_discard(a, lsec * 512, nsec * 512);
+	} else {
+		for (uint64_t k = 0; k < nsec; k++)
+			cw_stamp(s->seed, id, lsec + k, buf + k * 512);
+		rc = uraid_write(a, buf, nsec * 512, lsec * 512);
+	}
 	if (rc == 0)
 		for (uint64_t k = 0; k < nsec; k++)
-			s->cur[lsec + k] = id;
+			s->cur[lsec + k] = zero ? 0 : id;
 	return rc;
+}
+
+/* Does a discard issued after the last acknowledged flush cover sector
+ * sec (zeros are then a legal content)? */
+static bool zero_in_flight(const struct rs_state *s, uint64_t sec)
+{
+	for (uint64_t id = s->boundary + 1; id <= s->issued; id++)
+		if (s->log[id].zero && s->log[id].lsec <= sec &&
+		    sec < s->log[id].lsec + s->log[id].nsec)
+			return true;
+	return false;
 }
 
 static int rs_flush(struct uraid_array *a, struct rs_state *s)
@@ -178,8 +196,10 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 			bool ok = sec >= s.span ? id == 0
 			                        : id == s.durable[sec] ||
 			                              (id != UINT64_MAX && id > s.boundary &&
-			                               id <= s.issued && s.log[id].lsec <= sec &&
-			                               sec < s.log[id].lsec + s.log[id].nsec);
+			                               id <= s.issued && !s.log[id].zero &&
+			                               s.log[id].lsec <= sec &&
+			                               sec < s.log[id].lsec + s.log[id].nsec) ||
+			                              (id == 0 && zero_in_flight(&s, sec));
 			if (!ok && lost++ < 3)
 				fprintf(
 				    stderr,
