@@ -5,7 +5,8 @@
 # --raid-devices up (a spare recovered) and down (refused while the slots
 # hold members, then compacted as md does). Content compared with what was
 # written, `uraid check` clean, host mdadm --examine reads the result;
-# refusals change no byte of any member.
+# refusals change no byte of any member. And the restripes through the same
+# verb: raid5 3 -> 4 members, a chunk + layout change.
 source "$(dirname "$0")/../lib.sh"
 d=$T_TMP/g
 mkdir -p "$d"
@@ -19,7 +20,7 @@ trap cleanup EXIT
 field() { sed -n "s/^ *$1 : //p" | head -1; }
 idle() { # wait until NAME has no sync running
 	for _ in $(seq 200); do
-		"$URAID" detail "$1" | grep -Eq 'Resync Status|Rebuild Status' || return 0
+		"$URAID" detail "$1" | grep -Eq 'Resync Status|Rebuild Status|Reshape Status' || return 0
 		sleep 0.1
 	done
 	return 1
@@ -53,8 +54,7 @@ check "raid5 after --size: content as written" same g5 8M
 check "raid5 after --size: check clean" clean g5
 check_fails "--size larger than the members refused" "$URAID" grow g5 --size=1G
 check_fails "--size with --level refused" "$URAID" grow g5 --size=max --level=6
-check_fails "--chunk needs a reshape (refused for now)" "$URAID" grow g5 --chunk=64K
-check_fails "--raid-devices on raid5 needs a reshape" "$URAID" grow g5 --raid-devices=4
+check_fails "--raid-devices=4 on raid5 without a spare refused" "$URAID" grow g5 --raid-devices=4
 check_fails "--size=abc refused" "$URAID" grow g5 --size=abc
 check_fails "--raid-devices=100000 refused" "$URAID" grow g5 --raid-devices=100000
 check_fails "--bitmap=/some/file refused" "$URAID" grow g5 --bitmap=/tmp/bm
@@ -140,6 +140,45 @@ check "raid1 after down: content" same g1 8M
 check "mdadm --examine: r2 moved to slot 1 (md compacts the slots)" \
 	grep -q 'Active device 1' <<<"$(mdadm --examine r2)"
 check "mdadm --examine: 2 raid devices" grep -q 'Raid Devices : 2' <<<"$(mdadm --examine r2)"
+
+# The changes that move data, through the same verb (cmd_grow_restripe.c,
+# the daemon's reshape): raid5 3 -> 4 members onto a spare, then a chunk
+# and layout change on another array; content and check after each.
+truncate -s 24M s0 s1 s2 s3 s4
+"$URAID" create --level=5 --raid-devices=3 --name=g5r --run s0 s1 s2 >/dev/null 2>&1
+idle g5r
+"$URAID" write g5r <data
+sums=$(md5sum s0 s1 s2 s3)
+check_fails "--raid-devices=4 without a spare refused" "$URAID" grow g5r --raid-devices=4
+check "that refusal wrote nothing" [ "$sums" = "$(md5sum s0 s1 s2 s3)" ]
+"$URAID" add g5r s3 >/dev/null 2>&1
+check "--raid-devices=4 onto the spare: reshape started" "$URAID" grow g5r --raid-devices=4
+check "the reshape finishes" idle g5r
+check "raid5 of 4 in sync" grep -q '\[4/4\] \[UUUU\]' <<<"$("$URAID" status g5r)"
+check "after the grow: content as written" same g5r 8M
+check "after the grow: check clean" clean g5r
+"$URAID" stop g5r
+check "mdadm --examine of the grown members: 4 raid devices, no reshape left" \
+	sh -c "mdadm --examine s3 | grep -q 'Raid Devices : 4' && ! mdadm --examine s3 | grep -q 'Reshape'"
+"$URAID" assemble s0 s1 s2 s3 >/dev/null 2>&1
+sums=$(md5sum s0 s1 s2 s3)
+out=$("$URAID" grow g5r --chunk=64K 2>&1)
+check "a second reshape with no room left before the data refused, naming it" \
+	grep -q "no room to move the data" <<<"$out"
+check "that refusal wrote nothing" [ "$sums" = "$(md5sum s0 s1 s2 s3)" ]
+"$URAID" stop g5r
+truncate -s 24M c0 c1 c2 c3
+"$URAID" create --level=5 --raid-devices=4 --name=g5c --run c0 c1 c2 c3 >/dev/null 2>&1
+idle g5c
+"$URAID" write g5c <data
+check "--chunk=64K --layout=right-symmetric: reshape started" \
+	"$URAID" grow g5c --chunk=64K --layout=right-symmetric
+check "the chunk and layout reshape finishes" idle g5c
+check "chunk now 64K" grep -q '64K' <<<"$("$URAID" detail g5c | field 'Chunk Size')"
+check "layout now right-symmetric" grep -q 'right-symmetric' <<<"$("$URAID" detail g5c | field 'Layout')"
+check "after the chunk and layout change: content as written" same g5c 8M
+check "after the chunk and layout change: check clean" clean g5c
+"$URAID" stop g5c
 
 # Refusals on levels without a size; nothing written.
 truncate -s 16M z0 z1
