@@ -11,9 +11,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "util/modprobe.h"
 #include "export/nbd/nbd_kernel.h"
 #include "export/nbd/nbd_wire.h"
 
@@ -167,21 +167,7 @@ int nbd_kernel_available(char *why, size_t len)
 {
 	int fd, id = family(why, len, &fd);
 	if (id < 0) {
-		fflush(NULL);
-		pid_t pid = fork();
-		if (pid == 0) {
-			int nfd = open("/dev/null", O_RDWR);
-			if (nfd >= 0) {
-				dup2(nfd, 1);
-				dup2(nfd, 2);
-			}
-			execlp("modprobe", "modprobe", "-q", "nbd", (char *)NULL);
-			_exit(127);
-		}
-		int st;
-		if (pid > 0)
-			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-				;
+		util_modprobe("nbd");
 		id = family(why, len, &fd);
 	}
 	if (id < 0)

@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "util/modprobe.h"
 #include "export/ublk/ublk_int.h"
 
 #ifdef HAVE_URING
@@ -63,21 +63,7 @@ int ublk_available(char *why, size_t len)
 	int fd = open(UBLK_CONTROL, O_RDWR | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT) {
 		/* The module may be there but not loaded: one try. */
-		fflush(NULL);
-		pid_t pid = fork();
-		if (pid == 0) {
-			int nfd = open("/dev/null", O_RDWR);
-			if (nfd >= 0) {
-				dup2(nfd, 1);
-				dup2(nfd, 2);
-			}
-			execlp("modprobe", "modprobe", "-q", "ublk_drv", (char *)NULL);
-			_exit(127);
-		}
-		int st;
-		if (pid > 0)
-			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-				;
+		util_modprobe("ublk_drv");
 		for (int i = 0; i < 20 && fd < 0; i++) {
 			fd = open(UBLK_CONTROL, O_RDWR | O_CLOEXEC);
 			if (fd < 0)
