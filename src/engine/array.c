@@ -453,7 +453,6 @@ int eng_status(struct eng_array *a, struct uraid_status *st)
 	st->sync_speed_min = a->speed_min;
 	st->sync_speed_max = a->speed_max;
 	st->stripe_cache_size = a->pers->cache_size ? a->pers->cache_size(a) : 0;
-	st->discard_safe = eng_discard_safe_locked(a);
 	if (a->log && a->log->status)
 		a->log->status(a, st);
 	if (a->rs) {

@@ -25,15 +25,15 @@ static bool members_zero(const struct eng_array *a)
 	return true;
 }
 
-bool eng_discard_safe_locked(const struct eng_array *a)
+static bool discard_safe_locked(const struct eng_array *a)
 {
-	return members_zero(a) && !(a->log && a->log->write);
+	return members_zero(a) && !(a->log && a->log->write) && !a->rs;
 }
 
 bool eng_discard_safe(struct eng_array *a)
 {
 	eng_lock(a);
-	bool ok = eng_discard_safe_locked(a);
+	bool ok = discard_safe_locked(a);
 	eng_unlock(a);
 	return ok;
 }

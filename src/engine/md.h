@@ -55,7 +55,6 @@ int eng_flush(struct eng_array *a);
 /* discard.c: uraid_write_zeroes (URAID_ZERO_* flags) and uraid_discard_safe. */
 int eng_zero(struct eng_array *a, uint64_t off, uint64_t len, unsigned flags);
 bool eng_discard_safe(struct eng_array *a);
-bool eng_discard_safe_locked(const struct eng_array *a); /* caller holds eng_lock */
 int eng_stop(struct eng_array *a);
 void eng_drop(struct eng_array *a);
 int eng_status(struct eng_array *a, struct uraid_status *st);

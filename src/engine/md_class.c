@@ -62,7 +62,10 @@ static void md_drop(struct uraid_array *h)
 
 static int md_status(struct uraid_array *h, struct uraid_status *st)
 {
-	return eng_status(eng_of(h), st);
+	int rc = eng_status(eng_of(h), st);
+	if (rc == 0) /* engine/discard.c's view, asked here: it writes through array.c */
+		st->discard_safe = eng_discard_safe(eng_of(h));
+	return rc;
 }
 
 static int md_io_stats(struct uraid_array *h, struct uraid_io_stats *st)
