@@ -78,15 +78,15 @@ dd if="$T_TMP/xfs.img" of="$L1" bs=1M count=1 conv=notrunc status=none
 rm -f "$T_TMP/xfs.img"
 refused "an XFS filesystem" "XFS filesystem"
 wipefs -q -a "$L1"
-"$URAID" create --no-daemon --level=1 --raid-devices=2 --metadata=1.2 --assume-clean --name=dv \
+"$URAID" create --no-daemon --level=1 --raid-devices=2 --metadata=1.2 --assume-clean --force --name=dv \
 	"$L1" "$L2" >/dev/null 2>&1
 refused "an md 1.2 member" "md superblock 1.2"
 wipefs -q -a "$L1" "$L2"
-"$URAID" create --no-daemon --level=1 --raid-devices=2 --metadata=0.90 --assume-clean \
+"$URAID" create --no-daemon --level=1 --raid-devices=2 --metadata=0.90 --assume-clean --force \
 	"$L1" "$L2" >/dev/null 2>&1
 refused "an md 0.90 member (superblock near the end)" "md superblock 0.90"
 wipefs -q -a "$L1" "$L2"
-"$URAID" create --no-daemon --level=1 --raid-devices=2 --metadata=1.0 --assume-clean --name=dv \
+"$URAID" create --no-daemon --level=1 --raid-devices=2 --metadata=1.0 --assume-clean --force --name=dv \
 	"$L1" "$L2" >/dev/null 2>&1
 refused "an md 1.0 member (superblock at the end)" "md superblock 1.0"
 wipefs -q -a "$L1" "$L2"

@@ -10,13 +10,13 @@ check "bench engine --json runs (levels 0,1,5,6,10; 4 members of 8M)" \
 	sh -c '"$1" bench engine --members-dir "$2" --members 4 --size 8M --chunk 64K \
 	       --rand-ops 800 --json >"$3" 2>"$4"' sh "$URAID" "$dir" "$json" "$T_TMP/err"
 check "JSON parses (python3 -m json.tool)" python3 -m json.tool "$json" /dev/null
-check "rows: keys, units, every level has seqwrite/seqread/randwrite4k, rebuild except raid0" \
+check "rows: keys, units, every level has seqwrite/seqread/randwrite4k/discard, rebuild and create+resync except raid0, reshape on raid5" \
 	python3 - "$json" <<'PY'
 import json, sys
 rows = json.load(open(sys.argv[1]))
 want = {"level", "workload", "value", "unit", "ratio"}
 units = {"seqwrite": "MB/s", "seqread": "MB/s", "randwrite4k": "IOPS", "rebuild": "MB/s",
-         "discard": "MB/s", "create+resync": "MB/s"}
+         "discard": "MB/s", "create+resync": "MB/s", "reshape": "MB/s"}
 seen = {}
 for r in rows:
     assert set(r) == want, r
@@ -26,6 +26,7 @@ for r in rows:
     seen.setdefault(r["level"], set()).add(r["workload"])
 for lv in (0, 1, 5, 6, 10):
     w = {"seqwrite", "seqread", "randwrite4k", "discard"} | ({"rebuild", "create+resync"} if lv else set())
+    w |= {"reshape"} if lv == 5 else set()
     assert seen.get(lv) == w, (lv, seen.get(lv))
 PY
 check "member files removed afterwards" sh -c '[ -z "$(ls -A "$1")" ]' sh "$dir"

@@ -86,7 +86,9 @@ check "initial resync over NBD finishes" wait_for r5 '"action":"idle"'
 uri=$("$URAID" serve r5 2>"$T_TMP/serve.err")
 check "serve r5 prints its URI" [ -n "$uri" ]
 
-# fio verifies while a1's server is killed (SIGKILL) and started again
+# fio verifies while a1's server is killed (SIGKILL) and started again; its
+# writes are paced (about 4 s) so that the loss falls inside them on an idle
+# machine too
 (
 	sleep 1
 	kill -9 "${PID[a1]}"
@@ -97,7 +99,8 @@ check "serve r5 prints its URI" [ -n "$uri" ]
 killer=$!
 check "fio randwrite 4k QD16 verify=crc32c through a server's loss completes" \
 	timeout 50 fio --name=v --ioengine=nbd --uri="$uri" --rw=randwrite --bs=4k --iodepth=16 \
-	--size=24M --io_size=12M --verify=crc32c --verify_fatal=1 --output="$T_TMP/fio.log"
+	--size=24M --io_size=16M --rate_iops=1000 --verify=crc32c --verify_fatal=1 \
+	--output="$T_TMP/fio.log"
 check "fio: no verify error" bash -c "! grep -qi 'verify.*bad\|crc32c.*wanted' '$T_TMP/fio.log'"
 # the restarted server's pid, for cleanup: the subshell exec's into it
 PID[a1]=$killer
