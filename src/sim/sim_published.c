@@ -176,8 +176,9 @@ struct table_state {
 static int table_line(struct sp_table *t, struct table_state *ts, char *line, unsigned ln,
                       char *err, size_t errlen)
 {
-	char *c[SP_MAX_COLS + 2];
-	int n = cells(line, c, SP_MAX_COLS + 2);
+	/* the row's name, then at most SP_MAX_COLS figures (keep[]'s size) */
+	char *c[SP_MAX_COLS + 1];
+	int n = cells(line, c, SP_MAX_COLS + 1);
 	if (n < 0)
 		return errmsg(err, errlen, -EINVAL, "%u: a table of more than %d columns", ln,
 		              SP_MAX_COLS + 1);

@@ -116,6 +116,17 @@ static void bad_input(void)
 	const char *word = "# t\n| config | 1 |\n|---|---|\n| a | fast |\n";
 	CHECK(sp_parse(word, strlen(word), &t, err, sizeof(err)) == -EINVAL &&
 	      strstr(err, "'fast' is not a figure"));
+	/* a heading of the row name and SP_MAX_COLS figures is the widest:
+	 * one more cell is refused (it once wrote past the column map) */
+	char head[512] = "# t\n| config |";
+	for (int i = 0; i < SP_MAX_COLS; i++)
+		strcat(head, " 1 |");
+	strcat(head, "\n");
+	CHECK(sp_parse(head, strlen(head), &t, err, sizeof(err)) == 0);
+	head[strlen(head) - 1] = 0;
+	strcat(head, " 1 |\n");
+	CHECK(sp_parse(head, strlen(head), &t, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "more than"));
 	const char nul[] = "# t\0\n| config | 1 |\n|---|---|\n| a | 3 |\n";
 	CHECK(sp_parse(nul, sizeof(nul) - 1, &t, err, sizeof(err)) == 0 && t.nrows == 1);
 }
