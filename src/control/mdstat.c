@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "layout/layout.h"
 #include "uraid.h"
 
 struct out {
@@ -26,18 +27,14 @@ static void put(struct out *o, const char *fmt, ...)
 		o->n += (size_t)k;
 }
 
+/* md's personality names are the level names (layout/names.c); GEOM's
+ * classes have none. */
 const char *uraid_md_personality(int level)
 {
-	switch (level) {
-	case URAID_LEVEL_LINEAR: return "linear";
-	case URAID_LEVEL_RAID0: return "raid0";
-	case URAID_LEVEL_RAID1: return "raid1";
-	case URAID_LEVEL_RAID4: return "raid4";
-	case URAID_LEVEL_RAID5: return "raid5";
-	case URAID_LEVEL_RAID6: return "raid6";
-	case URAID_LEVEL_RAID10: return "raid10";
-	default: return NULL;
-	}
+	if (level == URAID_LEVEL_GMIRROR || level == URAID_LEVEL_GRAID3)
+		return NULL;
+	const char *n = level_name(level);
+	return strcmp(n, "unknown-level") ? n : NULL;
 }
 
 static const char *base(const char *p)
