@@ -204,6 +204,11 @@ echo "B_SLOT1=$(mdadm --detail /dev/md1 | awk "/active sync/ && \$4 == 1 {print 
 mdadm --stop /dev/md0 /dev/md1 /dev/md2' >"$R/replace-vm.log" 2>&1
 	rc=$?
 	check "replace: kernel assembles the three arrays (rc $rc)" [ "$rc" -eq 0 ]
+	if [ "$rc" -ne 0 ]; then # keep the evidence (T_TMP goes away)
+		mkdir -p "$TOP/build/test-logs/engine_mdvm-replace"
+		cp "$R/replace-vm.log" "$TOP/build/test-logs/engine_mdvm-replace/"
+		tail -30 "$R/replace-vm.log" | sed 's/^/# /'
+	fi
 	check "ra: kernel reads the expected content after uraid's replace" \
 		grep -q "^A_MD5=$(cat "$R/ra/want")" "$R/replace-vm.log"
 	check "rb: kernel finishes uraid's interrupted replace with the expected content" \
