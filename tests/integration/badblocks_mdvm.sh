@@ -13,7 +13,7 @@
 # (test_engine_badblocks export_for_kernel, through the fault wrapper) must
 # assemble in the kernel, read as expected, and list the recorded range.
 source "$(dirname "$0")/../lib.sh"
-MDVM=$SHARED/mdvm/run
+MDVM=$TOP/tests/mdvm/run
 if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
 	fail "mdvm not available at $MDVM (run $SHARED/mdvm/setup)"
 	t_done

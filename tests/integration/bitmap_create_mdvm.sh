@@ -5,7 +5,7 @@
 # finds mismatch_cnt 0, and after a clean stop the bitmap has 0 dirty bits
 # and the superblock's events.
 source "$(dirname "$0")/../lib.sh"
-MDVM=$SHARED/mdvm/run
+MDVM=$TOP/tests/mdvm/run
 if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
 	fail "mdvm not available at $MDVM (run $SHARED/mdvm/setup)"
 	t_done

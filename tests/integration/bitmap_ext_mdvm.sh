@@ -11,7 +11,7 @@
 # opens those kernel-made arrays (content md5 equal, read-write with a
 # check of 0 mismatches, clean bitmap after its stop).
 source "$(dirname "$0")/../lib.sh"
-MDVM=$SHARED/mdvm/run
+MDVM=$TOP/tests/mdvm/run
 if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
 	fail "mdvm not available at $MDVM (run $SHARED/mdvm/setup)"
 	t_done

@@ -4,7 +4,7 @@
 # (tests/unit/test_bitmap_add exports the members) assembles in md with
 # the bitmap accepted, the expected content, and mismatch_cnt 0 after check.
 source "$(dirname "$0")/../lib.sh"
-MDVM=$SHARED/mdvm/run
+MDVM=$TOP/tests/mdvm/run
 if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
 	fail "mdvm not available at $MDVM (run $SHARED/mdvm/setup)"
 	t_done

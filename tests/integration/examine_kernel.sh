@@ -3,7 +3,7 @@
 # every metadata version must assemble with the geometry uraid wrote, and the
 # array size the kernel derives must be the one the layout implies.
 . "$(dirname "$0")/../lib.sh"
-RUN=$SHARED/mdvm/run
+RUN=$TOP/tests/mdvm/run
 WRITER=$TOP/build/asan/tests/test_meta_md_create
 [ -x "$RUN" ] || { fail "shared/mdvm not found at $SHARED/mdvm (set URAID_SHARED)"; t_done; }
 "$RUN" --info >/dev/null 2>&1 || { fail "mdvm is not set up: run $SHARED/mdvm/setup"; t_done; }

@@ -14,7 +14,7 @@
 #  (c) uraid's own log with writes the members never got (same export):
 #      the kernel replays it at assembly (expected md5, mismatch_cnt 0).
 source "$(dirname "$0")/../lib.sh"
-MDVM=$SHARED/mdvm/run
+MDVM=$TOP/tests/mdvm/run
 if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
 	fail "mdvm not available at $MDVM (run $SHARED/mdvm/setup)"
 	t_done

@@ -15,7 +15,7 @@
 #   number) vs `uraid status` of the same array made by uraid create.
 # Normalised: the array's name and member device names (vdX / files).
 source "$(dirname "$0")/../lib.sh"
-MDVM=$SHARED/mdvm/run
+MDVM=$TOP/tests/mdvm/run
 if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
 	fail "mdvm not available at $MDVM (run $SHARED/mdvm/setup)"
 	t_done

@@ -130,7 +130,7 @@ check "the copies of the servers' files read back what the export held" \
 	"$T_TMP"/a3t.copy)
 
 # the same copies in the kernel (shared/mdvm, one boot)
-MDVM=$SHARED/mdvm/run
+MDVM=$TOP/tests/mdvm/run
 if [ -x "$MDVM" ] && "$MDVM" --info >/dev/null 2>&1; then
 	sectors=$(($(stat -c %s "$T_TMP/r5.out") / 512))
 	want=$(md5sum <"$T_TMP/r5.out" | cut -d' ' -f1)

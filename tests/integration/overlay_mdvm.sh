@@ -13,7 +13,7 @@
 # --overlay` read before any write.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/export_common.bash"
-MDVM=$SHARED/mdvm/run
+MDVM=$TOP/tests/mdvm/run
 if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
 	fail "mdvm not available at $MDVM (run $SHARED/mdvm/setup)"
 	t_done

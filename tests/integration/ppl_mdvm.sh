@@ -19,7 +19,7 @@
 #      the daemon killed (-9); the kernel recovers it: degraded, the data
 #      as written; all members, check mismatch_cnt 0.
 source "$(dirname "$0")/../lib.sh"
-MDVM=$SHARED/mdvm/run
+MDVM=$TOP/tests/mdvm/run
 if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
 	fail "mdvm not available at $MDVM (run $SHARED/mdvm/setup)"
 	t_done

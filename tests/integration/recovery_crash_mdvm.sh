@@ -12,7 +12,7 @@
 #    same; the kernel then assembles the members with nothing left to do,
 #    reads the same, a check gives mismatch_cnt 0.
 source "$(dirname "$0")/../lib.sh"
-MDVM=$SHARED/mdvm/run
+MDVM=$TOP/tests/mdvm/run
 if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
 	fail "mdvm not available at $MDVM (run $SHARED/mdvm/setup)"
 	t_done

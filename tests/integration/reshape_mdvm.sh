@@ -7,7 +7,7 @@
 # and mismatch_cnt 0; reshapes uraid starts and stops at 40% (raid5 4->5,
 # chunk and layout change) are finished by the kernel, same checks.
 source "$(dirname "$0")/../lib.sh"
-MDVM=$SHARED/mdvm/run
+MDVM=$TOP/tests/mdvm/run
 if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
 	fail "mdvm not available at $MDVM (run $SHARED/mdvm/setup)"
 	t_done

@@ -7,7 +7,7 @@
 # lines uraid detail --scan prints for the same arrays (the 1.x ones: md
 # names a 0.90 array by its minor, uraid by its run name).
 source "$(dirname "$0")/../lib.sh"
-MDVM=$SHARED/mdvm/run
+MDVM=$TOP/tests/mdvm/run
 if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
 	fail "mdvm not available at $MDVM (run $SHARED/mdvm/setup)"
 	t_done

@@ -10,7 +10,7 @@
 # stripe from it. The 6.12 cache is $URAID_MDVM612_CACHE (default
 # /var/cache/mdvm-6.12, made by scripts/deps); without it the test skips.
 source "$(dirname "$0")/../lib.sh"
-MDVM=$SHARED/mdvm/run
+MDVM=$TOP/tests/mdvm/run
 CACHE=${URAID_MDVM612_CACHE:-/var/cache/mdvm-6.12}
 if [ ! -x "$MDVM" ] || ! MDVM_CACHE=$CACHE "$MDVM" --info >/dev/null 2>&1; then
 	echo "ok - # SKIP no 6.12 mdvm kernel in $CACHE (scripts/deps makes it)"

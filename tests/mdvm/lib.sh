@@ -16,10 +16,10 @@
 
 MDVM_TOP=${MDVM_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 MDVM_SHARED=${URAID_SHARED:-$MDVM_TOP/../shared}
-MDVM_RUN=$MDVM_SHARED/mdvm/run
+MDVM_RUN=$MDVM_TOP/tests/mdvm/run # shared/mdvm/run with the tests' kernel arguments
 
 mdvm_ready() {
-	if [ ! -x "$MDVM_RUN" ]; then
+	if [ ! -x "$MDVM_SHARED/mdvm/run" ]; then
 		echo "mdvm: $MDVM_SHARED/mdvm/run not found (set URAID_SHARED to the shared/ directory)" >&2
 		return 1
 	fi

@@ -10,7 +10,7 @@
 set -u
 OUT=${1:?usage: $0 OUTDIR}
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
-MDVM=${URAID_SHARED:-$TOP/../shared}/mdvm/run
+MDVM=$TOP/tests/mdvm/run
 mkdir -p "$OUT"
 
 JOB='MEMBERS=""
