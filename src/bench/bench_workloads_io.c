@@ -163,7 +163,9 @@ int bw_set_make(struct bw_set *s, const struct bw_members_cfg *cfg, int n, uint6
 			r = member_open_file(s->paths[i], MEMBER_CREATE, bytes, &m, err, errlen);
 		} else {
 			snprintf(s->paths[i], sizeof(s->paths[i]), "mem%d", i);
-			r = member_open_mem(s->paths[i], bytes, &m);
+			/* simulated disks: a store that keeps stamped blocks small */
+			r = cfg->kind == BW_SIM ? sim_store_open(s->paths[i], bytes, &m)
+			                        : member_open_mem(s->paths[i], bytes, &m);
 			if (r < 0)
 				errmsg(err, errlen, r, "cannot allocate %llu bytes of memory",
 				       (unsigned long long)bytes);

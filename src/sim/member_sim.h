@@ -175,4 +175,14 @@ struct sim_stats {
 /* -EINVAL when `m` is not a simulated member. */
 int member_sim_stats(struct member *m, struct sim_stats *out);
 
+/* A lossless in-memory member for what simulated members store (sim_store.c):
+ * each 4 KiB block is its first 8 bytes plus a shared copy of the rest, one
+ * copy per distinct content, so stamped benchmark data of many GiB takes a
+ * few MiB and no copying of pages nothing reads. `size`: a multiple of 4 KiB.
+ * Returns 0 or -EINVAL / -ENOMEM. */
+int sim_store_open(const char *name, uint64_t size, struct member **out);
+/* Blocks of a store and the distinct copies it keeps; -EINVAL for another
+ * kind of member. */
+int sim_store_stats(struct member *m, uint64_t *blocks, uint64_t *copies);
+
 #endif
