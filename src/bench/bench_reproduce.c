@@ -418,10 +418,15 @@ int bench_reproduce(int argc, char **argv)
 	if (r < 0)
 		return cli_error("bench", "reproduce: %s", err);
 	printf("# uraid bench reproduce %s\n# %s\n", path, R.t.title);
+	char sc[24] = "256 (md's default)", bus[24] = "none";
+	if (R.t.stripe_cache >= 0)
+		snprintf(sc, sizeof(sc), "%d", R.t.stripe_cache);
+	if (R.t.bus_mbs > 0)
+		snprintf(bus, sizeof(bus), "%.0f MB/s", R.t.bus_mbs);
 	printf("# simulated in virtual time: read-ahead %llu KiB per stream, requests %u KiB, "
-	       "queue depth %s, stripe cache %d, bus %.0f MB/s\n",
+	       "queue depth %s, stripe cache %s for writes and none for reads, bus %s\n",
 	       (unsigned long long)(R.t.readahead >> 10), R.t.freebsd ? 128u : 512u,
-	       R.t.queue_depth ? "1" : "the profile's", R.t.stripe_cache, R.t.bus_mbs);
+	       R.t.queue_depth ? "1" : "the profile's", sc, bus);
 	printf("%-44s %7s %10s %10s %7s\n", "config", "streams", "published", "simulated", "ratio");
 	for (int i = 0; i < R.ncells; i++) {
 		const struct cell *ce = &R.cells[i];

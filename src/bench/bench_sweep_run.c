@@ -33,7 +33,8 @@ struct target {
 	struct uraid_array *a;
 	struct member *m;
 	struct bw_set *s;
-	bool primed; /* [0, size) holds stamped data */
+	bool primed;      /* [0, size) holds stamped data */
+	size_t prime_req; /* requests of the prime write: full stripes (0: 1 MiB) */
 };
 
 static int t_io(struct target *t, bool wr, void *buf, size_t len, uint64_t off)
@@ -80,9 +81,20 @@ static int run_once(struct sweep *o, struct target *t, const char *wl, uint64_t 
 	int r = 0;
 	if (strcmp(wl, "seqwrite") && strncmp(wl, "randrw", 6) && strncmp(wl, "randwrite", 9) &&
 	    !t->primed) {
-		job_init(&j[0], t, 1, MB, 0, size);
-		j[0].write = true;
-		if ((r = bw_run(j, 1)) < 0)
+		/* Whole stripes where the array has them (no read-modify-write
+		 * of what is about to be overwritten anyway), 1 MiB requests
+		 * for the rest. */
+		size_t big = t->prime_req > MB ? t->prime_req : MB;
+		uint64_t bulk = size / big * big;
+		for (int pass = 0; pass < 2 && r == 0; pass++) {
+			uint64_t base = pass ? bulk : 0, span = pass ? size - bulk : bulk;
+			if (span == 0)
+				continue;
+			job_init(&j[0], t, 1, pass ? MB : big, base, span);
+			j[0].write = true;
+			r = bw_run(j, 1);
+		}
+		if (r < 0)
 			return errmsg(err, errlen, r, "writing the data to read back failed");
 		t->primed = true;
 	}
@@ -408,6 +420,10 @@ int sweep_run_config(struct sweep *o, int level, int n, uint32_t chunk, const ch
 	bool na = false;
 	if (r == 0) {
 		struct target t = {.a = a, .s = &s};
+		/* parity levels: prime in full stripes, up to 64 MiB */
+		uint64_t stripe = (uint64_t)data_disks(level, n) * chunk;
+		if (!geom && (level == 5 || level == 6) && stripe <= (64u << 20))
+			t.prime_req = (size_t)stripe;
 		uint64_t size =
 		    o->size < uraid_size(a) ? o->size : uraid_size(a) / (1u << 20) << 20;
 		r = set_stripe_cache(o, a, &proto, err, errlen);

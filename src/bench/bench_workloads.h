@@ -47,6 +47,8 @@ struct bw_set {
 	struct member *open[BW_MAX_MEMBERS];  /* opened members while an array runs */
 	struct sim_bus *bus;
 	struct sim_clock *clock; /* BW_SIM in virtual time: shared by all members */
+	/* BW_SIM, parallel ATA profiles: member i on chan[i / channel_disks] */
+	struct sim_channel *chan[BW_MAX_MEMBERS];
 };
 
 int bw_set_make(struct bw_set *s, const struct bw_members_cfg *cfg, int n, uint64_t bytes,

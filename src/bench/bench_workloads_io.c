@@ -151,6 +151,12 @@ int bw_set_make(struct bw_set *s, const struct bw_members_cfg *cfg, int n, uint6
 		bw_set_free(s);
 		return errmsg(err, errlen, -ENOMEM, "out of memory");
 	}
+	for (int i = 0; cfg->kind == BW_SIM && i < n; i++) {
+		if (sim_channel_create(&s->chan[i]) < 0) {
+			bw_set_free(s);
+			return errmsg(err, errlen, -ENOMEM, "out of memory");
+		}
+	}
 	if (cfg->kind == BW_DEV)
 		return dev_set_make(s, n, bytes, err, errlen);
 	for (int i = 0; i < n; i++) {
@@ -163,7 +169,9 @@ int bw_set_make(struct bw_set *s, const struct bw_members_cfg *cfg, int n, uint6
 			r = member_open_file(s->paths[i], MEMBER_CREATE, bytes, &m, err, errlen);
 		} else {
 			snprintf(s->paths[i], sizeof(s->paths[i]), "mem%d", i);
-			r = member_open_mem(s->paths[i], bytes, &m);
+			/* simulated disks: a store that keeps stamped blocks small */
+			r = cfg->kind == BW_SIM ? sim_store_open(s->paths[i], bytes, &m)
+			                        : member_open_mem(s->paths[i], bytes, &m);
 			if (r < 0)
 				errmsg(err, errlen, r, "cannot allocate %llu bytes of memory",
 				       (unsigned long long)bytes);
@@ -207,6 +215,10 @@ void bw_set_free(struct bw_set *s)
 	s->bus = NULL;
 	sim_clock_destroy(s->clock);
 	s->clock = NULL;
+	for (int i = 0; i < BW_MAX_MEMBERS; i++) {
+		sim_channel_destroy(s->chan[i]);
+		s->chan[i] = NULL;
+	}
 	s->n = 0;
 }
 
@@ -235,6 +247,9 @@ int bw_member_open(struct bw_set *s, int i, struct member **out, char *err, size
 				return r;
 			}
 			m = sim;
+			/* parallel ATA: disks fill channels in member order */
+			if (p->channel_disks)
+				member_sim_set_channel(m, s->chan[i / (int)p->channel_disks]);
 		}
 	}
 	s->open[i] = m;

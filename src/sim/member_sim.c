@@ -24,7 +24,8 @@ struct sim_member {
 	uint64_t epoch_ns;
 	pthread_mutex_t lock;
 	struct sim_model model;
-	double clock; /* latest completion handed out */
+	double clock;             /* latest completion handed out */
+	struct sim_channel *chan; /* parallel ATA: shared with the other disk */
 };
 
 static const struct member_ops sim_ops;
@@ -74,6 +75,14 @@ enum sim_kind { SIM_READ, SIM_WRITE, SIM_WRITE_FUA, SIM_FLUSH, SIM_OTHER };
 static double account(struct sim_member *s, double t, enum sim_kind k, uint64_t off, size_t len)
 {
 	double done;
+	if (s->chan) {
+		/* the command starts once the channel is free */
+		pthread_mutex_lock(&s->chan->lock);
+		if (s->chan->free_at > t) {
+			t = s->chan->free_at;
+			s->chan->waits++;
+		}
+	}
 	switch (k) {
 	case SIM_READ: done = sim_model_read(&s->model, t, (double)off, (double)len); break;
 	case SIM_WRITE:
@@ -82,6 +91,11 @@ static double account(struct sim_member *s, double t, enum sim_kind k, uint64_t 
 		break;
 	case SIM_FLUSH: done = sim_model_flush(&s->model, t); break;
 	default: done = t + s->model.g.overhead;
+	}
+	if (s->chan) {
+		if (done > s->chan->free_at)
+			s->chan->free_at = done;
+		pthread_mutex_unlock(&s->chan->lock);
 	}
 	if (done > s->clock)
 		s->clock = done;
@@ -354,6 +368,17 @@ int member_sim_open_clock(struct member *inner, const struct sim_profile *p, str
 	member_wrap_init(&s->m, inner, &sim_ops, s);
 	s->m.discard_zeroes = inner->discard_zeroes;
 	*out = &s->m;
+	return 0;
+}
+
+int member_sim_set_channel(struct member *m, struct sim_channel *c)
+{
+	struct sim_member *s = sim_of(m);
+	if (!s)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	s->chan = c;
+	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
 

@@ -67,6 +67,11 @@ struct sim_profile {
 	uint64_t write_cache_bytes;     /* its size */
 	unsigned queue_depth;           /* commands the elevator sees at once; 1 = FIFO */
 	uint64_t capacity_bytes;        /* modelled disk; 0 = the member is the whole disk */
+	/* Parallel ATA: disks that share one channel (master and slave) when
+	 * attached as a PC attaches them; a channel carries one command at a
+	 * time, from its start to its completion (struct sim_channel). 0: a
+	 * link of its own (SATA, SAS, NVMe). */
+	unsigned channel_disks;
 };
 
 /* Built-in profiles: "ide-2002", "sata-7200-2007", "raptor-10k-2008",
@@ -114,6 +119,19 @@ void sim_bus_destroy(struct sim_bus *bus);
 /* Latest modelled completion among the bus's members (ns). */
 uint64_t sim_bus_model_ns(struct sim_bus *bus);
 uint64_t sim_bus_bytes(struct sim_bus *bus); /* bytes moved over the bus */
+
+/* A parallel ATA channel (sim_bus.c): the disks on it (master, slave) have
+ * no overlapped or queued commands, so the channel is taken by one command
+ * from when it starts until it completes (a write into a full cache holds
+ * it while the cache drains; a flush until the cache is empty), as Linux's
+ * IDE driver serialises a channel's requests (one hwgroup). Thread safe;
+ * destroy it after closing its members. */
+struct sim_channel;
+int sim_channel_create(struct sim_channel **out);
+void sim_channel_destroy(struct sim_channel *c);
+/* Put simulated member m on channel c (NULL: off it), before its first
+ * request; -EINVAL when m is not a simulated member. */
+int member_sim_set_channel(struct member *m, struct sim_channel *c);
 
 /* The shared virtual clock (sim_clock.c). Create one per set of members that
  * a run compares (all members of an array, its bus); destroy it after
@@ -174,5 +192,15 @@ struct sim_stats {
 };
 /* -EINVAL when `m` is not a simulated member. */
 int member_sim_stats(struct member *m, struct sim_stats *out);
+
+/* A lossless in-memory member for what simulated members store (sim_store.c):
+ * each 4 KiB block is its first 8 bytes plus a shared copy of the rest, one
+ * copy per distinct content, so stamped benchmark data of many GiB takes a
+ * few MiB and no copying of pages nothing reads. `size`: a multiple of 4 KiB.
+ * Returns 0 or -EINVAL / -ENOMEM. */
+int sim_store_open(const char *name, uint64_t size, struct member **out);
+/* Blocks of a store and the distinct copies it keeps; -EINVAL for another
+ * kind of member. */
+int sim_store_stats(struct member *m, uint64_t *blocks, uint64_t *copies);
 
 #endif

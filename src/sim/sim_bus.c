@@ -188,3 +188,24 @@ double sim_bus_fill(struct sim_bus *b, double start, double bytes, double rate, 
 	pthread_mutex_unlock(&b->lock);
 	return done;
 }
+
+/* ---- parallel ATA channels ---- */
+
+int sim_channel_create(struct sim_channel **out)
+{
+	if (!out)
+		return -EINVAL;
+	*out = calloc(1, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	pthread_mutex_init(&(*out)->lock, NULL);
+	return 0;
+}
+
+void sim_channel_destroy(struct sim_channel *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}

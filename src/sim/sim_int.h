@@ -23,6 +23,14 @@ int sim_bus_attach(struct sim_bus *bus, double time_scale, uint64_t *epoch_ns);
 void sim_bus_detach(struct sim_bus *bus);
 void sim_bus_note(struct sim_bus *bus, double completion);
 
+/* A parallel ATA channel: free from `free_at` on (model ns). Members lock
+ * it inside their own lock, around the modelling of one command. */
+struct sim_channel {
+	pthread_mutex_t lock;
+	double free_at;
+	uint64_t waits; /* commands that found it taken */
+};
+
 /* Members on the virtual clock (sim_clock.c): the calling thread's arrival
  * time, and a completion that moves it. batch: requests of one member_ioq
  * batch all arrive at the same time; sim_clock_commit (at the batch's end)

@@ -36,6 +36,7 @@ static const struct sim_profile builtin[] = {
         .write_cache = true,
         .write_cache_bytes = 1 * MIB,
         .queue_depth = 1,
+        .channel_disks = 2,
     },
     {
         .name = "sata-7200-2007",
@@ -195,6 +196,7 @@ static const struct sim_profile builtin[] = {
         .write_cache_bytes = 256 * KIB,
         .queue_depth = 1,
         .capacity_bytes = 13000ull * 1000 * 1000 / MIB * MIB,
+        .channel_disks = 2,
     },
 };
 
@@ -249,6 +251,7 @@ static const struct key_def keys[] = {
     {"write_cache_kib", K_U64, F(write_cache_bytes), 0, 64.0 * 1024 * 1024, 1024},
     {"queue_depth", K_UINT, F(queue_depth), 1, 4096, 0},
     {"capacity_mib", K_U64, F(capacity_bytes), 0, 1024.0 * 1024 * 1024 * 16, 1024 * 1024},
+    {"channel_disks", K_UINT, F(channel_disks), 0, 16, 0},
 };
 #undef F
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
