@@ -45,7 +45,7 @@ for c in $CASES; do
 done
 python3 -c 'import random,sys; sys.stdout.buffer.write(random.Random(11).randbytes(8<<20))' >"$d/pat"
 { echo "PHASE=make MODE=$MODE CASES='$CASES'"; cat "$job"; } >"$d/make.sh"
-"$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 240 "${disks[@]}" --disk pat="$d/pat" \
+"$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 480 "${disks[@]}" --disk pat="$d/pat" \
 	--script "$d/make.sh" >"$d/make.log" 2>&1
 rc=$?
 check "VM: md made the arrays and stopped their copies part-way (rc $rc)" [ "$rc" -eq 0 ]
@@ -138,7 +138,7 @@ PY
 	check "$name: after uraid's copy the pattern reads back" [ "$got" = "$want" ]
 done
 { echo "PHASE=verify MODE=$MODE CASES='$CASES'"; cat "$job"; } >"$d/verify.sh"
-"$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 240 --snapshot "${disks[@]}" \
+"$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 480 --snapshot "${disks[@]}" \
 	--script "$d/verify.sh" >"$d/verify.log" 2>&1
 rc=$?
 check "VM: md assembles what uraid finished (rc $rc)" [ "$rc" -eq 0 ]
