@@ -884,10 +884,11 @@ int uraid_remote_links(struct uraid_array *a, struct uraid_remote_link *out, int
  * `log` (may be NULL) gets a line per action. */
 int uraid_remote_reconnect(struct uraid_array *a, char *log, size_t loglen);
 /* Restripe a running raid4/5/6 (md's reshape, mdadm --grow --raid-devices /
- * --layout / --chunk): more members (spares take the new slots), another
- * layout or chunk. The data moves in the background (sync action
- * URAID_SYNC_RESHAPE) into room before the data area (a data offset change,
- * as mdadm does with 1.1/1.2 superblocks); the superblocks record the
+ * --layout / --chunk): more members (spares take the new slots), fewer (the
+ * last slots' members become spares), another layout or chunk. The data
+ * moves in the background (sync action URAID_SYNC_RESHAPE) into room before
+ * the data area, forwards, or after it, backwards from the end (a data
+ * offset change, as mdadm does with 1.x superblocks); the superblocks record the
  * position as md does, so the kernel or uraid resumes it after a stop or a
  * crash. Fields: 0 / -1 keep the current value. Needs a clean, complete
  * array without bitmap, journal, PPL or stripe cache. */
@@ -895,9 +896,15 @@ struct uraid_reshape_opts {
 	int raid_disks;         /* 0: unchanged */
 	int layout;             /* md layout number, -1: unchanged */
 	uint32_t chunk_sectors; /* 0: unchanged */
-	/* Sectors the data moves down by (md's data offset change); 0: as much
-	 * room as there is before the data, up to 16 MiB. */
+	/* Sectors the data offset moves by (md's data offset change); 0: as
+	 * much room as there is on that side of the data, up to 16 MiB. */
 	uint32_t move_sectors;
+	/* With the member count unchanged: 0 as mdadm picks (toward the more
+	 * room), 1 forwards (the data offset moves down), -1 backwards (up,
+	 * the move from the end down). More members always go forwards,
+	 * fewer backwards (after uraid_grow URAID_GROW_ARRAY_SIZE made the
+	 * array fit). */
+	int direction;
 };
 int uraid_array_reshape_start(struct uraid_array *a, const struct uraid_reshape_opts *o, char *err,
                               size_t errlen);

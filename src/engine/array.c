@@ -470,6 +470,8 @@ int eng_status(struct eng_array *a, struct uraid_status *st)
 			st->sync_speed_kibs /= nd;
 		}
 		st->level = r->old.level;
+		/* md's raid_disks (a shrink's old slots stay listed) */
+		st->raid_disks = (int)r->new.raid_disks;
 		st->layout = r->old.layout;
 		st->chunk_sectors = r->old.chunk_sectors;
 	}

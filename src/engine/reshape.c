@@ -76,19 +76,31 @@ static int reshape_setup(struct eng_array *a, const struct md_reshape *r, char *
 			}
 		}
 	}
+	/* raid5_size(mddev, 0, 0): the fewer data members, on members cut
+	 * to both chunks; a backwards move starts at its end. */
+	rs->rest = r->old.raid_disks > r->new.raid_disks ? 0 : 1;
+	uint64_t unit = md_reshape_unit(r);
+	rs->start = rs->size[0] < rs->size[1] ? rs->size[0] : rs->size[1];
+	if (unit)
+		rs->start -= rs->start % unit;
+	if (r->backwards && r->position > rs->start) {
+		unsigned long long st = rs->start;
+		free(rs);
+		return errmsg(
+		    err, errlen, -EINVAL,
+		    "reshape position %llu is past the end of the smaller geometry (%llu)",
+		    (unsigned long long)r->position, st);
+	}
 	rs->checkpoint_ns = eng_now_ns();
 	a->rs = rs;
 	eng_reshape_view(a, -1);
 	return 0;
 }
 
-/* Read-write needs what uraid can resume: forward, no log, no member
- * being rebuilt (its recovery offset would be in one of the layouts). */
-static const char *resume_refusal(const struct eng_array *a, const struct md_reshape *r)
+/* Read-write needs what uraid can resume: no log, no member being
+ * rebuilt (its recovery offset would be in one of the layouts). */
+static const char *resume_refusal(const struct eng_array *a)
 {
-	if (r->backwards)
-		return "it runs backwards (a shrink, or a layout change moving the data up), "
-		       "which uraid does not resume yet";
 	if (a->ref.feature_map & (MD_FEATURE_BITMAP_OFFSET | MD_FEATURE_JOURNAL | MD_FEATURE_PPL))
 		return "the array has a bitmap, journal or PPL, which uraid does not carry "
 		       "through a reshape";
@@ -119,7 +131,7 @@ int eng_reshape_assembled(struct eng_array *a, char *err, size_t errlen)
 		return errmsg(err, errlen, -EINVAL, "reshape in progress over %u members",
 		              r.old.raid_disks > r.new.raid_disks ? r.old.raid_disks
 		                                                  : r.new.raid_disks);
-	const char *why = a->readonly ? NULL : resume_refusal(a, &r);
+	const char *why = a->readonly ? NULL : resume_refusal(a);
 	if (why)
 		return errmsg(err, errlen, -EOPNOTSUPP,
 		              "reshape in progress (%u -> %u members, position %llu): %s; "
@@ -193,6 +205,16 @@ static uint64_t room_before(const struct md_sb *sb)
 	return (int64_t)sb->data_offset > low ? sb->data_offset - (uint64_t)low : 0;
 }
 
+/* Sectors free after the used part of a 1.x member's data area (md's
+ * new_offset_store: the data offset may move up while dev_sectors still
+ * fit in the member's data_size). */
+static uint64_t room_after(const struct eng_array *a, const struct md_sb *sb)
+{
+	if (sb->version == MD_SB_0_90 || (sb->feature_map & MD_FEATURE_BITMAP_OFFSET))
+		return 0;
+	return sb->data_size > a->geo.dev_sectors ? sb->data_size - a->geo.dev_sectors : 0;
+}
+
 static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o, char *err,
                         size_t errlen)
 {
@@ -234,11 +256,6 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 	if (!memcmp(&r.new, &r.old, sizeof(r.new)))
 		return errmsg(err, errlen, -EINVAL,
 		              "nothing to reshape: the geometry is unchanged");
-	if (r.new.raid_disks < r.old.raid_disks)
-		return errmsg(err, errlen, -EOPNOTSUPP,
-		              "fewer members (%u -> %u) is a backwards reshape, which uraid does "
-		              "not do yet",
-		              r.old.raid_disks, r.new.raid_disks);
 	if (r.new.raid_disks > LAYOUT_MAX_MEMBERS)
 		return errmsg(err, errlen, -EINVAL, "%u members is more than %d", r.new.raid_disks,
 		              LAYOUT_MAX_MEMBERS);
@@ -247,8 +264,22 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 		              "the member size (%llu sectors) is not a multiple of the new chunk "
 		              "(%u sectors)",
 		              (unsigned long long)a->geo.dev_sectors, r.new.chunk_sectors);
+	uint32_t par = lvl == URAID_LEVEL_RAID6 ? 2 : 1;
+	if (r.new.raid_disks < par + 1 + (lvl == URAID_LEVEL_RAID6))
+		return errmsg(err, errlen, -EINVAL, "%s needs at least %u members", level_name(lvl),
+		              par + 1 + (lvl == URAID_LEVEL_RAID6));
+	/* mdadm: fewer members may not cut the array; --array-size first. */
+	uint64_t new_size = (a->geo.dev_sectors - a->geo.dev_sectors % r.new.chunk_sectors) *
+	                    (r.new.raid_disks - par);
+	if (new_size < a->array_sectors)
+		return errmsg(err, errlen, -ENOSPC,
+		              "this change will reduce the size of the array: use --grow "
+		              "--array-size first to truncate the array (e.g. --array-size=%lluK)",
+		              (unsigned long long)new_size / 2);
 	/* The spares that become the new slots. */
-	int need = (int)(r.new.raid_disks - r.old.raid_disks), got = 0;
+	int need = r.new.raid_disks > r.old.raid_disks ? (int)(r.new.raid_disks - r.old.raid_disks)
+	                                               : 0,
+	    got = 0;
 	int spares[LAYOUT_MAX_MEMBERS];
 	for (int i = 0; i < a->nmem && got < need; i++)
 		if (a->mem[i]->state == URAID_MEMBER_SPARE && a->mem[i]->m && !a->mem[i]->left_out)
@@ -258,17 +289,30 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 		              "%u -> %u members needs %d spare(s) to take the new slots; the "
 		              "array has %d",
 		              r.old.raid_disks, r.new.raid_disks, need, got);
-	/* md moves the data down into the room before it (mdadm's data
-	 * offset change), so the new layout never lands on old rows still
-	 * needed: one new stripe row plus one old row at least. */
-	uint64_t room = UINT64_MAX;
+	/* md moves the data offset (mdadm's set_new_data_offset) so that the
+	 * new layout never lands on old rows still needed: one new stripe row
+	 * plus one old row at least. More members: down into the room before
+	 * the data, the move forwards; fewer: up into the room after it, the
+	 * move backwards from the end; the same count: toward the more room. */
+	uint64_t before = UINT64_MAX, after = UINT64_MAX;
 	for (int i = 0; i < a->nmem; i++)
 		if (!a->mem[i]->left_out && a->mem[i]->m) {
-			uint64_t b = room_before(&a->mem[i]->sb);
-			if (b < room)
-				room = b;
+			uint64_t b = room_before(&a->mem[i]->sb), f = room_after(a, &a->mem[i]->sb);
+			if (b < before)
+				before = b;
+			if (f < after)
+				after = f;
 		}
+	if (need)
+		r.backwards = false;
+	else if (r.new.raid_disks < r.old.raid_disks)
+		r.backwards = true;
+	else if (o->direction)
+		r.backwards = o->direction < 0;
+	else
+		r.backwards = after > before;
 	uint64_t want = (uint64_t)r.new.chunk_sectors + r.old.chunk_sectors;
+	uint64_t room = r.backwards ? after : before;
 	room -= room % 8;
 	if (room > 32768)
 		room = 32768;
@@ -276,10 +320,22 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 		room = o->move_sectors;
 	if (room < want)
 		return errmsg(err, errlen, -ENOSPC,
-		              "no room to move the data: %llu free sectors before the data area, "
-		              "%llu needed (md would need a backup file; uraid keeps none)",
-		              (unsigned long long)room, (unsigned long long)want);
-	r.offset_delta = -(int64_t)room;
+		              "no room to move the data: %llu free sectors %s the data area, %llu "
+		              "needed (md would need a backup file; uraid keeps none)%s",
+		              (unsigned long long)room, r.backwards ? "after" : "before",
+		              (unsigned long long)want,
+		              r.backwards ? "; a smaller --size leaves room after it" : "");
+	r.offset_delta = r.backwards ? (int64_t)room : -(int64_t)room;
+	if (r.backwards) {
+		/* md's raid5_start_reshape: from the end of the smaller geometry */
+		uint64_t dev = a->geo.dev_sectors, ch = r.old.chunk_sectors > r.new.chunk_sectors
+		                                            ? r.old.chunk_sectors
+		                                            : r.new.chunk_sectors;
+		uint32_t nd =
+		    r.new.raid_disks < r.old.raid_disks ? r.new.raid_disks : r.old.raid_disks;
+		r.position = (dev - dev % ch) * (nd - par);
+		r.position -= r.position % md_reshape_unit(&r);
+	}
 	/* The new slots: in sync from the start, as md's raid5_start_reshape
 	 * marks the added members (what they hold is written by the move). */
 	for (int s = 0; s < need; s++) {

@@ -6,7 +6,7 @@
 # hold members, then compacted as md does). Content compared with what was
 # written, `uraid check` clean, host mdadm --examine reads the result;
 # refusals change no byte of any member. And the restripes through the same
-# verb: raid5 3 -> 4 members, a chunk + layout change.
+# verb: raid5 3 -> 4 members, a chunk + layout change, raid5 4 -> 3.
 source "$(dirname "$0")/../lib.sh"
 d=$T_TMP/g
 mkdir -p "$d"
@@ -148,6 +148,7 @@ truncate -s 24M s0 s1 s2 s3 s4
 "$URAID" create --level=5 --raid-devices=3 --name=g5r --run s0 s1 s2 >/dev/null 2>&1
 idle g5r
 "$URAID" write g5r <data
+sleep 2.5 # marked clean after 2 s idle
 sums=$(md5sum s0 s1 s2 s3)
 check_fails "--raid-devices=4 without a spare refused" "$URAID" grow g5r --raid-devices=4
 check "that refusal wrote nothing" [ "$sums" = "$(md5sum s0 s1 s2 s3)" ]
@@ -161,12 +162,16 @@ check "after the grow: check clean" clean g5r
 check "mdadm --examine of the grown members: 4 raid devices, no reshape left" \
 	sh -c "mdadm --examine s3 | grep -q 'Raid Devices : 4' && ! mdadm --examine s3 | grep -q 'Reshape'"
 "$URAID" assemble s0 s1 s2 s3 >/dev/null 2>&1
-sums=$(md5sum s0 s1 s2 s3)
-out=$("$URAID" grow g5r --chunk=64K 2>&1)
-check "a second reshape with no room left before the data refused, naming it" \
-	grep -q "no room to move the data" <<<"$out"
-check "that refusal wrote nothing" [ "$sums" = "$(md5sum s0 s1 s2 s3)" ]
+off0=$(mdadm --examine s0 | field 'Data Offset' | cut -d' ' -f1)
+check "a second reshape (no room left before the data): started" "$URAID" grow g5r --chunk=64K
+check "the second reshape finishes" idle g5r
+check "chunk now 64K" grep -q '64K' <<<"$("$URAID" detail g5r | field 'Chunk Size')"
+check "after the second reshape: content as written" same g5r 8M
+check "after the second reshape: check clean" clean g5r
 "$URAID" stop g5r
+off1=$(mdadm --examine s0 | field 'Data Offset' | cut -d' ' -f1)
+check "mdadm --examine: it went backwards, the data offset moved up ($off0 -> $off1 sectors)" \
+	[ "${off1:-0}" -gt "${off0:-0}" ]
 truncate -s 24M c0 c1 c2 c3
 "$URAID" create --level=5 --raid-devices=4 --name=g5c --run c0 c1 c2 c3 >/dev/null 2>&1
 idle g5c
@@ -179,6 +184,30 @@ check "layout now right-symmetric" grep -q 'right-symmetric' <<<"$("$URAID" deta
 check "after the chunk and layout change: content as written" same g5c 8M
 check "after the chunk and layout change: check clean" clean g5c
 "$URAID" stop g5c
+
+# Fewer members (a backwards reshape): refused until --array-size cuts the
+# array, then raid5 4 -> 3 with the data moving up into the room after it
+# (members used 8M of 24M); the removed member is left a spare, as md does.
+truncate -s 24M b0 b1 b2 b3
+"$URAID" create --level=5 --raid-devices=4 --name=g5b --run b0 b1 b2 b3 >/dev/null 2>&1
+idle g5b
+"$URAID" grow g5b --array-size=24M >/dev/null 2>&1
+"$URAID" grow g5b --size=8M >/dev/null 2>&1
+"$URAID" write g5b <data
+sleep 2.5 # marked clean after 2 s idle
+sums=$(md5sum b0 b1 b2 b3)
+out=$("$URAID" grow g5b --raid-devices=3 2>&1)
+check "--raid-devices=3 before --array-size refused, naming it" grep -q -- "--array-size" <<<"$out"
+check "that refusal wrote nothing" [ "$sums" = "$(md5sum b0 b1 b2 b3)" ]
+check "--array-size=16M --raid-devices=3: reshape started" \
+	"$URAID" grow g5b --array-size=16M --raid-devices=3
+check "the backwards reshape finishes" idle g5b
+check "raid5 of 3 in sync" grep -q '\[3/3\] \[UUU\]' <<<"$("$URAID" status g5b)"
+check "after the shrink: content as written" same g5b 8M
+check "after the shrink: check clean" clean g5b
+"$URAID" stop g5b
+check "mdadm --examine: the removed member is a spare, 3 raid devices, no reshape left" \
+	sh -c "mdadm --examine b3 | grep -q 'Device Role : spare' && mdadm --examine b0 | grep -q 'Raid Devices : 3' && ! mdadm --examine b0 | grep -q 'Reshape'"
 
 # Refusals on levels without a size; nothing written.
 truncate -s 16M z0 z1

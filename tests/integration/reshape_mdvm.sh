@@ -5,7 +5,10 @@
 # kernel-made raid5/raid6 grows stopped mid-way are read (cat, examine)
 # and finished by uraid, then assembled by the kernel with the content
 # and mismatch_cnt 0; reshapes uraid starts and stops at 40% (raid5 4->5,
-# chunk and layout change) are finished by the kernel, same checks.
+# chunk and layout change) are finished by the kernel, same checks; and
+# backwards: raid5 5->4 and a layout change moving the data up, by uraid
+# (stopped at 40%, the kernel finishes), raid5 5->4 by the kernel (frozen
+# mid-way, uraid finishes).
 source "$(dirname "$0")/../lib.sh"
 MDVM=$TOP/tests/mdvm/run
 if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
@@ -23,9 +26,10 @@ add k 5
 add r 6
 add u 5
 add c 4
-"$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 300 "${disks[@]}" --put-exe "$URAID" \
+"$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 480 "${disks[@]}" --put-exe "$URAID" \
 	--put-exe "$d/reshape_tool" --script "$TOP/tests/integration/reshape_mdvm.job" >"$d/vm.log" 2>&1
 rc=$?
+cp "$d/vm.log" "$TOP/build/test-logs/reshape_mdvm.vm.log" 2>/dev/null
 check "VM ran the reshape job (rc $rc)" [ "$rc" -eq 0 ]
 want() { # name what description
 	local l
@@ -52,5 +56,22 @@ for n in u c; do
 	want $n kcheck "... check: mismatch_cnt 0"
 	want $n kfinal "... superblocks without reshape bits"
 done
+for n in s l; do
+	lv=$([ $n = s ] && echo "raid5 5->4 (array size cut first)" || echo "raid5 layout change moving the data offset up")
+	want $n ustart "backwards: $lv started by uraid, stopped at 40%"
+	want $n examine "... uraid examine's reshape lines are mdadm's"
+	want $n ucat "... uraid cat reads the pattern mid-reshape"
+	want $n kassemble "... the kernel assembles it and finishes the reshape"
+	want $n kcontent "... and reads the pattern"
+	want $n kcheck "... check: mismatch_cnt 0"
+	want $n kfinal "... superblocks without reshape bits"
+done
+want t examine "backwards: raid5 5->4 shrunk by the kernel, stopped mid-way: uraid examine's reshape lines are mdadm's"
+want t ucat "... uraid cat reads the pattern"
+want t ufinish "... uraid assembles it read-write and finishes the reshape"
+want t kassemble "... the kernel assembles the members uraid finished"
+want t kcontent "... and reads the pattern"
+want t kcheck "... check: mismatch_cnt 0"
+want t kfinal "... superblocks without reshape bits"
 [ $T_FAILED = 0 ] || grep -E "RESULT|mdadm:|md/raid|!!!|uraid:|reshape|^[<>]" "$d/vm.log" | head -60
 t_done

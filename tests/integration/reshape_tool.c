@@ -5,7 +5,9 @@
  *   reshape_tool RAID_DISKS LAYOUT CHUNK_KIB STOP_PERMILLE SPARE|- MEMBER...
  * LAYOUT -1 / CHUNK_KIB 0 keep the current ones; SPARE is added first.
  * FILL=FILE in the environment: the array is written with FILE's bytes
- * first (as much as fits). */
+ * first (as much as fits); ARRAY_KIB=N: the array size is set to N KiB
+ * before the reshape (as mdadm --grow --array-size before a shrink);
+ * DIR=1|-1: uraid_reshape_opts.direction (forwards / backwards). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +55,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "add: %s\n", err);
 		return 1;
 	}
-	struct uraid_reshape_opts o = {.raid_disks = atoi(argv[1]),
+	const char *ak = getenv("ARRAY_KIB");
+	if (ak && uraid_grow(a, URAID_GROW_ARRAY_SIZE, strtoull(ak, NULL, 10) * 2, err,
+	                     sizeof(err)) < 0) {
+		fprintf(stderr, "array size: %s\n", err);
+		return 1;
+	}
+	const char *dir = getenv("DIR");
+	struct uraid_reshape_opts o = {.direction = dir ? atoi(dir) : 0,
+	                               .raid_disks = atoi(argv[1]),
 	                               .layout = atoi(argv[2]),
 	                               .chunk_sectors = (uint32_t)atoi(argv[3]) * 2};
 	if (uraid_array_reshape_start(a, &o, err, sizeof(err)) < 0) {

@@ -1,5 +1,7 @@
 /* Reshape (engine/reshape.c, core/reshape.h): a raid5/raid6 grown by one
- * member, and a raid5 chunk + layout change, on crash-simulating members
+ * member, a raid5 chunk + layout change (forwards), a raid5/raid6 shrunk by
+ * one and a raid5 layout + chunk change moving the data up (backwards, from
+ * the end), on crash-simulating members
  * (sim/member_crash.h: volatile caches that keep, tear or lose unflushed
  * writes), the power cut at a random member request while the data moves
  * and random writes, discards and flushes go on; then reassembled, the reshape
@@ -16,12 +18,18 @@ struct rs_cfg {
 	const char *name;
 	int level, ndisks, to_disks, layout; /* layout -1: unchanged */
 	uint32_t chunk, to_chunk, move;
+	int dir; /* uraid_reshape_opts.direction */
 };
 
+/* The last three run backwards (md's reshape_backwards): the shrinks after
+ * --array-size, and a layout change moving the data offset up. */
 static const struct rs_cfg rcfgs[] = {
-    {"raid5_4to5", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48},
-    {"raid6_5to6", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64},
-    {"raid5_chunk_layout", URAID_LEVEL_RAID5, 4, 4, LAYOUT_RIGHT_SYMMETRIC, 16, 8, 40},
+    {"raid5_4to5", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1},
+    {"raid6_5to6", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64, 1},
+    {"raid5_chunk_layout", URAID_LEVEL_RAID5, 4, 4, LAYOUT_RIGHT_SYMMETRIC, 16, 8, 40, 1},
+    {"raid5_5to4", URAID_LEVEL_RAID5, 5, 4, -1, 16, 0, 40, 0},
+    {"raid6_6to5", URAID_LEVEL_RAID6, 6, 5, -1, 16, 0, 48, 0},
+    {"raid5_layout_up", URAID_LEVEL_RAID5, 4, 4, LAYOUT_RIGHT_ASYMMETRIC, 8, 16, 40, -1},
 };
 
 #define RS_SECTORS 512 /* per member */
@@ -113,6 +121,17 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 		CHECKF(0, "%s: create failed", c->name);
 		goto out;
 	}
+	if (c->to_disks < c->ndisks) {
+		/* mdadm's order: the array cut to what the fewer members hold */
+		int pd = c->level == URAID_LEVEL_RAID6 ? 2 : 1;
+		uint64_t fit = (uint64_t)RS_SECTORS * (uint64_t)(c->to_disks - pd) * 512;
+		struct uraid_reshape_opts early = {.raid_disks = c->to_disks, .layout = -1};
+		CHECKF(uraid_array_reshape_start(a, &early, err, sizeof(err)) == -ENOSPC &&
+		           strstr(err, "--array-size"),
+		       "%s: a shrink before --array-size is refused: %s", c->name, err);
+		CHECKF(uraid_grow(a, URAID_GROW_ARRAY_SIZE, fit / 512, err, sizeof(err)) == 0,
+		       "%s: array size: %s", c->name, err);
+	}
 	s.span = uraid_size(a) / 512;
 	s.durable = calloc(s.span, sizeof(uint64_t));
 	s.cur = calloc(s.span, sizeof(uint64_t));
@@ -136,10 +155,18 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 	struct uraid_reshape_opts ro = {.raid_disks = c->to_disks,
 	                                .layout = c->layout,
 	                                .chunk_sectors = c->to_chunk,
-	                                .move_sectors = c->move};
+	                                .move_sectors = c->move,
+	                                .direction = c->dir};
 	int rc = uraid_array_reshape_start(a, &ro, err, sizeof(err));
-	if (!crash_ctl_crashed(ctl))
+	if (!crash_ctl_crashed(ctl)) {
 		CHECKF(rc == 0, "%s: reshape start: %s", c->name, err);
+		struct uraid_status st0;
+		memset(&st0, 0, sizeof(st0));
+		uraid_status(a, &st0);
+		int dir = c->to_disks < c->ndisks || c->dir < 0 ? 2 : 1;
+		CHECKF(rc < 0 || st0.reshape == dir, "%s: the reshape runs %s (reshape %d)",
+		       c->name, dir == 2 ? "backwards" : "forwards", st0.reshape);
+	}
 	while (rc == 0 && !crash_ctl_crashed(ctl)) {
 		uint64_t r = t_rand(&rs) % 8;
 		if (r < 3)
@@ -186,6 +213,10 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 	       "%s seed %#llx point %llu: geometry %d disks chunk %u layout %u, reshape %d",
 	       c->name, (unsigned long long)seed, (unsigned long long)crash_point, st.raid_disks,
 	       st.chunk_sectors, st.layout, st.reshape);
+	/* md leaves a shrink's removed members as spares. */
+	CHECKF(c->to_disks >= c->ndisks || !started || st.spares == c->ndisks - c->to_disks,
+	       "%s seed %#llx point %llu: %d spares after the shrink", c->name,
+	       (unsigned long long)seed, (unsigned long long)crash_point, st.spares);
 	uint64_t size = uraid_size(a) / 512, lost = 0;
 	for (uint64_t s0 = 0; s0 < size; s0 += 64) {
 		uint64_t k = size - s0 < 64 ? size - s0 : 64;
@@ -268,4 +299,80 @@ static void raid5_chunk_layout(void)
 	run(2);
 }
 
-TEST_MAIN(T(raid5_4to5), T(raid6_5to6), T(raid5_chunk_layout))
+static void raid5_5to4(void)
+{
+	run(3);
+}
+static void raid6_6to5(void)
+{
+	run(4);
+}
+static void raid5_layout_up(void)
+{
+	run(5);
+}
+
+/* A second reshape (no crash): the first, forwards, took the room before
+ * the data, so a layout change goes backwards into the room after it, as
+ * mdadm picks the side with more room; one forced forwards is refused with
+ * nothing written. Content against a shadow copy, then check. */
+static void second_reshape(void)
+{
+	struct te_disk d[4];
+	for (int i = 0; i < 4; i++) {
+		char nm[16];
+		snprintf(nm, sizeof(nm), "s%d", i);
+		te_disk_open(&d[i], nm, 2u << 20);
+	}
+	struct uraid_create_opts o = {.level = URAID_LEVEL_RAID5,
+	                              .raid_devices = 4,
+	                              .chunk_sectors = 16,
+	                              .metadata = 12,
+	                              .metadata_set = true,
+	                              .assume_clean = true,
+	                              .size_sectors = RS_SECTORS};
+	struct uraid_array *a = NULL;
+	char err[512];
+	CHECK(te_create(&o, d, 4, &a) == 0);
+	uint64_t size = uraid_size(a), rs = 0x5ec0;
+	uint8_t *shadow = malloc(size);
+	for (uint64_t i = 0; i < size; i++)
+		shadow[i] = (uint8_t)t_rand(&rs);
+	CHECK(uraid_write(a, shadow, size, 0) == 0 && uraid_flush(a) == 0);
+	struct uraid_status st;
+	struct uraid_reshape_opts f = {.layout = LAYOUT_RIGHT_SYMMETRIC, .direction = 1};
+	CHECKF(uraid_array_reshape_start(a, &f, err, sizeof(err)) == 0, "first: %s", err);
+	memset(&st, 0, sizeof(st));
+	uraid_status(a, &st);
+	CHECKF(st.reshape == 1, "the first reshape runs forwards (%d)", st.reshape);
+	CHECK(te_sync_all(a) == 0);
+	struct uraid_reshape_opts fw = {.layout = LAYOUT_LEFT_SYMMETRIC, .direction = 1};
+	CHECKF(uraid_array_reshape_start(a, &fw, err, sizeof(err)) == -ENOSPC &&
+	           strstr(err, "before the data area"),
+	       "forwards again is refused for want of room before the data: %s", err);
+	memset(&st, 0, sizeof(st));
+	uraid_status(a, &st);
+	CHECK(st.reshape == 0 && st.layout == LAYOUT_RIGHT_SYMMETRIC);
+	struct uraid_reshape_opts g = {.layout = LAYOUT_LEFT_SYMMETRIC, .chunk_sectors = 32};
+	CHECKF(uraid_array_reshape_start(a, &g, err, sizeof(err)) == 0, "second: %s", err);
+	memset(&st, 0, sizeof(st));
+	uraid_status(a, &st);
+	CHECKF(st.reshape == 2, "the second reshape runs backwards (%d)", st.reshape);
+	CHECK(te_sync_all(a) == 0);
+	memset(&st, 0, sizeof(st));
+	uraid_status(a, &st);
+	CHECK(st.reshape == 0 && st.layout == LAYOUT_LEFT_SYMMETRIC && st.chunk_sectors == 32);
+	CHECK(uraid_size(a) == size && te_verify(a, shadow, size) == 0);
+	CHECK(uraid_sync_action(a, URAID_SYNC_CHECK, err, sizeof(err)) == 0);
+	CHECK(te_sync_all(a) == 0);
+	memset(&st, 0, sizeof(st));
+	uraid_status(a, &st);
+	CHECKF(st.mismatch_cnt == 0, "%llu mismatches", (unsigned long long)st.mismatch_cnt);
+	uraid_stop(a);
+	for (int i = 0; i < 4; i++)
+		te_disk_close(&d[i]);
+	free(shadow);
+}
+
+TEST_MAIN(T(second_reshape), T(raid5_4to5), T(raid6_5to6), T(raid5_chunk_layout), T(raid5_5to4),
+          T(raid6_6to5), T(raid5_layout_up))

@@ -10,7 +10,7 @@
 void eng_reshape_view(struct eng_array *a, int v)
 {
 	struct eng_reshape *rs = a->rs;
-	int g = v < 0 ? 1 : v;
+	int g = v < 0 ? rs->rest : v;
 	a->geo = rs->geo[g];
 	a->ops = rs->ops[g];
 	for (int i = 0; i < a->nmem; i++)
@@ -35,6 +35,16 @@ static uint32_t data_disks(const struct layout_geometry *g)
 uint64_t eng_reshape_geo_size(const struct layout_geometry *g, uint64_t dev_sectors)
 {
 	return (dev_sectors - dev_sectors % g->chunk_sectors) * data_disks(g);
+}
+
+uint64_t eng_reshape_progress(const struct eng_reshape *rs)
+{
+	return rs->r.backwards ? rs->start - rs->r.position : rs->r.position;
+}
+
+uint64_t eng_reshape_total(const struct eng_reshape *rs)
+{
+	return rs->r.backwards ? rs->start : rs->size[1];
 }
 
 bool eng_reshape_move_safe(const struct eng_array *a, uint64_t lsec, uint64_t n, uint64_t safe)
@@ -115,12 +125,31 @@ int eng_reshape_complete(struct eng_array *a)
 			em->sb.data_size = (uint64_t)((int64_t)em->sb.data_size + moved);
 		em->reshape_doff[0] = em->reshape_doff[1];
 	}
+	/* raid5_finish_reshape: the slots a shrink gave up leave the array;
+	 * their members stay as spares (md's remove_and_add_spares). */
+	for (int r = rs->geo[1].raid_disks; r < rs->geo[0].raid_disks; r++) {
+		if (a->slot[r] < 0)
+			continue;
+		struct eng_member *em = a->mem[a->slot[r]];
+		em->role = -1;
+		if (em->state != URAID_MEMBER_FAULTY)
+			em->state = URAID_MEMBER_SPARE;
+		em->recovery_offset = 0;
+		a->slot[r] = -1;
+	}
 	a->geo = rs->geo[1];
 	a->ops = rs->ops[1];
 	for (int r = 0; r < a->geo.raid_disks; r++)
 		if (a->slot[r] >= 0)
 			a->geo.member_sectors[r] = a->mem[a->slot[r]]->sb.data_size;
-	a->array_sectors = a->ops->array_sectors(&a->geo);
+	for (int r = a->geo.raid_disks; r < rs->geo[0].raid_disks; r++)
+		a->geo.member_sectors[r] = 0;
+	/* md sets the size after a grow; a size set by hand (a shrink's
+	 * --array-size) stays while it fits. */
+	uint64_t full = a->ops->array_sectors(&a->geo);
+	if (!a->external_size || a->array_sectors > full ||
+	    rs->r.new.raid_disks > rs->r.old.raid_disks)
+		a->array_sectors = full;
 	free(rs);
 	a->rs = NULL;
 	return eng_sb_write_all(a);

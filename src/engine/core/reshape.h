@@ -4,8 +4,15 @@
  * view (a->geo, a->ops, every member's data offset) switched to the side
  * that holds it, as md's raid5 uses conf->previous_* and data_offset for
  * stripes not yet reshaped, the new geometry and new_data_offset for the
- * others. At rest the view is the new geometry with the data offsets the
- * superblocks record (the old ones).
+ * others. At rest the view is the geometry with more members (the new one,
+ * the old one of a shrink, so that flushes and failures reach every member
+ * holding data) with the data offsets the superblocks record (the old ones).
+ *
+ * Direction (md's reshape_backwards): forwards the move runs from sector 0
+ * up and the data offset moves down (into room before the data area);
+ * backwards, a shrink or a change of layout/chunk where the room is after
+ * the data area, it runs from the end down to 0 and the data offset moves
+ * up, so the new rows always lie above the old rows still needed.
  *
  * Crash safety, md's rule (reshape_request's safepos/writepos): the
  * superblocks record a position `safe` (reshape_position); after a crash
@@ -30,6 +37,8 @@ struct eng_reshape {
 	const struct layout_ops *ops[2];
 	uint64_t size[2];       /* logical sectors each geometry holds */
 	uint64_t checkpoint_ns; /* when `safe` was last written */
+	uint64_t start;         /* backwards: the position it starts from (md's raid5_size) */
+	int rest;               /* the view at rest: 0 old (a shrink), 1 new */
 };
 
 /* 0: old geometry and data offsets, 1: new, -1: at rest. */
@@ -46,6 +55,11 @@ int eng_reshape_checkpoint(struct eng_array *a);
  * moved, feature bits cleared (as md's raid5_finish_reshape and
  * md_finish_reshape leave them); a->rs freed, the array's size grown. */
 int eng_reshape_complete(struct eng_array *a);
+/* How far the move got and how far it goes, in logical sectors counted
+ * from its start (a backwards move counts down from rs->start), as md's
+ * sync thread shows a reshape's progress. */
+uint64_t eng_reshape_progress(const struct eng_reshape *rs);
+uint64_t eng_reshape_total(const struct eng_reshape *rs);
 /* Logical sectors of geometry g on members of dev_sectors (raid5_size). */
 uint64_t eng_reshape_geo_size(const struct layout_geometry *g, uint64_t dev_sectors);
 

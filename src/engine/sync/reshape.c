@@ -1,6 +1,7 @@
 /* The reshape sync action: one batch of the move at a time under the
  * array lock (the window being moved is locked with it), through the
- * personality's reshape op, with md's checkpoint rule (core/reshape.h):
+ * personality's reshape op, forwards from sector 0 or backwards from the
+ * end (md's reshape_backwards), with md's checkpoint rule (core/reshape.h):
  * the position is recorded before a batch would write over old rows the
  * recorded position still needs, and about once a second. */
 #include <errno.h>
@@ -15,13 +16,17 @@ int sync_reshape_batch(struct eng_array *a, uint64_t max, uint64_t *done)
 {
 	struct eng_reshape *rs = a->rs;
 	*done = 0;
-	if (!rs || rs->r.backwards || !a->pers->reshape)
+	if (!rs || !a->pers->reshape)
 		return -EOPNOTSUPP;
+	bool back = rs->r.backwards;
 	uint64_t w = md_reshape_unit(&rs->r);
+	/* Forwards [pos, pos + n) moves, backwards [pos - n, pos): left is
+	 * how much remains in the direction of the move. */
 	uint64_t pos = rs->r.position, end = rs->size[1];
-	if (pos >= end)
+	uint64_t left = back ? pos : (pos < end ? end - pos : 0);
+	if (!left)
 		return 0;
-	uint64_t n = end - pos, lim = SYNC_BATCH_BYTES / 512;
+	uint64_t n = left, lim = SYNC_BATCH_BYTES / 512;
 	if (n > lim)
 		n = lim;
 	if (n > max)
@@ -29,9 +34,9 @@ int sync_reshape_batch(struct eng_array *a, uint64_t max, uint64_t *done)
 	n -= n % w;
 	if (n < w)
 		n = w;
-	if (n > end - pos) /* the end is on a stripe of the new geometry */
-		n = end - pos;
-	while (!eng_reshape_move_safe(a, pos, n, rs->safe)) {
+	if (n > left) /* the end is on a stripe of the new geometry */
+		n = left;
+	while (!eng_reshape_move_safe(a, back ? pos - n : pos, n, rs->safe)) {
 		if (rs->safe != pos) {
 			int rc = eng_reshape_checkpoint(a);
 			if (rc < 0)
@@ -51,12 +56,12 @@ int sync_reshape_batch(struct eng_array *a, uint64_t max, uint64_t *done)
 		        (unsigned long long)pos);
 		return -ENOSPC;
 	}
-	int rc = a->pers->reshape(a, pos, n);
+	int rc = a->pers->reshape(a, back ? pos - n : pos, n);
 	if (rc < 0)
 		return rc;
-	rs->r.position = pos + n;
+	rs->r.position = back ? pos - n : pos + n;
 	*done = n;
-	if (eng_now_ns() - rs->checkpoint_ns > RESHAPE_CHECKPOINT_NS && rs->r.position < end)
+	if (eng_now_ns() - rs->checkpoint_ns > RESHAPE_CHECKPOINT_NS && n < left)
 		return eng_reshape_checkpoint(a);
 	return 0;
 }

@@ -107,8 +107,8 @@ void eng_sync_schedule(struct eng_array *a)
 	/* A reshape first: recovery and resync positions are in one layout. */
 	if (a->rs) {
 		a->action = URAID_SYNC_RESHAPE;
-		a->sync_pos = a->rs->r.position;
-		a->sync_end = a->rs->size[1];
+		a->sync_pos = eng_reshape_progress(a->rs);
+		a->sync_end = eng_reshape_total(a->rs);
 		a->mismatches = 0;
 		speed_mark(a);
 		a->persist_ns = a->speed_t0_ns;
@@ -300,7 +300,7 @@ static int step_locked(struct eng_array *a, uint64_t max)
 			pthread_cond_broadcast(&a->cond);
 			return rc;
 		}
-		a->sync_pos = a->rs->r.position;
+		a->sync_pos = eng_reshape_progress(a->rs);
 		speed_update(a);
 		if (a->sync_pos >= a->sync_end)
 			finish(a);
