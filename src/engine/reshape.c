@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/bitmap/bitmap.h"
 #include "engine/core/log.h"
 #include "engine/core/reshape.h"
 #include "engine/md.h"
@@ -89,9 +90,8 @@ static const char *resume_refusal(const struct eng_array *a, const struct md_res
 	if (r->backwards)
 		return "it runs backwards (a shrink, or a layout change moving the data up), "
 		       "which uraid does not resume yet";
-	if (a->ref.feature_map & (MD_FEATURE_BITMAP_OFFSET | MD_FEATURE_JOURNAL | MD_FEATURE_PPL))
-		return "the array has a bitmap, journal or PPL, which uraid does not carry "
-		       "through a reshape";
+	if (a->ref.feature_map & (MD_FEATURE_JOURNAL | MD_FEATURE_PPL))
+		return "the array has a journal or PPL, with which md does not reshape";
 	for (int i = 0; i < a->nmem; i++)
 		if (!a->mem[i]->left_out && a->mem[i]->role >= 0 &&
 		    a->mem[i]->state == URAID_MEMBER_REBUILDING)
@@ -178,9 +178,10 @@ int eng_reshape_write(struct eng_array *a, const struct eng_req *rq, const uint8
 }
 
 /* Sectors free before the data area of a 1.1/1.2 member, as md's
- * super_1_allow_new_offset counts them: 36 KiB past the superblock's start
- * and past the bad block log, up to data_offset. */
-static uint64_t room_before(const struct md_sb *sb)
+ * super_1_allow_new_offset counts them: 36 KiB past the superblock's start,
+ * past the bad block log and past the internal bitmap (whole 4 KiB pages of
+ * it, as the kernel keeps it: bm_sectors), up to data_offset. */
+static uint64_t room_before(const struct md_sb *sb, int64_t bm_offset, uint64_t bm_sectors)
 {
 	if (sb->version == MD_SB_0_90 || sb->version == MD_SB_1_0)
 		return 0;
@@ -188,8 +189,13 @@ static uint64_t room_before(const struct md_sb *sb)
 	int64_t bbl = (int64_t)sb->super_offset + (int32_t)sb->bblog_offset + sb->bblog_size;
 	if (sb->bblog_size && bbl > low)
 		low = bbl;
-	if (sb->feature_map & MD_FEATURE_BITMAP_OFFSET)
-		return 0;
+	if (sb->feature_map & MD_FEATURE_BITMAP_OFFSET) {
+		if (!bm_sectors)
+			return 0;
+		int64_t bm = (int64_t)sb->super_offset + bm_offset + (int64_t)bm_sectors;
+		if (bm > low)
+			low = bm;
+	}
 	return (int64_t)sb->data_offset > low ? sb->data_offset - (uint64_t)low : 0;
 }
 
@@ -208,10 +214,17 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 	if (a->action != URAID_SYNC_IDLE || a->resync_offset != MD_RESYNC_NONE)
 		return errmsg(err, errlen, -EBUSY,
 		              "a resync, recovery or check is pending or running; let it finish");
-	if (a->log || (a->ref.feature_map & MD_FEATURE_BITMAP_OFFSET))
-		return errmsg(err, errlen, -EOPNOTSUPP,
-		              "the array has a bitmap, journal or PPL, which uraid does not carry "
-		              "through a reshape; remove it first");
+	/* md's check_reshape: no reshape with a journal or PPL (mdadm: "Cannot
+	 * set device shape ...: Invalid argument"); an internal bitmap stays,
+	 * its chunks being member sectors, which a restripe keeps. */
+	if ((a->log && a->log != &eng_log_bitmap) ||
+	    (a->ref.feature_map & (MD_FEATURE_JOURNAL | MD_FEATURE_PPL)))
+		return errmsg(err, errlen, -EINVAL,
+		              "cannot set the device shape: Invalid argument (md does not reshape "
+		              "an array with a write journal or PPL; switch the consistency "
+		              "policy to resync or bitmap first)");
+	if ((a->ref.feature_map & MD_FEATURE_BITMAP_OFFSET) && a->log != &eng_log_bitmap)
+		return errmsg(err, errlen, -EOPNOTSUPP, "the array's bitmap is not loaded");
 	if (a->sc && a->pers->cache_size && a->pers->cache_size(a))
 		return errmsg(err, errlen, -EBUSY,
 		              "the stripe cache is on; set it to 0 for the reshape");
@@ -262,9 +275,10 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 	 * offset change), so the new layout never lands on old rows still
 	 * needed: one new stripe row plus one old row at least. */
 	uint64_t room = UINT64_MAX;
+	uint64_t bm_sectors = a->log == &eng_log_bitmap ? eng_bitmap_area_sectors(a) : 0;
 	for (int i = 0; i < a->nmem; i++)
 		if (!a->mem[i]->left_out && a->mem[i]->m) {
-			uint64_t b = room_before(&a->mem[i]->sb);
+			uint64_t b = room_before(&a->mem[i]->sb, a->ref.bitmap_offset, bm_sectors);
 			if (b < room)
 				room = b;
 		}
@@ -274,10 +288,17 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 		room = 32768;
 	if (o->move_sectors && o->move_sectors < room)
 		room = o->move_sectors;
+	if (room < want && a->ref.version == MD_SB_0_90)
+		return errmsg(err, errlen, -EOPNOTSUPP,
+		              "0.90 metadata has no room to move the data: md reshapes it in "
+		              "place, mdadm keeping a backup of the critical section on the new "
+		              "spare or in --backup-file, which uraid does not support; grow it "
+		              "with mdadm (uraid resumes and finishes such a reshape)");
 	if (room < want)
 		return errmsg(err, errlen, -ENOSPC,
 		              "no room to move the data: %llu free sectors before the data area, "
-		              "%llu needed (md would need a backup file; uraid keeps none)",
+		              "%llu needed (md would need --backup-file, which uraid does not "
+		              "support)",
 		              (unsigned long long)room, (unsigned long long)want);
 	r.offset_delta = -(int64_t)room;
 	/* The new slots: in sync from the start, as md's raid5_start_reshape

@@ -2,7 +2,8 @@
  * member, and a raid5 chunk + layout change, on crash-simulating members
  * (sim/member_crash.h: volatile caches that keep, tear or lose unflushed
  * writes), the power cut at a random member request while the data moves
- * and random writes, discards and flushes go on; then reassembled, the reshape
+ * and random writes, discards and flushes go on (one raid5 grow with an
+ * internal bitmap); then reassembled, the reshape
  * resumed and finished. Every sector must hold a legal state (its value at
  * the last acknowledged flush, or a write issued after it; what the grow
  * adds: zeros), the geometry must be the new one with no reshape left, and
@@ -16,12 +17,14 @@ struct rs_cfg {
 	const char *name;
 	int level, ndisks, to_disks, layout; /* layout -1: unchanged */
 	uint32_t chunk, to_chunk, move;
+	uint32_t bitmap_chunk; /* bytes: an internal bitmap of this chunk; 0 none */
 };
 
 static const struct rs_cfg rcfgs[] = {
-    {"raid5_4to5", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48},
-    {"raid6_5to6", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64},
-    {"raid5_chunk_layout", URAID_LEVEL_RAID5, 4, 4, LAYOUT_RIGHT_SYMMETRIC, 16, 8, 40},
+    {"raid5_4to5", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 0},
+    {"raid6_5to6", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64, 0},
+    {"raid5_chunk_layout", URAID_LEVEL_RAID5, 4, 4, LAYOUT_RIGHT_SYMMETRIC, 16, 8, 40, 0},
+    {"raid5_4to5_bitmap", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 4096},
 };
 
 #define RS_SECTORS 512 /* per member */
@@ -113,6 +116,9 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 		CHECKF(0, "%s: create failed", c->name);
 		goto out;
 	}
+	if (c->bitmap_chunk)
+		CHECKF(uraid_bitmap_add(a, c->bitmap_chunk, err, sizeof(err)) == 0,
+		       "%s: bitmap: %s", c->name, err);
 	s.span = uraid_size(a) / 512;
 	s.durable = calloc(s.span, sizeof(uint64_t));
 	s.cur = calloc(s.span, sizeof(uint64_t));
@@ -268,4 +274,11 @@ static void raid5_chunk_layout(void)
 	run(2);
 }
 
-TEST_MAIN(T(raid5_4to5), T(raid6_5to6), T(raid5_chunk_layout))
+/* With an internal bitmap (md reshapes with one; the bitmap stays, and
+ * after the cut the bitmap-guided resync and the move must agree). */
+static void raid5_4to5_bitmap(void)
+{
+	run(3);
+}
+
+TEST_MAIN(T(raid5_4to5), T(raid6_5to6), T(raid5_chunk_layout), T(raid5_4to5_bitmap))
