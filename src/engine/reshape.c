@@ -126,7 +126,26 @@ int eng_reshape_assembled(struct eng_array *a, char *err, size_t errlen)
 		              "assemble it read-only (--readonly), or let the kernel finish it",
 		              r.old.raid_disks, r.new.raid_disks, (unsigned long long)r.position,
 		              why);
-	return reshape_setup(a, &r, err, errlen);
+	rc = reshape_setup(a, &r, err, errlen);
+	/* raid5_run: an in-place reshape (0.90, or 1.x without an offset
+	 * change) whose next stripe would be written over rows it reads is
+	 * "too early for auto-recovery": those stripes may be in mdadm's
+	 * backup of the critical section only, which uraid does not read. */
+	if (rc == 0 && !a->readonly && !r.backwards && !r.offset_delta &&
+	    r.position < a->rs->size[1] &&
+	    !eng_reshape_move_safe(a, r.position, md_reshape_unit(&r), r.position)) {
+		free(a->rs);
+		a->rs = NULL;
+		return errmsg(
+		    err, errlen, -EOPNOTSUPP,
+		    "reshape in progress (%u -> %u members, position %llu) is too early "
+		    "for auto-recovery, as md says: its first stripes, moved in place, "
+		    "may be only in mdadm's backup of the critical section (the new spare "
+		    "or --backup-file), which uraid does not support; assemble it with "
+		    "mdadm, or read-only (--readonly)",
+		    r.old.raid_disks, r.new.raid_disks, (unsigned long long)r.position);
+	}
+	return rc;
 }
 
 void eng_reshape_setup(struct eng_array *a)

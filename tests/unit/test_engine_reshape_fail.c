@@ -12,6 +12,8 @@
  * reshape of an array with PPL is refused, as md refuses it.
  * RESHAPE_FAIL_TRIALS (per config, default 26) and RESHAPE_FAIL_SEED scale
  * and move it. */
+#include "meta/md_reshape.h"
+#include "meta/md_super.h"
 #include "test_engine_common.h"
 
 struct rf_cfg {
@@ -377,6 +379,85 @@ out:
 	free(buf);
 }
 
+/* Members that say a raid5 4 -> 5 reshape is in progress in place (no
+ * offset change, as a 0.90 one or a 1.x one mdadm ran with a backup file)
+ * at `pos`; returns the assembly's result with `flags`. */
+static int inplace_at(struct te_disk *d, uint64_t pos, unsigned flags, char *err, size_t errlen)
+{
+	for (int i = 0; i < 5; i++) {
+		struct md_sb sb;
+		if (md_sb_load(d[i].mem, &sb, err, errlen) < 0)
+			return -EIO;
+		struct md_reshape r = {.active = true, .position = pos};
+		r.old = (struct md_reshape_geom){sb.level, sb.layout, sb.chunk_sectors, 4};
+		r.new = r.old;
+		r.new.raid_disks = 5;
+		md_sb_reshape_store(&sb, &r);
+		if (md_sb_store(d[i].mem, &sb) < 0)
+			return -EIO;
+	}
+	struct member *mm[5];
+	char warn[512];
+	for (int i = 0; i < 5; i++)
+		mm[i] = te_borrow(&d[i]);
+	struct uraid_array *a = NULL;
+	int rc = uraid_assemble_members(mm, 5, URAID_NO_SYNC_THREAD | flags, &a, err, errlen, warn,
+	                                sizeof(warn));
+	if (rc == 0)
+		uraid_drop(a);
+	return rc;
+}
+
+/* raid5_run's rule for in-place reshapes: while the next stripe would be
+ * written over rows still read (the critical section, which mdadm backs
+ * up), read-write assembly is refused "too early for auto-recovery",
+ * nothing written; read-only it assembles, and past that point (the new
+ * row below the old one) read-write too. */
+static void inplace_too_early(void)
+{
+	struct te_disk d[5];
+	char err[512];
+	for (int i = 0; i < 5; i++) {
+		char nm[16];
+		snprintf(nm, sizeof(nm), "i%d", i);
+		te_disk_open(&d[i], nm, RF_DISK);
+	}
+	struct uraid_create_opts o = {.level = URAID_LEVEL_RAID5,
+	                              .raid_devices = 5,
+	                              .chunk_sectors = 16,
+	                              .metadata = 12,
+	                              .metadata_set = true,
+	                              .assume_clean = true,
+	                              .size_sectors = RF_SECTORS};
+	struct uraid_array *a = NULL;
+	if (te_create(&o, d, 5, &a) < 0) {
+		CHECKF(0, "create failed");
+		goto out;
+	}
+	uraid_stop(a);
+	/* old: 3 data x 16 = 48 sectors a row; new: 4 x 16 = 64. At 128 the
+	 * next new row (2) is not below the old row 128 is in (2): unsafe. */
+	uint8_t before[5][8192], after[8192];
+	int rc = inplace_at(d, 128, 0, err, sizeof(err));
+	for (int i = 0; i < 5; i++)
+		CHECK(member_read(d[i].mem, before[i], sizeof(before[i]), 0) == 0);
+	CHECKF(rc == -EOPNOTSUPP && strstr(err, "too early for auto-recovery") &&
+	           strstr(err, "--backup-file"),
+	       "in place at 128: %d %s", rc, err);
+	rc = inplace_at(d, 128, 0, err, sizeof(err));
+	for (int i = 0; i < 5; i++) {
+		CHECK(member_read(d[i].mem, after, sizeof(after), 0) == 0);
+		CHECKF(!memcmp(before[i], after, sizeof(after)), "member %d changed", i);
+	}
+	rc = inplace_at(d, 128, URAID_RDONLY, err, sizeof(err));
+	CHECKF(rc == 0, "in place at 128, read-only: %d %s", rc, err);
+	rc = inplace_at(d, 192, 0, err, sizeof(err));
+	CHECKF(rc == 0, "in place at 192: %d %s", rc, err);
+out:
+	for (int i = 0; i < 5; i++)
+		te_disk_close(&d[i]);
+}
+
 /* md's check_reshape refuses a reshape with PPL or a journal (mdadm:
  * "Cannot set device shape ...: Invalid argument"): refused, nothing
  * written, the spare still a spare. */
@@ -427,4 +508,4 @@ out:
 }
 
 TEST_MAIN(T(raid5_4to5), T(raid6_5to6), T(raid5_chunk_layout), T(raid5_4to5_bitmap),
-          T(raid5_beyond), T(ppl_refused))
+          T(raid5_beyond), T(inplace_too_early), T(ppl_refused))
