@@ -218,8 +218,9 @@ static uint64_t room_before(const struct md_sb *sb, int64_t bm_offset, uint64_t 
 	return (int64_t)sb->data_offset > low ? sb->data_offset - (uint64_t)low : 0;
 }
 
-static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o, char *err,
-                        size_t errlen)
+/* dry: only the refusals, nothing changed (the stripe cache not yet off). */
+static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o, bool dry,
+                        char *err, size_t errlen)
 {
 	int lvl = a->geo.level;
 	if (lvl != URAID_LEVEL_RAID4 && lvl != URAID_LEVEL_RAID5 && lvl != URAID_LEVEL_RAID6)
@@ -244,7 +245,7 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 		              "policy to resync or bitmap first)");
 	if ((a->ref.feature_map & MD_FEATURE_BITMAP_OFFSET) && a->log != &eng_log_bitmap)
 		return errmsg(err, errlen, -EOPNOTSUPP, "the array's bitmap is not loaded");
-	if (a->sc && a->pers->cache_size && a->pers->cache_size(a))
+	if (!dry && a->sc && a->pers->cache_size && a->pers->cache_size(a))
 		return errmsg(err, errlen, -EBUSY,
 		              "the stripe cache is on; set it to 0 for the reshape");
 	for (int r = 0; r < a->geo.raid_disks; r++)
@@ -320,6 +321,8 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 		              "support)",
 		              (unsigned long long)room, (unsigned long long)want);
 	r.offset_delta = -(int64_t)room;
+	if (dry)
+		return 0;
 	/* The new slots: in sync from the start, as md's raid5_start_reshape
 	 * marks the added members (what they hold is written by the move). */
 	for (int s = 0; s < need; s++) {
@@ -358,11 +361,17 @@ int eng_reshape_start(struct eng_array *a, const struct uraid_reshape_opts *o, c
 {
 	if (a->readonly)
 		return errmsg(err, errlen, -EROFS, "array is read-only");
+	/* A refusal writes nothing, the stripe cache's contents included. */
+	eng_lock(a);
+	int rc = start_locked(a, o, true, err, errlen);
+	eng_unlock(a);
+	if (rc < 0)
+		return rc;
 	/* The stripe cache keeps stripes of one geometry: written out and
 	 * off for the reshape (uraid_set_stripe_cache turns it on again). */
-	int rc = a->pers->cache_size && a->pers->cache_size(a) && a->pers->set_cache
-	             ? a->pers->set_cache(a, 0)
-	             : 0;
+	rc = a->pers->cache_size && a->pers->cache_size(a) && a->pers->set_cache
+	         ? a->pers->set_cache(a, 0)
+	         : 0;
 	if (rc < 0)
 		return errmsg(err, errlen, rc, "turning the stripe cache off failed");
 	eng_lock(a);
@@ -373,7 +382,7 @@ int eng_reshape_start(struct eng_array *a, const struct uraid_reshape_opts *o, c
 			rc = errmsg(err, errlen, -EIO, "flushing %s failed", m->name);
 	}
 	if (rc == 0)
-		rc = start_locked(a, o, err, errlen);
+		rc = start_locked(a, o, false, err, errlen);
 	eng_unlock(a);
 	return rc;
 }
