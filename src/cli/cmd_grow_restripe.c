@@ -37,11 +37,13 @@ int cli_grow_restripe(const struct cli_grow_args *ga)
 		return 1;
 	}
 	/* mdadm needs a backup file where it cannot move the data offset;
-	 * uraid always moves it, so one given is not used. */
+	 * uraid keeps none: it moves the offset, and refuses a reshape with
+	 * no room to (the daemon's answer names --backup-file then). */
 	if (ga->backup_file)
 		fprintf(stderr,
-		        "uraid grow: %s: --backup-file not needed (the data offset "
-		        "moves instead); ignored\n",
+		        "uraid grow: %s: --backup-file is not supported and not used (uraid "
+		        "moves the data offset instead; a reshape with no room for that is "
+		        "refused)\n",
 		        name);
 	char line[128];
 	snprintf(line, sizeof(line), "reshape %d %d %lld",

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/bitmap/bitmap.h"
 #include "engine/core/log.h"
 #include "engine/core/reshape.h"
 #include "engine/md.h"
@@ -97,13 +98,12 @@ static int reshape_setup(struct eng_array *a, const struct md_reshape *r, char *
 	return 0;
 }
 
-/* Read-write needs what uraid can resume: no log, no member being
+/* Read-write needs what uraid can resume: no journal or PPL, no member being
  * rebuilt (its recovery offset would be in one of the layouts). */
 static const char *resume_refusal(const struct eng_array *a)
 {
-	if (a->ref.feature_map & (MD_FEATURE_BITMAP_OFFSET | MD_FEATURE_JOURNAL | MD_FEATURE_PPL))
-		return "the array has a bitmap, journal or PPL, which uraid does not carry "
-		       "through a reshape";
+	if (a->ref.feature_map & (MD_FEATURE_JOURNAL | MD_FEATURE_PPL))
+		return "the array has a journal or PPL, with which md does not reshape";
 	for (int i = 0; i < a->nmem; i++)
 		if (!a->mem[i]->left_out && a->mem[i]->role >= 0 &&
 		    a->mem[i]->state == URAID_MEMBER_REBUILDING)
@@ -138,7 +138,26 @@ int eng_reshape_assembled(struct eng_array *a, char *err, size_t errlen)
 		              "assemble it read-only (--readonly), or let the kernel finish it",
 		              r.old.raid_disks, r.new.raid_disks, (unsigned long long)r.position,
 		              why);
-	return reshape_setup(a, &r, err, errlen);
+	rc = reshape_setup(a, &r, err, errlen);
+	/* raid5_run: an in-place reshape (0.90, or 1.x without an offset
+	 * change) whose next stripe would be written over rows it reads is
+	 * "too early for auto-recovery": those stripes may be in mdadm's
+	 * backup of the critical section only, which uraid does not read. */
+	if (rc == 0 && !a->readonly && !r.backwards && !r.offset_delta &&
+	    r.position < a->rs->size[1] &&
+	    !eng_reshape_move_safe(a, r.position, md_reshape_unit(&r), r.position)) {
+		free(a->rs);
+		a->rs = NULL;
+		return errmsg(
+		    err, errlen, -EOPNOTSUPP,
+		    "reshape in progress (%u -> %u members, position %llu) is too early "
+		    "for auto-recovery, as md says: its first stripes, moved in place, "
+		    "may be only in mdadm's backup of the critical section (the new spare "
+		    "or --backup-file), which uraid does not support; assemble it with "
+		    "mdadm, or read-only (--readonly)",
+		    r.old.raid_disks, r.new.raid_disks, (unsigned long long)r.position);
+	}
+	return rc;
 }
 
 void eng_reshape_setup(struct eng_array *a)
@@ -190,9 +209,10 @@ int eng_reshape_write(struct eng_array *a, const struct eng_req *rq, const uint8
 }
 
 /* Sectors free before the data area of a 1.1/1.2 member, as md's
- * super_1_allow_new_offset counts them: 36 KiB past the superblock's start
- * and past the bad block log, up to data_offset. */
-static uint64_t room_before(const struct md_sb *sb)
+ * super_1_allow_new_offset counts them: 36 KiB past the superblock's start,
+ * past the bad block log and past the internal bitmap (whole 4 KiB pages of
+ * it, as the kernel keeps it: bm_sectors), up to data_offset. */
+static uint64_t room_before(const struct md_sb *sb, int64_t bm_offset, uint64_t bm_sectors)
 {
 	if (sb->version == MD_SB_0_90 || sb->version == MD_SB_1_0)
 		return 0;
@@ -200,8 +220,13 @@ static uint64_t room_before(const struct md_sb *sb)
 	int64_t bbl = (int64_t)sb->super_offset + (int32_t)sb->bblog_offset + sb->bblog_size;
 	if (sb->bblog_size && bbl > low)
 		low = bbl;
-	if (sb->feature_map & MD_FEATURE_BITMAP_OFFSET)
-		return 0;
+	if (sb->feature_map & MD_FEATURE_BITMAP_OFFSET) {
+		if (!bm_sectors)
+			return 0;
+		int64_t bm = (int64_t)sb->super_offset + bm_offset + (int64_t)bm_sectors;
+		if (bm > low)
+			low = bm;
+	}
 	return (int64_t)sb->data_offset > low ? sb->data_offset - (uint64_t)low : 0;
 }
 
@@ -215,8 +240,9 @@ static uint64_t room_after(const struct eng_array *a, const struct md_sb *sb)
 	return sb->data_size > a->geo.dev_sectors ? sb->data_size - a->geo.dev_sectors : 0;
 }
 
-static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o, char *err,
-                        size_t errlen)
+/* dry: only the refusals, nothing changed (the stripe cache not yet off). */
+static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o, bool dry,
+                        char *err, size_t errlen)
 {
 	int lvl = a->geo.level;
 	if (lvl != URAID_LEVEL_RAID4 && lvl != URAID_LEVEL_RAID5 && lvl != URAID_LEVEL_RAID6)
@@ -230,11 +256,18 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 	if (a->action != URAID_SYNC_IDLE || a->resync_offset != MD_RESYNC_NONE)
 		return errmsg(err, errlen, -EBUSY,
 		              "a resync, recovery or check is pending or running; let it finish");
-	if (a->log || (a->ref.feature_map & MD_FEATURE_BITMAP_OFFSET))
-		return errmsg(err, errlen, -EOPNOTSUPP,
-		              "the array has a bitmap, journal or PPL, which uraid does not carry "
-		              "through a reshape; remove it first");
-	if (a->sc && a->pers->cache_size && a->pers->cache_size(a))
+	/* md's check_reshape: no reshape with a journal or PPL (mdadm: "Cannot
+	 * set device shape ...: Invalid argument"); an internal bitmap stays,
+	 * its chunks being member sectors, which a restripe keeps. */
+	if ((a->log && a->log != &eng_log_bitmap) ||
+	    (a->ref.feature_map & (MD_FEATURE_JOURNAL | MD_FEATURE_PPL)))
+		return errmsg(err, errlen, -EINVAL,
+		              "cannot set the device shape: Invalid argument (md does not reshape "
+		              "an array with a write journal or PPL; switch the consistency "
+		              "policy to resync or bitmap first)");
+	if ((a->ref.feature_map & MD_FEATURE_BITMAP_OFFSET) && a->log != &eng_log_bitmap)
+		return errmsg(err, errlen, -EOPNOTSUPP, "the array's bitmap is not loaded");
+	if (!dry && a->sc && a->pers->cache_size && a->pers->cache_size(a))
 		return errmsg(err, errlen, -EBUSY,
 		              "the stripe cache is on; set it to 0 for the reshape");
 	for (int r = 0; r < a->geo.raid_disks; r++)
@@ -295,9 +328,11 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 	 * the data, the move forwards; fewer: up into the room after it, the
 	 * move backwards from the end; the same count: toward the more room. */
 	uint64_t before = UINT64_MAX, after = UINT64_MAX;
+	uint64_t bm_sectors = a->log == &eng_log_bitmap ? eng_bitmap_area_sectors(a) : 0;
 	for (int i = 0; i < a->nmem; i++)
 		if (!a->mem[i]->left_out && a->mem[i]->m) {
-			uint64_t b = room_before(&a->mem[i]->sb), f = room_after(a, &a->mem[i]->sb);
+			uint64_t b = room_before(&a->mem[i]->sb, a->ref.bitmap_offset, bm_sectors);
+			uint64_t f = room_after(a, &a->mem[i]->sb);
 			if (b < before)
 				before = b;
 			if (f < after)
@@ -318,10 +353,16 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 		room = 32768;
 	if (o->move_sectors && o->move_sectors < room)
 		room = o->move_sectors;
+	if (room < want && a->ref.version == MD_SB_0_90)
+		return errmsg(err, errlen, -EOPNOTSUPP,
+		              "0.90 metadata has no room to move the data: md reshapes it in "
+		              "place, mdadm keeping a backup of the critical section on the new "
+		              "spare or in --backup-file, which uraid does not support; grow it "
+		              "with mdadm (uraid resumes and finishes such a reshape)");
 	if (room < want)
 		return errmsg(err, errlen, -ENOSPC,
 		              "no room to move the data: %llu free sectors %s the data area, %llu "
-		              "needed (md would need a backup file; uraid keeps none)%s",
+		              "needed (md would need --backup-file, which uraid does not support)%s",
 		              (unsigned long long)room, r.backwards ? "after" : "before",
 		              (unsigned long long)want,
 		              r.backwards ? "; a smaller --size leaves room after it" : "");
@@ -336,6 +377,8 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 		r.position = (dev - dev % ch) * (nd - par);
 		r.position -= r.position % md_reshape_unit(&r);
 	}
+	if (dry)
+		return 0;
 	/* The new slots: in sync from the start, as md's raid5_start_reshape
 	 * marks the added members (what they hold is written by the move). */
 	for (int s = 0; s < need; s++) {
@@ -374,11 +417,17 @@ int eng_reshape_start(struct eng_array *a, const struct uraid_reshape_opts *o, c
 {
 	if (a->readonly)
 		return errmsg(err, errlen, -EROFS, "array is read-only");
+	/* A refusal writes nothing, the stripe cache's contents included. */
+	eng_lock(a);
+	int rc = start_locked(a, o, true, err, errlen);
+	eng_unlock(a);
+	if (rc < 0)
+		return rc;
 	/* The stripe cache keeps stripes of one geometry: written out and
 	 * off for the reshape (uraid_set_stripe_cache turns it on again). */
-	int rc = a->pers->cache_size && a->pers->cache_size(a) && a->pers->set_cache
-	             ? a->pers->set_cache(a, 0)
-	             : 0;
+	rc = a->pers->cache_size && a->pers->cache_size(a) && a->pers->set_cache
+	         ? a->pers->set_cache(a, 0)
+	         : 0;
 	if (rc < 0)
 		return errmsg(err, errlen, rc, "turning the stripe cache off failed");
 	eng_lock(a);
@@ -389,7 +438,7 @@ int eng_reshape_start(struct eng_array *a, const struct uraid_reshape_opts *o, c
 			rc = errmsg(err, errlen, -EIO, "flushing %s failed", m->name);
 	}
 	if (rc == 0)
-		rc = start_locked(a, o, err, errlen);
+		rc = start_locked(a, o, false, err, errlen);
 	eng_unlock(a);
 	return rc;
 }

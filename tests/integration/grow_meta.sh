@@ -172,6 +172,27 @@ check "after the second reshape: check clean" clean g5r
 off1=$(mdadm --examine s0 | field 'Data Offset' | cut -d' ' -f1)
 check "mdadm --examine: it went backwards, the data offset moved up ($off0 -> $off1 sectors)" \
 	[ "${off1:-0}" -gt "${off0:-0}" ]
+# 0.90 (md grows it in place with mdadm's backup) and PPL (md refuses):
+# refused with nothing written.
+truncate -s 16M n0 n1 n2 n3
+"$URAID" create --level=5 --raid-devices=3 --metadata=0.90 --name=g5n --run n0 n1 n2 >/dev/null 2>&1
+idle g5n
+"$URAID" add g5n n3 >/dev/null 2>&1
+sums=$(md5sum n0 n1 n2 n3)
+out=$("$URAID" grow g5n --raid-devices=4 --backup-file=/nonexistent/bk 2>&1)
+check "0.90 grow refused: in place needs mdadm's backup, --backup-file unsupported" \
+	bash -c 'grep -q "0.90 metadata" <<<"$1" && grep -q -- "--backup-file, which uraid does not support" <<<"$1"' _ "$out"
+check "that refusal wrote nothing" [ "$sums" = "$(md5sum n0 n1 n2 n3)" ]
+"$URAID" stop g5n
+"$URAID" create --level=5 --raid-devices=3 --consistency-policy=ppl --name=g5p --run n0 n1 n2 \
+	>/dev/null 2>&1
+idle g5p
+"$URAID" add g5p n3 >/dev/null 2>&1
+sums=$(md5sum n0 n1 n2 n3)
+out=$("$URAID" grow g5p --raid-devices=4 2>&1)
+check "PPL grow refused as md refuses it (Invalid argument)" grep -q "Invalid argument" <<<"$out"
+check "that refusal wrote nothing" [ "$sums" = "$(md5sum n0 n1 n2 n3)" ]
+"$URAID" stop g5p
 truncate -s 24M c0 c1 c2 c3
 "$URAID" create --level=5 --raid-devices=4 --name=g5c --run c0 c1 c2 c3 >/dev/null 2>&1
 idle g5c

@@ -2,13 +2,15 @@
 # md reshape against the real kernel (shared/mdvm), one boot; the checks
 # run in the guest (tests/integration/reshape_mdvm.job) with uraid and
 # reshape_tool (a small program on the public API, built here) put there:
-# kernel-made raid5/raid6 grows stopped mid-way are read (cat, examine)
+# kernel-made raid5 (internal bitmap; 0.90 metadata) and raid6 grows
+# stopped mid-way are read (cat, examine)
 # and finished by uraid, then assembled by the kernel with the content
-# and mismatch_cnt 0; reshapes uraid starts and stops at 40% (raid5 4->5,
-# chunk and layout change) are finished by the kernel, same checks; and
-# backwards: raid5 5->4 and a layout change moving the data up, by uraid
-# (stopped at 40%, the kernel finishes), raid5 5->4 by the kernel (frozen
-# mid-way, uraid finishes).
+# and mismatch_cnt 0 (mdadm -X: the bitmap as before); reshapes uraid
+# starts and stops at 40% (raid5 4->5 with a bitmap, chunk and layout
+# change) are finished by the kernel, same checks; and backwards: raid5
+# 5->4 and a layout change moving the data up, by uraid (stopped at 40%,
+# the kernel finishes), raid5 5->4 by the kernel (frozen mid-way, uraid
+# finishes).
 source "$(dirname "$0")/../lib.sh"
 MDVM=$TOP/tests/mdvm/run
 if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
@@ -25,8 +27,7 @@ add() { for i in $(seq 0 $(($2 - 1))); do truncate -s 4M "$d/$1$i"; disks+=(--di
 add k 5
 add r 6
 add u 5
-add c 4
-"$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 480 "${disks[@]}" --put-exe "$URAID" \
+"$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 600 "${disks[@]}" --put-exe "$URAID" \
 	--put-exe "$d/reshape_tool" --script "$TOP/tests/integration/reshape_mdvm.job" >"$d/vm.log" 2>&1
 rc=$?
 cp "$d/vm.log" "$TOP/build/test-logs/reshape_mdvm.vm.log" 2>/dev/null
@@ -36,8 +37,12 @@ want() { # name what description
 	l=$(grep "^RESULT $1 $2 " "$d/vm.log" | head -1)
 	check "$1: $3 (${l#RESULT $1 $2 })" [ "${l#RESULT $1 $2 ok}" != "$l" ]
 }
-for n in k r; do
-	lv=$([ $n = k ] && echo "raid5 4->5" || echo "raid6 5->6")
+for n in k r z; do
+	case $n in
+	k) lv="raid5 4->5 with an internal bitmap" ;;
+	r) lv="raid6 5->6" ;;
+	z) lv="raid5 4->5, 0.90 metadata (in place, minor 91)" ;;
+	esac
 	want $n examine "$lv grown by the kernel, stopped mid-way: uraid examine's reshape lines are mdadm's"
 	want $n ucat "... uraid cat reads the pattern written before the grow"
 	want $n ufinish "... uraid assembles it read-write and finishes the reshape"
@@ -45,9 +50,10 @@ for n in k r; do
 	want $n kcontent "... and reads the pattern, zeros after it"
 	want $n kcheck "... check: mismatch_cnt 0"
 	want $n kfinal "... superblocks without reshape bits"
+	[ $n = k ] && want $n bitmap "... mdadm -X: every member's bitmap as before the grow"
 done
 for n in u c; do
-	lv=$([ $n = u ] && echo "raid5 4->5" || echo "raid5 64K->32K chunk, right-symmetric")
+	lv=$([ $n = u ] && echo "raid5 4->5 with an internal bitmap" || echo "raid5 64K->32K chunk, right-symmetric")
 	want $n ustart "$lv started by uraid, stopped at 40%"
 	want $n examine "... uraid examine's reshape lines are mdadm's"
 	want $n ucat "... uraid cat reads the pattern mid-reshape"
@@ -55,6 +61,7 @@ for n in u c; do
 	want $n kcontent "... and reads the pattern, zeros after it"
 	want $n kcheck "... check: mismatch_cnt 0"
 	want $n kfinal "... superblocks without reshape bits"
+	[ $n = u ] && want $n bitmap "... mdadm -X: every member's bitmap as before the grow"
 done
 for n in s l; do
 	lv=$([ $n = s ] && echo "raid5 5->4 (array size cut first)" || echo "raid5 layout change moving the data offset up")

@@ -4,7 +4,8 @@
  * the end), on crash-simulating members
  * (sim/member_crash.h: volatile caches that keep, tear or lose unflushed
  * writes), the power cut at a random member request while the data moves
- * and random writes, discards and flushes go on; then reassembled, the reshape
+ * and random writes, discards and flushes go on (one raid5 grow with an
+ * internal bitmap); then reassembled, the reshape
  * resumed and finished. Every sector must hold a legal state (its value at
  * the last acknowledged flush, or a write issued after it; what the grow
  * adds: zeros), the geometry must be the new one with no reshape left, and
@@ -19,17 +20,19 @@ struct rs_cfg {
 	int level, ndisks, to_disks, layout; /* layout -1: unchanged */
 	uint32_t chunk, to_chunk, move;
 	int dir; /* uraid_reshape_opts.direction */
+	uint32_t bitmap_chunk; /* bytes: an internal bitmap of this chunk; 0 none */
 };
 
-/* The last three run backwards (md's reshape_backwards): the shrinks after
+/* Entries 3-5 run backwards (md's reshape_backwards): the shrinks after
  * --array-size, and a layout change moving the data offset up. */
 static const struct rs_cfg rcfgs[] = {
-    {"raid5_4to5", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1},
-    {"raid6_5to6", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64, 1},
-    {"raid5_chunk_layout", URAID_LEVEL_RAID5, 4, 4, LAYOUT_RIGHT_SYMMETRIC, 16, 8, 40, 1},
-    {"raid5_5to4", URAID_LEVEL_RAID5, 5, 4, -1, 16, 0, 40, 0},
-    {"raid6_6to5", URAID_LEVEL_RAID6, 6, 5, -1, 16, 0, 48, 0},
-    {"raid5_layout_up", URAID_LEVEL_RAID5, 4, 4, LAYOUT_RIGHT_ASYMMETRIC, 8, 16, 40, -1},
+    {"raid5_4to5", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 0},
+    {"raid6_5to6", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64, 1, 0},
+    {"raid5_chunk_layout", URAID_LEVEL_RAID5, 4, 4, LAYOUT_RIGHT_SYMMETRIC, 16, 8, 40, 1, 0},
+    {"raid5_5to4", URAID_LEVEL_RAID5, 5, 4, -1, 16, 0, 40, 0, 0},
+    {"raid6_6to5", URAID_LEVEL_RAID6, 6, 5, -1, 16, 0, 48, 0, 0},
+    {"raid5_layout_up", URAID_LEVEL_RAID5, 4, 4, LAYOUT_RIGHT_ASYMMETRIC, 8, 16, 40, -1, 0},
+    {"raid5_4to5_bitmap", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 4096},
 };
 
 #define RS_SECTORS 512 /* per member */
@@ -132,6 +135,9 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 		CHECKF(uraid_grow(a, URAID_GROW_ARRAY_SIZE, fit / 512, err, sizeof(err)) == 0,
 		       "%s: array size: %s", c->name, err);
 	}
+	if (c->bitmap_chunk)
+		CHECKF(uraid_bitmap_add(a, c->bitmap_chunk, err, sizeof(err)) == 0,
+		       "%s: bitmap: %s", c->name, err);
 	s.span = uraid_size(a) / 512;
 	s.durable = calloc(s.span, sizeof(uint64_t));
 	s.cur = calloc(s.span, sizeof(uint64_t));
@@ -374,5 +380,12 @@ static void second_reshape(void)
 	free(shadow);
 }
 
+/* With an internal bitmap (md reshapes with one; the bitmap stays, and
+ * after the cut the bitmap-guided resync and the move must agree). */
+static void raid5_4to5_bitmap(void)
+{
+	run(6);
+}
+
 TEST_MAIN(T(second_reshape), T(raid5_4to5), T(raid6_5to6), T(raid5_chunk_layout), T(raid5_5to4),
-          T(raid6_6to5), T(raid5_layout_up))
+          T(raid6_6to5), T(raid5_layout_up), T(raid5_4to5_bitmap))

@@ -25,6 +25,12 @@ uint64_t eng_bitmap_coverage(const struct eng_array *a)
 	return a->pers->sync_size(a);
 }
 
+uint64_t eng_bitmap_area_sectors(const struct eng_array *a)
+{
+	const struct eng_bitmap *b = eng_bitmap_of(a);
+	return b ? (b->img_len + 4095) / 4096 * 8 : 0;
+}
+
 uint64_t eng_bitmap_where(const struct eng_array *a, const struct eng_member *em)
 {
 	return (uint64_t)((int64_t)em->sb.super_offset + a->ref.bitmap_offset) * 512;

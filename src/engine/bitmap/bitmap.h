@@ -71,6 +71,9 @@ static inline struct eng_bitmap *eng_bitmap_of(const struct eng_array *a)
 bool eng_bitmap_present(const struct eng_array *a);
 /* Sectors one bit per chunk stands for, in total: the resync's range. */
 uint64_t eng_bitmap_coverage(const struct eng_array *a);
+/* Sectors the bitmap takes on each member, in whole 4 KiB pages as the
+ * kernel keeps it (what a data offset change must not step on). */
+uint64_t eng_bitmap_area_sectors(const struct eng_array *a);
 /* Fill the status's bitmap_* fields (none without a bitmap). */
 struct uraid_status;
 void eng_bitmap_status(const struct eng_array *a, struct uraid_status *st);

@@ -207,7 +207,9 @@ int eng_sb_write_all(struct eng_array *a)
 		fprintf(stderr, "uraid: %s: superblock write failed, marking faulty\n",
 		        em->m->name);
 		em->state = URAID_MEMBER_FAULTY;
-		if (em->role >= 0 && em->role < a->geo.raid_disks && a->slot[em->role] == failed)
+		/* Any slot: during a reshape a->geo may be the old view, without
+		 * the new slots. */
+		if (em->role >= 0 && em->role < LAYOUT_MAX_MEMBERS && a->slot[em->role] == failed)
 			a->slot[em->role] = -1;
 	}
 	return -EIO;

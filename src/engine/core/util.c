@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "engine/core/engine.h"
+#include "engine/core/reshape.h"
 #include "util/errmsg.h"
 
 void *eng_alloc(size_t len)
@@ -172,10 +173,26 @@ void eng_cond_wait(struct eng_array *a)
 	pthread_rwlock_wrlock(&a->iolock);
 }
 
+/* During a reshape: geometry g readable from the in-sync members, with
+ * `without` gone too (whatever view a->geo holds at the moment). */
+static bool reshape_readable(const struct eng_array *a, const struct layout_geometry *g,
+                             const struct layout_ops *ops, int without)
+{
+	bool missing[LAYOUT_MAX_MEMBERS];
+	for (int r = 0; r < g->raid_disks; r++)
+		missing[r] = r == without || a->slot[r] < 0 ||
+		             a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC;
+	return ops->readable(g, missing);
+}
+
 /* Readable from the in-sync members, with `without` (a role, or -1) gone
- * too. */
+ * too; during a reshape both geometries must be (md's has_failed counts
+ * the members of either). */
 static bool readable_without(const struct eng_array *a, int without)
 {
+	if (a->rs)
+		return reshape_readable(a, &a->rs->geo[0], a->rs->ops[0], without) &&
+		       reshape_readable(a, &a->rs->geo[1], a->rs->ops[1], without);
 	bool missing[LAYOUT_MAX_MEMBERS];
 	for (int r = 0; r < a->geo.raid_disks; r++)
 		missing[r] = r == without || !eng_role_readable(a, r, 0, 0) ||

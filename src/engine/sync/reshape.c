@@ -51,8 +51,8 @@ int sync_reshape_batch(struct eng_array *a, uint64_t max, uint64_t *done)
 		}
 		fprintf(stderr,
 		        "uraid: reshape cannot go on safely at sector %llu: the new layout would "
-		        "overwrite old data still needed after a crash (md needs a backup file "
-		        "here)\n",
+		        "overwrite old data still needed after a crash (md needs mdadm's backup "
+		        "file here, which uraid does not support)\n",
 		        (unsigned long long)pos);
 		return -ENOSPC;
 	}
