@@ -260,6 +260,10 @@ static int cmp_cand(const void *x, const void *y)
 	const struct probe_candidate *a = x, *b = y;
 	if (net(a) != net(b))
 		return net(b) - net(a);
+	/* the data chunks' continuity in their rows, where it says much */
+	int rd = (a->rot_agree - a->rot_disagree) - (b->rot_agree - b->rot_disagree);
+	if (rd >= 4 || rd <= -4)
+		return -rd;
 	int ma = 0, mb = 0;
 	for (int i = 0; i < a->raid_devices; i++)
 		ma += a->order[i] < 0;
@@ -526,8 +530,9 @@ static int infer(const struct probe_input *in, const struct starts *st, int out,
  * are, order aside (a raw volume, no file system at its start): their XOR
  * vanishing in every sampled row is a raid4/5 over all of them, their
  * bytes all equal a mirror. Appended to the summary. */
-static void raw_note(const struct probe_input *in, struct probe_result *r)
+static bool raw_note(const struct probe_input *in, struct probe_result *r)
 {
+	bool known = false;
 	uint64_t smallest = UINT64_MAX;
 	for (int m = 0; m < in->n; m++)
 		smallest = in->size[m] < smallest ? in->size[m] : smallest;
@@ -562,6 +567,7 @@ static void raw_note(const struct probe_input *in, struct probe_result *r)
 		xor0 += z;
 	}
 	size_t l = strlen(r->summary);
+	known = rows >= MIN_AGREE && (same == rows || xor0 == rows);
 	if (rows >= MIN_AGREE && same == rows)
 		snprintf(r->summary + l, sizeof(r->summary) - l,
 		         "; all members hold the same bytes in %d of %d sampled rows with data: "
@@ -575,6 +581,23 @@ static void raw_note(const struct probe_input *in, struct probe_result *r)
 		         xor0, rows);
 out:
 	free(acc);
+	return known;
+}
+
+/* How many candidates are tied with the first, said after the summary. */
+static void ties_note(struct probe_result *r)
+{
+	if (!r->ncand || !r->cand[0].ties)
+		return;
+	size_t l = strlen(r->summary);
+	l += (size_t)snprintf(r->summary + l, sizeof(r->summary) - l,
+	                      "; TIED: the evidence cannot separate candidate 1 from");
+	for (int j = 1; j < r->ncand && l < sizeof(r->summary); j++)
+		if (r->cand[0].ties & (1u << j))
+			l += (size_t)snprintf(r->summary + l, sizeof(r->summary) - l, " %d", j + 1);
+	if (l < sizeof(r->summary))
+		snprintf(r->summary + l, sizeof(r->summary) - l,
+		         " (each reads differently: check each one's content)");
 }
 
 int probe_run(const struct probe_input *in, struct probe_result *r, char *err, size_t errlen)
@@ -639,7 +662,29 @@ int probe_run(const struct probe_input *in, struct probe_result *r, char *err, s
 		         "nothing convincing: %d volume start%s found, but no geometry puts the "
 		         "structures they point to where they are",
 		         tried, tried == 1 ? "" : "s");
-	if (!r->ncand)
-		raw_note(in, r);
+	if (!r->ncand && !raw_note(in, r)) {
+		/* nothing names the volume: perhaps a raw raid0 (content continuity) */
+		bool had = r->have_rejected;
+		int rc2 = probe_raw(in, r);
+		if (rc2 < 0) {
+			snprintf(err, errlen, "read failed: %s", strerror(-rc2));
+			return rc2;
+		}
+		if (r->ncand) {
+			qsort(r->cand, (size_t)r->ncand, sizeof(r->cand[0]), cmp_cand);
+			snprintf(r->summary, sizeof(r->summary),
+			         "no superblock and no volume signature: %d raid0 geometr%s from "
+			         "content continuity at chunk boundaries (weaker evidence than "
+			         "parity or a file system: check the content)",
+			         r->ncand, r->ncand == 1 ? "y" : "ies");
+		} else if (r->have_rejected && !had) {
+			size_t l = strlen(r->summary);
+			snprintf(r->summary + l, sizeof(r->summary) - l,
+			         "; content continuity at chunk boundaries names no raid0 "
+			         "geometry either");
+		}
+	}
+	probe_mark_ties(in, r);
+	ties_note(r);
 	return 0;
 }
