@@ -41,10 +41,11 @@ enum probe_sig_kind {
 
 struct probe_sig {
 	enum probe_sig_kind kind;
-	int member;      /* which member (set by the caller) */
-	int given;       /* its place in the probe's input (member, before any is left out) */
-	uint64_t offset; /* bytes: where on the member the volume/metadata starts */
-	char text[200];  /* what it is, for people */
+	int member;       /* which member (set by the caller) */
+	int given;        /* its place in the probe's input (member, before any is left out) */
+	uint32_t xor_out; /* found in the XOR of the members: bit i, member i left out of it */
+	uint64_t offset;  /* bytes: where on the member the volume/metadata starts */
+	char text[200];   /* what it is, for people */
 	/* File systems: their size (bytes), so a geometry must hold them. */
 	uint64_t fs_bytes;
 	/* md superblocks. */
@@ -79,6 +80,7 @@ struct probe_candidate {
 	bool from_superblock;         /* the md superblocks said so */
 	bool raw;                     /* from content continuity alone (raw.c) */
 	int rot_agree, rot_disagree;  /* parity levels: data chunks' continuity in their rows */
+	int unpinned;                 /* roles whose order no check pinned (order.c) */
 	uint32_t ties;                /* bit i: within noise of cand[i], reading otherwise */
 	char evidence[900];
 };
@@ -198,7 +200,7 @@ double probe_window_dist(const uint8_t *a, const uint8_t *b);
 int probe_raw(const struct probe_input *in, struct probe_result *r);
 
 /* Candidates within noise of each other that read differently at sampled
- * places are ties (ties.c): their `ties` bits are set, and candidates that
- * read the same as a better one are noted as such in its evidence. */
+ * places are ties (ties.c): their `ties` bits are set; a candidate that
+ * reads the same as a better one is dropped, named in its evidence. */
 void probe_mark_ties(const struct probe_input *in, struct probe_result *r);
 #endif

@@ -247,67 +247,65 @@ int probe_raw(const struct probe_input *in, struct probe_result *r)
 		rc = -ENOMEM;
 		goto out;
 	}
-	uint64_t doffs[2] = {0, zoff};
+	/* zeros before the data on every member: an md data offset (a raw
+	 * volume that itself starts with zeros reads the same from there) */
+	uint64_t doff = zoff;
 	struct probe_candidate best = {0};
 	bool have = false;
-	for (int di = 0; di < (zoff ? 2 : 1); di++)
-		for (size_t ci = 0; ci < sizeof(chunks) / sizeof(chunks[0]); ci++) {
-			uint64_t chunk = (uint64_t)chunks[ci] * 512;
-			if (in->progress) {
-				char what[120];
-				snprintf(what, sizeof(what),
-				         "raw striping: content continuity at chunk %lluK",
-				         (unsigned long long)chunk / 1024);
-				in->progress(in->ctx, what);
-			}
-			rc = read_rows(in, doffs[di], chunk, smallest, &rw, &r->bytes_read);
-			if (rc == -ENOSPC)
-				continue;
-			if (rc < 0)
-				goto out;
-			memset(s, 0, sizeof(*s));
-			s->rw = &rw;
-			s->cost[0] = s->cost[1] = INFINITY;
-			for (int a = 0; a < n; a++)
-				for (int b = 0; b < n; b++)
-					for (int row = 0; row < rw.nrows; row++) {
-						const struct feat *la = &AT(rw.L, row, a);
-						s->cross[a][b] += dist(la, &AT(rw.F, row, b));
-						s->wrap[a][b] += dist(la, &AT(rw.X, row, b));
-					}
-			dfs(s, 0, 0, 0);
-			if (!isfinite(s->cost[0]))
-				continue;
-			for (int k = 0; k < 2; k++) {
-				if (!isfinite(s->cost[k]))
-					continue;
-				struct probe_candidate c;
-				fill(&c, n, chunks[ci], doffs[di], s->best[k]);
-				votes(&rw, s->best[k], &c.agree, &c.disagree);
-				c.score = c.agree + c.disagree
-				              ? (double)c.agree / (c.agree + c.disagree)
-				              : 0;
-				char more[120] = "";
-				if (s->cut)
-					snprintf(
-					    more, sizeof(more),
-					    "; the order search was cut short after %ld orders",
-					    MAX_NODES);
-				if (doffs[di])
-					snprintf(more + strlen(more), sizeof(more) - strlen(more),
-					         "; data offset: the members are zeros before it");
-				describe(&c, rw.nrows, more);
-				bool convincing = c.agree >= MIN_VOTES && c.agree >= 4 * c.disagree;
-				if (convincing && r->ncand < PROBE_MAX_CAND)
-					r->cand[r->ncand++] = c;
-				else if (!convincing &&
-				         (!have || c.agree - 3 * c.disagree >
-				                       best.agree - 3 * best.disagree)) {
-					best = c;
-					have = true;
+	for (size_t ci = 0; ci < sizeof(chunks) / sizeof(chunks[0]); ci++) {
+		uint64_t chunk = (uint64_t)chunks[ci] * 512;
+		if (in->progress) {
+			char what[120];
+			snprintf(what, sizeof(what),
+			         "raw striping: content continuity at chunk %lluK",
+			         (unsigned long long)chunk / 1024);
+			in->progress(in->ctx, what);
+		}
+		rc = read_rows(in, doff, chunk, smallest, &rw, &r->bytes_read);
+		if (rc == -ENOSPC)
+			continue;
+		if (rc < 0)
+			goto out;
+		memset(s, 0, sizeof(*s));
+		s->rw = &rw;
+		s->cost[0] = s->cost[1] = INFINITY;
+		for (int a = 0; a < n; a++)
+			for (int b = 0; b < n; b++)
+				for (int row = 0; row < rw.nrows; row++) {
+					const struct feat *la = &AT(rw.L, row, a);
+					s->cross[a][b] += dist(la, &AT(rw.F, row, b));
+					s->wrap[a][b] += dist(la, &AT(rw.X, row, b));
 				}
+		dfs(s, 0, 0, 0);
+		if (!isfinite(s->cost[0]))
+			continue;
+		for (int k = 0; k < 2; k++) {
+			if (!isfinite(s->cost[k]))
+				continue;
+			struct probe_candidate c;
+			fill(&c, n, chunks[ci], doff, s->best[k]);
+			votes(&rw, s->best[k], &c.agree, &c.disagree);
+			c.score =
+			    c.agree + c.disagree ? (double)c.agree / (c.agree + c.disagree) : 0;
+			char more[120] = "";
+			if (s->cut)
+				snprintf(more, sizeof(more),
+				         "; the order search was cut short after %ld orders",
+				         MAX_NODES);
+			if (doff)
+				snprintf(more + strlen(more), sizeof(more) - strlen(more),
+				         "; data offset: the members are zeros before it");
+			describe(&c, rw.nrows, more);
+			bool convincing = c.agree >= MIN_VOTES && 10 * c.disagree <= c.agree;
+			if (convincing && r->ncand < PROBE_MAX_CAND)
+				r->cand[r->ncand++] = c;
+			else if (!convincing && (!have || c.agree - 3 * c.disagree >
+			                                      best.agree - 3 * best.disagree)) {
+				best = c;
+				have = true;
 			}
 		}
+	}
 	if (!r->ncand && have && !r->have_rejected) {
 		r->best_rejected = best;
 		r->have_rejected = true;

@@ -155,11 +155,12 @@ static void rotation(const struct probe_input *in, struct probe_candidate *c,
 	uint32_t csz = g->chunk_sectors * 512;
 	char list[200] = "";
 	size_t ll = 0;
-	uint8_t *first = malloc((size_t)n * PROBE_WIN * 2), *last = first + (size_t)n * PROBE_WIN;
-	if (!first || rows < 2 || csz < 2 * PROBE_WIN) {
+	uint8_t *first = malloc((size_t)n * PROBE_WIN * 2);
+	if (!first || rows < 2 || csz < 2 * PROBE_WIN || n > PROBE_MAX_MEMBERS) {
 		free(first);
 		return;
 	}
+	uint8_t *last = first + (size_t)n * PROBE_WIN;
 	for (int i = 0; i < ROT_ROWS; i++) {
 		uint64_t row = rows * (uint64_t)i / ROT_ROWS + (rows > 2 * ROT_ROWS ? 1 : 0);
 		if (row >= rows)
@@ -183,8 +184,8 @@ static void rotation(const struct probe_input *in, struct probe_candidate *c,
 			                       "%srow %llu P on member %d", listed++ ? ", " : "",
 			                       (unsigned long long)row, c->order[s.p_role] + 1);
 		/* the data chunks' edges in this row */
-		bool have[LAYOUT_MAX_MEMBERS] = {0};
-		for (int role = 0; role < n && role < LAYOUT_MAX_MEMBERS; role++) {
+		bool have[PROBE_MAX_MEMBERS] = {0};
+		for (int role = 0; role < n; role++) {
 			int m = c->order[role];
 			uint64_t off = (c->data_offset + msec) * 512;
 			if (m < 0 || off + csz > in->size[m])
@@ -202,7 +203,7 @@ static void rotation(const struct probe_input *in, struct probe_candidate *c,
 			const uint8_t *la = last + (size_t)a * PROBE_WIN;
 			double right = probe_window_dist(la, first + (size_t)b * PROBE_WIN),
 			       other = 2;
-			for (int x = 0; x < n && x < LAYOUT_MAX_MEMBERS; x++)
+			for (int x = 0; x < n; x++)
 				if (x != a && x != b && have[x]) {
 					double e =
 					    probe_window_dist(la, first + (size_t)x * PROBE_WIN);
@@ -272,6 +273,17 @@ void probe_redundancy(const struct probe_input *in, struct probe_candidate *c, u
 		         "%s: nothing to check (the members missing leave no redundancy, or the "
 		         "sampled rows are empty)",
 		         parity ? "parity" : "copies");
+	if (c->level == URAID_LEVEL_RAID1) {
+		l = strlen(c->evidence);
+		for (int r = 0, k = 0; r < c->raid_devices && l < sizeof(c->evidence); r++)
+			if (c->order[r] >= 0)
+				l += (size_t)snprintf(c->evidence + l, sizeof(c->evidence) - l,
+				                      "%s%d", k++ ? ", " : "; the copies: members ",
+				                      c->order[r] + 1);
+		if (l < sizeof(c->evidence))
+			snprintf(c->evidence + l, sizeof(c->evidence) - l,
+			         " (as given; identical members: one candidate for every order)");
+	}
 	if (parity && (mem = malloc((size_t)(c->raid_devices + 3) * BLK)) != NULL) {
 		rotation(in, c, &g, ops, mem, bytes);
 		free(mem);

@@ -1,8 +1,8 @@
 /* Ties: candidates whose evidence is within noise of each other. Two such
  * candidates that read the same bytes wherever sampled (raid1 and a raid10
  * of two near copies, a member called missing that parity rebuilds as it
- * is) are one answer said twice, and the lesser is noted as reading like
- * the better one; two that read differently are a tie the data cannot
+ * is) are one answer said twice: the lesser is dropped and named in the
+ * better one's evidence; two that read differently are a tie the data cannot
  * break, and both say so (their `ties` bits), whatever order the
  * tie-breakers (fewer missing members, mdadm's defaults) put them in. */
 #include <stdio.h>
@@ -91,13 +91,17 @@ void probe_mark_ties(const struct probe_input *in, struct probe_result *r)
 				continue;
 			int same = same_reading(in, a, b, &r->bytes_read);
 			if (same == 1) {
-				size_t l = strlen(b->evidence);
-				if (!strstr(b->evidence, "reads the same as candidate"))
-					snprintf(
-					    b->evidence + l, sizeof(b->evidence) - l,
-					    "; reads the same as candidate %d wherever sampled "
-					    "(one answer, said two ways)",
-					    i + 1);
+				/* one answer said two ways: keep the better, name the other */
+				char lay[64] = "";
+				layout_name(b->level, b->layout, lay, sizeof(lay));
+				size_t l = strlen(a->evidence);
+				snprintf(
+				    a->evidence + l, sizeof(a->evidence) - l,
+				    "; reads the same wherever sampled as %s%s%s over %d members",
+				    level_name(b->level), lay[0] ? " " : "", lay, b->raid_devices);
+				memmove(b, b + 1, sizeof(*b) * (size_t)(r->ncand - j - 1));
+				r->ncand--;
+				j--;
 				continue;
 			}
 			a->ties |= 1u << j;
