@@ -17,9 +17,10 @@
 
 #define MISSING_BIT (1u << PROBE_MAX_MEMBERS)
 #define MAX_LEAVES  200000 /* orders handed on per geometry before giving up */
-/* Roles that no check needs (the file system's structures pin the others):
- * every order of them reads the checked places alike, so only this many
- * are handed on, marked as not pinned (they are ties, not answers). */
+/* Roles that no check needs (the file system's structures pin the others)
+ * over a fixed set of members: every order of them reads the checked
+ * places alike, so only this many are handed on, marked as not pinned
+ * (they are ties, not answers). */
 #define FREE_MAX 24
 
 struct dfs {
@@ -91,7 +92,9 @@ static void lazy(struct dfs *d, uint32_t used, int missing)
 		int nseq = d->nseq, seq[PROBE_MAX_MEMBERS];
 		memcpy(seq, d->seq, sizeof(seq));
 		d->c->unpinned = nseq > 1 ? nseq : 0;
-		d->free_left = nseq > 1 ? FREE_MAX : 0;
+		/* with members left out the free roles also choose which are
+		 * in the set, which parity may tell: all of them then */
+		d->free_left = nseq > 1 && d->s->out == 0 ? FREE_MAX : 0;
 		d->free_stop = false;
 		go(d, 0, used, missing);
 		d->c->unpinned = 0;

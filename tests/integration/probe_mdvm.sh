@@ -32,15 +32,15 @@ boot1="a raid5 4 64 left-symmetric 1.2 -
 b raid5 3 4 left-asymmetric 1.2 1
 c raid5 5 1024 right-asymmetric 1.1 -
 e raid6 5 128 left-symmetric 1.2 1
-f raid6 4 16 right-symmetric 1.0 -"
+f raid6 4 16 right-symmetric 1.0 -
+r raid0 2 64 - 1.2 -"
 boot2="g raid0 3 32 - 1.2 -
 h raid1 2 - - 0.90 -
 i raid10 4 64 n2 1.2 -
 j raid10 3 256 f2 1.2 -
 k raid10 4 8 o2 1.2 -
 l linear 3 - - 1.2 -
-m raid4 4 512 - 1.2 2
-r raid0 3 64 - 1.2 -"
+m raid4 4 512 - 1.2 2"
 ndata() { # level n layout
 	case $1 in
 	raid0 | linear) echo "$2" ;; raid1) echo 1 ;; raid4 | raid5) echo $(($2 - 1)) ;;
@@ -124,7 +124,7 @@ run_boot 2 "$boot2"
 rc2=$?
 wait $p1
 rc1=$?
-check "VM 1: the kernel made the raid5/raid6 sets and zeroed their superblocks (rc $rc1)" [ "$rc1" -eq 0 ]
+check "VM 1: the kernel made the raid5/raid6 sets (and raw raid0 r) and zeroed their superblocks (rc $rc1)" [ "$rc1" -eq 0 ]
 check "VM 2: ... and the raid0/1/4/10/linear sets (rc $rc2)" [ "$rc2" -eq 0 ]
 [ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ] || { grep -B3 -A3 '!!!' "$d"/vm*.log | head -40; t_done; }
 val() { sed -n "s/^$1_$2=\\([0-9a-f]*\\).*/\\1/p" "$d"/vm*.log | head -1; }

@@ -272,6 +272,14 @@ static void check_found(const struct geo *g, struct set *s, const uint8_t *vol, 
 		CHECK_EQ_U64(c->chunk_sectors, g->chunk / 512);
 	if (g->level == 5 || g->level == 6)
 		CHECK(c->layout == (g->symmetric ? LAYOUT_LEFT_SYMMETRIC : LAYOUT_LEFT_ASYMMETRIC));
+	/* raid6: every sampled row's Q found (by the XOR) where the layout puts it */
+	const char *q = strstr(c->evidence, "where the layout puts it in ");
+	if (g->level == 6 && drop < 0) {
+		int right = -1, rows = -2;
+		CHECKF(q && sscanf(q + 28, "%d of %d", &right, &rows) == 2 && right == rows &&
+		           rows > 0,
+		       "%s", c->evidence);
+	}
 	if (g->level != 1)
 		for (int role = 0; role < g->n; role++)
 			CHECKF(c->order[role] == s->in_of[role], "role %d: input %d, want %d", role,

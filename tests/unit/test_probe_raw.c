@@ -2,7 +2,8 @@
  * partition table or LVM label) whose chunk and order must come from the
  * continuity of its content, laid out here by a plain model (logical chunk
  * i on member i mod N at row i / N); random members that must give nothing
- * convincing; ties between candidates that read differently, and
+ * convincing; raid5 rotations the XOR cannot tell apart, told by the data
+ * chunks' continuity; ties between candidates that read differently, and
  * candidates that read the same merged into one. */
 #include <errno.h>
 #include <stdbool.h>
@@ -184,6 +185,66 @@ static void test_raw_nothing(void)
 	set_free(&s);
 }
 
+void probe_redundancy(const struct probe_input *in, struct probe_candidate *c, uint64_t *bytes);
+
+/* A raid5 of that content (plain model: parity role n-1-(row mod n); data
+ * after it wrapping when symmetric, else in role order around it) probed
+ * as left-symmetric and as left-asymmetric in the same member order: the
+ * XOR agrees for both, the per-row rotation evidence (the data chunks'
+ * continuity in their rows) prefers the right one. */
+static void rotation_one(bool sym, uint64_t seed)
+{
+	int n = 4;
+	uint32_t chunk = 32 * 1024;
+	struct set s = {0};
+	s.n = n;
+	s.size = 4u << 20;
+	uint64_t rows = s.size / chunk, vb = rows * chunk * (uint64_t)(n - 1);
+	uint8_t *vol = malloc(vb);
+	make_content(vol, vb, seed);
+	for (int i = 0; i < n; i++) {
+		s.m[i] = calloc(1, s.size);
+		s.perm[i] = i;
+	}
+	const struct uraid_parity *pp = uraid_parity_get("portable");
+	for (uint64_t r = 0; r < rows; r++) {
+		int p = n - 1 - (int)(r % (uint64_t)n);
+		void *blk[MAXM];
+		for (int d = 0; d < n - 1; d++) {
+			int role = sym ? (p + 1 + d) % n : d < p ? d : d + 1;
+			blk[d] = s.m[role] + r * chunk;
+			memcpy(blk[d], vol + (r * (uint64_t)(n - 1) + (uint64_t)d) * chunk, chunk);
+		}
+		blk[n - 1] = s.m[p] + r * chunk;
+		pp->xor_gen(n - 1, chunk, blk);
+	}
+	struct probe_input in = input_of(&s);
+	struct probe_candidate c[2] = {{0}};
+	uint64_t bytes = 0;
+	for (int k = 0; k < 2; k++) {
+		c[k].level = URAID_LEVEL_RAID5;
+		c[k].layout = (k == 0) == sym ? LAYOUT_LEFT_SYMMETRIC : LAYOUT_LEFT_ASYMMETRIC;
+		c[k].chunk_sectors = chunk / 512;
+		c[k].raid_devices = n;
+		for (int i = 0; i < n; i++)
+			c[k].order[i] = i;
+		probe_redundancy(&in, &c[k], &bytes);
+		CHECKF(c[k].disagree == 0 && c[k].agree > 0, "%s", c[k].evidence);
+		CHECKF(strstr(c[k].evidence, "XOR alone cannot tell") != NULL, "%s", c[k].evidence);
+	}
+	int right = c[0].rot_agree - c[0].rot_disagree, wrong = c[1].rot_agree - c[1].rot_disagree;
+	CHECKF(right >= wrong + 8, "right %d/%d, wrong %d/%d", c[0].rot_agree, c[0].rot_disagree,
+	       c[1].rot_agree, c[1].rot_disagree);
+	free(vol);
+	set_free(&s);
+}
+
+static void test_rotation(void)
+{
+	rotation_one(true, 31);
+	rotation_one(false, 32);
+}
+
 /* Candidates within noise that read differently are tied (both ways);
  * candidates that read the same are one: the lesser dropped, named in the
  * better one's evidence. */
@@ -231,4 +292,5 @@ static void test_ties(void)
 	set_free(&s);
 }
 
-TEST_MAIN({"raw_raid0", test_raw_raid0}, {"raw_nothing", test_raw_nothing}, {"ties", test_ties})
+TEST_MAIN({"raw_raid0", test_raw_raid0}, {"raw_nothing", test_raw_nothing},
+          {"rotation", test_rotation}, {"ties", test_ties})
