@@ -452,6 +452,7 @@ static void test_many_members(void)
 	const char *p = strstr(r->summary, "found, ");
 	long orders = p ? strtol(p + 7, NULL, 10) : -1;
 	CHECKF(orders >= 1 && orders < 5040, "orders checked %ld: %s", orders, r->summary);
+	printf("# raid0 over 7 members: %ld member orders checked\n", orders);
 	free(r);
 	free(vol);
 	set_free(&s);

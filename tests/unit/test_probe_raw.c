@@ -181,6 +181,16 @@ static void test_raw_nothing(void)
 	CHECK(probe_run(&in, r, err, sizeof(err)) == 0);
 	CHECKF(r->ncand == 0, "unrelated disks: %d candidates, chunk %u: %s", r->ncand,
 	       r->ncand ? r->cand[0].chunk_sectors : 0, r->ncand ? r->cand[0].evidence : "");
+	/* a raw linear volume: its only boundaries are the members' ends, too
+	 * few to tell an order; no raid0 chunk fits it either */
+	uint8_t *vol = malloc(4 * s.size);
+	make_content(vol, 4 * s.size, 200);
+	for (int i = 0; i < 4; i++)
+		memcpy(s.m[i], vol + s.size * (uint64_t)i, s.size);
+	CHECK(probe_run(&in, r, err, sizeof(err)) == 0);
+	CHECKF(r->ncand == 0, "raw linear: %d candidates, chunk %u: %s", r->ncand,
+	       r->ncand ? r->cand[0].chunk_sectors : 0, r->ncand ? r->cand[0].evidence : "");
+	free(vol);
 	free(r);
 	set_free(&s);
 }
