@@ -20,9 +20,10 @@
 #define MIN_AGREE        5
 #define MAX_OUT          3    /* unrelated members left out at most */
 #define PROBE_XOR_MEMBER (-2) /* a start found in the XOR of all members */
-/* Orders and partial orders checked in one probe at most: many members and
- * a volume whose structures leave roles open must not try every order. */
-#define MAX_WORK 400000L
+/* Orders and partial orders checked at most for each number of members
+ * left out: many members and a volume whose structures leave roles open
+ * must not try every order. */
+#define MAX_WORK 1500000L
 
 int probe_view_geometry(const struct probe_input *in, const struct probe_candidate *c,
                         struct layout_geometry *g);
@@ -349,7 +350,7 @@ struct trial {
 	int miss;
 	long orders;
 	bool cut;
-	long *work; /* orders and partial orders checked in the whole probe */
+	long *work; /* orders and partial orders checked with this many left out */
 };
 
 /* One order of one geometry: put to the file system's checks, kept if
@@ -688,6 +689,7 @@ int probe_run(const struct probe_input *in, struct probe_result *r, char *err, s
 			tried = rc;
 			break;
 		}
+		work = 0;
 		tried = infer(in, st, out, r, &orders, &cut, &work);
 		if (tried < 0)
 			break;
@@ -716,10 +718,10 @@ int probe_run(const struct probe_input *in, struct probe_result *r, char *err, s
 		         tried, tried == 1 ? "" : "s");
 	if (!r->ncand && cut) {
 		size_t l = strlen(r->summary);
-		snprintf(
-		    r->summary + l, sizeof(r->summary) - l,
-		    "; the order search was cut short after %ld orders (at most %ld per probe)",
-		    work, MAX_WORK);
+		snprintf(r->summary + l, sizeof(r->summary) - l,
+		         "; the order search was cut short (at most %ld orders for each number of "
+		         "members left out)",
+		         MAX_WORK);
 	}
 	if (!r->ncand && !raw_note(in, r)) {
 		/* nothing names the volume: perhaps a raw raid0 (content continuity) */
