@@ -119,7 +119,11 @@ static void print_json(const struct probe_result *r, char **members, const char 
 		       "\"evidence\":",
 		       (unsigned long long)c->data_offset * 512, c->score, c->agree, c->disagree);
 		json_str(c->evidence);
-		printf("}");
+		printf(",\"tied_with\":[");
+		for (int j = 0, k2 = 0; j < r->ncand; j++)
+			if (c->ties & (1u << j))
+				printf("%s%d", k2++ ? "," : "", j + 1);
+		printf("],\"raw\":%s}", c->raw ? "true" : "false");
 	}
 	printf("]}\n");
 }
@@ -140,6 +144,14 @@ static void print_text(const struct probe_result *r, char **members, const char 
 		for (int j = 0; j < k; j++)
 			printf("%s%s", j ? " " : "", words[j]);
 		printf("\n");
+		if (c->ties) {
+			printf("  TIED with candidate");
+			for (int j = 0, k2 = 0; j < r->ncand; j++)
+				if (c->ties & (1u << j))
+					printf("%s %d", k2++ ? "," : "", j + 1);
+			printf(": the evidence cannot tell them apart; check the content each "
+			       "build line reads\n");
+		}
 	}
 	if (!r->ncand && r->have_rejected) {
 		const struct probe_candidate *c = &r->best_rejected;

@@ -20,6 +20,10 @@
 #define MIN_AGREE        5
 #define MAX_OUT          3    /* unrelated members left out at most */
 #define PROBE_XOR_MEMBER (-2) /* a start found in the XOR of all members */
+/* Orders and partial orders checked at most for each number of members
+ * left out: many members and a volume whose structures leave roles open
+ * must not try every order. */
+#define MAX_WORK 1500000L
 
 int probe_view_geometry(const struct probe_input *in, const struct probe_candidate *c,
                         struct layout_geometry *g);
@@ -178,7 +182,8 @@ static bool have_start(const uint64_t *starts, int n, uint64_t off)
  * holding Q of the first stripe (P and the other data XOR to the missing
  * data). What a member holds itself (the XOR of the others, in a complete
  * raid5) is not a new start. */
-static int scan_xor(const struct probe_input *in, struct probe_result *r, struct starts *st)
+static int scan_xor(const struct probe_input *in, struct probe_result *r, struct starts *st,
+                    int nout)
 {
 	uint64_t smallest = UINT64_MAX;
 	int n = in->n, *ns = &st->n[n];
@@ -196,14 +201,27 @@ static int scan_xor(const struct probe_input *in, struct probe_result *r, struct
 		for (size_t i = 0; rc == 0 && i < head; i++)
 			acc[i] ^= buf[i];
 	}
-	for (int x = -1; rc == 0 && x < n && *ns < MAX_STARTS; x++) {
+	/* every set of nout members left out (unrelated disks, or raid6's Q) */
+	for (uint32_t mask = 0; rc == 0 && mask < (1u << n) && *ns < MAX_STARTS; mask++) {
+		if (__builtin_popcount(mask) != nout || n - nout < 2 || (nout >= 2 && n > 10))
+			continue;
 		const uint8_t *src = acc;
-		if (x >= 0) {
-			const uint8_t *mb = all + head * (size_t)x;
-			for (size_t i = 0; i < head; i++)
-				one[i] = acc[i] ^ mb[i];
+		if (mask) {
+			memcpy(one, acc, head);
+			for (int x = 0; x < n; x++)
+				if (mask & (1u << x)) {
+					const uint8_t *mb = all + head * (size_t)x;
+					for (size_t i = 0; i + 8 <= head; i += 8) {
+						uint64_t a, b;
+						memcpy(&a, one + i, 8);
+						memcpy(&b, mb + i, 8);
+						a ^= b;
+						memcpy(one + i, &a, 8);
+					}
+				}
 			src = one;
 		}
+		int x = nout == 1 ? __builtin_ctz(mask) : -1;
 		for (uint64_t off = 0; off + 4096 <= head && *ns < MAX_STARTS; off += 4096) {
 			struct probe_sig s;
 			if (!probe_sig_head(src + off, head - off, &s) || s.kind == PROBE_SIG_MBR)
@@ -211,7 +229,8 @@ static int scan_xor(const struct probe_input *in, struct probe_result *r, struct
 			if (x >= 0 && have_start(st->off[x], st->n[x], off))
 				continue;
 			s.member = PROBE_XOR_MEMBER;
-			s.given = x; /* -1: all members */
+			s.given = x; /* -1: all members, or several left out */
+			s.xor_out = mask;
 			s.offset = off;
 			st->off[n][*ns] = off;
 			st->sig[n][(*ns)++] = s;
@@ -267,6 +286,10 @@ static int cmp_cand(const void *x, const void *y)
 		mb += b->order[i] < 0;
 	if (ma != mb)
 		return ma - mb;
+	/* the data chunks' continuity in their rows, where it says much */
+	int rd = (a->rot_agree - a->rot_disagree) - (b->rot_agree - b->rot_disagree);
+	if (rd >= 4 || rd <= -4)
+		return -rd;
 	/* the geometry the file system fills best */
 	if (a->slack != b->slack)
 		return a->slack < b->slack ? -1 : 1;
@@ -301,18 +324,22 @@ static void keep(struct pool *p, const struct probe_candidate *c)
 }
 
 static bool xor_fits(const struct layout_geometry *g, const struct layout_ops *ops,
-                     const struct probe_candidate *c, int left_out, int miss)
+                     const struct probe_candidate *c, uint32_t left_out, int miss)
 {
 	if (miss != 1 || !ops->stripe)
 		return false;
 	struct layout_stripe s;
 	ops->stripe(g, 0, &s);
-	bool in_set = false;
+	int in_set = 0, which = -1;
 	for (int r = 0; r < c->raid_devices; r++)
-		in_set |= left_out >= 0 && c->order[r] == left_out;
-	if (left_out < 0 || !in_set) /* all, or all but an unrelated disk */
+		if (c->order[r] >= 0 && (left_out & (1u << c->order[r]))) {
+			in_set++;
+			which = c->order[r];
+		}
+	if (!in_set) /* all, or all but unrelated disks */
 		return s.q_role < 0;
-	return s.q_role >= 0 && c->order[s.q_role] == left_out;
+	return in_set == 1 && __builtin_popcount(left_out) == 1 && s.q_role >= 0 &&
+	       c->order[s.q_role] == which;
 }
 
 struct trial {
@@ -323,6 +350,7 @@ struct trial {
 	int miss;
 	long orders;
 	bool cut;
+	long *work; /* orders and partial orders checked with this many left out */
 };
 
 /* One order of one geometry: put to the file system's checks, kept if
@@ -334,6 +362,10 @@ static bool consider(void *ctx, struct probe_candidate *c)
 	const struct probe_sig *start = t->start;
 	struct layout_geometry g;
 	t->orders++;
+	if (++*t->work > MAX_WORK) {
+		t->cut = true;
+		return false;
+	}
 	if (probe_view_geometry(in, c, &g) < 0)
 		return true;
 	const struct layout_ops *ops = layout_ops_for(g.level);
@@ -358,7 +390,7 @@ static bool consider(void *ctx, struct probe_candidate *c)
 	/* found in the XOR of the members: raid4/5 lacking the member that
 	 * holds logical sector 0; in the XOR of all but one, raid6 lacking
 	 * it, the one left out holding the first stripe's Q */
-	if (start->member == PROBE_XOR_MEMBER && !xor_fits(&g, ops, c, start->given, t->miss))
+	if (start->member == PROBE_XOR_MEMBER && !xor_fits(&g, ops, c, start->xor_out, t->miss))
 		here = false;
 	/* linear: a file system that ends before the last member says
 	 * nothing of the members after it */
@@ -385,13 +417,22 @@ static bool consider(void *ctx, struct probe_candidate *c)
 		snprintf(c->evidence + l, sizeof(c->evidence) - l,
 		         "volume start in the XOR of the members%s (the missing member's data) at "
 		         "byte %llu; ",
-		         start->given < 0 ? "" : " but one", (unsigned long long)start->offset);
+		         start->xor_out == 0                       ? ""
+		         : __builtin_popcount(start->xor_out) == 1 ? " but one"
+		                                                   : " but the unrelated",
+		         (unsigned long long)start->offset);
 	else
 		snprintf(c->evidence + l, sizeof(c->evidence) - l,
 		         "volume start on member %d (as given) at byte %llu; ", start->given + 1,
 		         (unsigned long long)start->offset);
 	struct probe_view v = {in, c, abytes, t->bytes, NULL, NULL};
 	probe_fs_evidence(&v, start, c, 80);
+	if (c->unpinned) {
+		size_t e = strlen(c->evidence);
+		snprintf(c->evidence + e, sizeof(c->evidence) - e,
+		         "; %d roles' order pinned by no structure (one of their orders)",
+		         c->unpinned);
+	}
 	keep(t->pool, c);
 	return true;
 }
@@ -402,6 +443,10 @@ static int partial(void *ctx, const struct probe_candidate *pc)
 	struct trial *t = ctx;
 	struct probe_candidate c = *pc;
 	struct layout_geometry g;
+	if (++*t->work > MAX_WORK) {
+		t->cut = true;
+		return -1;
+	}
 	if (probe_view_geometry(t->in, &c, &g) < 0)
 		return -1;
 	uint64_t abytes = layout_ops_for(g.level)->array_sectors(&g) * 512;
@@ -428,7 +473,7 @@ static int start_head(const struct probe_input *in, const struct probe_sig *star
 	uint8_t b[4096];
 	memset(head, 0, 4096);
 	for (int m = 0; m < in->n; m++) {
-		if (m == start->given)
+		if (start->xor_out & (1u << m))
 			continue;
 		*bytes += 4096;
 		int rc = in->read(in->ctx, m, b, 4096, start->offset);
@@ -442,7 +487,7 @@ static int start_head(const struct probe_input *in, const struct probe_sig *star
 
 /* Every geometry with this volume start, `out` members left out. */
 static void try_start(const struct probe_input *in, const struct probe_sig *start, int out,
-                      struct pool *pool, uint64_t *bytes, long *orders, bool *cut)
+                      struct pool *pool, uint64_t *bytes, long *orders, bool *cut, long *work)
 {
 	static const uint32_t chunks[] = {8, 16, 32, 64, 128, 256, 512, 1024, 2048};
 	uint8_t head[4096];
@@ -463,7 +508,7 @@ static void try_start(const struct probe_input *in, const struct probe_sig *star
 				c.chunk_sectors = sh->chunked ? chunks[ci] : 0;
 				c.raid_devices = N;
 				c.data_offset = start->offset / 512;
-				struct trial t = {in, start, pool, bytes, miss, 0, false};
+				struct trial t = {in, start, pool, bytes, miss, 0, false, work};
 				struct probe_order_search os = {
 				    .in = in,
 				    .pts = pts,
@@ -477,7 +522,9 @@ static void try_start(const struct probe_input *in, const struct probe_sig *star
 				    .each = consider,
 				    .partial = partial,
 				    .ctx = &t};
-				if (probe_orders(&os, &c) < 0)
+				if (*work > MAX_WORK)
+					break;
+				if (probe_orders(&os, &c) < 0 || t.cut)
 					*cut = true;
 				*orders += t.orders;
 			}
@@ -488,7 +535,7 @@ static void try_start(const struct probe_input *in, const struct probe_sig *star
 /* Every geometry from every start with `out` members left out, checked;
  * the convincing ones into r. */
 static int infer(const struct probe_input *in, const struct starts *st, int out,
-                 struct probe_result *r, long *orders, bool *cut)
+                 struct probe_result *r, long *orders, bool *cut, long *work)
 {
 	struct pool pool = {calloc(KEEP, sizeof(struct probe_candidate)), 0, KEEP};
 	if (!pool.c)
@@ -501,7 +548,8 @@ static int infer(const struct probe_input *in, const struct starts *st, int out,
 			         tried + 1, out ? ", leaving unrelated members out" : "");
 			if (in->progress)
 				in->progress(in->ctx, what);
-			try_start(in, &st->sig[m][s], out, &pool, &r->bytes_read, orders, cut);
+			try_start(in, &st->sig[m][s], out, &pool, &r->bytes_read, orders, cut,
+			          work);
 			tried++;
 		}
 	progress(in, "checking parity and copies of the best %s%d geometries", "", pool.n);
@@ -526,8 +574,9 @@ static int infer(const struct probe_input *in, const struct starts *st, int out,
  * are, order aside (a raw volume, no file system at its start): their XOR
  * vanishing in every sampled row is a raid4/5 over all of them, their
  * bytes all equal a mirror. Appended to the summary. */
-static void raw_note(const struct probe_input *in, struct probe_result *r)
+static bool raw_note(const struct probe_input *in, struct probe_result *r)
 {
+	bool known = false;
 	uint64_t smallest = UINT64_MAX;
 	for (int m = 0; m < in->n; m++)
 		smallest = in->size[m] < smallest ? in->size[m] : smallest;
@@ -562,6 +611,7 @@ static void raw_note(const struct probe_input *in, struct probe_result *r)
 		xor0 += z;
 	}
 	size_t l = strlen(r->summary);
+	known = rows >= MIN_AGREE && (same == rows || xor0 == rows);
 	if (rows >= MIN_AGREE && same == rows)
 		snprintf(r->summary + l, sizeof(r->summary) - l,
 		         "; all members hold the same bytes in %d of %d sampled rows with data: "
@@ -575,6 +625,23 @@ static void raw_note(const struct probe_input *in, struct probe_result *r)
 		         xor0, rows);
 out:
 	free(acc);
+	return known;
+}
+
+/* How many candidates are tied with the first, said after the summary. */
+static void ties_note(struct probe_result *r)
+{
+	if (!r->ncand || !r->cand[0].ties)
+		return;
+	size_t l = strlen(r->summary);
+	l += (size_t)snprintf(r->summary + l, sizeof(r->summary) - l,
+	                      "; TIED: the evidence cannot separate candidate 1 from");
+	for (int j = 1; j < r->ncand && l < sizeof(r->summary); j++)
+		if (r->cand[0].ties & (1u << j))
+			l += (size_t)snprintf(r->summary + l, sizeof(r->summary) - l, " %d", j + 1);
+	if (l < sizeof(r->summary))
+		snprintf(r->summary + l, sizeof(r->summary) - l,
+		         " (each reads differently: check each one's content)");
 }
 
 int probe_run(const struct probe_input *in, struct probe_result *r, char *err, size_t errlen)
@@ -599,7 +666,9 @@ int probe_run(const struct probe_input *in, struct probe_result *r, char *err, s
 	/* With one member of a raid4/5 gone, the XOR of the others is its data. */
 	if (rc == 0 && in->n >= 2) {
 		progress(in, "reading the XOR of the members%s %d", "", in->n);
-		rc = scan_xor(in, r, st);
+		rc = scan_xor(in, r, st, 0);
+		if (rc == 0)
+			rc = scan_xor(in, r, st, 1);
 		if (rc < 0)
 			snprintf(err, errlen, "read failed: %s", strerror(-rc));
 	}
@@ -610,10 +679,18 @@ int probe_run(const struct probe_input *in, struct probe_result *r, char *err, s
 	}
 	/* Nothing fits all of them: perhaps some are unrelated disks. */
 	int tried = rc, out = 0;
-	long orders = 0;
+	long orders = 0, work = 0;
 	bool cut = false;
 	for (; rc == 0 && out <= MAX_OUT && in->n - out >= 2 && r->ncand == 0; out++) {
-		tried = infer(in, st, out, r, &orders, &cut);
+		/* a raid4/5 lacking its first chunk's member among out strangers:
+		 * its volume start is in the XOR of the others only */
+		if (out >= 2 && (rc = scan_xor(in, r, st, out)) < 0) {
+			snprintf(err, errlen, "read failed: %s", strerror(-rc));
+			tried = rc;
+			break;
+		}
+		work = 0;
+		tried = infer(in, st, out, r, &orders, &cut, &work);
 		if (tried < 0)
 			break;
 	}
@@ -639,7 +716,36 @@ int probe_run(const struct probe_input *in, struct probe_result *r, char *err, s
 		         "nothing convincing: %d volume start%s found, but no geometry puts the "
 		         "structures they point to where they are",
 		         tried, tried == 1 ? "" : "s");
-	if (!r->ncand)
-		raw_note(in, r);
+	if (!r->ncand && cut) {
+		size_t l = strlen(r->summary);
+		snprintf(r->summary + l, sizeof(r->summary) - l,
+		         "; the order search was cut short (at most %ld orders for each number of "
+		         "members left out)",
+		         MAX_WORK);
+	}
+	if (!r->ncand && !raw_note(in, r)) {
+		/* nothing names the volume: perhaps a raw raid0 (content continuity) */
+		bool had = r->have_rejected;
+		int rc2 = probe_raw(in, r);
+		if (rc2 < 0) {
+			snprintf(err, errlen, "read failed: %s", strerror(-rc2));
+			return rc2;
+		}
+		if (r->ncand) {
+			qsort(r->cand, (size_t)r->ncand, sizeof(r->cand[0]), cmp_cand);
+			snprintf(r->summary, sizeof(r->summary),
+			         "no superblock and no volume signature: %d raid0 geometr%s from "
+			         "content continuity at chunk boundaries (weaker evidence than "
+			         "parity or a file system: check the content)",
+			         r->ncand, r->ncand == 1 ? "y" : "ies");
+		} else if (r->have_rejected && !had) {
+			size_t l = strlen(r->summary);
+			snprintf(r->summary + l, sizeof(r->summary) - l,
+			         "; content continuity at chunk boundaries names no raid0 "
+			         "geometry either");
+		}
+	}
+	probe_mark_ties(in, r);
+	ties_note(r);
 	return 0;
 }

@@ -17,6 +17,11 @@
 
 #define MISSING_BIT (1u << PROBE_MAX_MEMBERS)
 #define MAX_LEAVES  200000 /* orders handed on per geometry before giving up */
+/* Roles that no check needs (the file system's structures pin the others)
+ * over a fixed set of members: every order of them reads the checked
+ * places alike, so only this many are handed on, marked as not pinned
+ * (they are ties, not answers). */
+#define FREE_MAX 24
 
 struct dfs {
 	const struct probe_order_search *s;
@@ -26,18 +31,22 @@ struct dfs {
 	int nseq;
 	long leaves, nodes;
 	bool stop;
+	long free_left; /* > 0: completions of unpinned roles still to hand on */
+	bool free_stop;
 };
 
 /* Every choice for the roles seq[depth..]. */
 static void go(struct dfs *d, int depth, uint32_t used, int missing)
 {
-	if (d->stop)
+	if (d->stop || d->free_stop)
 		return;
 	if (depth == d->nseq) {
 		if (missing != d->s->miss)
 			return;
 		if (++d->leaves > MAX_LEAVES || !d->s->each(d->s->ctx, d->c))
 			d->stop = true;
+		if (d->free_left > 0 && --d->free_left == 0)
+			d->free_stop = true;
 		return;
 	}
 	int role = d->seq[depth];
@@ -82,7 +91,15 @@ static void lazy(struct dfs *d, uint32_t used, int missing)
 				d->seq[d->nseq++] = r;
 		int nseq = d->nseq, seq[PROBE_MAX_MEMBERS];
 		memcpy(seq, d->seq, sizeof(seq));
+		d->c->unpinned = nseq > 1 ? nseq : 0;
+		/* with members left out the free roles also choose which are
+		 * in the set, which parity may tell: all of them then */
+		d->free_left = nseq > 1 && d->s->out == 0 ? FREE_MAX : 0;
+		d->free_stop = false;
 		go(d, 0, used, missing);
+		d->c->unpinned = 0;
+		d->free_left = 0;
+		d->free_stop = false;
 		for (int i = 0; i < nseq; i++)
 			d->c->order[seq[i]] = PROBE_ROLE_UNKNOWN;
 		return;

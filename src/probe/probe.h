@@ -41,10 +41,11 @@ enum probe_sig_kind {
 
 struct probe_sig {
 	enum probe_sig_kind kind;
-	int member;      /* which member (set by the caller) */
-	int given;       /* its place in the probe's input (member, before any is left out) */
-	uint64_t offset; /* bytes: where on the member the volume/metadata starts */
-	char text[200];  /* what it is, for people */
+	int member;       /* which member (set by the caller) */
+	int given;        /* its place in the probe's input (member, before any is left out) */
+	uint32_t xor_out; /* found in the XOR of the members: bit i, member i left out of it */
+	uint64_t offset;  /* bytes: where on the member the volume/metadata starts */
+	char text[200];   /* what it is, for people */
 	/* File systems: their size (bytes), so a geometry must hold them. */
 	uint64_t fs_bytes;
 	/* md superblocks. */
@@ -77,7 +78,11 @@ struct probe_candidate {
 	double score;                 /* agree / (agree + disagree) */
 	uint64_t slack;               /* array bytes after the file system found */
 	bool from_superblock;         /* the md superblocks said so */
-	char evidence[600];
+	bool raw;                     /* from content continuity alone (raw.c) */
+	int rot_agree, rot_disagree;  /* parity levels: data chunks' continuity in their rows */
+	int unpinned;                 /* roles whose order no check pinned (order.c) */
+	uint32_t ties;                /* bit i: within noise of cand[i], reading otherwise */
+	char evidence[900];
 };
 
 struct probe_input {
@@ -97,7 +102,7 @@ struct probe_result {
 	/* When nothing is convincing: the best of what was tried, and why not. */
 	struct probe_candidate best_rejected;
 	bool have_rejected;
-	char summary[400];
+	char summary[600];
 	uint64_t bytes_read;
 };
 
@@ -180,4 +185,22 @@ struct probe_order_search {
 	void *ctx;
 };
 long probe_orders(const struct probe_order_search *s, struct probe_candidate *c);
+
+/* How alike two windows of PROBE_WIN bytes are: 0 alike .. 1 nothing in
+ * common (byte-nibble histograms; raw.c). PROBE_MARGIN: a difference that
+ * counts. */
+#define PROBE_WIN    1024u
+#define PROBE_MARGIN 0.08
+double probe_window_dist(const uint8_t *a, const uint8_t *b);
+
+/* A raid0 with no volume signature: chunk, order and data offset from
+ * content continuity at chunk boundaries (raw.c). Convincing candidates
+ * are added to r->cand (the best rejected one noted otherwise); 0 or a
+ * negative errno. */
+int probe_raw(const struct probe_input *in, struct probe_result *r);
+
+/* Candidates within noise of each other that read differently at sampled
+ * places are ties (ties.c): their `ties` bits are set; a candidate that
+ * reads the same as a better one is dropped, named in its evidence. */
+void probe_mark_ties(const struct probe_input *in, struct probe_result *r);
 #endif

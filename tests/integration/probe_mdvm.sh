@@ -2,7 +2,9 @@
 # uraid probe and uraid build against arrays the real kernel made (shared/mdvm):
 # raid0/1/4/5/6/10 and linear over 2-5 members, chunks 4K-1M, several
 # layouts (set e: a raid6 lacking role 1, the member with its first chunk), md metadata 0.90/1.0/1.1/1.2, each holding an ext4 file system
-# full of files (made on the host, written through /dev/md0 by the kernel),
+# full of files (made on the host, written through /dev/md0 by the kernel;
+# set r a raid0 holding raw content, text, digits, zeros, random and small
+# binary runs, no file system: chunk and order from content continuity),
 # then mdadm --zero-superblock on every member. On the host the members are
 # renamed and shuffled, one dropped from some parity sets: probe must name a
 # geometry first whose build line, run, reads back through `uraid cat` the
@@ -30,7 +32,8 @@ boot1="a raid5 4 64 left-symmetric 1.2 -
 b raid5 3 4 left-asymmetric 1.2 1
 c raid5 5 1024 right-asymmetric 1.1 -
 e raid6 5 128 left-symmetric 1.2 1
-f raid6 4 16 right-symmetric 1.0 -"
+f raid6 4 16 right-symmetric 1.0 -
+r raid0 2 64 - 1.2 -"
 boot2="g raid0 3 32 - 1.2 -
 h raid1 2 - - 0.90 -
 i raid10 4 64 n2 1.2 -
@@ -48,6 +51,35 @@ ndata() { # level n layout
 # keeps 3 MiB before the data), 3/4 full of files.
 mkfs_for() { # name size_mib seed
 	local t=$d/tree_$1
+	if [ "$1" = r ]; then # set r: raw content, no file system (probe's content continuity)
+		python3 - "$d/fs_$1.img" "$2" "$3" "$TOP/src" <<'PY'
+import os, random, sys
+out, mib, seed, src = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+r = random.Random(seed)
+text = b"".join(open(os.path.join(dp, f), "rb").read()
+                for dp, _, fs in sorted(os.walk(src)) for f in sorted(fs) if f.endswith(".c"))
+left, parts, first = mib << 20, [], True
+while left > 0:
+    n = min(left, r.randint(4, 96) * 1024)
+    kind = 0 if first else r.randrange(5)
+    first = False
+    if kind == 0:
+        at = r.randrange(len(text) - n) if len(text) > n else 0
+        b = (text[at:at + n] * (n // max(1, len(text)) + 1))[:n]
+    elif kind == 1:
+        b = bytes(r.choices(b"0123456789,,\n", k=n))
+    elif kind == 2:
+        b = bytes(n)
+    elif kind == 3:
+        b = r.randbytes(n)
+    else:
+        b = bytes(r.choices((0, 0, 1, 2, 3, 7), k=n))
+    parts.append(b)
+    left -= n
+open(out, "wb").write(b"".join(parts))
+PY
+		return
+	fi
 	mkdir -p "$t/docs/deep/er" "$t/data"
 	cp -r "$TOP/src/probe" "$TOP/src/layout" "$t/docs/deep/"
 	cp -r "$TOP/man" "$t/docs/deep/er/"
@@ -92,7 +124,7 @@ run_boot 2 "$boot2"
 rc2=$?
 wait $p1
 rc1=$?
-check "VM 1: the kernel made the raid5/raid6 sets and zeroed their superblocks (rc $rc1)" [ "$rc1" -eq 0 ]
+check "VM 1: the kernel made the raid5/raid6 sets (and raw raid0 r) and zeroed their superblocks (rc $rc1)" [ "$rc1" -eq 0 ]
 check "VM 2: ... and the raid0/1/4/10/linear sets (rc $rc2)" [ "$rc2" -eq 0 ]
 [ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ] || { grep -B3 -A3 '!!!' "$d"/vm*.log | head -40; t_done; }
 val() { sed -n "s/^$1_$2=\\([0-9a-f]*\\).*/\\1/p" "$d"/vm*.log | head -1; }

@@ -272,6 +272,14 @@ static void check_found(const struct geo *g, struct set *s, const uint8_t *vol, 
 		CHECK_EQ_U64(c->chunk_sectors, g->chunk / 512);
 	if (g->level == 5 || g->level == 6)
 		CHECK(c->layout == (g->symmetric ? LAYOUT_LEFT_SYMMETRIC : LAYOUT_LEFT_ASYMMETRIC));
+	/* raid6: every sampled row's Q found (by the XOR) where the layout puts it */
+	const char *q = strstr(c->evidence, "where the layout puts it in ");
+	if (g->level == 6 && drop < 0) {
+		int right = -1, rows = -2;
+		CHECKF(q && sscanf(q + 28, "%d of %d", &right, &rows) == 2 && right == rows &&
+		           rows > 0,
+		       "%s", c->evidence);
+	}
 	if (g->level != 1)
 		for (int role = 0; role < g->n; role++)
 			CHECKF(c->order[role] == s->in_of[role], "role %d: input %d, want %d", role,
@@ -391,11 +399,86 @@ static void test_two_unrelated_disks(void)
 	two_strangers(5, 4, -1, 41);
 }
 
+/* A raid5 lacking its first chunk's member (left-symmetric: role 0) among
+ * three strangers (random bytes, given first, third and last): its volume
+ * start is only in the XOR of the members that are not strangers. */
+static void test_three_strangers_first_missing(void)
+{
+	struct geo g = {5, 4, 64 * 1024, true, 1u << 20, 12u << 20};
+	struct set s;
+	uint8_t *vol = make_set(&g, &s, 61, 0);
+	int base = g.n, order[MAXM], k = 0;
+	for (int i = 0; i < 3; i++) {
+		s.m[base + i] = malloc(s.size);
+		uint64_t st = 300 + (uint64_t)i;
+		t_fill(&st, s.m[base + i], s.size);
+	}
+	order[k++] = base;
+	order[k++] = s.perm[0];
+	order[k++] = base + 1;
+	order[k++] = s.perm[1];
+	order[k++] = s.perm[2];
+	order[k++] = base + 2;
+	s.nin = k;
+	s.n = base + 3;
+	for (int i = 0; i < base; i++)
+		s.in_of[i] = -1;
+	for (int i = 0; i < k; i++) {
+		s.perm[i] = order[i];
+		if (order[i] < base)
+			s.in_of[order[i]] = i;
+	}
+	check_found(&g, &s, vol, 0);
+	free(vol);
+	set_free(&s);
+}
+
 /* Eight members: the order comes from where the file system's structures
  * lie, roles chosen as the checks need them, not from 8! permutations. */
 static void test_many_members(void)
 {
 	one(5, 8, 16 * 1024, true, -1, 52);
+	/* seven raid0 members: the orders checked are a few, not 7! = 5040 */
+	struct geo g = {0, 7, 32 * 1024, false, 1u << 20, 4u << 20};
+	struct set s;
+	uint8_t *vol = make_set(&g, &s, 53, -1);
+	check_found(&g, &s, vol, -1);
+	struct probe_input in = {.n = s.nin, .read = mem_read, .ctx = &s};
+	for (int i = 0; i < s.nin; i++)
+		in.size[i] = s.size;
+	struct probe_result *r = malloc(sizeof(*r));
+	char err[256];
+	CHECK(probe_run(&in, r, err, sizeof(err)) == 0);
+	const char *p = strstr(r->summary, "found, ");
+	long orders = p ? strtol(p + 7, NULL, 10) : -1;
+	CHECKF(orders >= 1 && orders < 5040, "orders checked %ld: %s", orders, r->summary);
+	printf("# raid0 over 7 members: %ld member orders checked\n", orders);
+	free(r);
+	free(vol);
+	set_free(&s);
+}
+
+/* Three identical members (raid1): one candidate, not one per order or per
+ * equivalent layout, its evidence naming the copies. */
+static void test_raid1_one_candidate(void)
+{
+	struct geo g = {1, 3, 0, false, 1u << 20, 6u << 20};
+	struct set s;
+	uint8_t *vol = make_set(&g, &s, 71, -1);
+	check_found(&g, &s, vol, -1);
+	struct probe_input in = {.n = s.nin, .read = mem_read, .ctx = &s};
+	for (int i = 0; i < s.nin; i++)
+		in.size[i] = s.size;
+	struct probe_result *r = malloc(sizeof(*r));
+	char err[256];
+	CHECK(probe_run(&in, r, err, sizeof(err)) == 0);
+	CHECKF(r->ncand == 1, "%d candidates: %s; 2nd level %d", r->ncand, r->summary,
+	       r->cand[1].level);
+	CHECKF(strstr(r->cand[0].evidence, "the copies: members") != NULL, "%s",
+	       r->cand[0].evidence);
+	free(r);
+	free(vol);
+	set_free(&s);
 }
 
 /* Random members, and a lone file system among random members: nothing
@@ -540,4 +623,6 @@ TEST_MAIN({"raid5_orders_chunks", test_raid5_orders_chunks}, {"raid5_missing", t
           {"nothing_convincing", test_nothing_convincing}, {"signatures", test_signatures},
           {"build_class", test_build_class},
           {"unrelated_disk_mixed_in", test_unrelated_disk_mixed_in},
-          {"two_unrelated_disks", test_two_unrelated_disks}, {"many_members", test_many_members})
+          {"two_unrelated_disks", test_two_unrelated_disks}, {"many_members", test_many_members},
+          {"three_strangers_first_missing", test_three_strangers_first_missing},
+          {"raid1_one_candidate", test_raid1_one_candidate})
