@@ -99,12 +99,13 @@ static uint64_t check_members(struct arr *r, struct arr *other, const uint8_t *s
 		uint64_t doff = te_data_offset(m);
 		/* Roles are in member order: created that way. */
 		bad += te_member_diff(m, doff, &st, shadow, i, "model");
-		if (other &&
-		    member_open_file(other->paths[i], MEMBER_RDONLY, 0, &o, err, sizeof(err)) == 0) {
+		if (other && member_open_file(other->paths[i], MEMBER_RDONLY, 0, &o, err,
+		                              sizeof(err)) == 0) {
 			uint64_t len = st.dev_sectors * 512;
 			uint8_t *x = malloc(len), *y = malloc(len);
 			if (!x || !y || member_read(m, x, len, doff * 512) < 0 ||
-			    member_read(o, y, len, te_data_offset(o) * 512) < 0 || memcmp(x, y, len)) {
+			    member_read(o, y, len, te_data_offset(o) * 512) < 0 ||
+			    memcmp(x, y, len)) {
 				fprintf(stderr, "member %d: the two paths' data areas differ\n", i);
 				bad++;
 			}
