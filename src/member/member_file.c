@@ -38,7 +38,19 @@ struct file_member {
 	char *abspath;
 	/* Serializes read-modify-write of edge blocks by unaligned writes. */
 	pthread_mutex_t rmw_lock;
+	/* In memory (m.in_memory): the file mapped shared, [0, map_len), and
+	 * one bit per 4 KiB page known to have memory behind it (data there
+	 * at open, or written since, and not punched out). Requests on such
+	 * pages are memory copies without a system call; elsewhere pread and
+	 * pwrite (a copy into a hole of a mapping would allocate on a page
+	 * fault, where a full tmpfs raises SIGBUS instead of ENOSPC, and a
+	 * read would fill holes). NULL: not mapped. */
+	uint8_t *map;
+	size_t map_len;
+	uint64_t *backed;
 };
+
+#define MAP_PAGE 4096u
 
 static struct file_member *fm_of(struct member *m)
 {
@@ -220,12 +232,96 @@ static ssize_t bounce_write(struct file_member *f, const void *buf, size_t len, 
 /* One pread/pwrite transfers at most this much (Linux caps at 2 GiB - 4 KiB). */
 #define IO_MAX ((size_t)1 << 30)
 
+/* Every page of [off, off+len) backed (and mapped). */
+static bool map_covers(const struct file_member *f, size_t len, uint64_t off)
+{
+	if (!f->map || off + len > f->map_len)
+		return false;
+	for (uint64_t p = off / MAP_PAGE, e = (off + len - 1) / MAP_PAGE; p <= e; p++) {
+		uint64_t w = __atomic_load_n(&f->backed[p / 64], __ATOMIC_RELAXED);
+		if (p % 64 == 0 && e - p >= 63 && w == ~0ull) {
+			p += 63;
+			continue;
+		}
+		if (!(w >> (p % 64) & 1))
+			return false;
+	}
+	return true;
+}
+
+/* Pages touching [off, off+len) marked backed (set) or not. Pages newly
+ * backed get their page table entries in one call, not one fault each on
+ * their first copy (a 1 MiB copy into fresh entries: 256 faults). */
+static void map_mark(struct file_member *f, uint64_t off, uint64_t len, bool set)
+{
+	if (!f->map || len == 0 || off >= f->map_len)
+		return;
+	uint64_t end = off + len > f->map_len ? f->map_len : off + len;
+	uint64_t first = UINT64_MAX, last = 0;
+	for (uint64_t p = off / MAP_PAGE, e = (end - 1) / MAP_PAGE; p <= e; p++) {
+		uint64_t bit = 1ull << (p % 64);
+		if (!set) {
+			__atomic_and_fetch(&f->backed[p / 64], ~bit, __ATOMIC_RELAXED);
+		} else if (!(__atomic_fetch_or(&f->backed[p / 64], bit, __ATOMIC_RELAXED) & bit)) {
+			first = first < p ? first : p;
+			last = p;
+		}
+	}
+#ifdef MADV_POPULATE_WRITE
+	/* Linux 5.14+; without it the faults come on first use. */
+	if (first <= last) {
+		uint64_t a = first * MAP_PAGE, b = (last + 1) * MAP_PAGE;
+		b = b > f->map_len ? f->map_len : b;
+		(void)madvise(f->map + a, (size_t)(b - a),
+		              f->m.readonly ? MADV_POPULATE_READ : MADV_POPULATE_WRITE);
+	}
+#endif
+}
+
+/* A tmpfs file opened without O_DIRECT: mapped, the pages with data
+ * marked (SEEK_DATA). URAID_MEMBER_MMAP=0 leaves it unmapped. */
+static void map_open(struct file_member *f)
+{
+	const char *env = getenv("URAID_MEMBER_MMAP");
+	if (!f->m.in_memory || f->m.size == 0 || f->m.size > SIZE_MAX || (env && !strcmp(env, "0")))
+		return;
+	size_t len = (size_t)f->m.size, words = (len / MAP_PAGE + 64) / 64;
+	f->backed = calloc(words, sizeof(uint64_t));
+	void *p = f->backed ? mmap(NULL, len, PROT_READ | (f->m.readonly ? 0 : PROT_WRITE),
+	                           MAP_SHARED, f->fd, 0)
+	                    : MAP_FAILED;
+	if (p == MAP_FAILED) {
+		free(f->backed);
+		f->backed = NULL;
+		return;
+	}
+	f->map = p;
+	f->map_len = len;
+	for (off_t pos = 0; pos < (off_t)len;) {
+		off_t d = lseek(f->fd, pos, SEEK_DATA);
+		off_t h = d < 0 ? -1 : lseek(f->fd, d, SEEK_HOLE);
+		if (d < 0 || h <= d)
+			break;
+		/* Only whole pages: a data extent's partial page is backed too,
+		 * but nothing is lost by leaving it to pread/pwrite. */
+		uint64_t a = ((uint64_t)d + MAP_PAGE - 1) / MAP_PAGE * MAP_PAGE;
+		uint64_t b = (uint64_t)h / MAP_PAGE * MAP_PAGE;
+		if (b > a)
+			map_mark(f, a, b - a, true);
+		pos = h;
+	}
+}
+
 static ssize_t file_pread(struct member *m, void *buf, size_t len, uint64_t off)
 {
 	struct file_member *f = fm_of(m);
 	member_op_bounds(m, MEMBER_OP_READ, &len, off, IO_MAX);
 	if (len == 0)
 		return 0;
+	if (map_covers(f, len, off)) {
+		memcpy(buf, f->map + off, len);
+		return (ssize_t)len;
+	}
 	if (!member_aligned(m, buf, len, off))
 		return bounce_read(f, buf, len, off);
 	ssize_t r = pread(f->fd, buf, len, (off_t)off);
@@ -242,9 +338,17 @@ static ssize_t file_pwrite(struct member *m, const void *buf, size_t len, uint64
 	if (len == 0)
 		return 0;
 	bool dsync = flags & MEMBER_FUA;
+	/* tmpfs has nothing to make durable: FUA asks for nothing more. */
+	if (map_covers(f, len, off)) {
+		memcpy(f->map + off, buf, len);
+		return (ssize_t)len;
+	}
 	if (!member_aligned(m, buf, len, off))
 		return bounce_write(f, buf, len, off, dsync);
-	return write_once(f->fd, buf, len, off, dsync);
+	ssize_t r = write_once(f->fd, buf, len, off, dsync);
+	if (r > 0)
+		map_mark(f, off, (uint64_t)r, true); /* a written page is backed */
+	return r;
 }
 
 static int file_flush(struct member *m)
@@ -260,6 +364,8 @@ static int file_fallocate(struct file_member *f, int mode, uint64_t off, uint64_
 {
 	if (f->blockdev && (off % f->m.logical_block || len % f->m.logical_block))
 		return -EINVAL;
+	/* Pages may lose their memory, whatever the outcome. */
+	map_mark(f, off, len, false);
 	if (fallocate(f->fd, mode | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) < 0)
 		return errno == ENOSYS || errno == ENOTTY ? -EOPNOTSUPP : -errno;
 	return 0;
@@ -368,6 +474,9 @@ static int file_fd(struct member *m)
 static void file_close(struct member *m)
 {
 	struct file_member *f = fm_of(m);
+	if (f->map)
+		munmap(f->map, f->map_len);
+	free(f->backed);
 	close(f->fd);
 	pthread_mutex_destroy(&f->rmw_lock);
 	free(f->abspath);
@@ -584,6 +693,7 @@ int member_open_file(const char *path, unsigned flags, uint64_t size, struct mem
 	struct statfs sfs;
 	f->m.in_memory =
 	    !blockdev && !direct && fstatfs(fd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC_NR;
+	map_open(f);
 	pthread_mutex_init(&f->rmw_lock, NULL);
 	*out = &f->m;
 	return 0;

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -83,4 +84,85 @@ static void others_are_not(void)
 	}
 }
 
-TEST_MAIN(T(tmpfs_file_is_in_memory), T(others_are_not))
+static uint64_t blocks_of(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (uint64_t)st.st_blocks : UINT64_MAX;
+}
+
+/* A tmpfs member is mapped (member_file.c): its pages with memory behind
+ * them are copied to and from without system calls, holes go through
+ * pread/pwrite. Random writes, reads and discards through the member (512
+ * B units, across page edges, into holes and data) against a shadow, and
+ * the file read through a descriptor of its own against it after each;
+ * reads never give a hole memory (st_blocks unchanged by a read of it all),
+ * a discard gives it back. The same with URAID_MEMBER_MMAP=0. */
+static void mapped_copies(bool mapped)
+{
+	char dir[64], path[96];
+	if (!make_file(dir, sizeof(dir), path, sizeof(path), "/dev/shm"))
+		return;
+	uint8_t *shadow = calloc(1, MB), *buf = malloc(MB), *got = malloc(MB);
+	uint64_t seed = mapped ? 41 : 42;
+	/* Data at open in the first quarter, holes elsewhere. */
+	int fd = open(path, O_RDWR);
+	t_fill(&seed, shadow, MB / 4);
+	CHECK(fd >= 0 && pwrite(fd, shadow, MB / 4, 0) == MB / 4);
+	if (!mapped)
+		setenv("URAID_MEMBER_MMAP", "0", 1);
+	struct member *m = open_path(path, 0);
+	unsetenv("URAID_MEMBER_MMAP");
+	int bad = 0;
+	for (int i = 0; m && i < 400 && !bad; i++) {
+		uint64_t len = (t_rand(&seed) % 64 + 1) * 512;
+		uint64_t off = t_rand(&seed) % ((MB - len) / 512 + 1) * 512;
+		unsigned op = (unsigned)(t_rand(&seed) % 8);
+		if (op < 4) {
+			t_fill(&seed, buf, len);
+			bad |= member_write(m, buf, len, off, op == 3 ? MEMBER_FUA : 0) != 0;
+			memcpy(shadow + off, buf, len);
+		} else if (op < 7) {
+			bad |= member_read(m, buf, len, off) != 0 || memcmp(buf, shadow + off, len);
+		} else {
+			bad |= member_discard(m, off, len) != 0;
+			memset(shadow + off, 0, len);
+		}
+		bad |= pread(fd, got, MB, 0) != MB || memcmp(got, shadow, MB);
+		CHECKF(!bad, "%s: step %d (op %u, %llu bytes at %llu)",
+		       mapped ? "mapped" : "unmapped", i, op, (unsigned long long)len,
+		       (unsigned long long)off);
+	}
+	if (m) {
+		/* A hole of its own, read through the member. */
+		CHECK(member_discard(m, MB / 2, MB / 4) == 0);
+		memset(shadow + MB / 2, 0, MB / 4);
+		uint64_t before = blocks_of(path);
+		CHECK(member_read(m, buf, MB, 0) == 0 && !memcmp(buf, shadow, MB));
+		CHECKF(blocks_of(path) == before, "a read gave holes memory: %llu -> %llu blocks",
+		       (unsigned long long)before, (unsigned long long)blocks_of(path));
+		/* Written again, then read: the copies come back. */
+		t_fill(&seed, buf, MB / 4);
+		CHECK(member_write(m, buf, MB / 4, MB / 2, 0) == 0);
+		memcpy(shadow + MB / 2, buf, MB / 4);
+		CHECK(member_read(m, got, MB, 0) == 0 && !memcmp(got, shadow, MB));
+		member_close(m);
+	}
+	if (fd >= 0)
+		close(fd);
+	free(shadow);
+	free(buf);
+	free(got);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void mapped(void)
+{
+	mapped_copies(true);
+}
+static void unmapped(void)
+{
+	mapped_copies(false);
+}
+
+TEST_MAIN(T(tmpfs_file_is_in_memory), T(others_are_not), T(mapped), T(unmapped))

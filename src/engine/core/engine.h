@@ -167,8 +167,9 @@ struct eng_array {
 	void *log_state;
 	struct eng_member *logdev;
 	/* Every member is a tmpfs file: plain synchronous calls instead of the
-	 * queue for small batches (io_uring hands tmpfs I/O to kernel workers;
-	 * measured 4x fewer 4 KiB IOPS, docs/PERFORMANCE.md).
+	 * queue for small batches and for every fast-path batch (io_uring
+	 * hands tmpfs I/O to kernel workers; measured 4x fewer 4 KiB IOPS,
+	 * docs/PERFORMANCE.md).
 	 * URAID_ENGINE_IO=ioq keeps the queue. */
 	bool sync_io;
 	struct eng_bufpool pool;
@@ -203,8 +204,9 @@ struct eng_array {
 };
 
 /* engine/core/util.c */
-/* member_ioq_run, or the requests one by one when a->sync_io and the
- * batch moves at most ENG_SYNC_IO_MAX bytes. */
+/* member_ioq_run, or the requests one by one on the calling thread when
+ * a->sync_io and the batch is the fast path's (q not a->ioq) or moves at
+ * most ENG_SYNC_IO_MAX bytes. */
 #define ENG_SYNC_IO_MAX (128u << 10)
 void eng_ioq_run(struct eng_array *a, struct member_ioq *q, struct member_io *io, int n);
 /* Count member requests for uraid_io_stats. */
