@@ -278,12 +278,14 @@ static void map_mark(struct file_member *f, uint64_t off, uint64_t len, bool set
 #endif
 }
 
-/* A tmpfs file opened without O_DIRECT: mapped, the pages with data
- * marked (SEEK_DATA). URAID_MEMBER_MMAP=0 leaves it unmapped. */
+/* A tmpfs file opened without O_DIRECT, with URAID_MEMBER_MMAP=1: mapped,
+ * the pages with data marked (SEEK_DATA). Not by default: a copy through
+ * the mapping to a page that a truncation cut off raises SIGBUS, which
+ * would end the process where an unmapped member is failed. */
 static void map_open(struct file_member *f)
 {
 	const char *env = getenv("URAID_MEMBER_MMAP");
-	if (!f->m.in_memory || f->m.size == 0 || f->m.size > SIZE_MAX || (env && !strcmp(env, "0")))
+	if (!f->m.in_memory || f->m.size == 0 || f->m.size > SIZE_MAX || !env || strcmp(env, "1"))
 		return;
 	size_t len = (size_t)f->m.size, words = (len / MAP_PAGE + 64) / 64;
 	f->backed = calloc(words, sizeof(uint64_t));

@@ -96,7 +96,7 @@ static uint64_t blocks_of(const char *path)
  * B units, across page edges, into holes and data) against a shadow, and
  * the file read through a descriptor of its own against it after each;
  * reads never give a hole memory (st_blocks unchanged by a read of it all),
- * a discard gives it back. The same with URAID_MEMBER_MMAP=0. */
+ * a discard gives it back (with URAID_MEMBER_MMAP=1). The same unmapped, the default. */
 static void mapped_copies(bool mapped)
 {
 	char dir[64], path[96];
@@ -108,8 +108,8 @@ static void mapped_copies(bool mapped)
 	int fd = open(path, O_RDWR);
 	t_fill(&seed, shadow, MB / 4);
 	CHECK(fd >= 0 && pwrite(fd, shadow, MB / 4, 0) == MB / 4);
-	if (!mapped)
-		setenv("URAID_MEMBER_MMAP", "0", 1);
+	if (mapped)
+		setenv("URAID_MEMBER_MMAP", "1", 1);
 	struct member *m = open_path(path, 0);
 	unsetenv("URAID_MEMBER_MMAP");
 	int bad = 0;
