@@ -360,12 +360,13 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 		              "spare or in --backup-file, which uraid does not support; grow it "
 		              "with mdadm (uraid resumes and finishes such a reshape)");
 	if (room < want)
-		return errmsg(err, errlen, -ENOSPC,
-		              "no room to move the data: %llu free sectors %s the data area, %llu "
-		              "needed (md would need --backup-file, which uraid does not support)%s",
-		              (unsigned long long)room, r.backwards ? "after" : "before",
-		              (unsigned long long)want,
-		              r.backwards ? "; a smaller --size leaves room after it" : "");
+		return errmsg(
+		    err, errlen, -ENOSPC,
+		    "no room to move the data: %llu free sectors %s the data area, %llu "
+		    "needed (md would need --backup-file, which uraid does not support)%s",
+		    (unsigned long long)room, r.backwards ? "after" : "before",
+		    (unsigned long long)want,
+		    r.backwards ? "; a smaller --size leaves room after it" : "");
 	r.offset_delta = r.backwards ? (int64_t)room : -(int64_t)room;
 	if (r.backwards) {
 		/* md's raid5_start_reshape: from the end of the smaller geometry */

@@ -19,7 +19,7 @@ struct rs_cfg {
 	const char *name;
 	int level, ndisks, to_disks, layout; /* layout -1: unchanged */
 	uint32_t chunk, to_chunk, move;
-	int dir; /* uraid_reshape_opts.direction */
+	int dir;               /* uraid_reshape_opts.direction */
 	uint32_t bitmap_chunk; /* bytes: an internal bitmap of this chunk; 0 none */
 };
 
