@@ -213,12 +213,16 @@ int uraid_write(struct uraid_array *a, const void *buf, size_t len, uint64_t off
 int uraid_flush(struct uraid_array *a);
 /* Discard and write-zeroes: afterwards [off, off+len) (512-byte aligned,
  * inside the array) reads back as zeros, at every level. URAID_ZERO_MAY_TRIM
- * lets the members deallocate it (punch holes, trim) where that keeps the
- * level's copies and parity true: raid0/1/10 and linear always, raid4/5/6
- * for whole stripes of a healthy array on members that zero what they
- * discard; the rest is written as zeros (parity updated).
+ * lets the members that zero what they discard deallocate it (punch
+ * holes, a write-zeroes that may unmap) where that keeps the level's copies
+ * and parity true: raid0/1/10 and linear always, raid4/5/6 for whole
+ * stripes of a healthy array; the rest is written as zeros (parity
+ * updated).
  * URAID_ZERO_FAST (NBD's fast zero): -ENOTSUP unless uraid_discard_safe,
- * nothing changed. uraid_discard is uraid_write_zeroes with MAY_TRIM. With
+ * nothing changed. uraid_discard is uraid_write_zeroes with MAY_TRIM at
+ * raid4/5/6; linear, raid0, raid1 and raid10 pass it down to every copy as
+ * md does (BLKDISCARD, punched holes), and the range then reads back what
+ * the members give after a discard (zeros where uraid_discard_safe). With
  * a journal or a partial parity log the zeros are written through it. */
 #define URAID_ZERO_MAY_TRIM 1u
 #define URAID_ZERO_FAST     2u

@@ -511,8 +511,9 @@ static int uraid_can_trim(void *h)
 {
 	(void)h;
 	/* Every level takes discards (uraid_discard): mapped and passed down
-	 * for linear/raid0/1/10 and GEOM, whole stripes of raid4/5/6 on
-	 * members that zero what they discard, zeros written elsewhere. */
+	 * for linear/raid0/1/10 and GEOM, whole stripes of raid4/5/6 given
+	 * back on members that zero what they discard, zeros written there
+	 * elsewhere. */
 	return !g.readonly;
 }
 
@@ -676,11 +677,13 @@ static int zero_by_write(uint64_t off, uint32_t left)
 	return rc;
 }
 
-/* The whole blocks of [offset, offset+count) through uraid_write_zeroes
- * (under the read side of the RMW lock, as an aligned write), the edges
- * written as zeros unless `edges` is false (a trim may leave them). */
-static int zero_range(uint32_t count, uint64_t offset, unsigned zflags, bool edges)
+/* The whole blocks of [offset, offset+count) through uraid_write_zeroes,
+ * or uraid_discard for a trim (under the read side of the RMW lock, as an
+ * aligned write), the edges written as zeros unless it is a trim (which
+ * may leave them). */
+static int zero_range(uint32_t count, uint64_t offset, unsigned zflags, bool discard)
 {
+	bool edges = !discard;
 	uint64_t u = unit(), first = (offset + u - 1) / u * u, end = offset + count;
 	uint64_t last = end / u * u;
 	if (first >= last)
@@ -692,7 +695,8 @@ static int zero_range(uint32_t count, uint64_t offset, unsigned zflags, bool edg
 		rc = zero_by_write(last, (uint32_t)(end - last));
 	if (rc == 0) {
 		pthread_rwlock_rdlock(&g.rmw);
-		rc = uraid_write_zeroes(g.a, first, last - first, zflags);
+		rc = discard ? uraid_discard(g.a, first, last - first)
+		             : uraid_write_zeroes(g.a, first, last - first, zflags);
 		pthread_rwlock_unlock(&g.rmw);
 	}
 	return rc;
@@ -708,7 +712,7 @@ static int uraid_zero(void *h, uint32_t count, uint64_t offset, uint32_t flags)
 		nbdkit_set_error(ENOTSUP);
 		return -1;
 	}
-	int rc = zero_range(count, offset, zflags, true);
+	int rc = zero_range(count, offset, zflags, false);
 	if (rc == -ENOTSUP && (flags & NBDKIT_FLAG_FAST_ZERO)) {
 		nbdkit_set_error(ENOTSUP);
 		return -1;
@@ -718,12 +722,12 @@ static int uraid_zero(void *h, uint32_t count, uint64_t offset, uint32_t flags)
 	return rc < 0 ? fail(rc, "zero", count, offset) : 0;
 }
 
-/* A trim: the array's space given back where the members can; whole
- * blocks only (a trim promises nothing about what reads back). */
+/* A trim: uraid_discard, the array's space given back where the members
+ * can; whole blocks only (a trim promises nothing about what reads back). */
 static int uraid_trim(void *h, uint32_t count, uint64_t offset, uint32_t flags)
 {
 	(void)h;
-	int rc = zero_range(count, offset, URAID_ZERO_MAY_TRIM, false);
+	int rc = zero_range(count, offset, 0, true);
 	if (rc == 0 && (flags & NBDKIT_FLAG_FUA))
 		rc = uraid_flush(g.a);
 	return rc < 0 ? fail(rc, "trim", count, offset) : 0;

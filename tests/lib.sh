@@ -11,10 +11,26 @@ trap 'rm -rf "$T_TMP"' EXIT
 
 ok() { echo "ok - $*"; }
 fail() { echo "not ok - $*"; T_FAILED=1; }
-# check NAME CMD...: passes when CMD exits 0
-check() { local n=$1; shift; if "$@"; then ok "$n"; else fail "$n"; fi; }
-# check_fails NAME CMD...: passes when CMD exits non-zero
-check_fails() { local n=$1; shift; if "$@"; then fail "$n (expected failure)"; else ok "$n"; fi; }
+# check NAME CMD...: passes when CMD exits 0; returns CMD's status, so
+# `check ... || diff ...` shows what differs when it fails
+check() {
+	local n=$1 rc=0
+	shift
+	"$@" || rc=$?
+	if [ $rc -eq 0 ]; then ok "$n"; else fail "$n"; fi
+	return $rc
+}
+# check_fails NAME CMD...: passes when CMD exits non-zero; returns 0 when it
+# passed, 1 when CMD succeeded
+check_fails() {
+	local n=$1
+	shift
+	if "$@"; then
+		fail "$n (expected failure)"
+		return 1
+	fi
+	ok "$n"
+}
 # check_fails_q CMD...: succeeds when CMD fails (output dropped), for use inside check
 check_fails_q() { ! "$@" >/dev/null 2>&1; }
 t_done() { exit $T_FAILED; }

@@ -53,6 +53,15 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+/* Does the run directory hold a running array's control socket NAME? */
+static bool running_array(const char *name)
+{
+	char path[4096], err[256];
+	struct stat sb;
+	return uraid_run_path(name, ".sock", false, path, sizeof(path), err, sizeof(err)) == 0 &&
+	       stat(path, &sb) == 0 && S_ISSOCK(sb.st_mode);
+}
+
 /* What is read: an array opened here, or a running one through its daemon. */
 struct cat_src {
 	struct uraid_array *a; /* NULL: through the daemon of `name` */
@@ -257,7 +266,11 @@ int cmd_cat(int argc, char **argv)
 	         argv[optind], argc - optind > 1 ? " ..." : "");
 	struct cat_src s = {.name = argv[optind], .unit = 512};
 	struct stat sb;
-	if (optind == argc - 1 && !strchr(argv[optind], '/') && stat(argv[optind], &sb) < 0) {
+	/* One name without a '/': the running array of that name when the run
+	 * directory has it (a file of the same name in the working directory
+	 * does not shadow it), else a member file, else an error naming both. */
+	if (optind == argc - 1 && !strchr(argv[optind], '/') &&
+	    (running_array(argv[optind]) || stat(argv[optind], &sb) < 0)) {
 		struct uraid_status st;
 		if (o.overlay)
 			return cli_error("cat",

@@ -512,7 +512,7 @@ int cmd_create(int argc, char **argv)
 		}
 	}
 	if (discard) {
-		rc = uraid_discard(a, 0, uraid_size(a));
+		rc = uraid_write_zeroes(a, 0, uraid_size(a), URAID_ZERO_MAY_TRIM);
 		if (rc == 0)
 			rc = uraid_flush(a);
 		if (rc < 0) {

@@ -671,21 +671,22 @@ static void xfs_size(uint64_t b, char *buf, size_t len)
 		snprintf(buf, len, "%llu", (unsigned long long)b);
 }
 
-/* Whether a discard (NBD trim, fstrim) gives space back on these members
- * (md's devices_handle_discard_safely). */
+/* What a discard (NBD trim, fstrim) does on these members (md's
+ * devices_handle_discard_safely for raid4/5/6; passed down elsewhere). */
 static void print_discard(const struct uraid_status *st)
 {
 	bool parity = st->level == URAID_LEVEL_RAID4 || st->level == URAID_LEVEL_RAID5 ||
 	              st->level == URAID_LEVEL_RAID6;
 	if (st->discard_safe)
-		printf("discard: safe: every member reads back zeros after a discard%s\n",
-		       parity ? "; whole stripes are discarded on every member, parity too" : "");
+		printf("discard: safe: every member reads back zeros after a discard; %s\n",
+		       parity ? "whole stripes are discarded on every member, parity too"
+		              : "passed down to every copy");
 	else if (parity)
 		printf("discard: not safe on these members (one is missing, does not zero what it "
 		       "discards, or a log takes the writes): discards are written as zeros\n");
 	else
-		printf("discard: passed down; members that do not zero what they discard get "
-		       "zeros written instead\n");
+		printf("discard: passed down to every copy (BLKDISCARD, punched holes); a member "
+		       "that does not zero what it discards may read back anything there\n");
 }
 
 int cmd_geometry(int argc, char **argv)

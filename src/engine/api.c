@@ -168,9 +168,16 @@ int uraid_write_zeroes(struct uraid_array *a, uint64_t off, uint64_t len, unsign
 	return a->cls->zero(a, off, len, flags);
 }
 
+_Static_assert(!(ENG_ZERO_DISCARD & (URAID_ZERO_MAY_TRIM | URAID_ZERO_FAST)),
+               "the engine's discard flag shares a bit with a public one");
+
 int uraid_discard(struct uraid_array *a, uint64_t off, uint64_t len)
 {
-	return uraid_write_zeroes(a, off, len, URAID_ZERO_MAY_TRIM);
+	if (!a)
+		return -EINVAL;
+	if (!a->cls->zero)
+		return -EOPNOTSUPP;
+	return a->cls->zero(a, off, len, URAID_ZERO_MAY_TRIM | ENG_ZERO_DISCARD);
 }
 
 bool uraid_discard_safe(struct uraid_array *a)

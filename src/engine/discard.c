@@ -1,10 +1,15 @@
-/* Discard and write-zeroes of an md array: the range reads back as zeros
- * afterwards at every level. The core marks the array dirty and tells the
- * log (a write-intent bitmap sets its bits first) as for a write; the
- * personality's zero op hands what it can to the members
- * (member_write_zeroes: punched holes, trims, zeroed extents) and writes
- * the rest. A log that takes every write (journal, partial parity log) gets
- * the zeros as writes: what it logs stays what the members hold. */
+/* Discard and write-zeroes of an md array. A write-zeroes reads back as
+ * zeros afterwards at every level. A discard (uraid_discard) is passed
+ * down as md does: linear, raid0, raid1 and raid10 discard every copy on
+ * its member (MEMBER_ZERO_DISCARD: BLKDISCARD, punched holes), so what it
+ * reads back is the members' business; raid4/5/6 zero whole stripes (a
+ * deallocating write-zeroes only where every member guarantees zeros) and
+ * write the rest, since parity must stay true. The core marks the array
+ * dirty and tells the log (a write-intent bitmap sets its bits first) as
+ * for a write; the personality's zero op hands what it can to the members
+ * (member_write_zeroes) and writes the rest. A log that takes every write
+ * (journal, partial parity log) gets the zeros as writes: what it logs
+ * stays what the members hold. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -87,7 +92,8 @@ int eng_zero(struct eng_array *a, uint64_t off, uint64_t len, unsigned flags)
 		rc = eng_mark_dirty(a);
 	if (rc == 0)
 		rc = eng_log_write_start(a, lsec, nsec);
-	unsigned mflags = (flags & URAID_ZERO_MAY_TRIM) ? MEMBER_ZERO_UNMAP : 0;
+	unsigned mflags = ((flags & URAID_ZERO_MAY_TRIM) ? MEMBER_ZERO_UNMAP : 0) |
+	                  ((flags & ENG_ZERO_DISCARD) ? MEMBER_ZERO_DISCARD : 0);
 	if (rc == 0)
 		rc = a->pers->zero ? a->pers->zero(a, lsec, nsec, mflags)
 		                   : eng_zero_by_write(a, lsec, nsec);

@@ -196,14 +196,20 @@ int member_write_zeroes(struct member *m, uint64_t off, uint64_t len, unsigned f
 		return rc;
 	if (last < off + len && (rc = write_zero_buffers(m, last, off + len - last)) < 0)
 		return rc;
+	rc = -EOPNOTSUPP;
+	if ((flags & MEMBER_ZERO_DISCARD) && m->ops->discard)
+		rc = m->ops->discard(m, first, last - first);
+	if (rc != -EOPNOTSUPP && rc != -EINVAL)
+		return rc;
+	flags &= ~MEMBER_ZERO_DISCARD;
 	/* Deallocate only where that is known to leave zeros. */
 	if (!m->discard_zeroes)
 		flags &= ~MEMBER_ZERO_UNMAP;
 	rc = -EOPNOTSUPP;
-	if ((flags & MEMBER_ZERO_UNMAP) && m->ops->discard)
-		rc = m->ops->discard(m, first, last - first);
-	if (rc == -EOPNOTSUPP && m->ops->write_zeroes)
+	if (m->ops->write_zeroes)
 		rc = m->ops->write_zeroes(m, first, last - first, flags);
+	else if ((flags & MEMBER_ZERO_UNMAP) && m->ops->discard)
+		rc = m->ops->discard(m, first, last - first);
 	if (rc == -EOPNOTSUPP || rc == -EINVAL)
 		rc = write_zero_buffers(m, first, last - first);
 	return rc;

@@ -36,7 +36,8 @@ struct member_ops {
 	                  unsigned flags);
 	int (*flush)(struct member *m);
 	/* Discard (trim) a range; -EOPNOTSUPP when the medium cannot. What
-	 * it reads afterwards is zeros only where m->discard_zeroes says so. */
+	 * it reads afterwards is the medium's business (files: zeros; block
+	 * devices: BLKDISCARD, which Linux no longer promises zeros of). */
 	int (*discard)(struct member *m, uint64_t off, uint64_t len);
 	/* Optional: make a range read back as zeros without sending zeros
 	 * (MEMBER_ZERO_UNMAP: may deallocate it); -EOPNOTSUPP sends member_
@@ -92,9 +93,10 @@ struct member {
 	 * plain synchronous requests on two threads (engine/sync/workers.h), which beat
 	 * queued batches there; wrappers (fault, crash, sim) leave it false. */
 	bool in_memory;
-	/* A discard leaves zeros behind (files: a punched hole; block devices
-	 * that offload write-zeroes, whose PUNCH_HOLE zeroes and may unmap;
-	 * memory): what a parity level needs to discard (md's
+	/* member_write_zeroes with MEMBER_ZERO_UNMAP may deallocate and still
+	 * reads back zeros (files: a punched hole; block devices that offload
+	 * write-zeroes, whose PUNCH_HOLE zeroes and may unmap; memory): what a
+	 * parity level needs to give whole stripes back (md's
 	 * devices_handle_discard_safely). False for block devices without
 	 * write-zeroes (BLKDISCARD's data is undefined after) and wrappers
 	 * that do not pass discards on. */
@@ -141,6 +143,12 @@ int member_discard(struct member *m, uint64_t off, uint64_t len);
  * write-zeroes without unmap, else BLKZEROOUT). Where the member has no
  * way to do it, zeros are written. -EROFS, -EINVAL as member_discard. */
 #define MEMBER_ZERO_UNMAP 1u
+/* A discard, as md passes one down: the whole logical blocks go to the
+ * member's discard op (BLKDISCARD on block devices, a punched hole in
+ * files), after which they read back as whatever the member gives (zeros
+ * only where m->discard_zeroes); where it cannot discard them (-EOPNOTSUPP,
+ * -EINVAL) they are zeroed as without the flag. */
+#define MEMBER_ZERO_DISCARD 2u
 int member_write_zeroes(struct member *m, uint64_t off, uint64_t len, unsigned flags);
 /* True when a request can bypass the bounce buffer (always for non-direct). */
 bool member_aligned(const struct member *m, const void *buf, size_t len, uint64_t off);

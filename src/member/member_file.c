@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <limits.h>
 #include <linux/fs.h>
 #include <pthread.h>
@@ -373,46 +374,75 @@ static int file_fallocate(struct file_member *f, int mode, uint64_t off, uint64_
 	return 0;
 }
 
+static int blk_ioctl(struct file_member *f, unsigned long req, uint64_t off, uint64_t len)
+{
+	if (off % f->m.logical_block || len % f->m.logical_block)
+		return -EINVAL;
+	uint64_t range[2] = {off, len};
+	if (ioctl(f->fd, req, range) < 0)
+		return errno == ENOTTY || errno == EOPNOTSUPP ? -EOPNOTSUPP : -errno;
+	return 0;
+}
+
+/* A discard: BLKDISCARD on a block device (what reads back after is the
+ * device's business), a punched hole in a file. */
 static int file_discard(struct member *m, uint64_t off, uint64_t len)
 {
 	struct file_member *f = fm_of(m);
 	int rc = member_discard_check(m, off, len);
 	if (rc < 0 || len == 0)
 		return rc;
-	if (f->blockdev && !m->discard_zeroes) {
-		if (off % m->logical_block || len % m->logical_block)
-			return -EINVAL;
-		uint64_t range[2] = {off, len};
-		if (ioctl(f->fd, BLKDISCARD, range) < 0)
-			return errno == ENOTTY ? -EOPNOTSUPP : -errno;
-		return 0;
-	}
+	if (f->blockdev)
+		return blk_ioctl(f, BLKDISCARD, off, len);
 	return file_fallocate(f, FALLOC_FL_PUNCH_HOLE, off, len);
 }
 
+/* Zeros, always: MEMBER_ZERO_UNMAP punches (a device's write-zeroes that
+ * may unmap), else zeroed extents; a device without the offload gets
+ * BLKZEROOUT, which writes the zeros where it must. */
 static int file_write_zeroes(struct member *m, uint64_t off, uint64_t len, unsigned flags)
 {
 	struct file_member *f = fm_of(m);
-	if (f->blockdev && (flags & MEMBER_ZERO_UNMAP)) {
-		uint64_t range[2] = {off, len};
-		if (ioctl(f->fd, BLKZEROOUT, range) < 0)
-			return errno == ENOTTY ? -EOPNOTSUPP : -errno;
-		return 0;
-	}
 	int rc = file_fallocate(
 	    f, (flags & MEMBER_ZERO_UNMAP) ? FALLOC_FL_PUNCH_HOLE : FALLOC_FL_ZERO_RANGE, off, len);
-	if (rc == -EOPNOTSUPP && f->blockdev) {
-		uint64_t range[2] = {off, len};
-		rc = ioctl(f->fd, BLKZEROOUT, range) < 0 ? -errno : 0;
-	}
+	if (rc == -EOPNOTSUPP && f->blockdev)
+		rc = blk_ioctl(f, BLKZEROOUT, off, len);
 	return rc;
+}
+
+/* A SCSI disk's write-zeroes, as sd chose it (scsi_disk/.../zeroing_mode):
+ * true when it may unmap (WRITE SAME with UNMAP, on a disk whose unmapped
+ * blocks read back zeros: LBPRZ), false when it writes zeros in place, and
+ * true when the device is not a SCSI disk (nothing to tell). */
+static bool scsi_zeroing_unmaps(dev_t rdev)
+{
+	char pat[128];
+	const char *fmt[] = {"/sys/dev/block/%u:%u/device/scsi_disk/*/zeroing_mode",
+	                     "/sys/dev/block/%u:%u/../device/scsi_disk/*/zeroing_mode"};
+	for (int i = 0; i < 2; i++) {
+		snprintf(pat, sizeof(pat), fmt[i], major(rdev), minor(rdev));
+		glob_t g;
+		if (glob(pat, 0, NULL, &g) != 0)
+			continue;
+		char mode[64] = "";
+		FILE *fp = fopen(g.gl_pathv[0], "re");
+		globfree(&g);
+		if (!fp)
+			continue;
+		bool ok = fgets(mode, sizeof(mode), fp) != NULL;
+		fclose(fp);
+		return ok && strstr(mode, "unmap") != NULL;
+	}
+	return true;
 }
 
 /* Does the device zero what it is told to discard? Linux dropped
  * discard_zeroes_data (4.12: always 0, BLKDISCARDZEROES too); what
  * guarantees zeros now is the write-zeroes offload (queue/
  * write_zeroes_max_bytes > 0), which PUNCH_HOLE on the device uses with
- * unmap allowed. A partition reads its disk's queue. */
+ * unmap allowed. A SCSI disk whose write-zeroes only writes zeros in place
+ * (no LBPRZ) does not count: it gives nothing back. A partition reads its
+ * disk's queue. */
 static bool blockdev_zeroes(dev_t rdev)
 {
 	char path[128];
@@ -426,7 +456,7 @@ static bool blockdev_zeroes(dev_t rdev)
 		unsigned long long v = 0;
 		int ok = fscanf(fp, "%llu", &v);
 		fclose(fp);
-		return ok == 1 && v > 0;
+		return ok == 1 && v > 0 && scsi_zeroing_unmaps(rdev);
 	}
 	return false;
 }

@@ -10,7 +10,7 @@ URAID="$URAID" DEMO_MIB=24 DEMO_POLL=0.3 URAID_SYNC_SPEED_MAX=6144 TMPDIR=$T_TMP
 	"$TOP/scripts/demo" >"$out" 2>&1
 rc=$?
 sed 's/^/# /' "$out"
-check "the demo runs to its end (rc $rc)" [ "$rc" -eq 0 ] && grep -q '^== done' "$out"
+check "the demo runs to its end (rc $rc)" sh -c '[ "$1" -eq 0 ] && grep -q "^== done" "$2"' sh "$rc" "$out"
 # 24 MiB of data: 48 MiB members, 1 MiB superblock/bitmap room off each
 check "the created array: md's first status line" \
 	grep -qx 'demo : active raid5 m3.img\[3\] m2.img\[2\] m1.img\[1\] m0.img\[0\]' "$out"

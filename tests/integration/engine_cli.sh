@@ -57,6 +57,13 @@ check "rebuilt: [4/4] [UUUU]" grep -q '\[4/4\] \[UUUU\]' "$T_TMP/st"
 check "after rebuild: 0 mismatches" grep -qx "mismatch_cnt 0" <("$URAID" check t5)
 check "after rebuild: the whole array as written" \
 	[ "$("$URAID" cat t5 | md5sum | cut -d' ' -f1)" = "$want_md5" ]
+# a file named like the running array in the working directory does not
+# shadow it; ./t5 names the file
+mkdir "$T_TMP/cwd" && echo shadow >"$T_TMP/cwd/t5"
+check "cat t5 beside a file t5 reads the running array" \
+	sh -c 'cd "$1" && [ "$("$2" cat t5 | md5sum | cut -d" " -f1)" = "$3" ]' sh "$T_TMP/cwd" "$URAID" "$want_md5"
+check_fails "cat ./t5 reads the file (not a member)" \
+	sh -c 'cd "$1" && "$2" cat ./t5 >/dev/null 2>&1' sh "$T_TMP/cwd" "$URAID"
 "$URAID" detail t5 >"$T_TMP/detail"
 check "detail lists m4 in slot 1" grep -Eq '^ +4 +0 +0 +1 +active sync +.*/m4$' "$T_TMP/detail"
 check "remove the failed m1" "$URAID" remove t5 "$D"/m1
@@ -136,6 +143,6 @@ bad "member too small" "too small|no room" --level=5 --raid-devices=3 --size=64K
 bad "unknown layout" "layout" --level=5 --raid-devices=3 --layout=sideways --size=8M "$D"/n0 "$D"/n1 "$D"/n2
 bad "member of 8K too small" "too small|no room" --level=5 \
 	--raid-devices=3 --size=8K "$D"/n0 "$D"/n1 "$D"/n2
-check "refused creates left no new files" [ ! -e "$D"/n0 ] && [ ! -e "$D"/n1 ]
+check "refused creates left no new files" sh -c '[ ! -e "$1" ] && [ ! -e "$2" ]' sh "$D"/n0 "$D"/n1
 check "refused creates changed no member" cmp -s "$T_TMP/sums" <(cd "$D" && sha256sum m0 m2 m3 m4)
 t_done

@@ -121,7 +121,8 @@ pid=$(cat "$URAID_RUN_DIR/r6.nbdkit.pid")
 for _ in $(seq 300); do alive "$pid" || break; sleep 0.1; done
 
 # hand-over: a running array (daemon) is served by name, keeps its name
-"$URAID" assemble $(members r6) 2>/dev/null
+"$URAID" assemble $(members r6) 2>"$T_TMP/asmh.err"
+dpid=$(sed -n 's/.*(daemon pid \([0-9]*\),.*/\1/p' "$T_TMP/asmh.err")
 urih=$("$URAID" serve r6 2>"$T_TMP/serveh.err") || cat "$T_TMP/serveh.err"
 check "serve NAME takes a running array over" [ "$urih" = "nbd+unix:///?socket=$URAID_RUN_DIR/r6.nbd" ]
 check "uraid status NAME answers from the plugin's control socket" \
@@ -129,8 +130,10 @@ check "uraid status NAME answers from the plugin's control socket" \
 sleep 0.5 # the run directory's mdstat follows within 200 ms
 check "... and the plugin keeps the run directory's mdstat (r6 in it)" \
 	grep -q '^r6 : active raid6' "$URAID_RUN_DIR/mdstat"
-check "the daemon is gone (only nbdkit holds the members)" \
-	bash -c "! pgrep -f '[u]raid daemon r6 ' >/dev/null"
+for _ in $(seq 100); do [ -n "$dpid" ] && alive "$dpid" || break; sleep 0.1; done
+gone=no # (a zombie counts as gone: nobody may reap it here)
+[ -n "$dpid" ] && ! alive "$dpid" && gone=yes
+check "the daemon (pid $dpid) is gone (only nbdkit holds the members)" [ $gone = yes ]
 check_fails "serve NAME twice is refused" "$URAID" serve r6
 pid=$(cat "$URAID_RUN_DIR/r6.nbdkit.pid")
 "$URAID" stop r6

@@ -48,7 +48,10 @@ check "cat equals the data" cmp <("$URAID" cat sc --length 1M) "$T_TMP/data"
 echo "# member reads with the cache: $((r1 - r0))"
 check "check: 0 mismatches" grep -q '^mismatch_cnt 0$' <("$URAID" check sc)
 check "stop" "$URAID" stop sc
-check "assemble again" "$URAID" assemble --name sc "$D"/m0 "$D"/m1 "$D"/m2 "$D"/m3
+check "assemble again" sh -c '"$@" 2>"$0"' "$T_TMP/asm.err" \
+	"$URAID" assemble --name sc "$D"/m0 "$D"/m1 "$D"/m2 "$D"/m3
+cat "$T_TMP/asm.err"
+dpid=$(sed -n 's/.*(daemon pid \([0-9]*\),.*/\1/p' "$T_TMP/asm.err") # the daemon it started
 check "data survived stop (written out)" cmp <("$URAID" cat sc --length 1M) "$T_TMP/data"
 
 # The same writes with the cache off read members (read-modify-write).
@@ -64,8 +67,8 @@ check "the cache avoided member reads" [ $((r1 - r0)) -lt $((r3 - r2)) ]
 check "stripe-cache 256 again" "$URAID" stripe-cache sc 256
 head -c 200K /dev/urandom >"$T_TMP/d2"
 check "uraid write 200K at 64K" "$URAID" write sc --offset 65536 <"$T_TMP/d2"
-pid=$(pgrep -f "uraid daemon sc $D/m0" | head -1)
-check "daemon found" [ -n "$pid" ]
+pid=$dpid
+check "daemon found (pid $pid)" sh -c '[ -n "$1" ] && kill -0 "$1"' sh "$pid"
 [ -n "$pid" ] && kill -9 "$pid"
 sleep 0.3
 check "assemble after the kill" "$URAID" assemble --name sc "$D"/m0 "$D"/m1 "$D"/m2 "$D"/m3

@@ -3,7 +3,11 @@
  * healthy and degraded), each checked against a shadow copy; `check` finds
  * no mismatch afterwards. Members that zero what they discard get discards
  * (counted: raid4/5/6 discards parity too, only for whole stripes of a
- * healthy array); members that do not get none, only zeros. Fixed seeds. */
+ * healthy array). Members that do not (their discard leaves 0xff, as a
+ * SCSI disk without LBPRZ may) still get the discards of linear, raid0,
+ * raid1 and raid10, passed down as md does (the shadow reads 0xff there),
+ * and none at raid4/5/6, only zeros; a write-zeroes reads zeros
+ * everywhere. Fixed seeds. */
 #include "test_engine_common.h"
 
 #include <stdatomic.h>
@@ -15,6 +19,7 @@ struct dz_borrow {
 	struct member m;
 	struct member *inner;
 	uint64_t *discarded; /* bytes, shared by the disks of a case */
+	uint8_t fill;        /* what a discard leaves where it does not zero */
 };
 
 static ssize_t dz_pread(struct member *m, void *buf, size_t len, uint64_t off)
@@ -35,7 +40,17 @@ static int dz_flush(struct member *m)
 static int dz_discard(struct member *m, uint64_t off, uint64_t len)
 {
 	struct dz_borrow *b = (struct dz_borrow *)m;
-	int rc = member_discard(b->inner, off, len);
+	int rc = 0;
+	if (m->discard_zeroes) {
+		rc = member_discard(b->inner, off, len);
+	} else { /* what a discard without LBPRZ may read back */
+		uint8_t ff[4096];
+		memset(ff, b->fill, sizeof(ff));
+		for (uint64_t d = 0; d < len && rc == 0; d += sizeof(ff)) {
+			size_t n = len - d < sizeof(ff) ? (size_t)(len - d) : sizeof(ff);
+			rc = member_write(b->inner, ff, n, off + d, 0);
+		}
+	}
 	if (rc == 0)
 		__atomic_add_fetch(b->discarded, len, __ATOMIC_RELAXED);
 	return rc;
@@ -70,6 +85,7 @@ static struct member *dz_borrow(struct te_disk *d, bool zeroes, uint64_t *discar
 	b->m.discard_zeroes = zeroes;
 	b->inner = d->mem;
 	b->discarded = discarded;
+	b->fill = 0xff;
 	return &b->m;
 }
 
@@ -96,7 +112,7 @@ static uint64_t stripe_width(const struct cfg *c)
 
 /* Random writes and zero requests; shadow kept in step. */
 static void churn(struct uraid_array *a, uint8_t *shadow, uint64_t size, uint64_t width,
-                  uint64_t *rs, int ops, const char *what)
+                  uint64_t *rs, int ops, int dfill, const char *what)
 {
 	uint64_t sec = size / 512;
 	for (int i = 0; i < ops; i++) {
@@ -120,7 +136,7 @@ static void churn(struct uraid_array *a, uint8_t *shadow, uint64_t size, uint64_
 			t_fill(rs, shadow + s * 512, n * 512);
 			rc = uraid_write(a, shadow + s * 512, n * 512, s * 512);
 		} else {
-			memset(shadow + s * 512, 0, n * 512);
+			memset(shadow + s * 512, k % 2 ? dfill : 0, n * 512);
 			rc = k % 2 ? uraid_discard(a, s * 512, n * 512)
 			           : uraid_write_zeroes(a, s * 512, n * 512,
 			                                k % 3 ? URAID_ZERO_MAY_TRIM : 0);
@@ -191,15 +207,20 @@ static void run_zeroes(const struct cfg *c, bool zeroes)
 	CHECK(uraid_discard(a, 100, 512) == -EINVAL);
 	CHECK(uraid_discard(a, size - 512, 1024) == -ERANGE);
 	CHECK(uraid_write_zeroes(a, 0, 512, 0x80) == -EINVAL);
-	churn(a, shadow, size, width, &rs, 60, what);
+	/* what a discard reads back: zeros, or the members' 0xff where the
+	 * level passes it down to members that do not zero */
+	bool parity = c->level >= 4 && c->level <= 6;
+	int dfill = zeroes || parity ? 0 : 0xff;
+	churn(a, shadow, size, width, &rs, 60, dfill, what);
 	CHECK(uraid_flush(a) == 0);
 	check_clean(a, c, what);
 	/* every stripe discarded at once: parity levels discard whole stripes */
 	discarded = 0;
 	CHECK(uraid_discard(a, 0, size) == 0);
-	memset(shadow, 0, size);
-	CHECKF(te_verify(a, shadow, size) == 0, "%s: not zeros after a whole discard", what);
-	if (zeroes)
+	memset(shadow, dfill, size);
+	CHECKF(te_verify(a, shadow, size) == 0, "%s: not 0x%02x after a whole discard", what,
+	       dfill);
+	if (zeroes || !parity)
 		CHECKF(discarded >= size, "%s: %" PRIu64 " of %" PRIu64 " bytes discarded", what,
 		       discarded, size);
 	else
@@ -214,17 +235,76 @@ static void run_zeroes(const struct cfg *c, bool zeroes)
 		CHECK(uraid_fail(a, disks[c->ndisks - 1].name, err, sizeof(err)) == 0);
 		CHECK(!uraid_discard_safe(a));
 		discarded = 0;
-		churn(a, shadow, size, width, &rs, 30, what);
-		if (c->level >= 4 && c->level <= 6)
+		churn(a, shadow, size, width, &rs, 30, dfill, what);
+		if (parity)
 			CHECKF(discarded == 0, "%s: degraded array discarded %" PRIu64 " bytes",
 			       what, discarded);
-		else if (zeroes)
+		else
 			CHECK(discarded > 0);
 	}
 	free(shadow);
 	CHECK(uraid_stop(a) == 0);
 out:
 	for (int i = 0; i < c->ndisks; i++)
+		te_disk_close(&disks[i]);
+}
+
+/* raid1 on members whose discards leave different bytes (0xff on one,
+ * zeros on the other): the discard is passed down all the same, as md's
+ * raid1 does, and check counts the copies that differ as mismatches, as
+ * md's does for any range whose copies differ; repair makes them agree. */
+static void raid1_unequal_discard(void)
+{
+	uint64_t discarded = 0;
+	struct te_disk disks[2];
+	memset(disks, 0, sizeof(disks));
+	struct member *mm[2];
+	for (int i = 0; i < 2; i++) {
+		char nm[16];
+		snprintf(nm, sizeof(nm), "u%d", i);
+		te_disk_open(&disks[i], nm, DBYTES);
+		mm[i] = dz_borrow(&disks[i], false, &discarded);
+		((struct dz_borrow *)mm[i])->fill = i ? 0 : 0xff;
+	}
+	struct uraid_create_opts o;
+	memset(&o, 0, sizeof(o));
+	o.level = URAID_LEVEL_RAID1;
+	o.raid_devices = 2;
+	snprintf(o.name, sizeof(o.name), "u");
+	struct uraid_array *a = NULL;
+	char err[256];
+	struct uraid_status st;
+	int rc = uraid_create_members(&o, mm, 2, URAID_NO_SYNC_THREAD, &a, err, sizeof(err));
+	CHECKF(rc == 0, "create: %s", err);
+	if (rc < 0)
+		goto out;
+	CHECK(te_sync_all(a) == 0);
+	uint64_t size = uraid_size(a), rs = 77;
+	uint8_t *buf = malloc(size);
+	t_fill(&rs, buf, size);
+	CHECK(uraid_write(a, buf, size, 0) == 0);
+	CHECK(uraid_discard(a, 1 << 20, 1 << 20) == 0);
+	CHECK(discarded == 2u << 20);
+	CHECK(uraid_write_zeroes(a, 0, 65536, URAID_ZERO_MAY_TRIM) == 0); /* zeros: no discard */
+	CHECK(discarded == 2u << 20);
+	CHECK(uraid_sync_action(a, URAID_SYNC_CHECK, err, sizeof(err)) == 0);
+	CHECK(te_sync_all(a) == 0);
+	CHECK(uraid_status(a, &st) == 0);
+	CHECKF(st.mismatch_cnt >= 2048, "check counted %llu mismatched sectors",
+	       (unsigned long long)st.mismatch_cnt);
+	CHECK(uraid_sync_action(a, URAID_SYNC_REPAIR, err, sizeof(err)) == 0);
+	CHECK(te_sync_all(a) == 0);
+	CHECK(uraid_sync_action(a, URAID_SYNC_CHECK, err, sizeof(err)) == 0);
+	CHECK(te_sync_all(a) == 0);
+	CHECK(uraid_status(a, &st) == 0);
+	CHECKF(st.mismatch_cnt == 0, "after repair: %llu", (unsigned long long)st.mismatch_cnt);
+	memset(buf, 0, 65536);
+	CHECK(uraid_read(a, buf + (1 << 20), 1 << 20, 1 << 20) == 0); /* what the copies agree on */
+	CHECK(te_verify(a, buf, size) == 0);
+	free(buf);
+	CHECK(uraid_stop(a) == 0);
+out:
+	for (int i = 0; i < 2; i++)
 		te_disk_close(&disks[i]);
 }
 
@@ -255,4 +335,5 @@ CASE(raid6, {"raid6", URAID_LEVEL_RAID6, 5, NULL, 64, 0, 11})
 CASE(raid6_cache, {"raid6 stripe cache", URAID_LEVEL_RAID6, 4, "right-symmetric", 32, 32, 12})
 
 TEST_MAIN(T(linear), T(raid0), T(raid1), T(raid10_n2), T(raid10_f2), T(raid10_o2), T(raid4),
-          T(raid5_ls), T(raid5_ra), T(raid5_cache), T(raid6), T(raid6_cache))
+          T(raid5_ls), T(raid5_ra), T(raid5_cache), T(raid6), T(raid6_cache),
+          T(raid1_unequal_discard))

@@ -18,6 +18,12 @@
 
 struct member;
 
+/* cls->zero from uraid_discard: a discard, not a write-zeroes; the range
+ * may read back as anything afterwards where the level passes discards
+ * down (linear, raid0, raid1, raid10). Above the public URAID_ZERO_* bits
+ * (src/engine/api.c asserts they stay apart). */
+#define ENG_ZERO_DISCARD 0x100u
+
 /* The public handle (opaque in include/uraid.h). */
 struct uraid_array {
 	const struct eng_class *cls;
@@ -38,7 +44,8 @@ struct eng_class {
 	int (*read)(struct uraid_array *a, void *buf, size_t len, uint64_t off);
 	int (*write)(struct uraid_array *a, const void *buf, size_t len, uint64_t off);
 	int (*flush)(struct uraid_array *a);
-	/* uraid_write_zeroes (flags checked), uraid_discard_safe. */
+	/* uraid_write_zeroes (flags checked; uraid_discard adds
+	 * ENG_ZERO_DISCARD), uraid_discard_safe. */
 	int (*zero)(struct uraid_array *a, uint64_t off, uint64_t len, unsigned flags);
 	bool (*discard_safe)(struct uraid_array *a);
 	int (*stop)(struct uraid_array *a);  /* clean stop; frees a */

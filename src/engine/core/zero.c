@@ -10,6 +10,10 @@
 int eng_member_zero(struct eng_array *a, int role, uint64_t msec, uint64_t nsec, unsigned mflags)
 {
 	struct eng_member *em = a->mem[a->slot[role]];
+	/* A discard leaves a recorded bad block alone (it rewrites nothing):
+	 * zeros written there clear it, as a write would. */
+	if ((mflags & MEMBER_ZERO_DISCARD) && eng_role_bad(a, role, msec, nsec))
+		mflags &= ~MEMBER_ZERO_DISCARD;
 	int rc = member_write_zeroes(eng_data_member(em), (em->sb.data_offset + msec) * 512,
 	                             nsec * 512, mflags);
 	eng_count_io(a, true, nsec * 512);

@@ -48,8 +48,11 @@ static uint64_t mirror_sync_batch(const struct eng_array *a, enum uraid_sync_act
 }
 
 /* Every writable copy of each mapped piece zeroed on its member (a
- * rebuilding one too: zeros are its data from now on). A copy that fails
- * is failed, as a write error without a bad block log would. */
+ * rebuilding one too: zeros are its data from now on), or for a discard
+ * discarded there as md's raid1/raid10 pass it down (MEMBER_ZERO_DISCARD;
+ * copies on members that do not zero what they discard may then differ,
+ * and check counts them as md's does). A copy that fails is failed, as a
+ * write error without a bad block log would. */
 static int mirror_zero(struct eng_array *a, uint64_t lsec, uint64_t nsec, unsigned mflags)
 {
 	while (nsec) {

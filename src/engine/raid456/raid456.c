@@ -60,6 +60,8 @@ static bool r456_whole_ok(const struct eng_array *a, uint64_t msec, uint64_t n)
 
 static int r456_zero(struct eng_array *a, uint64_t lsec, uint64_t nsec, unsigned mflags)
 {
+	/* Parity needs zeros: a discard is a write-zeroes here. */
+	mflags &= ~MEMBER_ZERO_DISCARD;
 	uint64_t w = eng_stripe_width(a), chunk = a->geo.chunk_sectors;
 	uint64_t head = lsec % w ? w - lsec % w : 0;
 	if (head > nsec)
