@@ -1,10 +1,16 @@
 /* NBD exports as members, through libnbd: one connection per member, many
- * requests in flight on it (libnbd's AIO calls), an event thread per member
- * that drives the connection and fails it when a request outlives its
- * timeout. Requests reach it from member_ioq_run (ops->aio_submit/aio_wait:
- * a batch to several NBD members is in flight on all of them at once, and
- * beside the io_uring requests of local members) or one at a time through
- * the pread/pwrite ops (superblocks, bitmaps).
+ * requests in flight on it (libnbd's AIO calls). The threads that wait for
+ * their requests drive the connection themselves, one at a time (the
+ * poller: it polls the socket, reads every reply there is, wakes the other
+ * waiters whose requests completed and, leaving, hands the socket to one
+ * still waiting), and the poller fails the connection when a request
+ * outlives its timeout. No thread of its own: a reply wakes the thread that
+ * waits for it, not an event thread that then wakes it (one context
+ * switch less per reply: docs/PERFORMANCE.md, "NBD members"). Requests reach it from
+ * member_ioq_run (ops->aio_submit/aio_wait: a batch to several NBD members
+ * is in flight on all of them at once, and beside the io_uring requests of
+ * local members) or one at a time through the pread/pwrite ops
+ * (superblocks, bitmaps).
  *
  * A dead connection (dropped, refused on reconnect, or shut by a timeout)
  * fails every request in flight and every later one with -EIO (-ETIMEDOUT
@@ -39,6 +45,8 @@ int member_open_nbd(const char *uri, unsigned flags, struct member **out, char *
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -76,18 +84,19 @@ struct nbd_batch {
 	int nreq, cap;
 	struct nbd_req *reqs;
 	int flush_err;
+	struct nbd_batch *wnext; /* nm->waiters */
 };
 
 struct nbd_member {
 	struct member m;
 	struct nbd_handle *h;
 	struct nbd_uri uri;
-	pthread_t thread;
-	bool thread_started;
-	int efd;
-	pthread_mutex_t lock; /* pending, dead, stats */
+	int efd;              /* wakes the poller: a request left output for it to send */
+	pthread_mutex_t lock; /* pending, dead, polling, waiters, stats */
 	struct nbd_req *head, *tail;
-	bool stop;
+	bool polling;              /* a waiter drives the socket */
+	struct nbd_batch *waiters; /* batches whose threads sleep on their cv */
+	bool shut;                 /* dead and the socket shut: nothing to drive */
 	bool dead;
 	int dead_err;
 	char dead_why[160];
@@ -169,7 +178,7 @@ static int on_complete(void *user_data, int *error)
 	return 1; /* retire the command */
 }
 
-/* Mark the connection dead (nm->lock held); the event thread shuts it. */
+/* Mark the connection dead (nm->lock held); the poller shuts it. */
 static void set_dead_locked(struct nbd_member *nm, int err, const char *why)
 {
 	if (nm->dead)
@@ -220,10 +229,10 @@ static void issue(struct nbd_member *nm, struct nbd_req *r)
 		pthread_mutex_lock(&nm->lock);
 		finish_locked(nm, r, e ? e : EIO);
 		pthread_mutex_unlock(&nm->lock);
-		wake(nm); /* the event thread looks at the handle's state */
+		wake(nm); /* the poller looks at the handle's state */
 		return;
 	}
-	/* libnbd sent what the socket took in this thread; the event thread
+	/* libnbd sent what the socket took in this thread; the poller
 	 * polls for replies already, and needs waking only for the rest. */
 	if (nbd_aio_get_direction(nm->h) & LIBNBD_AIO_DIRECTION_WRITE)
 		wake(nm);
@@ -245,11 +254,40 @@ static struct nbd_req *add_req(struct nbd_batch *b)
 	return r;
 }
 
+static void drive(struct nbd_member *nm, bool block);
+
+static void unlink_waiter(struct nbd_member *nm, struct nbd_batch *b)
+{
+	for (struct nbd_batch **pp = &nm->waiters; *pp; pp = &(*pp)->wnext)
+		if (*pp == b) {
+			*pp = b->wnext;
+			break;
+		}
+	b->wnext = NULL;
+}
+
+/* Wait for a batch's pieces: drive the socket when no other waiter does,
+ * else sleep until a completion or the poller's hand-over wakes us. */
 static void wait_left(struct nbd_member *nm, struct nbd_batch *b)
 {
 	pthread_mutex_lock(&nm->lock);
-	while (b->left > 0)
+	while (b->left > 0) {
+		if (!nm->polling && !nm->shut) {
+			nm->polling = true;
+			pthread_mutex_unlock(&nm->lock);
+			drive(nm, true);
+			pthread_mutex_lock(&nm->lock);
+			nm->polling = false;
+			continue;
+		}
+		b->wnext = nm->waiters;
+		nm->waiters = b;
 		pthread_cond_wait(&b->cv, &nm->lock);
+		unlink_waiter(nm, b);
+	}
+	/* Leaving: a thread still waiting takes the socket over. */
+	if (!nm->polling && !nm->shut && nm->waiters)
+		pthread_cond_signal(&nm->waiters->cv);
 	pthread_mutex_unlock(&nm->lock);
 }
 
@@ -492,8 +530,23 @@ static int nbd_fd_op(struct member *m)
 static int nbd_check_op(struct member *m, char *why, size_t len)
 {
 	struct nbd_member *nm = nm_of(m);
+	/* An idle member has no poller: look at the socket once, so that a
+	 * server gone (or a request past its timeout) shows without I/O. */
+	pthread_mutex_lock(&nm->lock);
+	bool take = !nm->polling && !nm->shut;
+	if (take)
+		nm->polling = true;
+	pthread_mutex_unlock(&nm->lock);
+	if (take) {
+		drive(nm, false);
+		pthread_mutex_lock(&nm->lock);
+		nm->polling = false;
+		if (!nm->shut && nm->waiters)
+			pthread_cond_signal(&nm->waiters->cv);
+		pthread_mutex_unlock(&nm->lock);
+	}
 	/* The handle knows first when a submitter's write found the socket
-	 * broken; the event thread may not have looked yet. */
+	 * broken; no poller may have looked yet. */
 	bool gone = nbd_aio_is_dead(nm->h) || nbd_aio_is_closed(nm->h);
 	pthread_mutex_lock(&nm->lock);
 	if (gone)
@@ -523,96 +576,75 @@ static void nbd_describe_op(struct member *m, char *buf, size_t len)
 	pthread_mutex_unlock(&nm->lock);
 }
 
-/* The event thread: drives the socket, enforces the request timeout. */
-static void *event_thread(void *arg)
+/* One round of the poller (nm->lock not held): fail the connection when
+ * its oldest request is past its deadline, else poll the socket until it
+ * is ready, a submitter left output to send, or that deadline (!block: not
+ * at all), and let libnbd read the replies (their callbacks wake their
+ * waiters) or see the end of the connection. */
+static void drive(struct nbd_member *nm, bool block)
 {
-	struct nbd_member *nm = arg;
-	bool shut = false;
-	for (;;) {
-		pthread_mutex_lock(&nm->lock);
-		if (nm->stop) {
-			pthread_mutex_unlock(&nm->lock);
-			break;
-		}
-		uint64_t now = now_ns();
-		int wait_ms = 1000;
-		if (nm->head && !nm->dead) {
-			if (now >= nm->head->deadline_ns) {
-				char why[96];
-				snprintf(why, sizeof(why), "a request took longer than %llu s",
-				         (unsigned long long)(nm->timeout_ns / 1000000000u));
-				set_dead_locked(nm, ETIMEDOUT, why);
-			} else {
-				uint64_t d = (nm->head->deadline_ns - now) / 1000000u + 1;
-				if (d < (uint64_t)wait_ms)
-					wait_ms = (int)d;
-			}
-		}
-		bool dead = nm->dead;
-		pthread_mutex_unlock(&nm->lock);
-		struct pollfd p[2] = {{.fd = nm->efd, .events = POLLIN}, {.fd = -1}};
-		int fd = -1;
-		if (!shut && !dead && (nbd_aio_is_dead(nm->h) || nbd_aio_is_closed(nm->h))) {
-			/* A submitter found the socket broken (EPIPE on a write). */
-			pthread_mutex_lock(&nm->lock);
-			set_dead_locked(nm, EIO, "the connection to the server was lost");
-			pthread_mutex_unlock(&nm->lock);
-			shut = true;
-			continue;
-		}
-		if (!shut) {
-			fd = nbd_aio_get_fd(nm->h);
-			if (dead && fd >= 0) {
-				/* Shut the socket: libnbd then sees the end of the
-				 * connection and fails every command in flight. */
-				shutdown(fd, SHUT_RDWR);
-				nbd_aio_notify_read(nm->h);
-				shut = true;
-				continue;
-			}
-		}
-		if (!shut && fd >= 0) {
-			unsigned dir = nbd_aio_get_direction(nm->h);
-			p[1].fd = fd;
-			p[1].events = ((dir & LIBNBD_AIO_DIRECTION_READ) ? POLLIN : 0) |
-			              ((dir & LIBNBD_AIO_DIRECTION_WRITE) ? POLLOUT : 0);
-		}
-		int r = poll(p, 2, wait_ms);
-		if (r < 0 && errno != EINTR)
-			break;
-		if (r <= 0)
-			continue;
-		if (p[0].revents & POLLIN) {
-			uint64_t v;
-			ssize_t k = read(nm->efd, &v, sizeof(v));
-			(void)k;
-		}
-		if (p[1].fd >= 0 && p[1].revents) {
-			if (p[1].revents & (POLLIN | POLLHUP | POLLERR))
-				nbd_aio_notify_read(nm->h);
-			else if (p[1].revents & POLLOUT)
-				nbd_aio_notify_write(nm->h);
-			if (nbd_aio_is_dead(nm->h) || nbd_aio_is_closed(nm->h)) {
-				pthread_mutex_lock(&nm->lock);
-				set_dead_locked(nm, EIO, "the connection to the server was lost");
-				pthread_mutex_unlock(&nm->lock);
-				shut = true;
-			}
+	pthread_mutex_lock(&nm->lock);
+	uint64_t now = now_ns();
+	int wait_ms = 1000;
+	if (nm->head && !nm->dead) {
+		if (now >= nm->head->deadline_ns) {
+			char why[96];
+			snprintf(why, sizeof(why), "a request took longer than %llu s",
+			         (unsigned long long)(nm->timeout_ns / 1000000000u));
+			set_dead_locked(nm, ETIMEDOUT, why);
+		} else {
+			uint64_t d = (nm->head->deadline_ns - now) / 1000000u + 1;
+			if (d < (uint64_t)wait_ms)
+				wait_ms = (int)d;
 		}
 	}
-	return NULL;
+	bool dead = nm->dead;
+	pthread_mutex_unlock(&nm->lock);
+	int fd = nbd_aio_get_fd(nm->h);
+	bool gone = nbd_aio_is_dead(nm->h) || nbd_aio_is_closed(nm->h);
+	if (dead || gone || fd < 0) {
+		/* Shut the socket: libnbd then sees the end of the connection
+		 * and fails every command in flight (a handle already dead
+		 * has failed them). */
+		if (!gone && fd >= 0) {
+			shutdown(fd, SHUT_RDWR);
+			nbd_aio_notify_read(nm->h);
+		}
+		pthread_mutex_lock(&nm->lock);
+		set_dead_locked(nm, EIO, "the connection to the server was lost");
+		nm->shut = true;
+		pthread_mutex_unlock(&nm->lock);
+		return;
+	}
+	unsigned dir = nbd_aio_get_direction(nm->h);
+	struct pollfd p[2] = {
+	    {.fd = nm->efd, .events = POLLIN},
+	    {.fd = fd,
+	     .events = (short)(((dir & LIBNBD_AIO_DIRECTION_READ) ? POLLIN : 0) |
+	                       ((dir & LIBNBD_AIO_DIRECTION_WRITE) ? POLLOUT : 0))}};
+	int r = poll(p, 2, block ? wait_ms : 0);
+	if (r <= 0)
+		return; /* the deadline, or EINTR: look again */
+	if (p[0].revents & POLLIN) {
+		uint64_t v;
+		ssize_t k = read(nm->efd, &v, sizeof(v));
+		(void)k;
+	}
+	if (p[1].revents & (POLLIN | POLLHUP | POLLERR))
+		nbd_aio_notify_read(nm->h);
+	else if (p[1].revents & POLLOUT)
+		nbd_aio_notify_write(nm->h);
+	if (nbd_aio_is_dead(nm->h) || nbd_aio_is_closed(nm->h)) {
+		pthread_mutex_lock(&nm->lock);
+		set_dead_locked(nm, EIO, "the connection to the server was lost");
+		nm->shut = true;
+		pthread_mutex_unlock(&nm->lock);
+	}
 }
 
 static void nbd_close_op(struct member *m)
 {
 	struct nbd_member *nm = nm_of(m);
-	if (nm->thread_started) {
-		pthread_mutex_lock(&nm->lock);
-		nm->stop = true;
-		pthread_mutex_unlock(&nm->lock);
-		wake(nm);
-		pthread_join(nm->thread, NULL);
-	}
 	if (nm->h) {
 		pthread_mutex_lock(&nm->lock);
 		bool dead = nm->dead;
@@ -656,6 +688,15 @@ static unsigned timeout_of(const struct nbd_uri *u)
 			return (unsigned)v;
 	}
 	return NBD_DEFAULT_TIMEOUT_S;
+}
+
+/* Requests are small and answered at once: no Nagle delay on TCP (the
+ * call fails harmlessly on a Unix socket). */
+static void set_nodelay(struct nbd_member *nm)
+{
+	int fd = nbd_aio_get_fd(nm->h), one = 1;
+	if (fd >= 0)
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
 /* Connect within the timeout (a server that accepts and never answers must
@@ -769,11 +810,7 @@ int member_open_nbd(const char *uri, unsigned flags, struct member **out, char *
 		errmsg(err, errlen, rc, "%s: eventfd: %s", uri, strerror(-rc));
 		goto fail;
 	}
-	if (pthread_create(&nm->thread, NULL, event_thread, nm) != 0) {
-		rc = errmsg(err, errlen, -EAGAIN, "%s: cannot start its event thread", uri);
-		goto fail;
-	}
-	nm->thread_started = true;
+	set_nodelay(nm);
 	*out = &nm->m;
 	return 0;
 fail:
