@@ -97,6 +97,11 @@ struct nbd_member {
 	bool polling;              /* a waiter drives the socket */
 	struct nbd_batch *waiters; /* batches whose threads sleep on their cv */
 	bool shut;                 /* dead and the socket shut: nothing to drive */
+	/* Since when waiters have driven the socket without a break: a
+	 * request counts as late only after a full timeout of that, so that
+	 * one nobody drove (its thread waited on another member) is not. */
+	bool driven;
+	uint64_t driven_since;
 	bool dead;
 	int dead_err;
 	char dead_why[160];
@@ -274,6 +279,10 @@ static void wait_left(struct nbd_member *nm, struct nbd_batch *b)
 	while (b->left > 0) {
 		if (!nm->polling && !nm->shut) {
 			nm->polling = true;
+			if (!nm->driven) {
+				nm->driven = true;
+				nm->driven_since = now_ns();
+			}
 			pthread_mutex_unlock(&nm->lock);
 			drive(nm, true);
 			pthread_mutex_lock(&nm->lock);
@@ -288,6 +297,8 @@ static void wait_left(struct nbd_member *nm, struct nbd_batch *b)
 	/* Leaving: a thread still waiting takes the socket over. */
 	if (!nm->polling && !nm->shut && nm->waiters)
 		pthread_cond_signal(&nm->waiters->cv);
+	if (!nm->polling && !nm->waiters)
+		nm->driven = false;
 	pthread_mutex_unlock(&nm->lock);
 }
 
@@ -576,32 +587,37 @@ static void nbd_describe_op(struct member *m, char *buf, size_t len)
 	pthread_mutex_unlock(&nm->lock);
 }
 
-/* One round of the poller (nm->lock not held): fail the connection when
- * its oldest request is past its deadline, else poll the socket until it
- * is ready, a submitter left output to send, or that deadline (!block: not
- * at all), and let libnbd read the replies (their callbacks wake their
- * waiters) or see the end of the connection. */
+/* One round of the poller (nm->lock not held): poll the socket until it is
+ * ready, a submitter left output to send, or the oldest request's deadline
+ * (!block: not at all), and let libnbd read the replies (their callbacks
+ * wake their waiters) or see the end of the connection. A request is late
+ * only when its reply is still missing after that and the socket has been
+ * driven for a whole timeout: a reply that waited in the socket, or a
+ * request libnbd could not send yet, while nobody polled (its thread waited
+ * on another member first) is not. A late request marks the connection
+ * dead; the next round shuts the socket, which fails every command in
+ * flight. */
+/* When the oldest request becomes late (nm->lock held, nm->head set). */
+static uint64_t late_at(const struct nbd_member *nm)
+{
+	uint64_t d = nm->head->deadline_ns, g = nm->driven_since + nm->timeout_ns;
+	return d > g ? d : g;
+}
+
 static void drive(struct nbd_member *nm, bool block)
 {
+	int fd = nbd_aio_get_fd(nm->h);
+	bool gone = nbd_aio_is_dead(nm->h) || nbd_aio_is_closed(nm->h);
 	pthread_mutex_lock(&nm->lock);
-	uint64_t now = now_ns();
 	int wait_ms = 1000;
-	if (nm->head && !nm->dead) {
-		if (now >= nm->head->deadline_ns) {
-			char why[96];
-			snprintf(why, sizeof(why), "a request took longer than %llu s",
-			         (unsigned long long)(nm->timeout_ns / 1000000000u));
-			set_dead_locked(nm, ETIMEDOUT, why);
-		} else {
-			uint64_t d = (nm->head->deadline_ns - now) / 1000000u + 1;
-			if (d < (uint64_t)wait_ms)
-				wait_ms = (int)d;
-		}
+	if (nm->head && nm->driven) {
+		uint64_t now = now_ns(), due = late_at(nm);
+		uint64_t d = due > now ? (due - now) / 1000000u + 1 : 0;
+		if (d < (uint64_t)wait_ms)
+			wait_ms = (int)d;
 	}
 	bool dead = nm->dead;
 	pthread_mutex_unlock(&nm->lock);
-	int fd = nbd_aio_get_fd(nm->h);
-	bool gone = nbd_aio_is_dead(nm->h) || nbd_aio_is_closed(nm->h);
 	if (dead || gone || fd < 0) {
 		/* Shut the socket: libnbd then sees the end of the connection
 		 * and fails every command in flight (a handle already dead
@@ -623,23 +639,29 @@ static void drive(struct nbd_member *nm, bool block)
 	     .events = (short)(((dir & LIBNBD_AIO_DIRECTION_READ) ? POLLIN : 0) |
 	                       ((dir & LIBNBD_AIO_DIRECTION_WRITE) ? POLLOUT : 0))}};
 	int r = poll(p, 2, block ? wait_ms : 0);
-	if (r <= 0)
-		return; /* the deadline, or EINTR: look again */
-	if (p[0].revents & POLLIN) {
-		uint64_t v;
-		ssize_t k = read(nm->efd, &v, sizeof(v));
-		(void)k;
+	if (r > 0) {
+		if (p[0].revents & POLLIN) {
+			uint64_t v;
+			ssize_t k = read(nm->efd, &v, sizeof(v));
+			(void)k;
+		}
+		if (p[1].revents & (POLLIN | POLLHUP | POLLERR))
+			nbd_aio_notify_read(nm->h);
+		else if (p[1].revents & POLLOUT)
+			nbd_aio_notify_write(nm->h);
 	}
-	if (p[1].revents & (POLLIN | POLLHUP | POLLERR))
-		nbd_aio_notify_read(nm->h);
-	else if (p[1].revents & POLLOUT)
-		nbd_aio_notify_write(nm->h);
-	if (nbd_aio_is_dead(nm->h) || nbd_aio_is_closed(nm->h)) {
-		pthread_mutex_lock(&nm->lock);
+	gone = nbd_aio_is_dead(nm->h) || nbd_aio_is_closed(nm->h);
+	pthread_mutex_lock(&nm->lock);
+	if (gone) {
 		set_dead_locked(nm, EIO, "the connection to the server was lost");
 		nm->shut = true;
-		pthread_mutex_unlock(&nm->lock);
+	} else if (nm->head && nm->driven && !nm->dead && now_ns() >= late_at(nm)) {
+		char why[96];
+		snprintf(why, sizeof(why), "a request took longer than %llu s",
+		         (unsigned long long)(nm->timeout_ns / 1000000000u));
+		set_dead_locked(nm, ETIMEDOUT, why);
 	}
+	pthread_mutex_unlock(&nm->lock);
 }
 
 static void nbd_close_op(struct member *m)

@@ -11,7 +11,9 @@
  * certificates (nbds://, a CA, server and client certificates made with
  * openssl), a client trusting another CA refused naming the verification;
  * several threads with batches in flight on one member at once (the
- * waiters take turns driving its socket) each reading back what it wrote. */
+ * waiters take turns driving its socket) each reading back what it wrote;
+ * a healthy member whose socket nobody drove while the queue waited on a
+ * stalled one not failed for it. */
 #include "test_member_common.h"
 #include "member/nbd_uri.h"
 
@@ -595,5 +597,49 @@ static void tls_certificates(void)
 	CHECK(system(cmd) == 0);
 }
 
+/* One batch to a stalled member and a healthy one (both timeout=1): the
+ * queue waits on the stalled one first, for longer than the timeout, while
+ * nobody drives the healthy one's socket (a 3 MiB write left half sent, its
+ * reply then). The stalled member fails; the healthy one's write completes
+ * and the member stays up: time its socket was not driven is not counted. */
+static void undriven_is_not_late(void)
+{
+	if (!have_nbdkit())
+		return;
+	char s1[128], s2[128], u1[300], u2[300], err[256] = "";
+	tm_path(s1, sizeof(s1), "nbd-f.sock");
+	tm_path(s2, sizeof(s2), "nbd-g.sock");
+	const char *f[] = {"rdelay=3", NULL};
+	pid_t slow = server(s1, NULL, "--filter=delay", f);
+	pid_t fast = server(s2, NULL, NULL, NULL);
+	CHECK(slow > 0 && fast > 0);
+	snprintf(u1, sizeof(u1), "nbd+unix:///?socket=%s&timeout=1", s1);
+	snprintf(u2, sizeof(u2), "nbd+unix:///?socket=%s&timeout=1", s2);
+	struct member *ms = open_uri(u1), *mf = open_uri(u2);
+	struct member_ioq *q = NULL;
+	size_t big = 3u << 20;
+	unsigned char *wb = malloc(big), rb[4096];
+	if (ms && mf && wb && member_ioq_open(0, &q) == 0) {
+		memset(wb, 0x6e, big);
+		struct member_io io[2] = {
+		    {.m = ms, .op = MEMBER_OP_READ, .buf = rb, .len = sizeof(rb), .off = 0},
+		    {.m = mf, .op = MEMBER_OP_WRITE, .buf = wb, .len = big, .off = 0}};
+		member_ioq_run(q, io, 2);
+		CHECKF(io[0].result == -ETIMEDOUT, "stalled member: %zd", io[0].result);
+		CHECKF(member_io_done(&io[1]), "healthy member's write: %zd", io[1].result);
+		CHECKF(member_check(mf, err, sizeof(err)) == 0, "healthy member: %s", err);
+		member_ioq_close(q);
+	}
+	free(wb);
+	if (ms)
+		member_close(ms);
+	if (mf)
+		member_close(mf);
+	stop(slow);
+	stop(fast);
+	unlink(s1);
+	unlink(s2);
+}
+
 TEST_MAIN(T(uri_table), T(io_and_batches), T(min_block_4096), T(slow_and_dead_servers), T(tls_psk),
-          T(threads_share_member), T(tls_certificates))
+          T(threads_share_member), T(tls_certificates), T(undriven_is_not_late))
