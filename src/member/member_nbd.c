@@ -1,10 +1,16 @@
 /* NBD exports as members, through libnbd: one connection per member, many
- * requests in flight on it (libnbd's AIO calls), an event thread per member
- * that drives the connection and fails it when a request outlives its
- * timeout. Requests reach it from member_ioq_run (ops->aio_submit/aio_wait:
- * a batch to several NBD members is in flight on all of them at once, and
- * beside the io_uring requests of local members) or one at a time through
- * the pread/pwrite ops (superblocks, bitmaps).
+ * requests in flight on it (libnbd's AIO calls). The threads that wait for
+ * their requests drive the connection themselves, one at a time (the
+ * poller: it polls the socket, reads every reply there is, wakes the other
+ * waiters whose requests completed and, leaving, hands the socket to one
+ * still waiting), and the poller fails the connection when a request
+ * outlives its timeout. No thread of its own: a reply wakes the thread that
+ * waits for it, not an event thread that then wakes it (one context
+ * switch less per reply: docs/PERFORMANCE.md, "NBD members"). Requests reach it from
+ * member_ioq_run (ops->aio_submit/aio_wait: a batch to several NBD members
+ * is in flight on all of them at once, and beside the io_uring requests of
+ * local members) or one at a time through the pread/pwrite ops
+ * (superblocks, bitmaps).
  *
  * A dead connection (dropped, refused on reconnect, or shut by a timeout)
  * fails every request in flight and every later one with -EIO (-ETIMEDOUT
@@ -31,6 +37,8 @@ int member_open_nbd(const char *uri, unsigned flags, struct member **out, char *
 	return errmsg(err, errlen, -EOPNOTSUPP, "%s: uraid was built without libnbd", uri);
 }
 #else
+#include "member/member_nbd_int.h"
+
 #include <libnbd.h>
 #include <poll.h>
 #include <pwd.h>
@@ -39,72 +47,11 @@ int member_open_nbd(const char *uri, unsigned flags, struct member **out, char *
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-
-#define NBD_DEFAULT_TIMEOUT_S 30
-/* One NBD request carries at most this much (libnbd refuses more than 64 MiB). */
-#define NBD_PIECE_MAX         (32u << 20)
-
-enum nreq_op { NREQ_READ, NREQ_WRITE, NREQ_FLUSH, NREQ_ZERO };
-
-struct nbd_member;
-struct nbd_batch;
-
-struct nbd_req {
-	struct nbd_batch *b;
-	struct member_io *io; /* whose result this piece sets (NULL: the batch's) */
-	enum nreq_op op;
-	void *buf;
-	uint64_t off, len;
-	uint32_t flags; /* LIBNBD_CMD_FLAG_* */
-	uint64_t start_ns, deadline_ns;
-	struct nbd_req *prev, *next; /* nm->pending, oldest first */
-	bool linked;
-	int err; /* positive errno */
-};
-
-struct nbd_batch {
-	struct nbd_member *nm;
-	pthread_cond_t cv;
-	int left; /* pieces in flight */
-	int nflush;
-	bool fua_flush; /* a FUA write needs a flush after it (server without FUA) */
-	struct member_io **ios;
-	int nios;
-	int nreq, cap;
-	struct nbd_req *reqs;
-	int flush_err;
-};
-
-struct nbd_member {
-	struct member m;
-	struct nbd_handle *h;
-	struct nbd_uri uri;
-	pthread_t thread;
-	bool thread_started;
-	int efd;
-	pthread_mutex_t lock; /* pending, dead, stats */
-	struct nbd_req *head, *tail;
-	bool stop;
-	bool dead;
-	int dead_err;
-	char dead_why[160];
-	uint64_t timeout_ns;
-	uint32_t min_block, pref_block, max_piece;
-	bool can_fua, can_flush, can_zero, can_trim;
-	/* statistics */
-	uint64_t nreq, nerr, lat_sum_ns, lat_max_ns, lat_ewma_ns;
-	pthread_mutex_t rmw_lock; /* unaligned writes: read-modify-write */
-};
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static struct nbd_member *nm_of(struct member *m)
 {
@@ -138,7 +85,7 @@ static void unlink_req(struct nbd_member *nm, struct nbd_req *r)
 static void finish_locked(struct nbd_member *nm, struct nbd_req *r, int err)
 {
 	unlink_req(nm, r);
-	uint64_t lat = now_ns() - r->start_ns;
+	uint64_t lat = nbd_now_ns() - r->start_ns;
 	nm->nreq++;
 	nm->lat_sum_ns += lat;
 	if (lat > nm->lat_max_ns)
@@ -169,7 +116,7 @@ static int on_complete(void *user_data, int *error)
 	return 1; /* retire the command */
 }
 
-/* Mark the connection dead (nm->lock held); the event thread shuts it. */
+/* Mark the connection dead (nm->lock held); the poller shuts it. */
 static void set_dead_locked(struct nbd_member *nm, int err, const char *why)
 {
 	if (nm->dead)
@@ -184,7 +131,7 @@ static void set_dead_locked(struct nbd_member *nm, int err, const char *why)
 static void issue(struct nbd_member *nm, struct nbd_req *r)
 {
 	pthread_mutex_lock(&nm->lock);
-	r->start_ns = now_ns();
+	r->start_ns = nbd_now_ns();
 	r->deadline_ns = r->start_ns + nm->timeout_ns;
 	bool dead = nm->dead;
 	if (!dead) {
@@ -220,10 +167,10 @@ static void issue(struct nbd_member *nm, struct nbd_req *r)
 		pthread_mutex_lock(&nm->lock);
 		finish_locked(nm, r, e ? e : EIO);
 		pthread_mutex_unlock(&nm->lock);
-		wake(nm); /* the event thread looks at the handle's state */
+		wake(nm); /* the poller looks at the handle's state */
 		return;
 	}
-	/* libnbd sent what the socket took in this thread; the event thread
+	/* libnbd sent what the socket took in this thread; the poller
 	 * polls for replies already, and needs waking only for the rest. */
 	if (nbd_aio_get_direction(nm->h) & LIBNBD_AIO_DIRECTION_WRITE)
 		wake(nm);
@@ -245,11 +192,46 @@ static struct nbd_req *add_req(struct nbd_batch *b)
 	return r;
 }
 
+static void drive(struct nbd_member *nm, bool block);
+
+static void unlink_waiter(struct nbd_member *nm, struct nbd_batch *b)
+{
+	for (struct nbd_batch **pp = &nm->waiters; *pp; pp = &(*pp)->wnext)
+		if (*pp == b) {
+			*pp = b->wnext;
+			break;
+		}
+	b->wnext = NULL;
+}
+
+/* Wait for a batch's pieces: drive the socket when no other waiter does,
+ * else sleep until a completion or the poller's hand-over wakes us. */
 static void wait_left(struct nbd_member *nm, struct nbd_batch *b)
 {
 	pthread_mutex_lock(&nm->lock);
-	while (b->left > 0)
+	while (b->left > 0) {
+		if (!nm->polling && !nm->shut) {
+			nm->polling = true;
+			if (!nm->driven) {
+				nm->driven = true;
+				nm->driven_since = nbd_now_ns();
+			}
+			pthread_mutex_unlock(&nm->lock);
+			drive(nm, true);
+			pthread_mutex_lock(&nm->lock);
+			nm->polling = false;
+			continue;
+		}
+		b->wnext = nm->waiters;
+		nm->waiters = b;
 		pthread_cond_wait(&b->cv, &nm->lock);
+		unlink_waiter(nm, b);
+	}
+	/* Leaving: a thread still waiting takes the socket over. */
+	if (!nm->polling && !nm->shut && nm->waiters)
+		pthread_cond_signal(&nm->waiters->cv);
+	if (!nm->polling && !nm->waiters)
+		nm->driven = false;
 	pthread_mutex_unlock(&nm->lock);
 }
 
@@ -492,8 +474,23 @@ static int nbd_fd_op(struct member *m)
 static int nbd_check_op(struct member *m, char *why, size_t len)
 {
 	struct nbd_member *nm = nm_of(m);
+	/* An idle member has no poller: look at the socket once, so that a
+	 * server gone (or a request past its timeout) shows without I/O. */
+	pthread_mutex_lock(&nm->lock);
+	bool take = !nm->polling && !nm->shut;
+	if (take)
+		nm->polling = true;
+	pthread_mutex_unlock(&nm->lock);
+	if (take) {
+		drive(nm, false);
+		pthread_mutex_lock(&nm->lock);
+		nm->polling = false;
+		if (!nm->shut && nm->waiters)
+			pthread_cond_signal(&nm->waiters->cv);
+		pthread_mutex_unlock(&nm->lock);
+	}
 	/* The handle knows first when a submitter's write found the socket
-	 * broken; the event thread may not have looked yet. */
+	 * broken; no poller may have looked yet. */
 	bool gone = nbd_aio_is_dead(nm->h) || nbd_aio_is_closed(nm->h);
 	pthread_mutex_lock(&nm->lock);
 	if (gone)
@@ -523,96 +520,86 @@ static void nbd_describe_op(struct member *m, char *buf, size_t len)
 	pthread_mutex_unlock(&nm->lock);
 }
 
-/* The event thread: drives the socket, enforces the request timeout. */
-static void *event_thread(void *arg)
+/* One round of the poller (nm->lock not held): poll the socket until it is
+ * ready, a submitter left output to send, or the oldest request's deadline
+ * (!block: not at all), and let libnbd read the replies (their callbacks
+ * wake their waiters) or see the end of the connection. A request is late
+ * only when its reply is still missing after that and the socket has been
+ * driven for a whole timeout: a reply that waited in the socket, or a
+ * request libnbd could not send yet, while nobody polled (its thread waited
+ * on another member first) is not. A late request marks the connection
+ * dead; the next round shuts the socket, which fails every command in
+ * flight. */
+/* When the oldest request becomes late (nm->lock held, nm->head set). */
+static uint64_t late_at(const struct nbd_member *nm)
 {
-	struct nbd_member *nm = arg;
-	bool shut = false;
-	for (;;) {
+	uint64_t d = nm->head->deadline_ns, g = nm->driven_since + nm->timeout_ns;
+	return d > g ? d : g;
+}
+
+static void drive(struct nbd_member *nm, bool block)
+{
+	int fd = nbd_aio_get_fd(nm->h);
+	bool gone = nbd_aio_is_dead(nm->h) || nbd_aio_is_closed(nm->h);
+	pthread_mutex_lock(&nm->lock);
+	int wait_ms = 1000;
+	if (nm->head && nm->driven) {
+		uint64_t now = nbd_now_ns(), due = late_at(nm);
+		uint64_t d = due > now ? (due - now) / 1000000u + 1 : 0;
+		if (d < (uint64_t)wait_ms)
+			wait_ms = (int)d;
+	}
+	bool dead = nm->dead;
+	pthread_mutex_unlock(&nm->lock);
+	if (dead || gone || fd < 0) {
+		/* Shut the socket: libnbd then sees the end of the connection
+		 * and fails every command in flight (a handle already dead
+		 * has failed them). */
+		if (!gone && fd >= 0) {
+			shutdown(fd, SHUT_RDWR);
+			nbd_aio_notify_read(nm->h);
+		}
 		pthread_mutex_lock(&nm->lock);
-		if (nm->stop) {
-			pthread_mutex_unlock(&nm->lock);
-			break;
-		}
-		uint64_t now = now_ns();
-		int wait_ms = 1000;
-		if (nm->head && !nm->dead) {
-			if (now >= nm->head->deadline_ns) {
-				char why[96];
-				snprintf(why, sizeof(why), "a request took longer than %llu s",
-				         (unsigned long long)(nm->timeout_ns / 1000000000u));
-				set_dead_locked(nm, ETIMEDOUT, why);
-			} else {
-				uint64_t d = (nm->head->deadline_ns - now) / 1000000u + 1;
-				if (d < (uint64_t)wait_ms)
-					wait_ms = (int)d;
-			}
-		}
-		bool dead = nm->dead;
+		set_dead_locked(nm, EIO, "the connection to the server was lost");
+		nm->shut = true;
 		pthread_mutex_unlock(&nm->lock);
-		struct pollfd p[2] = {{.fd = nm->efd, .events = POLLIN}, {.fd = -1}};
-		int fd = -1;
-		if (!shut && !dead && (nbd_aio_is_dead(nm->h) || nbd_aio_is_closed(nm->h))) {
-			/* A submitter found the socket broken (EPIPE on a write). */
-			pthread_mutex_lock(&nm->lock);
-			set_dead_locked(nm, EIO, "the connection to the server was lost");
-			pthread_mutex_unlock(&nm->lock);
-			shut = true;
-			continue;
-		}
-		if (!shut) {
-			fd = nbd_aio_get_fd(nm->h);
-			if (dead && fd >= 0) {
-				/* Shut the socket: libnbd then sees the end of the
-				 * connection and fails every command in flight. */
-				shutdown(fd, SHUT_RDWR);
-				nbd_aio_notify_read(nm->h);
-				shut = true;
-				continue;
-			}
-		}
-		if (!shut && fd >= 0) {
-			unsigned dir = nbd_aio_get_direction(nm->h);
-			p[1].fd = fd;
-			p[1].events = ((dir & LIBNBD_AIO_DIRECTION_READ) ? POLLIN : 0) |
-			              ((dir & LIBNBD_AIO_DIRECTION_WRITE) ? POLLOUT : 0);
-		}
-		int r = poll(p, 2, wait_ms);
-		if (r < 0 && errno != EINTR)
-			break;
-		if (r <= 0)
-			continue;
+		return;
+	}
+	unsigned dir = nbd_aio_get_direction(nm->h);
+	struct pollfd p[2] = {
+	    {.fd = nm->efd, .events = POLLIN},
+	    {.fd = fd,
+	     .events = (short)(((dir & LIBNBD_AIO_DIRECTION_READ) ? POLLIN : 0) |
+	                       ((dir & LIBNBD_AIO_DIRECTION_WRITE) ? POLLOUT : 0))}};
+	int r = poll(p, 2, block ? wait_ms : 0);
+	if (r > 0) {
 		if (p[0].revents & POLLIN) {
 			uint64_t v;
 			ssize_t k = read(nm->efd, &v, sizeof(v));
 			(void)k;
 		}
-		if (p[1].fd >= 0 && p[1].revents) {
-			if (p[1].revents & (POLLIN | POLLHUP | POLLERR))
-				nbd_aio_notify_read(nm->h);
-			else if (p[1].revents & POLLOUT)
-				nbd_aio_notify_write(nm->h);
-			if (nbd_aio_is_dead(nm->h) || nbd_aio_is_closed(nm->h)) {
-				pthread_mutex_lock(&nm->lock);
-				set_dead_locked(nm, EIO, "the connection to the server was lost");
-				pthread_mutex_unlock(&nm->lock);
-				shut = true;
-			}
-		}
+		if (p[1].revents & (POLLIN | POLLHUP | POLLERR))
+			nbd_aio_notify_read(nm->h);
+		else if (p[1].revents & POLLOUT)
+			nbd_aio_notify_write(nm->h);
 	}
-	return NULL;
+	gone = nbd_aio_is_dead(nm->h) || nbd_aio_is_closed(nm->h);
+	pthread_mutex_lock(&nm->lock);
+	if (gone) {
+		set_dead_locked(nm, EIO, "the connection to the server was lost");
+		nm->shut = true;
+	} else if (nm->head && nm->driven && !nm->dead && nbd_now_ns() >= late_at(nm)) {
+		char why[96];
+		snprintf(why, sizeof(why), "a request took longer than %llu s",
+		         (unsigned long long)(nm->timeout_ns / 1000000000u));
+		set_dead_locked(nm, ETIMEDOUT, why);
+	}
+	pthread_mutex_unlock(&nm->lock);
 }
 
 static void nbd_close_op(struct member *m)
 {
 	struct nbd_member *nm = nm_of(m);
-	if (nm->thread_started) {
-		pthread_mutex_lock(&nm->lock);
-		nm->stop = true;
-		pthread_mutex_unlock(&nm->lock);
-		wake(nm);
-		pthread_join(nm->thread, NULL);
-	}
 	if (nm->h) {
 		pthread_mutex_lock(&nm->lock);
 		bool dead = nm->dead;
@@ -628,7 +615,7 @@ static void nbd_close_op(struct member *m)
 	free(nm);
 }
 
-static const struct member_ops nbd_ops = {
+const struct member_ops nbd_member_ops = {
     .kind = "nbd",
     .pread = nbd_pread_op,
     .pwrite = nbd_pwrite_op,
@@ -642,150 +629,4 @@ static const struct member_ops nbd_ops = {
     .describe = nbd_describe_op,
 };
 
-/* Default timeout: timeout= in the URI, else URAID_NBD_MEMBER_TIMEOUT (seconds),
- * else 30 s. */
-static unsigned timeout_of(const struct nbd_uri *u)
-{
-	if (u->timeout_s)
-		return u->timeout_s;
-	const char *env = getenv("URAID_NBD_MEMBER_TIMEOUT");
-	if (env) {
-		char *end;
-		long v = strtol(env, &end, 10);
-		if (*env && !*end && v > 0 && v <= NBD_URI_TIMEOUT_MAX)
-			return (unsigned)v;
-	}
-	return NBD_DEFAULT_TIMEOUT_S;
-}
-
-/* Connect within the timeout (a server that accepts and never answers must
- * not hang the open). */
-static int connect_timed(struct nbd_member *nm, char *err, size_t errlen)
-{
-	const char *u = nm->m.name;
-	if (nbd_aio_connect_uri(nm->h, nm->uri.connect) < 0)
-		return errmsg(err, errlen, -ECONNREFUSED, "%s: cannot connect: %s", u,
-		              nbd_get_error());
-	uint64_t deadline = now_ns() + nm->timeout_ns;
-	while (nbd_aio_is_connecting(nm->h)) {
-		uint64_t now = now_ns();
-		if (now >= deadline)
-			return errmsg(err, errlen, -ETIMEDOUT,
-			              "%s: the server did not finish the handshake in %llu s", u,
-			              (unsigned long long)(nm->timeout_ns / 1000000000u));
-		int ms = (int)((deadline - now) / 1000000u) + 1;
-		if (nbd_poll(nm->h, ms > 1000 ? 1000 : ms) < 0)
-			break;
-	}
-	if (!nbd_aio_is_ready(nm->h)) {
-		const char *e = nbd_get_error();
-		return errmsg(err, errlen, -ECONNREFUSED, "%s: cannot connect: %s", u,
-		              e ? e : "the server closed the connection");
-	}
-	return 0;
-}
-
-int member_open_nbd(const char *uri, unsigned flags, struct member **out, char *err, size_t errlen)
-{
-	if (!out)
-		return errmsg(err, errlen, -EINVAL, "member_open_nbd: no result pointer");
-	*out = NULL;
-	struct nbd_member *nm = calloc(1, sizeof(*nm));
-	if (!nm)
-		return errmsg(err, errlen, -ENOMEM, "out of memory");
-	nm->efd = -1;
-	pthread_mutex_init(&nm->lock, NULL);
-	pthread_mutex_init(&nm->rmw_lock, NULL);
-	nm->m.ops = &nbd_ops;
-	nm->m.priv = nm;
-	nm->m.dio_align = 1;
-	nm->m.mem_align = 1;
-	member_set_name(&nm->m, uri);
-	char e[200];
-	int rc = nbd_uri_parse(uri, &nm->uri, e, sizeof(e));
-	if (rc < 0) {
-		errmsg(err, errlen, rc, "%s: bad NBD URI: %s", uri, e);
-		goto fail;
-	}
-	if (strlen(uri) >= sizeof(nm->m.name)) {
-		rc = errmsg(err, errlen, -EINVAL, "%s: URI too long for a member name (%zu bytes)",
-		            uri, sizeof(nm->m.name) - 1);
-		goto fail;
-	}
-	nm->timeout_ns = (uint64_t)timeout_of(&nm->uri) * 1000000000u;
-	nm->h = nbd_create();
-	if (!nm->h) {
-		rc = errmsg(err, errlen, -ENOMEM, "%s: nbd_create: %s", uri, nbd_get_error());
-		goto fail;
-	}
-	/* Files a URI may name: TLS keys and certificates (nbd_uri.h lets
-	 * through no other parameter that reads one). */
-	nbd_set_uri_allow_local_file(nm->h, nm->uri.tls);
-	if (nm->uri.tls && !nm->uri.user[0]) {
-		/* libnbd would ask getlogin_r, which a daemon has no answer for */
-		char pwbuf[1024];
-		struct passwd pw, *pp = NULL;
-		if (getpwuid_r(geteuid(), &pw, pwbuf, sizeof(pwbuf), &pp) == 0 && pp)
-			nbd_set_tls_username(nm->h, pp->pw_name);
-	}
-	nbd_set_request_block_size(nm->h, true);
-	if ((rc = connect_timed(nm, err, errlen)) < 0)
-		goto fail;
-	int64_t size = nbd_get_size(nm->h);
-	if (size <= 0) {
-		rc = errmsg(err, errlen, -EIO, "%s: the export has no size", uri);
-		goto fail;
-	}
-	bool ro = nbd_is_read_only(nm->h) == 1;
-	if (ro && !(flags & MEMBER_RDONLY)) {
-		rc = errmsg(err, errlen, -EROFS, "%s: the server exports it read-only", uri);
-		goto fail;
-	}
-	int64_t minb = nbd_get_block_size(nm->h, LIBNBD_SIZE_MINIMUM);
-	int64_t prefb = nbd_get_block_size(nm->h, LIBNBD_SIZE_PREFERRED);
-	int64_t maxb = nbd_get_block_size(nm->h, LIBNBD_SIZE_MAXIMUM);
-	nm->min_block = minb > 0 ? (uint32_t)minb : 1;
-	nm->pref_block = prefb > 0 ? (uint32_t)prefb : 4096;
-	nm->max_piece = maxb > 0 && maxb < NBD_PIECE_MAX ? (uint32_t)maxb : NBD_PIECE_MAX;
-	if (nm->min_block > 4096 || (nm->min_block & (nm->min_block - 1)) ||
-	    nm->max_piece < nm->min_block) {
-		rc = errmsg(err, errlen, -EINVAL,
-		            "%s: the server's block sizes (minimum %u, maximum %u) do not suit "
-		            "md (a power of two up to 4096)",
-		            uri, nm->min_block, nm->max_piece);
-		goto fail;
-	}
-	nm->max_piece -= nm->max_piece % nm->min_block;
-	nm->can_fua = nbd_can_fua(nm->h) == 1;
-	nm->can_flush = nbd_can_flush(nm->h) == 1;
-	nm->can_zero = nbd_can_zero(nm->h) == 1;
-	nm->can_trim = nbd_can_trim(nm->h) == 1;
-	nm->m.size = (uint64_t)size / 512 * 512;
-	nm->m.logical_block = nm->min_block > 512 ? nm->min_block : 512;
-	nm->m.readonly = flags & MEMBER_RDONLY;
-	nm->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (nm->efd < 0) {
-		rc = -errno;
-		errmsg(err, errlen, rc, "%s: eventfd: %s", uri, strerror(-rc));
-		goto fail;
-	}
-	if (pthread_create(&nm->thread, NULL, event_thread, nm) != 0) {
-		rc = errmsg(err, errlen, -EAGAIN, "%s: cannot start its event thread", uri);
-		goto fail;
-	}
-	nm->thread_started = true;
-	*out = &nm->m;
-	return 0;
-fail:
-	if (nm->h)
-		nbd_close(nm->h);
-	nm->h = NULL;
-	if (nm->efd >= 0)
-		close(nm->efd);
-	nm->efd = -1;
-	pthread_mutex_destroy(&nm->lock);
-	pthread_mutex_destroy(&nm->rmw_lock);
-	free(nm);
-	return rc;
-}
 #endif

@@ -8,9 +8,13 @@
 # chunks the bitmap marks, check finds 0 mismatches, status --verbose shows
 # each remote member's link. The members' backing files, copied off the
 # servers, read back (uraid cat) what the export held, and assemble in the
-# kernel (mdvm, one boot) with that content and md's check at 0 mismatches. The raid6 loses two
-# servers and still reads back. A member URI to a server that is not there
-# and a malformed URI are refused with clear errors.
+# kernel (mdvm, one boot) with that content and md's check at 0 mismatches. The raid6 goes
+# through another fio verify run while one server is killed and another stops
+# answering (SIGSTOP): the stalled member's request outlives the 3 s timeout,
+# the member fails, the array goes on without both, nothing hangs. Refused
+# with clear errors: a malformed URI, a server that is not there (Unix socket
+# and TCP port), a server that requires TLS asked in plain text, an unknown
+# URI parameter.
 source "$(dirname "$0")/../lib.sh"
 export URAID_RUN_DIR=$T_TMP/run URAID_NBD_MEMBER_TIMEOUT=3 URAID_NBD_RECONNECT=1
 mkdir -p "$URAID_RUN_DIR"
@@ -77,6 +81,24 @@ check_fails "a server that is not there is refused" \
 	"$URAID" create --level=5 --raid-devices=4 --name=bad --run \
 	"nbd+unix:///?socket=$S/none.sock" "${M[@]:1}" 2>"$T_TMP/e2"
 check "... saying it cannot connect" grep -q "none.sock.*cannot connect" "$T_TMP/e2"
+check_fails "an unknown URI parameter is refused" \
+	"$URAID" create --level=5 --raid-devices=4 --name=bad --run "${M[0]}&bogus=1" \
+	"${M[@]:1}" 2>"$T_TMP/e3"
+check "... naming it" grep -q "bad NBD URI: unknown query parameter 'bogus'" "$T_TMP/e3"
+check_fails "a TCP port where nothing listens is refused" \
+	"$URAID" create --level=5 --raid-devices=4 --name=bad --run "nbd://127.0.0.1:1/" \
+	"${M[@]:1}" 2>"$T_TMP/e4"
+check "... saying the connection was refused" grep -q "127.0.0.1:1/: cannot connect.*refused" \
+	"$T_TMP/e4"
+echo "uraid:0123456789abcdef0123456789abcdef" >"$S/k.psk"
+nbdkit -f --tls=require --tls-psk="$S/k.psk" -U "$S/tls.sock" memory 24M >/dev/null 2>&1 &
+PID[tls]=$!
+for _ in $(seq 100); do [ -S "$S/tls.sock" ] && break; sleep 0.05; done
+check_fails "a server that requires TLS refuses a plain nbd+unix:// member" \
+	"$URAID" create --level=5 --raid-devices=4 --name=bad --run \
+	"nbd+unix:///?socket=$S/tls.sock" "${M[@]:1}" 2>"$T_TMP/e5"
+check "... saying it requires TLS" grep -q "tls.sock: cannot connect.*requires TLS" "$T_TMP/e5"
+kill "${PID[tls]}"
 check "nothing written to the others" cmp -s "$S/a1.img" <(head -c 24M /dev/zero)
 
 check "create raid5 on 4 NBD members (one TCP), bitmap 64K" "$URAID" create --level=5 \
@@ -149,7 +171,9 @@ else
 	fail "mdvm not available at $MDVM (run $SHARED/mdvm/setup)"
 fi
 
-# raid6 on four more servers (Unix sockets), two of them lost
+# raid6 on four more servers (Unix sockets): fio verifies through `uraid serve`
+# while b0's server is killed and b1's stops answering (SIGSTOP); b1's request
+# outlives the 3 s timeout and the member fails instead of the array hanging
 M6=()
 for k in b0 b1 b2 b3; do
 	truncate -s 16M "$S/$k.img"
@@ -159,11 +183,27 @@ done
 check "create raid6 on 4 NBD members" "$URAID" create --level=6 --raid-devices=4 --chunk=64K \
 	--name=r6 --run "${M6[@]}" 2>/dev/null
 check "raid6 resync" wait_for r6 '"action":"idle"'
-head -c 8M /dev/urandom >"$T_TMP/d6"
-check "write 8 MiB" "$URAID" write r6 --offset 0 <"$T_TMP/d6"
-kill -9 "${PID[b0]}" "${PID[b2]}"
-check "raid6 without two servers reads back" \
-	cmp -s "$T_TMP/d6" <("$URAID" cat --offset 0 --length 8M r6)
-check "both failed" wait_for r6 '"failed":2' 50
+uri6=$("$URAID" serve r6 2>"$T_TMP/serve6.err")
+check "serve r6 prints its URI" [ -n "$uri6" ]
+(
+	sleep 0.7
+	kill -9 "${PID[b0]}"
+	sleep 0.7
+	kill -STOP "${PID[b1]}"
+) &
+check "fio randwrite 4k verify through a raid6 losing one server and stalling another" \
+	timeout 60 fio --name=v6 --ioengine=nbd --uri="$uri6" --rw=randwrite --bs=4k --iodepth=16 \
+	--size=16M --io_size=12M --rate_iops=1000 --verify=crc32c --verify_fatal=1 \
+	--output="$T_TMP/fio6.log"
+check "fio: no verify error on raid6" \
+	bash -c "! grep -qi 'verify.*bad\|crc32c.*wanted' '$T_TMP/fio6.log'"
+LOG6=$URAID_RUN_DIR/r6.nbdkit.log
+[ -f "$LOG6" ] || LOG6=$URAID_RUN_DIR/r6.log
+check "the stalled server's member failed on the request timeout" \
+	grep -q "b1.sock.*a request took longer than 3 s.*member fails" "$LOG6"
+check "both failed, the array goes on" wait_for r6 '"failed":2' 50
+check "raid6 without two members reads back the whole export" \
+	timeout 60 nbdcopy "$uri6" "$T_TMP/r6.out"
+kill -CONT "${PID[b1]}"
 check "stop r6" "$URAID" stop r6
 t_done

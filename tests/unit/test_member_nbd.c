@@ -5,12 +5,23 @@
  * file; a server whose minimum block size is 4096 (blocksize filter) taking
  * unaligned requests; a server that answers too slowly (delay filter) failing
  * its request with -ETIMEDOUT after the URI's timeout=, not hanging; a
- * killed server failing requests with -EIO; refused connections and bad
- * URIs as clear errors; TLS with a pre-shared key (nbds+unix://). */
+ * killed server seen by member_check before any I/O, failing requests with
+ * -EIO; refused connections and bad
+ * URIs as clear errors; TLS with a pre-shared key (nbds+unix://); TLS with
+ * certificates (nbds://, a CA, server and client certificates made with
+ * openssl), a client trusting another CA refused naming the verification;
+ * several threads with batches in flight on one member at once (the
+ * waiters take turns driving its socket) each reading back what it wrote;
+ * a healthy member whose socket nobody drove while the queue waited on a
+ * stalled one not failed for it. */
 #include "test_member_common.h"
 #include "member/nbd_uri.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -290,6 +301,10 @@ static void slow_and_dead_servers(void)
 		CHECK(member_write(m, buf, sizeof(buf), 0, 0) == 0);
 		stop(pid);
 		pid = -1;
+		/* idle: the check alone sees the server gone */
+		err[0] = 0;
+		CHECKF(member_check(m, err, sizeof(err)) < 0 && strstr(err, "lost"),
+		       "check after the server's death, before any I/O: %s", err);
 		int rc = member_write(m, buf, sizeof(buf), 4096, 0);
 		CHECKF(rc == -EIO || rc < 0, "write to a dead server: %d", rc);
 		CHECK(member_read(m, buf, sizeof(buf), 0) < 0);
@@ -360,4 +375,271 @@ static void tls_psk(void)
 	unlink(psk);
 }
 
-TEST_MAIN(T(uri_table), T(io_and_batches), T(min_block_4096), T(slow_and_dead_servers), T(tls_psk))
+/* Several threads on one member, each with its own queue and region:
+ * batches of writes then reads of what they wrote, and op-level writes,
+ * all at once (a waiter drives the socket for the others, hands it over
+ * when its own batch is done). */
+#define NTHR 6
+struct thr_arg {
+	struct member *m;
+	int id;
+	int bad;
+};
+
+static void *thr_run(void *p)
+{
+	struct thr_arg *t = p;
+	struct member_ioq *q;
+	if (member_ioq_open(0, &q) < 0) {
+		t->bad++;
+		return NULL;
+	}
+	uint64_t region = MSIZE / NTHR / 4096 * 4096, base = (uint64_t)t->id * region;
+	uint64_t rs = 1234567u + (uint64_t)t->id;
+	unsigned char *w = malloc(8 * 4096), *r = malloc(8 * 4096);
+	for (int round = 0; round < 60 && w && r; round++) {
+		struct member_io io[8];
+		for (int k = 0; k < 8; k++) {
+			rs = rs * 6364136223846793005ull + 1442695040888963407ull;
+			/* distinct blocks: one per eighth of the region */
+			uint64_t cell = region / 8 / 4096;
+			uint64_t off = base + (uint64_t)k * cell * 4096 + (rs >> 33) % cell * 4096;
+			memset(w + k * 4096, (int)(rs >> 24), 4096);
+			w[k * 4096] = (unsigned char)round;
+			io[k] = (struct member_io){.m = t->m,
+			                           .op = MEMBER_OP_WRITE,
+			                           .buf = w + k * 4096,
+			                           .len = 4096,
+			                           .off = off};
+		}
+		if (round % 3 == 2) {
+			/* op-level writes (superblocks and bitmaps take this path) */
+			for (int k = 0; k < 8; k++)
+				if (member_write(t->m, io[k].buf, 4096, io[k].off, 0) < 0)
+					t->bad++;
+		} else if (member_ioq_run(q, io, 8) != 0) {
+			t->bad++;
+		}
+		for (int k = 0; k < 8; k++)
+			io[k] = (struct member_io){.m = t->m,
+			                           .op = MEMBER_OP_READ,
+			                           .buf = r + k * 4096,
+			                           .len = 4096,
+			                           .off = io[k].off};
+		if (member_ioq_run(q, io, 8) != 0 || memcmp(w, r, 8 * 4096) != 0)
+			t->bad++;
+	}
+	free(w);
+	free(r);
+	member_ioq_close(q);
+	return NULL;
+}
+
+static void threads_share_member(void)
+{
+	if (!have_nbdkit())
+		return;
+	char sock[128], uri[300];
+	tm_path(sock, sizeof(sock), "nbd-e.sock");
+	const char *f[] = {NULL};
+	pid_t pid = server(sock, NULL, NULL, f);
+	CHECK(pid > 0);
+	snprintf(uri, sizeof(uri), "nbd+unix:///?socket=%s&timeout=20", sock);
+	struct member *m = open_uri(uri);
+	if (m) {
+		pthread_t th[NTHR];
+		struct thr_arg a[NTHR];
+		for (int i = 0; i < NTHR; i++) {
+			a[i] = (struct thr_arg){.m = m, .id = i};
+			CHECK(pthread_create(&th[i], NULL, thr_run, &a[i]) == 0);
+		}
+		for (int i = 0; i < NTHR; i++) {
+			pthread_join(th[i], NULL);
+			CHECKF(a[i].bad == 0, "thread %d: %d bad rounds", i, a[i].bad);
+		}
+		char err[256] = "";
+		CHECKF(member_check(m, err, sizeof(err)) == 0, "check: %s", err);
+		member_close(m);
+	}
+	stop(pid);
+	unlink(sock);
+}
+
+/* nbds:// with X.509 certificates: nbdkit --tls=require --tls-certificates
+ * on 127.0.0.1; the client's tls-certificates= directory holds the CA and
+ * a client certificate it signed. A directory whose CA did not sign the
+ * server's certificate is refused, naming the verification. */
+static int make_ca(const char *d)
+{
+	/* CA key and self-signed certificate in d/ca-*.pem (EC keys: fast). */
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd),
+	         "mkdir -p %s && cd %s && "
+	         "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+	         "-keyout ca-key.pem -out ca-cert.pem -days 2 -subj /CN=uraid-test-ca "
+	         ">/dev/null 2>&1",
+	         d, d);
+	return system(cmd);
+}
+
+static int make_signed(const char *d, const char *who, const char *ext)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof(cmd),
+	         "cd %s && openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+	         "-keyout %s-key.pem -out %s.csr -subj /CN=%s >/dev/null 2>&1 && "
+	         "printf '%s\\n' >%s.ext && "
+	         "openssl x509 -req -in %s.csr -CA ca-cert.pem -CAkey ca-key.pem "
+	         "-CAcreateserial -out %s-cert.pem -days 2 -extfile %s.ext >/dev/null 2>&1",
+	         d, who, who, who, ext, who, who, who, who);
+	return system(cmd);
+}
+
+static int free_port(void)
+{
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t l = sizeof(a);
+	int port = -1;
+	if (s >= 0 && bind(s, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(s, (struct sockaddr *)&a, &l) == 0)
+		port = ntohs(a.sin_port);
+	if (s >= 0)
+		close(s);
+	return port;
+}
+
+static void tls_certificates(void)
+{
+	if (!have_nbdkit() || system("openssl version >/dev/null 2>&1") != 0) {
+		printf("# nbdkit or openssl missing: skipped\n");
+		return;
+	}
+	char srv[128], cli[128], other[128], uri[400], err[512] = "";
+	tm_path(srv, sizeof(srv), "pki-server");
+	tm_path(cli, sizeof(cli), "pki-client");
+	tm_path(other, sizeof(other), "pki-other");
+	bool made = make_ca(srv) == 0 &&
+	            make_signed(srv, "server",
+	                        "subjectAltName=IP:127.0.0.1,DNS:localhost\\n"
+	                        "extendedKeyUsage=serverAuth") == 0 &&
+	            make_signed(srv, "client", "extendedKeyUsage=clientAuth") == 0 &&
+	            mkdir(cli, 0700) == 0 && make_ca(other) == 0;
+	CHECKF(made, "openssl made the certificates");
+	if (!made)
+		return;
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd),
+	         "cp %s/ca-cert.pem %s/client-cert.pem %s/client-key.pem %s/ && "
+	         "cp %s/client-cert.pem %s/client-key.pem %s/",
+	         srv, srv, srv, cli, srv, srv, other);
+	CHECK(system(cmd) == 0);
+	int port = free_port();
+	CHECK(port > 0);
+	char ports[16], certs[160];
+	snprintf(ports, sizeof(ports), "%d", port);
+	snprintf(certs, sizeof(certs), "--tls-certificates=%s", srv);
+	const char *argv[] = {"nbdkit",
+	                      "-f",
+	                      "--tls=require",
+	                      "--tls-verify-peer",
+	                      certs,
+	                      "-i",
+	                      "127.0.0.1",
+	                      "-p",
+	                      ports,
+	                      "memory",
+	                      "4M",
+	                      NULL};
+	pid_t pid = fork();
+	if (pid == 0) {
+		int dn = open("/dev/null", O_RDWR);
+		dup2(dn, 1);
+		dup2(dn, 2);
+		execvp("nbdkit", (char **)argv);
+		_exit(127);
+	}
+	/* wait for the port to listen */
+	for (int i = 0; i < 200; i++) {
+		int s = socket(AF_INET, SOCK_STREAM, 0);
+		struct sockaddr_in a = {.sin_family = AF_INET,
+		                        .sin_port = htons((uint16_t)port),
+		                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		int ok = connect(s, (struct sockaddr *)&a, sizeof(a)) == 0;
+		close(s);
+		if (ok)
+			break;
+		struct timespec ts = {0, 20000000};
+		nanosleep(&ts, NULL);
+	}
+	snprintf(uri, sizeof(uri), "nbds://127.0.0.1:%d/?tls-certificates=%s", port, cli);
+	struct member *m = open_uri(uri);
+	if (m) {
+		unsigned char buf[4096], back[4096];
+		memset(buf, 0xc3, sizeof(buf));
+		CHECK(member_write(m, buf, sizeof(buf), 4096, 0) == 0);
+		CHECK(member_read(m, back, sizeof(back), 4096) == 0 && !memcmp(buf, back, 4096));
+		char line[256];
+		member_describe(m, line, sizeof(line));
+		CHECKF(strstr(line, "(TLS)") != NULL, "describe: %s", line);
+		member_close(m);
+	}
+	struct member *x = NULL;
+	snprintf(uri, sizeof(uri), "nbds://127.0.0.1:%d/?tls-certificates=%s", port, other);
+	int rc = member_open_file(uri, 0, 0, &x, err, sizeof(err));
+	CHECKF(rc < 0 && !x, "a client trusting another CA: %d", rc);
+	CHECKF(strstr(err, "cannot connect") &&
+	           (strstr(err, "certificate") || strstr(err, "verif")),
+	       "wrong CA: %s", err);
+	printf("# wrong CA: %s\n", err);
+	stop(pid);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s %s %s", srv, cli, other);
+	CHECK(system(cmd) == 0);
+}
+
+/* One batch to a stalled member and a healthy one (both timeout=1): the
+ * queue waits on the stalled one first, for longer than the timeout, while
+ * nobody drives the healthy one's socket (a 3 MiB write left half sent, its
+ * reply then). The stalled member fails; the healthy one's write completes
+ * and the member stays up: time its socket was not driven is not counted. */
+static void undriven_is_not_late(void)
+{
+	if (!have_nbdkit())
+		return;
+	char s1[128], s2[128], u1[300], u2[300], err[256] = "";
+	tm_path(s1, sizeof(s1), "nbd-f.sock");
+	tm_path(s2, sizeof(s2), "nbd-g.sock");
+	const char *f[] = {"rdelay=3", NULL};
+	pid_t slow = server(s1, NULL, "--filter=delay", f);
+	pid_t fast = server(s2, NULL, NULL, NULL);
+	CHECK(slow > 0 && fast > 0);
+	snprintf(u1, sizeof(u1), "nbd+unix:///?socket=%s&timeout=1", s1);
+	snprintf(u2, sizeof(u2), "nbd+unix:///?socket=%s&timeout=1", s2);
+	struct member *ms = open_uri(u1), *mf = open_uri(u2);
+	struct member_ioq *q = NULL;
+	size_t big = 3u << 20;
+	unsigned char *wb = malloc(big), rb[4096];
+	if (ms && mf && wb && member_ioq_open(0, &q) == 0) {
+		memset(wb, 0x6e, big);
+		struct member_io io[2] = {
+		    {.m = ms, .op = MEMBER_OP_READ, .buf = rb, .len = sizeof(rb), .off = 0},
+		    {.m = mf, .op = MEMBER_OP_WRITE, .buf = wb, .len = big, .off = 0}};
+		member_ioq_run(q, io, 2);
+		CHECKF(io[0].result == -ETIMEDOUT, "stalled member: %zd", io[0].result);
+		CHECKF(member_io_done(&io[1]), "healthy member's write: %zd", io[1].result);
+		CHECKF(member_check(mf, err, sizeof(err)) == 0, "healthy member: %s", err);
+		member_ioq_close(q);
+	}
+	free(wb);
+	if (ms)
+		member_close(ms);
+	if (mf)
+		member_close(mf);
+	stop(slow);
+	stop(fast);
+	unlink(s1);
+	unlink(s2);
+}
+
+TEST_MAIN(T(uri_table), T(io_and_batches), T(min_block_4096), T(slow_and_dead_servers), T(tls_psk),
+          T(threads_share_member), T(tls_certificates), T(undriven_is_not_late))
