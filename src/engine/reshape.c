@@ -432,8 +432,10 @@ int eng_reshape_start(struct eng_array *a, const struct uraid_reshape_opts *o, c
 	if (a->readonly)
 		return errmsg(err, errlen, -EROFS, "array is read-only");
 	/* A refusal writes nothing, the stripe cache's contents included. */
+	bool level = o->level > 0 && o->level != a->geo.level;
 	eng_lock(a);
-	int rc = start_locked(a, o, true, err, errlen);
+	int rc = level ? eng_reshape_level_check(a, o, err, errlen)
+	               : start_locked(a, o, true, err, errlen);
 	eng_unlock(a);
 	if (rc < 0)
 		return rc;
@@ -452,9 +454,8 @@ int eng_reshape_start(struct eng_array *a, const struct uraid_reshape_opts *o, c
 			rc = errmsg(err, errlen, -EIO, "flushing %s failed", m->name);
 	}
 	if (rc == 0)
-		rc = o->level > 0 && o->level != a->geo.level
-		         ? eng_reshape_level_locked(a, o, err, errlen)
-		         : start_locked(a, o, false, err, errlen);
+		rc = level ? eng_reshape_level_locked(a, o, err, errlen)
+		           : start_locked(a, o, false, err, errlen);
 	eng_unlock(a);
 	return rc;
 }

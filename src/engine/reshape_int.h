@@ -14,6 +14,10 @@
 /* o->level differs from the array's: plan, takeover, start the reshape. */
 int eng_reshape_level_locked(struct eng_array *a, const struct uraid_reshape_opts *o, char *err,
                              size_t errlen);
+/* Its refusals (md cannot, too few spares, fewer data members) with
+ * nothing changed. */
+int eng_reshape_level_check(struct eng_array *a, const struct uraid_reshape_opts *o, char *err,
+                            size_t errlen);
 /* engine/reshape.c: a reshape that keeps the level (o->level ignored). */
 int eng_reshape_start_locked(struct eng_array *a, const struct uraid_reshape_opts *o, char *err,
                              size_t errlen);

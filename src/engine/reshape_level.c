@@ -157,6 +157,30 @@ static int then_takeover(struct eng_array *a, int level)
 	return rc;
 }
 
+static int check(const struct eng_array *a, const struct level_plan *p, char *err, size_t errlen)
+{
+	if (p->takeover_only)
+		return 0;
+	if (a->rs)
+		return errmsg(err, errlen, -EBUSY, "a reshape is already in progress");
+	int n = a->geo.raid_disks;
+	int after_takeover = p->via >= 0 ? n + p->fill : n;
+	int need = p->ro.raid_disks - after_takeover + p->fill, got = spare_count(a);
+	if (need > got)
+		return errmsg(err, errlen, -EINVAL,
+		              "Need %d spare%s to avoid degraded array, and only have %d.", need,
+		              need == 1 ? "" : "s", got);
+	return 0;
+}
+
+int eng_reshape_level_check(struct eng_array *a, const struct uraid_reshape_opts *o, char *err,
+                            size_t errlen)
+{
+	struct level_plan p;
+	int rc = plan(a, o, &p, err, errlen);
+	return rc < 0 ? rc : check(a, &p, err, errlen);
+}
+
 int eng_reshape_level_locked(struct eng_array *a, const struct uraid_reshape_opts *o, char *err,
                              size_t errlen)
 {
@@ -173,14 +197,8 @@ int eng_reshape_level_locked(struct eng_array *a, const struct uraid_reshape_opt
 			eng_sync_schedule(a);
 		return rc;
 	}
-	if (a->rs)
-		return errmsg(err, errlen, -EBUSY, "a reshape is already in progress");
-	int after_takeover = p.via >= 0 ? n + p.fill : n;
-	int need = p.ro.raid_disks - after_takeover + p.fill, got = spare_count(a);
-	if (need > got)
-		return errmsg(err, errlen, -EINVAL,
-		              "Need %d spare%s to avoid degraded array, and only have %d.", need,
-		              need == 1 ? "" : "s", got);
+	if ((rc = check(a, &p, err, errlen)) < 0)
+		return rc;
 	if (p.fill) /* md's recovery_offset follows a forward reshape only */
 		p.ro.direction = 1;
 	if (p.via >= 0) {
