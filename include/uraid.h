@@ -909,6 +909,10 @@ struct uraid_reshape_opts {
 	 * fewer backwards (after uraid_grow URAID_GROW_ARRAY_SIZE made the
 	 * array fit). */
 	int direction;
+	/* The new level (mdadm --grow --level, a change that moves data:
+	 * raid5 -> raid6, raid6 -> raid5, raid4/raid0 -> raid5, raid0 ->
+	 * raid4); 0: unchanged (raid0 is reached by uraid_takeover). */
+	int level;
 };
 int uraid_array_reshape_start(struct uraid_array *a, const struct uraid_reshape_opts *o, char *err,
                               size_t errlen);

@@ -34,8 +34,10 @@ static const char usage_text[] =
     "    layout: --layout=preserve); slots added are recovered onto spares.\n"
     "  --add MEMBER: a linear array appends it; others take it as a spare\n"
     "    first (then --raid-devices can use it).\n"
-    "  Changes that restripe (raid4/5/6/10 members, chunk, layout, most level\n"
-    "  changes) are handed to the reshape.\n";
+    "  Changes that restripe (raid4/5/6 members, chunk, layout, and the level\n"
+    "  changes raid5 -> raid6, raid6 -> raid5, raid4 -> raid5 and raid0 ->\n"
+    "  raid4/5 with another layout or more members, done as mdadm does them:\n"
+    "  a takeover, then the reshape) are handed to the reshape.\n";
 
 /* A size option: KiB (mdadm's unit) or "max" (-2). */
 static int parse_kib(const char *opt, const char *s, int64_t *out)

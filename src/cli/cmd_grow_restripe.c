@@ -24,11 +24,15 @@ int cli_grow_restripe(const struct cli_grow_args *ga)
 		fprintf(stderr, "uraid grow: %s: %s\n", name, err);
 		return 1;
 	}
-	if (ga->level != -1 && ga->level != st.level) {
+	/* A level change that moves data: the daemon plans it as mdadm does
+	 * (a takeover to the intermediate level, then the reshape). */
+	bool change = ga->level != -1 && ga->level != st.level;
+	int level = change ? ga->level : 0;
+	if (change && (level == URAID_LEVEL_RAID0 || level < 0)) {
 		fprintf(stderr,
-		        "uraid grow: %s: a level change that moves data (%s to %d) is not "
-		        "supported by uraid's reshape\n",
-		        name, uraid_md_personality(st.level), ga->level);
+		        "uraid grow: %s: Impossible level change requested (%s to %s): uraid "
+		        "reaches raid0 by a takeover only\n",
+		        name, uraid_md_personality(st.level), uraid_md_personality(ga->level));
 		return 1;
 	}
 	if (ga->chunk_kib > 0 && (ga->chunk_kib * 2 > UINT32_MAX || ga->chunk_kib % 4)) {
@@ -46,9 +50,9 @@ int cli_grow_restripe(const struct cli_grow_args *ga)
 		        "refused)\n",
 		        name);
 	char line[128];
-	snprintf(line, sizeof(line), "reshape %d %d %lld",
+	snprintf(line, sizeof(line), "reshape %d %d %lld %d",
 	         ga->raid_devices > 0 ? ga->raid_devices : 0, ga->layout >= 0 ? ga->layout : -1,
-	         ga->chunk_kib > 0 ? (long long)ga->chunk_kib * 2 : 0LL);
+	         ga->chunk_kib > 0 ? (long long)ga->chunk_kib * 2 : 0LL, level);
 	char *body = NULL;
 	size_t blen = 0;
 	int rc = uraid_control_request(name, line, NULL, 0, &body, &blen, err, sizeof(err));

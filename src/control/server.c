@@ -29,7 +29,7 @@
 
 #define MAX_CLIENTS        64
 #define MAX_LINE           URAID_CONTROL_MAX_LINE
-#define MAX_ARGS           4
+#define MAX_ARGS           5
 #define DEFAULT_TIMEOUT_MS 30000
 
 struct uraid_control {
@@ -403,17 +403,22 @@ static int serve_one(struct client *cl, char *line, size_t linelen)
 			rc = uraid_takeover(a, (int)l, (uint32_t)lay, (int)n, err, sizeof(err));
 		else
 			snprintf(err, sizeof(err), "usage: takeover LEVEL LAYOUT|any N");
-	} else if (!strcmp(verb, "reshape") && argc == 4) {
-		/* reshape RAID_DISKS LAYOUT CHUNK_SECTORS (0, -1, 0: unchanged) */
-		char *e1, *e2, *e3;
+	} else if (!strcmp(verb, "reshape") && (argc == 4 || argc == 5)) {
+		/* reshape RAID_DISKS LAYOUT CHUNK_SECTORS [LEVEL] (0, -1, 0, 0:
+		 * unchanged) */
+		char *e1, *e2, *e3, *e4 = "";
 		long nd = strtol(argv[1], &e1, 10), lay = strtol(argv[2], &e2, 10);
 		unsigned long ch = strtoul(argv[3], &e3, 10);
-		struct uraid_reshape_opts o = {
-		    .raid_disks = (int)nd, .layout = (int)lay, .chunk_sectors = (uint32_t)ch};
-		if (*e1 || *e2 || *e3 || nd < 0 || nd > 4096 || lay < -1 || ch > UINT32_MAX) {
+		long lv = argc == 5 ? strtol(argv[4], &e4, 10) : 0;
+		struct uraid_reshape_opts o = {.raid_disks = (int)nd,
+		                               .layout = (int)lay,
+		                               .chunk_sectors = (uint32_t)ch,
+		                               .level = (int)lv};
+		if (*e1 || *e2 || *e3 || *e4 || nd < 0 || nd > 4096 || lay < -1 ||
+		    ch > UINT32_MAX || lv < 0 || lv > 10) {
 			rc = -EINVAL;
 			snprintf(err, sizeof(err),
-			         "usage: reshape RAID_DISKS LAYOUT CHUNK_SECTORS");
+			         "usage: reshape RAID_DISKS LAYOUT CHUNK_SECTORS [LEVEL]");
 		} else {
 			rc = uraid_array_reshape_start(a, &o, err, sizeof(err));
 		}

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine/core/engine.h"
+#include "engine/core/reshape.h"
 #include "engine/md.h"
 #include "meta/md_ppl.h"
 #include "util/errmsg.h"
@@ -79,10 +80,10 @@ static const char *named(const char *msg, const char *name)
  * this layout (raid4's last slot, the parity slots of the PARITY_0/N
  * layouts, raid6's Q slot in the "_6" layouts), so a rebuild of it after a
  * crash cannot lose data. */
-static bool only_parity(const struct eng_array *a, int role)
+static bool only_parity_geo(const struct layout_geometry *g, int role)
 {
-	int n = a->geo.raid_disks, maxdeg = a->geo.level == URAID_LEVEL_RAID6 ? 2 : 1;
-	uint32_t algo = a->geo.level == URAID_LEVEL_RAID4 ? 5 : a->geo.layout;
+	int n = g->raid_disks, maxdeg = g->level == URAID_LEVEL_RAID6 ? 2 : 1;
+	uint32_t algo = g->level == URAID_LEVEL_RAID4 ? 5 : g->layout;
 	switch (algo) {
 	case 4: return role < maxdeg;               /* PARITY_0 */
 	case 5: return role >= n - maxdeg;          /* PARITY_N (and raid4) */
@@ -93,6 +94,20 @@ static bool only_parity(const struct eng_array *a, int role)
 	case 19: return role == n - 1; /* the *_6 layouts: Q alone on the last */
 	default: return false;
 	}
+}
+
+/* raid5_run during a reshape: a member the reshape fills holds only
+ * parity under the old layout, and under the new one below its
+ * recovery_offset (which follows the reshape: nothing to check there). */
+static bool only_parity(const struct eng_array *a, int role)
+{
+	const struct eng_reshape *rs = a->rs;
+	if (!rs)
+		return only_parity_geo(&a->geo, role);
+	const struct eng_member *em = a->mem[a->slot[role]];
+	bool filled = em->state == URAID_MEMBER_REBUILDING &&
+	              em->recovery_offset >= eng_reshape_rows(rs, rs->r.position);
+	return only_parity_geo(&rs->geo[0], role) && (filled || only_parity_geo(&rs->geo[1], role));
 }
 
 /* md's raid5_run: a raid4/5/6 that was not stopped cleanly and misses more

@@ -31,7 +31,9 @@ struct field {
 	/* A reshape changes it: a member behind the freshest whose superblock
 	 * or the freshest's records a reshape (a crash while md or uraid wrote
 	 * them one after the other at its start, a checkpoint or its end) may
-	 * hold the other geometry; the freshest speaks for the array. */
+	 * hold the other geometry; the freshest speaks for the array. (The
+	 * size too: a raid0's superblocks record none, and a level change
+	 * from raid0 records the takeover with the reshape's start.) */
 	bool reshape;
 };
 
@@ -91,10 +93,10 @@ static void show_features(const struct md_sb *s, char *buf, size_t len)
 }
 
 static const struct field fields[] = {
-    {"array uuid", show_uuid, false, false},      {"metadata version", show_version, false, false},
-    {"creation time", show_ctime, false, false},  {"level", show_level, false, true},
-    {"layout", show_layout, false, true},         {"chunk size", show_chunk, false, true},
-    {"size per member", show_size, false, false}, {"raid devices", show_disks, false, true},
+    {"array uuid", show_uuid, false, false},     {"metadata version", show_version, false, false},
+    {"creation time", show_ctime, false, false}, {"level", show_level, false, true},
+    {"layout", show_layout, false, true},        {"chunk size", show_chunk, false, true},
+    {"size per member", show_size, false, true}, {"raid devices", show_disks, false, true},
     {"feature map", show_features, true, true},
 };
 

@@ -11,6 +11,7 @@
 #include "engine/core/log.h"
 #include "engine/core/reshape.h"
 #include "engine/md.h"
+#include "engine/reshape_int.h"
 #include "engine/sync/sync.h"
 #include "util/errmsg.h"
 
@@ -100,13 +101,18 @@ static int reshape_setup(struct eng_array *a, const struct md_reshape *r, char *
 
 /* Read-write needs what uraid can resume: no journal or PPL, no member being
  * rebuilt (its recovery offset would be in one of the layouts). */
-static const char *resume_refusal(const struct eng_array *a)
+static const char *resume_refusal(const struct eng_array *a, const struct md_reshape *r)
 {
 	if (a->ref.feature_map & (MD_FEATURE_JOURNAL | MD_FEATURE_PPL))
 		return "the array has a journal or PPL, with which md does not reshape";
+	/* A member rebuilding in a slot of the old geometry is one the
+	 * reshape fills (md: recovery_offset follows reshape_position);
+	 * a replacement is not. */
 	for (int i = 0; i < a->nmem; i++)
 		if (!a->mem[i]->left_out && a->mem[i]->role >= 0 &&
-		    a->mem[i]->state == URAID_MEMBER_REBUILDING)
+		    a->mem[i]->state == URAID_MEMBER_REBUILDING &&
+		    (a->mem[i]->replacement || r->backwards ||
+		     a->mem[i]->role >= (int)r->old.raid_disks))
 			return "a member is being rebuilt";
 	return NULL;
 }
@@ -131,7 +137,7 @@ int eng_reshape_assembled(struct eng_array *a, char *err, size_t errlen)
 		return errmsg(err, errlen, -EINVAL, "reshape in progress over %u members",
 		              r.old.raid_disks > r.new.raid_disks ? r.old.raid_disks
 		                                                  : r.new.raid_disks);
-	const char *why = a->readonly ? NULL : resume_refusal(a);
+	const char *why = a->readonly ? NULL : resume_refusal(a, &r);
 	if (why)
 		return errmsg(err, errlen, -EOPNOTSUPP,
 		              "reshape in progress (%u -> %u members, position %llu): %s; "
@@ -271,7 +277,8 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 		return errmsg(err, errlen, -EBUSY,
 		              "the stripe cache is on; set it to 0 for the reshape");
 	for (int r = 0; r < a->geo.raid_disks; r++)
-		if (a->slot[r] < 0 || a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC)
+		if (a->slot[r] < 0 || (a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC &&
+		                       !eng_reshape_fills(a->mem[a->slot[r]])))
 			return errmsg(err, errlen, -EINVAL,
 			              "the array is degraded (slot %d): restore it first", r);
 	struct md_reshape r = {.active = true, .position = 0};
@@ -346,6 +353,12 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 		r.backwards = o->direction < 0;
 	else
 		r.backwards = after > before;
+	for (int i = 0; i < a->nmem && r.backwards; i++)
+		if (eng_reshape_fills(a->mem[i]))
+			return errmsg(
+			    err, errlen, -EINVAL,
+			    "slot %d is to be filled by the reshape, which needs it forwards",
+			    a->mem[i]->role);
 	uint64_t want = (uint64_t)r.new.chunk_sectors + r.old.chunk_sectors;
 	uint64_t room = r.backwards ? after : before;
 	room -= room % 8;
@@ -419,8 +432,10 @@ int eng_reshape_start(struct eng_array *a, const struct uraid_reshape_opts *o, c
 	if (a->readonly)
 		return errmsg(err, errlen, -EROFS, "array is read-only");
 	/* A refusal writes nothing, the stripe cache's contents included. */
+	bool level = o->level > 0 && o->level != a->geo.level;
 	eng_lock(a);
-	int rc = start_locked(a, o, true, err, errlen);
+	int rc = level ? eng_reshape_level_check(a, o, err, errlen)
+	               : start_locked(a, o, true, err, errlen);
 	eng_unlock(a);
 	if (rc < 0)
 		return rc;
@@ -439,7 +454,14 @@ int eng_reshape_start(struct eng_array *a, const struct uraid_reshape_opts *o, c
 			rc = errmsg(err, errlen, -EIO, "flushing %s failed", m->name);
 	}
 	if (rc == 0)
-		rc = start_locked(a, o, false, err, errlen);
+		rc = level ? eng_reshape_level_locked(a, o, err, errlen)
+		           : start_locked(a, o, false, err, errlen);
 	eng_unlock(a);
 	return rc;
+}
+
+int eng_reshape_start_locked(struct eng_array *a, const struct uraid_reshape_opts *o, char *err,
+                             size_t errlen)
+{
+	return start_locked(a, o, false, err, errlen);
 }

@@ -15,6 +15,7 @@
 
 #include "engine/core/log.h"
 #include "engine/md.h"
+#include "engine/reshape_int.h"
 #include "engine/sync/sync.h"
 #include "util/errmsg.h"
 
@@ -303,8 +304,30 @@ static void restore(struct eng_array *a, const struct saved *s)
 	}
 }
 
+/* engine/reshape_int.h: a takeover's new empty slots, each to a spare
+ * the reshape then fills. */
+void eng_reshape_fill_slots(struct eng_array *a)
+{
+	for (int r = 0; r < a->geo.raid_disks; r++) {
+		if (a->slot[r] >= 0)
+			continue;
+		for (int i = 0; i < a->nmem; i++) {
+			struct eng_member *em = a->mem[i];
+			if (em->state != URAID_MEMBER_SPARE || !em->m || em->left_out)
+				continue;
+			em->role = r;
+			em->state = URAID_MEMBER_REBUILDING;
+			em->recovery_offset = 0;
+			em->sb.feature_map &= ~MD_FEATURE_RECOVERY_BITMAP;
+			a->slot[r] = i;
+			a->geo.member_sectors[r] = em->sb.data_size;
+			break;
+		}
+	}
+}
+
 static int takeover_locked(struct eng_array *a, int level, uint32_t layout, int raid_disks,
-                           char *err, size_t errlen)
+                           unsigned how, char *err, size_t errlen)
 {
 	if (a->log || a->logdev)
 		return errmsg(err, errlen, -EBUSY,
@@ -351,7 +374,9 @@ static int takeover_locked(struct eng_array *a, int level, uint32_t layout, int 
 		a->pers->stop(a);
 	apply(a, &t);
 	rc = a->pers->start ? a->pers->start(a, err, errlen) : 0;
-	if (rc == 0) {
+	if (rc == 0 && (how & ENG_TAKEOVER_FILL))
+		eng_reshape_fill_slots(a);
+	if (rc == 0 && !(how & ENG_TAKEOVER_NOWRITE)) {
 		rc = eng_sb_write_all(a);
 		if (rc < 0)
 			errmsg(err, errlen, rc, "writing the superblocks failed");
@@ -366,6 +391,8 @@ static int takeover_locked(struct eng_array *a, int level, uint32_t layout, int 
 		return rc;
 	}
 	free(s);
+	if (how & ENG_TAKEOVER_NOWRITE)
+		return 0;
 	/* Members mdadm would have failed and removed leave the array. */
 	for (int i = a->nmem - 1; i >= 0; i--)
 		if (a->mem[i]->state == URAID_MEMBER_FAULTY && a->mem[i]->role < 0 &&
@@ -376,6 +403,14 @@ static int takeover_locked(struct eng_array *a, int level, uint32_t layout, int 
 	eng_sync_schedule(a);
 	pthread_cond_broadcast(&a->cond);
 	return 0;
+}
+
+int eng_takeover_locked(struct eng_array *a, int level, uint32_t layout, int raid_disks,
+                        unsigned how, char *err, size_t errlen)
+{
+	if (level == a->geo.level)
+		return errmsg(err, errlen, -EINVAL, "the array is %s already", level_name(level));
+	return takeover_locked(a, level, layout, raid_disks, how, err, errlen);
 }
 
 int eng_takeover(struct eng_array *a, int level, uint32_t layout, int raid_disks, char *err,
@@ -392,7 +427,7 @@ int eng_takeover(struct eng_array *a, int level, uint32_t layout, int raid_disks
 			return errmsg(err, errlen, rc, "writing the stripe cache out failed");
 	}
 	eng_lock(a);
-	int rc = takeover_locked(a, level, layout, raid_disks, err, errlen);
+	int rc = takeover_locked(a, level, layout, raid_disks, 0, err, errlen);
 	eng_unlock(a);
 	return rc;
 }

@@ -205,6 +205,30 @@ check "layout now right-symmetric" grep -q 'right-symmetric' <<<"$("$URAID" deta
 check "after the chunk and layout change: content as written" same g5c 8M
 check "after the chunk and layout change: check clean" clean g5c
 "$URAID" stop g5c
+# A level change that moves data (engine/reshape_level.c): raid5 3 -> raid6
+# 4 left-symmetric onto a spare, as mdadm --grow --level=6 --raid-devices=4.
+truncate -s 24M l0 l1 l2 l3
+"$URAID" create --level=5 --raid-devices=3 --name=g56 --run l0 l1 l2 >/dev/null 2>&1
+idle g56
+"$URAID" write g56 <data
+sleep 2.5
+sums=$(md5sum l0 l1 l2 l3)
+out=$("$URAID" grow g56 --level=6 2>&1)
+check "raid5 -> raid6 without a spare refused in mdadm's words" \
+	grep -q "Need 1 spare to avoid degraded array, and only have 0" <<<"$out"
+check "that refusal wrote nothing" [ "$sums" = "$(md5sum l0 l1 l2 l3)" ]
+"$URAID" add g56 l3 >/dev/null 2>&1
+check "--level=6 --raid-devices=4: reshape started" "$URAID" grow g56 --level=6 --raid-devices=4
+check "the raid5 -> raid6 reshape finishes" idle g56
+check "raid6 of 4 in sync" grep -q '\[4/4\] \[UUUU\]' <<<"$("$URAID" status g56)"
+check "level raid6" grep -q 'raid6' <<<"$("$URAID" detail g56 | field 'Raid Level')"
+check "layout left-symmetric (the raid5 layout's number, as mdadm keeps it)" \
+	grep -q 'left-symmetric$' <<<"$("$URAID" detail g56 | field 'Layout')"
+check "after raid5 -> raid6: content as written" same g56 8M
+check "after raid5 -> raid6: check clean" clean g56
+"$URAID" stop g56
+check "mdadm --examine: raid6, left-symmetric, no reshape left" \
+	sh -c "mdadm --examine l3 | grep -q 'Raid Level : raid6' && mdadm --examine l3 | grep -q 'Layout : left-symmetric\$' && ! mdadm --examine l3 | grep -q 'Reshape'"
 
 # Fewer members (a backwards reshape): refused until --array-size cuts the
 # array, then raid5 4 -> 3 with the data moving up into the room after it

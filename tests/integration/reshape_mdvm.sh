@@ -10,7 +10,8 @@
 # change) are finished by the kernel, same checks; and backwards: raid5
 # 5->4 and a layout change moving the data up, by uraid (stopped at 40%,
 # the kernel finishes), raid5 5->4 by the kernel (frozen mid-way, uraid
-# finishes).
+# finishes); and uraid's raid5 4 -> raid6 5 (a level
+# change that moves data), finished by the kernel.
 source "$(dirname "$0")/../lib.sh"
 MDVM=$TOP/tests/mdvm/run
 if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
@@ -80,5 +81,13 @@ want t kassemble "... the kernel assembles the members uraid finished"
 want t kcontent "... and reads the pattern"
 want t kcheck "... check: mismatch_cnt 0"
 want t kfinal "... superblocks without reshape bits"
+want v ustart "raid5 4 -> raid6 5 left-symmetric started by uraid, stopped at 40%"
+want v examine "... uraid examine's reshape lines are mdadm's"
+want v ucat "... uraid cat reads the pattern mid-reshape"
+want v kassemble "... the kernel assembles it and finishes the reshape"
+want v kgeom "... raid6, left-symmetric, 5 members"
+want v kcontent "... and reads the pattern"
+want v kcheck "... check: mismatch_cnt 0"
+want v kfinal "... superblocks without reshape bits"
 [ $T_FAILED = 0 ] || grep -E "RESULT|mdadm:|md/raid|!!!|uraid:|reshape|^[<>]" "$d/vm.log" | head -60
 t_done

@@ -7,7 +7,8 @@
  * FILL=FILE in the environment: the array is written with FILE's bytes
  * first (as much as fits); ARRAY_KIB=N: the array size is set to N KiB
  * before the reshape (as mdadm --grow --array-size before a shrink);
- * DIR=1|-1: uraid_reshape_opts.direction (forwards / backwards). */
+ * DIR=1|-1: uraid_reshape_opts.direction (forwards / backwards).
+ * LEVEL=L: a level change that moves data (uraid_reshape_opts.level). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +66,8 @@ int main(int argc, char **argv)
 	struct uraid_reshape_opts o = {.direction = dir ? atoi(dir) : 0,
 	                               .raid_disks = atoi(argv[1]),
 	                               .layout = atoi(argv[2]),
-	                               .chunk_sectors = (uint32_t)atoi(argv[3]) * 2};
+	                               .chunk_sectors = (uint32_t)atoi(argv[3]) * 2,
+	                               .level = getenv("LEVEL") ? atoi(getenv("LEVEL")) : 0};
 	if (uraid_array_reshape_start(a, &o, err, sizeof(err)) < 0) {
 		fprintf(stderr, "reshape: %s\n", err);
 		uraid_stop(a);

@@ -15,6 +15,12 @@ void eng_reshape_view(struct eng_array *a, int v)
 	a->ops = rs->ops[g];
 	for (int i = 0; i < a->nmem; i++)
 		a->mem[i]->sb.data_offset = a->mem[i]->reshape_doff[v < 0 ? 0 : v];
+	/* Filled members: rows of the new geometry the move wrote (at rest
+	 * what the superblocks may say: up to the recorded position). */
+	uint64_t rows = eng_reshape_rows(rs, v < 0 ? rs->safe : rs->r.position);
+	for (int i = 0; i < a->nmem; i++)
+		if (eng_reshape_fills(a->mem[i]))
+			a->mem[i]->recovery_offset = v == 0 ? 0 : rows;
 }
 
 uint64_t eng_reshape_piece(const struct eng_array *a, uint64_t lsec, uint64_t end, bool *is_new)
@@ -45,6 +51,12 @@ uint64_t eng_reshape_progress(const struct eng_reshape *rs)
 uint64_t eng_reshape_total(const struct eng_reshape *rs)
 {
 	return rs->r.backwards ? rs->start : rs->size[1];
+}
+
+uint64_t eng_reshape_rows(const struct eng_reshape *rs, uint64_t lsec)
+{
+	uint32_t dd = data_disks(&rs->geo[1]);
+	return dd ? lsec / dd : 0;
 }
 
 bool eng_reshape_move_safe(const struct eng_array *a, uint64_t lsec, uint64_t n, uint64_t safe)
@@ -109,6 +121,23 @@ int eng_reshape_complete(struct eng_array *a)
 				return -EIO;
 		}
 	}
+	/* Filled members are in sync (md's end_reshape: recovery_offset
+	 * MaxSector, then raid5_spare_active), recorded first with the
+	 * reshape still at its end: a cut amid the last write then finds
+	 * them in sync whichever superblock they hold, never rebuilding in
+	 * a layout where they hold data (a dirty degraded array). */
+	bool filled = false;
+	for (int i = 0; i < a->nmem; i++)
+		if (eng_reshape_fills(a->mem[i])) {
+			a->mem[i]->state = URAID_MEMBER_IN_SYNC;
+			a->mem[i]->recovery_offset = 0;
+			filled = true;
+		}
+	if (filled) {
+		int rc = eng_reshape_checkpoint(a);
+		if (rc < 0)
+			return rc;
+	}
 	struct md_sb *ref = &a->ref;
 	ref->level = rs->r.new.level;
 	ref->layout = rs->r.new.layout;
@@ -150,7 +179,12 @@ int eng_reshape_complete(struct eng_array *a)
 	if (!a->external_size || a->array_sectors > full ||
 	    rs->r.new.raid_disks > rs->r.old.raid_disks)
 		a->array_sectors = full;
+	int (*then)(struct eng_array *, int) = rs->then;
+	int then_level = rs->then_level;
 	free(rs);
 	a->rs = NULL;
+	/* A takeover due now is recorded in the same write. */
+	if (then)
+		then(a, then_level);
 	return eng_sb_write_all(a);
 }

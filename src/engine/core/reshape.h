@@ -39,7 +39,22 @@ struct eng_reshape {
 	uint64_t checkpoint_ns; /* when `safe` was last written */
 	uint64_t start;         /* backwards: the position it starts from (md's raid5_size) */
 	int rest;               /* the view at rest: 0 old (a shrink), 1 new */
+	/* Run once the move is over, the array at the new geometry, before
+	 * the superblocks are written (raid6 -> raid5: the takeover that
+	 * drops Q; engine/reshape_level.c). */
+	int (*then)(struct eng_array *a, int level);
+	int then_level;
 };
+
+/* A member the reshape fills: a slot the old geometry lacks (a takeover's
+ * new parity slot, a degraded array's empty one) given to a spare, which
+ * the move writes as it goes; as md does, it is rebuilding with its
+ * recovery_offset at the reshape position's row of the new geometry, and
+ * is not there at all for the old one (eng_reshape_view). */
+static inline bool eng_reshape_fills(const struct eng_member *em)
+{
+	return em->role >= 0 && em->state == URAID_MEMBER_REBUILDING && !em->replacement;
+}
 
 /* 0: old geometry and data offsets, 1: new, -1: at rest. */
 void eng_reshape_view(struct eng_array *a, int v);
@@ -60,6 +75,8 @@ int eng_reshape_complete(struct eng_array *a);
  * sync thread shows a reshape's progress. */
 uint64_t eng_reshape_progress(const struct eng_reshape *rs);
 uint64_t eng_reshape_total(const struct eng_reshape *rs);
+/* Rows (member sectors) of the new geometry holding logical [0, lsec). */
+uint64_t eng_reshape_rows(const struct eng_reshape *rs, uint64_t lsec);
 /* Logical sectors of geometry g on members of dev_sectors (raid5_size). */
 uint64_t eng_reshape_geo_size(const struct layout_geometry *g, uint64_t dev_sectors);
 
