@@ -33,8 +33,7 @@ const char *uraid_md_personality(int level)
 {
 	if (level == URAID_LEVEL_GMIRROR || level == URAID_LEVEL_GRAID3)
 		return NULL;
-	const char *n = level_name(level);
-	return strcmp(n, "unknown-level") ? n : NULL;
+	return level_name_or_null(level);
 }
 
 static const char *base(const char *p)

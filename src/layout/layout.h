@@ -126,6 +126,8 @@ int layout_parse(int level, const char *name, uint32_t *layout);
 int layout_name(int level, uint32_t layout, char *buf, size_t len);
 int level_parse(const char *name, int *level); /* "raid5", "5", "linear", "mirror", ... */
 const char *level_name(int level);
+/* The same, NULL for a level uraid does not know. */
+const char *level_name_or_null(int level);
 /* mdadm's default layout for a level (left-symmetric, n2, ...). */
 uint32_t layout_default(int level);
 

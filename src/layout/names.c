@@ -88,7 +88,7 @@ int level_parse(const char *name, int *level)
 	return 0;
 }
 
-const char *level_name(int level)
+const char *level_name_or_null(int level)
 {
 	switch (level) {
 	case URAID_LEVEL_LINEAR: return "linear";
@@ -100,8 +100,14 @@ const char *level_name(int level)
 	case URAID_LEVEL_RAID10: return "raid10";
 	case URAID_LEVEL_GMIRROR: return "gmirror";
 	case URAID_LEVEL_GRAID3: return "graid3";
-	default: return "unknown-level";
+	default: return NULL;
 	}
+}
+
+const char *level_name(int level)
+{
+	const char *n = level_name_or_null(level);
+	return n ? n : "unknown-level";
 }
 
 /* raid10: "n2", "f3", "o2" (mdadm --layout), also "near=2" / "far=2" /
