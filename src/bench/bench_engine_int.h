@@ -72,10 +72,10 @@ int beng_rebuild_ceiling(struct bw_set *s, const struct eng_opts *o, int nsrc, d
 
 /* The transport ceiling (bench_engine_transport.c): the set's members alone,
  * no RAID, through the member layer: [0] 4 KiB reads, [1] 4 KiB writes (o->qd
- * threads, two requests in flight each, on two members), [2] 1 MiB writes
- * (o->qd threads, one each); requests/s, MB/s and CPU ns per request: the
- * client's (the whole bench process's, over the run) and the servers' (the
- * processes srv[0..nsrv), their threads' time on a CPU; 0 without). */
+ * threads, two requests in flight each, on two members), [2] stripes (o->qd
+ * threads, one o->chunk write to every member at once each); requests/s, MB/s and CPU ns per
+ * request: the client's (the whole bench process's, over the run) and the servers' (the processes
+ * srv[0..nsrv), their threads' time on a CPU; 0 without). */
 struct beng_transport {
 	double rps[3], mbs[3], cpu_ns[3], srv_ns[3];
 };

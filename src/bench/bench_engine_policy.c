@@ -295,7 +295,7 @@ static void nbd_report(const struct eng_opts *o, const char *cmd, double v[2][2]
 		bnd[k][0] = bound_seq(&tc[k], n);
 		bnd[k][1] = bound_rand(&tc[k], &cost[k]);
 	}
-	static const char *const tname[3] = {"read4k", "write4k", "write1m"};
+	static const char *const tname[3] = {"read4k", "write4k", "stripe"};
 	if (o->json) {
 		static const char *const wl[2] = {"seqwrite", "randwrite4k"};
 		static const char *const unit[2] = {"MB/s", "IOPS"};
@@ -338,17 +338,17 @@ static void nbd_report(const struct eng_opts *o, const char *cmd, double v[2][2]
 	       "%.2f writes per write, counted)\n",
 	       short_num(v[1][1], a, sizeof(a)), frac(v[1][1], bnd[1][1]),
 	       short_num(bnd[1][1], b, sizeof(b)), cost[1].reads, cost[1].writes);
-	printf("nbd seqwrite %s MB/s = %.2f of the %s MB/s the transport allows (1 MiB member "
-	       "writes x %d/%d data members)\n",
+	printf("nbd seqwrite %s MB/s = %.2f of the %s MB/s the transport allows (full-stripe "
+	       "member writes x %d/%d data members)\n",
 	       short_num(v[1][0], a, sizeof(a)), frac(v[1][0], bnd[1][0]),
 	       short_num(bnd[1][0], b, sizeof(b)), n - 1, n);
-	printf(
-	    "\ntransport ceiling: the same members alone, no RAID, through the member layer "
-	    "(4 KiB: %d threads x 2 in flight on two members; 1 MiB: %d threads x 1);\n"
-	    "bound: randwrite4k 1/(reads/read4k + writes/write4k), seqwrite write1m MB/s x %d/%d;\n"
-	    "cpu: us per request, of the client (the bench process) and of the servers (their "
-	    "threads)\n",
-	    o->qd, o->qd, n - 1, n);
+	printf("\ntransport ceiling: the same members alone, no RAID, through the member layer "
+	       "(4 KiB: %d threads x 2 in flight on two members; stripe: %d threads x one %u KiB\n"
+	       "write to each of the %d members); bound: randwrite4k 1/(reads/read4k + "
+	       "writes/write4k), seqwrite stripe MB/s x %d/%d;\n"
+	       "cpu: us per request, of the client (the bench process) and of the servers (their "
+	       "threads)\n",
+	       o->qd, o->qd, o->chunk >> 10, n, n - 1, n);
 	printf("%-8s %-8s %12s %10s %10s %10s\n", "members", "request", "req/s", "MB/s",
 	       "client-cpu", "server-cpu");
 	for (int k = 0; k < 2; k++)

@@ -108,7 +108,7 @@ if command -v nbdkit >/dev/null; then
 import json, os, sys
 rows = {r["workload"]: r for r in json.load(open(sys.argv[1]))}
 assert set(rows) == {"seqwrite", "randwrite4k", "transport-read4k", "transport-write4k",
-                     "transport-write1m"}, rows
+                     "transport-stripe"}, rows
 for w in ("seqwrite", "randwrite4k"):
     r = rows[w]
     for k in ("local", "nbd", "ratio", "local_bound", "nbd_bound", "local_of_bound",
@@ -116,7 +116,7 @@ for w in ("seqwrite", "randwrite4k"):
         assert r[k] > 0, (w, k, r)
     for side in ("local", "nbd"):
         assert abs(r[side] / r[side + "_bound"] - r[side + "_of_bound"]) < 0.01 * r[side + "_of_bound"] + 0.002, r
-for k in ("transport-read4k", "transport-write4k", "transport-write1m"):
+for k in ("transport-read4k", "transport-write4k", "transport-stripe"):
     r = rows[k]
     assert r["unit"] == "req/s", r
     for f in ("local", "nbd", "local_mbs", "nbd_mbs", "nbd_cpu_us"):
@@ -130,13 +130,13 @@ rd, wr = rows["transport-read4k"]["nbd"], rows["transport-write4k"]["nbd"]
 bound = 1 / (2 / rd + 2 / wr)
 assert abs(rw["nbd_bound"] - bound) < 0.01 * bound, (rw, bound)
 seq = rows["seqwrite"]
-assert abs(seq["nbd_bound"] - rows["transport-write1m"]["nbd_mbs"] * 3 / 4) < 0.1 + 0.01 * seq["nbd_bound"], seq
+assert abs(seq["nbd_bound"] - rows["transport-stripe"]["nbd_mbs"] * 3 / 4) < 0.1 + 0.01 * seq["nbd_bound"], seq
 PY
 	check "bench engine --nbd text report: bound columns and the transport table" \
 		sh -c '"$1" bench engine --nbd --members-dir "$2" --members 4 --size 8M \
 		       --rand-ops 400 >"$3" 2>/dev/null &&
 		       grep -q "nbd-bound" "$3" && grep -q "^nbd randwrite4k .* the transport allows" "$3" &&
-		       grep -q "^nbd  *write1m " "$3" && grep -q "^local  *read4k " "$3" &&
+		       grep -q "^nbd  *stripe " "$3" && grep -q "^local  *read4k " "$3" &&
 		       grep -q "server-cpu" "$3"' \
 		sh "$URAID" "$dir" "$T_TMP/nbd.out"
 	check "nbd: member files removed afterwards" sh -c '[ -z "$(ls -A "$1")" ]' sh "$dir"
