@@ -364,6 +364,13 @@ static void nbd_report(const struct eng_opts *o, const char *cmd, double v[2][2]
 	       "request)\n",
 	       cost[0].cpu_ns / 1e3, cost[1].cpu_ns / 1e3,
 	       nreq > 0 ? cost[1].cpu_ns / 1e3 / nreq : 0);
+	/* The CPUs' bound: client and server share this machine. */
+	double per = cost[1].reads * (tc[1].cpu_ns[0] + tc[1].srv_ns[0]) +
+	             cost[1].writes * (tc[1].cpu_ns[1] + tc[1].srv_ns[1]);
+	if (per > 0 && tc[1].srv_ns[0] > 0)
+		printf("cpu per raid5 4 KiB write over nbd, client + server at the ceiling's cost: "
+		       "%.1f us: at most %s writes/s on %d CPUs\n",
+		       per / 1e3, short_num(bench_cpus() * 1e9 / per, a, sizeof(a)), bench_cpus());
 }
 
 int beng_nbd_compare(const struct eng_opts *o, const char *cmd)
