@@ -478,7 +478,10 @@ static void usage(FILE *f)
 	        "  write-intent bitmap (chunk --bitmap-chunk, default mdadm's), ratio = with /\n"
 	        "  without.\n"
 	        "  --nbd: raid5 on N nbdkit memory servers (Unix sockets) against the same\n"
-	        "  array on files in DIR: seqwrite 1 MiB and randwrite4k, ratio = NBD / local.\n");
+	        "  array on files in DIR: seqwrite 1 MiB and randwrite4k, ratio = NBD / local;\n"
+	        "  and each member set alone (no RAID: 4 KiB reads and writes, 1 MiB writes,\n"
+	        "  the same concurrency), the bound that implies for the array and the\n"
+	        "  array's figure against it.\n");
 }
 
 static int parse_levels(const char *s, struct eng_opts *o)

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "bench/bench_workloads.h"
 
@@ -68,5 +69,17 @@ int beng_nbd_compare(const struct eng_opts *o, const char *cmd);
  * Members not in memory (member in_memory): nothing is run, *mbs = 0. */
 int beng_rebuild_ceiling(struct bw_set *s, const struct eng_opts *o, int nsrc, double *mbs,
                          char *err, size_t errlen);
+
+/* The transport ceiling (bench_engine_transport.c): the set's members alone,
+ * no RAID, through the member layer: [0] 4 KiB reads, [1] 4 KiB writes (o->qd
+ * threads, two requests in flight each, on two members), [2] stripes (o->qd
+ * threads, one o->chunk write to every member at once each); requests/s, MB/s and CPU ns per
+ * request: the client's (the whole bench process's, over the run) and the servers' (the processes
+ * srv[0..nsrv), their threads' time on a CPU; 0 without). */
+struct beng_transport {
+	double rps[3], mbs[3], cpu_ns[3], srv_ns[3];
+};
+int beng_transport_ceiling(struct bw_set *s, const struct eng_opts *o, const pid_t *srv, int nsrv,
+                           struct beng_transport *tc, char *err, size_t errlen);
 
 #endif

@@ -94,6 +94,54 @@ check_fails "refuses an unknown disk profile" "$URAID" bench engine --sim nope -
 check_fails "refuses --sim with --bitmap" "$URAID" bench engine --sim ssd-sata --bitmap \
 	--size 8M
 
+# --nbd: raid5 on nbdkit memory servers against the same array on files, and
+# the transport ceiling of each member set (the members alone, no RAID): the
+# bound it implies and the array's figure against it, positive and
+# consistent with the ceiling rows; member requests per 4 KiB write counted.
+if command -v nbdkit >/dev/null; then
+	check "bench engine --nbd --json (4 members of 8M)" \
+		sh -c '"$1" bench engine --nbd --members-dir "$2" --members 4 --size 8M \
+		       --rand-ops 400 --json >"$3" 2>"$4"' sh "$URAID" "$dir" "$T_TMP/nbd.json" \
+		"$T_TMP/nbd.err"
+	check "nbd rows: local/nbd figures, transport bounds and ceilings positive, bound = ceiling / member requests" \
+		python3 - "$T_TMP/nbd.json" <<'PY'
+import json, os, sys
+rows = {r["workload"]: r for r in json.load(open(sys.argv[1]))}
+assert set(rows) == {"seqwrite", "randwrite4k", "transport-read4k", "transport-write4k",
+                     "transport-stripe"}, rows
+for w in ("seqwrite", "randwrite4k"):
+    r = rows[w]
+    for k in ("local", "nbd", "ratio", "local_bound", "nbd_bound", "local_of_bound",
+              "nbd_of_bound"):
+        assert r[k] > 0, (w, k, r)
+    for side in ("local", "nbd"):
+        assert abs(r[side] / r[side + "_bound"] - r[side + "_of_bound"]) < 0.01 * r[side + "_of_bound"] + 0.002, r
+for k in ("transport-read4k", "transport-write4k", "transport-stripe"):
+    r = rows[k]
+    assert r["unit"] == "req/s", r
+    for f in ("local", "nbd", "local_mbs", "nbd_mbs", "nbd_cpu_us"):
+        assert r[f] > 0, (k, f, r)
+    # the servers' CPU: their threads' schedstat, where the kernel keeps it
+    assert r["nbd_server_cpu_us"] > 0 or not os.path.exists("/proc/self/schedstat"), r
+rw = rows["randwrite4k"]
+# raid5 of 4, 4 KiB writes: read-modify-write, 2 reads + 2 writes, counted
+assert rw["nbd_member_requests"] == 4 and rw["local_member_requests"] == 4, rw
+rd, wr = rows["transport-read4k"]["nbd"], rows["transport-write4k"]["nbd"]
+bound = 1 / (2 / rd + 2 / wr)
+assert abs(rw["nbd_bound"] - bound) < 0.01 * bound, (rw, bound)
+seq = rows["seqwrite"]
+assert abs(seq["nbd_bound"] - rows["transport-stripe"]["nbd_mbs"] * 3 / 4) < 0.1 + 0.01 * seq["nbd_bound"], seq
+PY
+	check "bench engine --nbd text report: bound columns and the transport table" \
+		sh -c '"$1" bench engine --nbd --members-dir "$2" --members 4 --size 8M \
+		       --rand-ops 400 >"$3" 2>/dev/null &&
+		       grep -q "nbd-bound" "$3" && grep -q "^nbd randwrite4k .* the transport allows" "$3" &&
+		       grep -q "^nbd  *stripe " "$3" && grep -q "^local  *read4k " "$3" &&
+		       grep -q "server-cpu" "$3"' \
+		sh "$URAID" "$dir" "$T_TMP/nbd.out"
+	check "nbd: member files removed afterwards" sh -c '[ -z "$(ls -A "$1")" ]' sh "$dir"
+fi
+
 check_fails "refuses 3 members" "$URAID" bench engine --members 3 --members-dir "$dir"
 check_fails "refuses a 3K chunk" "$URAID" bench engine --chunk 3K --members-dir "$dir"
 check_fails "refuses level 4" "$URAID" bench engine --levels 4 --members-dir "$dir"
