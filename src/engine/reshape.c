@@ -251,13 +251,30 @@ static uint64_t room_after(const struct eng_array *a, const struct md_sb *sb)
 	return sb->data_size > a->geo.dev_sectors ? sb->data_size - a->geo.dev_sectors : 0;
 }
 
+/* The smallest room before and after the data area over the members
+ * present (sectors the data offset may move down or up). */
+static void reshape_room(const struct eng_array *a, uint64_t *before, uint64_t *after);
+/* Start reshape r (checked): the first `need` of spares[] take the new
+ * slots, a->rs set up, the superblocks written, the move scheduled. */
+static int reshape_begin(struct eng_array *a, const struct md_reshape *r, const int *spares,
+                         int need, char *err, size_t errlen);
+
 /* dry: only the refusals, nothing changed (the stripe cache not yet off). */
 static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o, bool dry,
                         char *err, size_t errlen)
 {
 	int lvl = a->geo.level;
-	if (lvl == URAID_LEVEL_RAID10)
-		return eng_reshape_raid10_locked(a, o, dry, err, errlen);
+	if (lvl == URAID_LEVEL_RAID10) {
+		struct md_reshape r;
+		int spares[LAYOUT_MAX_MEMBERS], need = 0;
+		uint64_t before, after;
+		reshape_room(a, &before, &after);
+		int rc =
+		    eng_reshape_raid10_plan(a, o, before, after, &r, spares, &need, err, errlen);
+		if (rc < 0 || dry)
+			return rc;
+		return reshape_begin(a, &r, spares, need, err, errlen);
+	}
 	if (lvl != URAID_LEVEL_RAID4 && lvl != URAID_LEVEL_RAID5 && lvl != URAID_LEVEL_RAID6)
 		return errmsg(err, errlen, -EOPNOTSUPP,
 		              "uraid restripes raid4, raid5, raid6 and raid10 only (this is %s)",
@@ -342,7 +359,7 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 	 * the data, the move forwards; fewer: up into the room after it, the
 	 * move backwards from the end; the same count: toward the more room. */
 	uint64_t before, after;
-	eng_reshape_room(a, &before, &after);
+	reshape_room(a, &before, &after);
 	if (need)
 		r.backwards = false;
 	else if (r.new.raid_disks < r.old.raid_disks)
@@ -391,10 +408,10 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 	}
 	if (dry)
 		return 0;
-	return eng_reshape_begin(a, &r, spares, need, err, errlen);
+	return reshape_begin(a, &r, spares, need, err, errlen);
 }
 
-void eng_reshape_room(const struct eng_array *a, uint64_t *before, uint64_t *after)
+static void reshape_room(const struct eng_array *a, uint64_t *before, uint64_t *after)
 {
 	*before = *after = UINT64_MAX;
 	uint64_t bm_sectors = a->log == &eng_log_bitmap ? eng_bitmap_area_sectors(a) : 0;
@@ -409,8 +426,8 @@ void eng_reshape_room(const struct eng_array *a, uint64_t *before, uint64_t *aft
 		}
 }
 
-int eng_reshape_begin(struct eng_array *a, const struct md_reshape *rp, const int *spares, int need,
-                      char *err, size_t errlen)
+static int reshape_begin(struct eng_array *a, const struct md_reshape *rp, const int *spares,
+                         int need, char *err, size_t errlen)
 {
 	struct md_reshape r = *rp;
 	/* The new slots: in sync from the start, as md's raid5_start_reshape

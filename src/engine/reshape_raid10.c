@@ -65,8 +65,9 @@ int eng_reshape_raid10_check(const struct md_reshape *r, char *err, size_t errle
 	return 0;
 }
 
-int eng_reshape_raid10_locked(struct eng_array *a, const struct uraid_reshape_opts *o, bool dry,
-                              char *err, size_t errlen)
+int eng_reshape_raid10_plan(const struct eng_array *a, const struct uraid_reshape_opts *o,
+                            uint64_t before, uint64_t after, struct md_reshape *rp, int *spares,
+                            int *needp, char *err, size_t errlen)
 {
 	if (a->rs)
 		return errmsg(err, errlen, -EBUSY, "a reshape is already in progress");
@@ -146,7 +147,6 @@ int eng_reshape_raid10_locked(struct eng_array *a, const struct uraid_reshape_op
 	int need = r.new.raid_disks > r.old.raid_disks ? (int)(r.new.raid_disks - r.old.raid_disks)
 	                                               : 0,
 	    got = 0;
-	int spares[LAYOUT_MAX_MEMBERS];
 	for (int i = 0; i < a->nmem && got < need; i++)
 		if (a->mem[i]->state == URAID_MEMBER_SPARE && a->mem[i]->m && !a->mem[i]->left_out)
 			spares[got++] = i;
@@ -158,8 +158,7 @@ int eng_reshape_raid10_locked(struct eng_array *a, const struct uraid_reshape_op
 	/* mdadm's raid10_reshape / set_new_data_offset: more members move
 	 * the offset down by exactly the minimum, fewer up by it, the same
 	 * count toward the more room (uraid: up to 16 MiB of it). */
-	uint64_t min = min_offset_change(&r), before, after;
-	eng_reshape_room(a, &before, &after);
+	uint64_t min = min_offset_change(&r);
 	if (!before && !after)
 		return errmsg(err, errlen, -EOPNOTSUPP,
 		              "Metadata version doesn't support data_offset changes, which md's "
@@ -202,7 +201,7 @@ int eng_reshape_raid10_locked(struct eng_array *a, const struct uraid_reshape_op
 		r.position = eng_reshape_geo_size(&s, a->geo.dev_sectors);
 		r.position -= r.position % md_reshape_unit(&r);
 	}
-	if (dry)
-		return 0;
-	return eng_reshape_begin(a, &r, spares, need, err, errlen);
+	*rp = r;
+	*needp = need;
+	return 0;
 }
