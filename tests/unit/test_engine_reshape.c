@@ -56,6 +56,8 @@ static const struct rs_cfg rcfgs[] = {
     {"raid10_4to5", URAID_LEVEL_RAID10, 4, 5, -1, 16, 0, 0, 1, 0, 0, -1, 0},
     {"raid10_chunk", URAID_LEVEL_RAID10, 4, 4, -1, 16, 32, 0, 1, 0, 0, -1, 0},
     {"raid10_5to4", URAID_LEVEL_RAID10, 5, 4, -1, 16, 0, 0, 0, 0, 0, -1, 0},
+    /* near-2 -> offset-2 (same copies), backwards: the offset moves up */
+    {"raid10_near_to_offset", URAID_LEVEL_RAID10, 4, 4, 0x10201, 16, 0, 0, -1, 0, 0, -1, 0},
 };
 
 #define RS_SECTORS 512 /* per member */
@@ -452,6 +454,10 @@ static void raid10_5to4(void)
 {
 	run(13);
 }
+static void raid10_near_to_offset(void)
+{
+	run(14);
+}
 
 /* Level changes md cannot make, or not with these members: refused in
  * mdadm's words, and not a byte of any member changes. */
@@ -545,4 +551,4 @@ static void raid10_refusals(void)
 TEST_MAIN(T(level_refusals), T(second_reshape), T(raid5_4to5), T(raid6_5to6), T(raid5_chunk_layout),
           T(raid5_5to4), T(raid6_6to5), T(raid5_layout_up), T(raid5_4to5_bitmap), T(raid5_to_raid6),
           T(raid6_to_raid5), T(raid4_to_raid5), T(raid0_to_raid5), T(raid10_refusals),
-          T(raid10_4to5), T(raid10_chunk), T(raid10_5to4))
+          T(raid10_4to5), T(raid10_chunk), T(raid10_5to4), T(raid10_near_to_offset))
