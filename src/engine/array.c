@@ -462,8 +462,11 @@ int eng_status(struct eng_array *a, struct uraid_status *st)
 		st->reshape_delta_disks = (int)r->new.raid_disks - (int)r->old.raid_disks;
 		st->reshape_new_layout = r->new.layout;
 		st->reshape_new_chunk_sectors = r->new.chunk_sectors;
-		/* md shows a reshape's progress per member (new layout) */
-		uint64_t nd = (uint64_t)md_reshape_data_disks(&r->new);
+		/* md shows a raid4/5/6 reshape's progress per member (new
+		 * layout), raid10's in array sectors */
+		uint64_t nd = r->new.level == URAID_LEVEL_RAID10
+		                  ? 1
+		                  : (uint64_t)md_reshape_data_disks(&r->new);
 		if (a->action == URAID_SYNC_RESHAPE && nd) {
 			st->sync_done /= nd;
 			st->sync_total /= nd;

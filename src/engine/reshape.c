@@ -128,11 +128,16 @@ int eng_reshape_assembled(struct eng_array *a, char *err, size_t errlen)
 		return 0;
 	if (r.old.level != r.new.level ||
 	    (r.old.level != URAID_LEVEL_RAID4 && r.old.level != URAID_LEVEL_RAID5 &&
-	     r.old.level != URAID_LEVEL_RAID6))
+	     r.old.level != URAID_LEVEL_RAID6 && r.old.level != URAID_LEVEL_RAID10))
 		return errmsg(err, errlen, -EOPNOTSUPP,
 		              "reshape in progress from %s to %s: uraid maps only raid4/5/6 "
-		              "reshapes that keep the level",
+		              "and raid10 reshapes that keep the level",
 		              level_name(r.old.level), level_name(r.new.level));
+	if (r.old.level == URAID_LEVEL_RAID10) {
+		rc = eng_reshape_raid10_check(&r, e, sizeof(e));
+		if (rc < 0)
+			return errmsg(err, errlen, rc, "reshape in progress: %s", e);
+	}
 	if (r.old.raid_disks > LAYOUT_MAX_MEMBERS || r.new.raid_disks > LAYOUT_MAX_MEMBERS)
 		return errmsg(err, errlen, -EINVAL, "reshape in progress over %u members",
 		              r.old.raid_disks > r.new.raid_disks ? r.old.raid_disks
@@ -246,14 +251,33 @@ static uint64_t room_after(const struct eng_array *a, const struct md_sb *sb)
 	return sb->data_size > a->geo.dev_sectors ? sb->data_size - a->geo.dev_sectors : 0;
 }
 
+/* The smallest room before and after the data area over the members
+ * present (sectors the data offset may move down or up). */
+static void reshape_room(const struct eng_array *a, uint64_t *before, uint64_t *after);
+/* Start reshape r (checked): the first `need` of spares[] take the new
+ * slots, a->rs set up, the superblocks written, the move scheduled. */
+static int reshape_begin(struct eng_array *a, const struct md_reshape *r, const int *spares,
+                         int need, char *err, size_t errlen);
+
 /* dry: only the refusals, nothing changed (the stripe cache not yet off). */
 static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o, bool dry,
                         char *err, size_t errlen)
 {
 	int lvl = a->geo.level;
+	if (lvl == URAID_LEVEL_RAID10) {
+		struct md_reshape r;
+		int spares[LAYOUT_MAX_MEMBERS], need = 0;
+		uint64_t before, after;
+		reshape_room(a, &before, &after);
+		int rc =
+		    eng_reshape_raid10_plan(a, o, before, after, &r, spares, &need, err, errlen);
+		if (rc < 0 || dry)
+			return rc;
+		return reshape_begin(a, &r, spares, need, err, errlen);
+	}
 	if (lvl != URAID_LEVEL_RAID4 && lvl != URAID_LEVEL_RAID5 && lvl != URAID_LEVEL_RAID6)
 		return errmsg(err, errlen, -EOPNOTSUPP,
-		              "uraid restripes raid4, raid5 and raid6 only (this is %s)",
+		              "uraid restripes raid4, raid5, raid6 and raid10 only (this is %s)",
 		              level_name(lvl));
 	if (a->rs)
 		return errmsg(err, errlen, -EBUSY, "a reshape is already in progress");
@@ -334,17 +358,8 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 	 * plus one old row at least. More members: down into the room before
 	 * the data, the move forwards; fewer: up into the room after it, the
 	 * move backwards from the end; the same count: toward the more room. */
-	uint64_t before = UINT64_MAX, after = UINT64_MAX;
-	uint64_t bm_sectors = a->log == &eng_log_bitmap ? eng_bitmap_area_sectors(a) : 0;
-	for (int i = 0; i < a->nmem; i++)
-		if (!a->mem[i]->left_out && a->mem[i]->m) {
-			uint64_t b = room_before(&a->mem[i]->sb, a->ref.bitmap_offset, bm_sectors);
-			uint64_t f = room_after(a, &a->mem[i]->sb);
-			if (b < before)
-				before = b;
-			if (f < after)
-				after = f;
-		}
+	uint64_t before, after;
+	reshape_room(a, &before, &after);
 	if (need)
 		r.backwards = false;
 	else if (r.new.raid_disks < r.old.raid_disks)
@@ -393,8 +408,31 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 	}
 	if (dry)
 		return 0;
+	return reshape_begin(a, &r, spares, need, err, errlen);
+}
+
+static void reshape_room(const struct eng_array *a, uint64_t *before, uint64_t *after)
+{
+	*before = *after = UINT64_MAX;
+	uint64_t bm_sectors = a->log == &eng_log_bitmap ? eng_bitmap_area_sectors(a) : 0;
+	for (int i = 0; i < a->nmem; i++)
+		if (!a->mem[i]->left_out && a->mem[i]->m) {
+			uint64_t b = room_before(&a->mem[i]->sb, a->ref.bitmap_offset, bm_sectors);
+			uint64_t f = room_after(a, &a->mem[i]->sb);
+			if (b < *before)
+				*before = b;
+			if (f < *after)
+				*after = f;
+		}
+}
+
+static int reshape_begin(struct eng_array *a, const struct md_reshape *rp, const int *spares,
+                         int need, char *err, size_t errlen)
+{
+	struct md_reshape r = *rp;
 	/* The new slots: in sync from the start, as md's raid5_start_reshape
-	 * marks the added members (what they hold is written by the move). */
+	 * (and raid10_start_reshape) marks the added members (what they hold
+	 * is written by the move). */
 	for (int s = 0; s < need; s++) {
 		struct eng_member *em = a->mem[spares[s]];
 		int role = (int)r.old.raid_disks + s;

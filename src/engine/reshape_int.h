@@ -36,4 +36,15 @@ int eng_takeover_locked(struct eng_array *a, int level, uint32_t layout, int rai
  * reshape fills it. */
 void eng_reshape_fill_slots(struct eng_array *a);
 
+struct md_reshape;
+/* engine/reshape_raid10.c: a raid10 reshape as md's raid10_check_reshape
+ * / raid10_start_reshape and mdadm's raid10_reshape allow it, planned with
+ * the room there is before and after the data (engine/reshape.c): *r, and
+ * the *need spares[] that take the new slots; nothing changed. And the
+ * check raid10_run makes of one in progress. */
+int eng_reshape_raid10_plan(const struct eng_array *a, const struct uraid_reshape_opts *o,
+                            uint64_t before, uint64_t after, struct md_reshape *r, int *spares,
+                            int *need, char *err, size_t errlen);
+int eng_reshape_raid10_check(const struct md_reshape *r, char *err, size_t errlen);
+
 #endif

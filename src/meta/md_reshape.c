@@ -15,6 +15,13 @@ uint32_t md_reshape_data_disks(const struct md_reshape_geom *g)
 
 uint64_t md_reshape_unit(const struct md_reshape *r)
 {
+	/* raid10's reshape_request moves at most 64 KiB at a time and never
+	 * across a boundary of the smaller chunk. */
+	if (r->old.level == 10) {
+		uint64_t c = r->old.chunk_sectors < r->new.chunk_sectors ? r->old.chunk_sectors
+		                                                         : r->new.chunk_sectors;
+		return c < 128 ? c : 128;
+	}
 	uint64_t ch = r->old.chunk_sectors > r->new.chunk_sectors ? r->old.chunk_sectors
 	                                                          : r->new.chunk_sectors;
 	return ch * md_reshape_data_disks(&r->new);
@@ -54,7 +61,7 @@ int md_sb_reshape(const struct md_sb *sb, struct md_reshape *r, char *err, size_
 	if (sb->feature_map & MD_FEATURE_RESHAPE_BACKWARDS && sb->version == MD_SB_0_90)
 		return errmsg(err, errlen, -EINVAL, "0.90 superblock with a 1.x feature bit");
 	/* raid5_run: the position lies on a boundary of the unit md moves,
-	 * the larger chunk times the new data members. */
+	 * the larger chunk times the new data members (raid10: its steps). */
 	uint64_t unit = md_reshape_unit(r);
 	if (unit && r->position != UINT64_MAX && r->position % unit)
 		return errmsg(err, errlen, -EINVAL,

@@ -56,7 +56,8 @@ void md_sb_reshape_store(struct md_sb *sb, const struct md_reshape *r);
 uint32_t md_reshape_data_disks(const struct md_reshape_geom *g);
 
 /* The unit md moves (reshape_sectors): the larger chunk times the new
- * data members; the position is always a multiple of it. */
+ * data members; the position is always a multiple of it. raid10 moves
+ * 64 KiB steps within the smaller chunk: the smaller of the two. */
 uint64_t md_reshape_unit(const struct md_reshape *r);
 
 /* Is logical sector lsec already in the new geometry? */

@@ -11,7 +11,9 @@
 # 5->4 and a layout change moving the data up, by uraid (stopped at 40%,
 # the kernel finishes), raid5 5->4 by the kernel (frozen mid-way, uraid
 # finishes); and uraid's raid5 4 -> raid6 5 (a level
-# change that moves data), finished by the kernel.
+# change that moves data), finished by the kernel; raid10 near-2 4->5 by
+# uraid (stopped at 40%, the kernel finishes) and by the kernel (frozen
+# mid-way, uraid finishes).
 source "$(dirname "$0")/../lib.sh"
 MDVM=$TOP/tests/mdvm/run
 if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
@@ -89,5 +91,20 @@ want v kgeom "... raid6, left-symmetric, 5 members"
 want v kcontent "... and reads the pattern"
 want v kcheck "... check: mismatch_cnt 0"
 want v kfinal "... superblocks without reshape bits"
+# raid10 near-2 4->5 (reshape_mdvm.job's raid10_cases)
+want w ustart "raid10 near-2 4->5 started by uraid, stopped at 40%"
+want w examine "... uraid examine's reshape lines are mdadm's"
+want w ucat "... uraid cat reads the pattern mid-reshape"
+want w kassemble "... the kernel assembles it and finishes the reshape"
+want w kcontent "... and reads the pattern (the kernel leaves the new end as the members held it)"
+want w kcheck "... check: mismatch_cnt 0"
+want w kfinal "... superblocks without reshape bits"
+want x examine "raid10 near-2 4->5 grown by the kernel, stopped mid-way: uraid examine's reshape lines are mdadm's"
+want x ucat "... uraid cat reads the pattern written before the grow"
+want x ufinish "... uraid assembles it read-write and finishes the reshape"
+want x kassemble "... the kernel assembles the members uraid finished"
+want x kcontent "... and reads the pattern, zeros after it"
+want x kcheck "... check: mismatch_cnt 0"
+want x kfinal "... superblocks without reshape bits"
 [ $T_FAILED = 0 ] || grep -E "RESULT|mdadm:|md/raid|!!!|uraid:|reshape|^[<>]" "$d/vm.log" | head -60
 t_done

@@ -3,7 +3,8 @@
  * one and a raid5 layout + chunk change moving the data up (backwards, from
  * the end), and the level changes that move data (engine/reshape_level.c:
  * raid5 -> raid6 with one more member, raid6 -> raid5 with one less, raid4
- * -> raid5 left-symmetric, raid0 -> raid5 with two more), on crash-simulating members
+ * -> raid5 left-symmetric, raid0 -> raid5 with two more), raid10 near-2
+ * grown by one, shrunk by one and its chunk changed, on crash-simulating members
  * (sim/member_crash.h: volatile caches that keep, tear or lose unflushed
  * writes), the power cut at a random member request while the data moves
  * and random writes, discards and flushes go on (one raid5 grow with an
@@ -50,6 +51,13 @@ static const struct rs_cfg rcfgs[] = {
      LAYOUT_LEFT_SYMMETRIC, 0},
     /* raid0 3 -> raid5 5 left-symmetric: via raid5 parity-last of 4 */
     {"raid0_to_raid5", URAID_LEVEL_RAID0, 3, 5, -1, 16, 0, 48, 1, 0, 5, LAYOUT_LEFT_SYMMETRIC, 2},
+    /* raid10 (engine/reshape_raid10.c): near-2 grown by one, a chunk
+     * change (forwards), near-2 shrunk by one after --array-size. */
+    {"raid10_4to5", URAID_LEVEL_RAID10, 4, 5, -1, 16, 0, 0, 1, 0, 0, -1, 0},
+    {"raid10_chunk", URAID_LEVEL_RAID10, 4, 4, -1, 16, 32, 0, 1, 0, 0, -1, 0},
+    {"raid10_5to4", URAID_LEVEL_RAID10, 5, 4, -1, 16, 0, 0, 0, 0, 0, -1, 0},
+    /* near-2 -> offset-2 (same copies), backwards: the offset moves up */
+    {"raid10_near_to_offset", URAID_LEVEL_RAID10, 4, 4, 0x10201, 16, 0, 0, -1, 0, 0, -1, 0},
 };
 
 #define RS_SECTORS 512 /* per member */
@@ -147,6 +155,8 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 		/* mdadm's order: the array cut to what the fewer members hold */
 		int pd = c->level == URAID_LEVEL_RAID6 ? 2 : 1;
 		uint64_t fit = (uint64_t)RS_SECTORS * (uint64_t)(c->to_disks - pd) * 512;
+		if (c->level == URAID_LEVEL_RAID10) /* near-2 */
+			fit = (uint64_t)RS_SECTORS * (uint64_t)c->to_disks / 2 * 512;
 		struct uraid_reshape_opts early = {.raid_disks = c->to_disks, .layout = -1};
 		CHECKF(uraid_array_reshape_start(a, &early, err, sizeof(err)) == -ENOSPC &&
 		           strstr(err, "--array-size"),
@@ -432,6 +442,23 @@ static void raid0_to_raid5(void)
 	run(10);
 }
 
+static void raid10_4to5(void)
+{
+	run(11);
+}
+static void raid10_chunk(void)
+{
+	run(12);
+}
+static void raid10_5to4(void)
+{
+	run(13);
+}
+static void raid10_near_to_offset(void)
+{
+	run(14);
+}
+
 /* Level changes md cannot make, or not with these members: refused in
  * mdadm's words, and not a byte of any member changes. */
 static bool refused(int level, int n, int spares, const struct uraid_reshape_opts *ro,
@@ -502,6 +529,26 @@ static void level_refusals(void)
 	refused(URAID_LEVEL_RAID6, 5, 0, &ro, "Please specify new layout");
 }
 
+/* raid10 changes md refuses: in mdadm's (or the kernel's) words, nothing
+ * written. */
+static void raid10_refusals(void)
+{
+	struct uraid_reshape_opts ro = {.layout = 0x202}; /* far-2 */
+	refused(URAID_LEVEL_RAID10, 4, 0, &ro, "Cannot reshape RAID10 to far-mode");
+	ro.layout = 0x103; /* near-3 */
+	refused(URAID_LEVEL_RAID10, 4, 0, &ro,
+	        "Cannot change number of copies when reshaping RAID10");
+	ro = (struct uraid_reshape_opts){.layout = -1, .raid_disks = 5};
+	refused(URAID_LEVEL_RAID10, 4, 0, &ro, "needs 1 spare(s)");
+	ro.raid_disks = 3;
+	refused(URAID_LEVEL_RAID10, 4, 0, &ro, "this change will reduce the size of the array");
+	ro.raid_disks = 1;
+	refused(URAID_LEVEL_RAID10, 4, 0, &ro, "needs at least 2 members");
+	ro = (struct uraid_reshape_opts){.layout = -1, .chunk_sectors = 24};
+	refused(URAID_LEVEL_RAID10, 4, 0, &ro, "not a multiple of the new chunk");
+}
+
 TEST_MAIN(T(level_refusals), T(second_reshape), T(raid5_4to5), T(raid6_5to6), T(raid5_chunk_layout),
           T(raid5_5to4), T(raid6_6to5), T(raid5_layout_up), T(raid5_4to5_bitmap), T(raid5_to_raid6),
-          T(raid6_to_raid5), T(raid4_to_raid5), T(raid0_to_raid5))
+          T(raid6_to_raid5), T(raid4_to_raid5), T(raid0_to_raid5), T(raid10_refusals),
+          T(raid10_4to5), T(raid10_chunk), T(raid10_5to4), T(raid10_near_to_offset))

@@ -38,8 +38,29 @@ static uint32_t data_disks(const struct layout_geometry *g)
 	return (uint32_t)(g->raid_disks - par);
 }
 
+/* raid10 (near and offset layouts): the member address (from the data
+ * offset) of the row holding array sector s, and the one past the row of
+ * the end of s's chunk, as md's first_dev_address / last_dev_address. */
+static uint64_t r10_first_dev(uint64_t s, const struct layout_geometry *g)
+{
+	uint64_t nc = g->layout & 0xff, fc = (g->layout >> 8) & 0xff;
+	return s / g->chunk_sectors * nc / (uint64_t)g->raid_disks * fc * g->chunk_sectors;
+}
+
+static uint64_t r10_last_dev(uint64_t s, const struct layout_geometry *g)
+{
+	uint64_t nc = g->layout & 0xff, fc = (g->layout >> 8) & 0xff, rd = (uint64_t)g->raid_disks;
+	return ((s / g->chunk_sectors + 1) * nc + rd - 1) / rd * fc * g->chunk_sectors;
+}
+
 uint64_t eng_reshape_geo_size(const struct layout_geometry *g, uint64_t dev_sectors)
 {
+	if (g->level == URAID_LEVEL_RAID10) {
+		const struct layout_ops *ops = layout_ops_for(g->level);
+		struct layout_geometry t = *g;
+		t.dev_sectors = dev_sectors;
+		return ops ? ops->array_sectors(&t) : 0;
+	}
 	return (dev_sectors - dev_sectors % g->chunk_sectors) * data_disks(g);
 }
 
@@ -55,6 +76,8 @@ uint64_t eng_reshape_total(const struct eng_reshape *rs)
 
 uint64_t eng_reshape_rows(const struct eng_reshape *rs, uint64_t lsec)
 {
+	if (rs->geo[1].level == URAID_LEVEL_RAID10)
+		return r10_first_dev(lsec, &rs->geo[1]);
 	uint32_t dd = data_disks(&rs->geo[1]);
 	return dd ? lsec / dd : 0;
 }
@@ -63,6 +86,20 @@ bool eng_reshape_move_safe(const struct eng_array *a, uint64_t lsec, uint64_t n,
 {
 	const struct eng_reshape *rs = a->rs;
 	const struct layout_geometry *o = &rs->geo[0], *g = &rs->geo[1];
+	if (g->level == URAID_LEVEL_RAID10) {
+		/* md's raid10 reshape_request: the new rows the move writes
+		 * (offset_delta from the old data area) stay clear of the old
+		 * rows a restart would read: forwards those from `safe` up,
+		 * backwards those below it. */
+		int64_t d = rs->r.offset_delta;
+		if (!n)
+			return true;
+		if (rs->r.backwards)
+			return !safe || (int64_t)r10_first_dev(lsec, g) + d >=
+			                    (int64_t)r10_last_dev(safe - 1, o);
+		return (int64_t)r10_last_dev(lsec + n - 1, g) + d <=
+		       (int64_t)r10_first_dev(safe, o);
+	}
 	uint64_t ow = (uint64_t)data_disks(o) * o->chunk_sectors;
 	uint64_t nw = (uint64_t)data_disks(g) * g->chunk_sectors;
 	/* Rows (sectors of the old data area) the move writes, and those the

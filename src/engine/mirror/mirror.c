@@ -123,4 +123,5 @@ const struct eng_pers eng_pers_mirror = {
     .role_data = sync_mirror_role_data,
     .resync_pointless = mirror_resync_pointless,
     .resize = mirror_resize,
+    .reshape = eng_mirror_reshape,
 };

@@ -21,4 +21,8 @@ int sync_mirror_recover(struct eng_array *a, uint64_t pos, uint64_t n);
  * from any copy (read errors repaired), without using `role` itself. */
 int sync_mirror_role_data(struct eng_array *a, int role, uint8_t *buf, uint64_t msec, uint64_t n);
 
+/* reshape.c: move logical [lsec, lsec+n) from the old raid10 layout to
+ * the new (pers.h's reshape). */
+int eng_mirror_reshape(struct eng_array *a, uint64_t lsec, uint64_t n);
+
 #endif
