@@ -543,7 +543,8 @@ int uraid_io_stats(struct uraid_array *a, struct uraid_io_stats *st);
  * bytes for the bitmap chunk, sectors for sizes, 0 = default/max), takeover
  * LEVEL LAYOUT N (uraid_takeover; LAYOUT "any", N 0 = md's choice),
  * grow-add PATH (uraid_grow_add), reshape RAID_DISKS LAYOUT CHUNK_SECTORS
- * (uraid_array_reshape_start; 0, -1, 0 keep a value). Each connection has
+ * [LEVEL [BACKUP_FILE]] (uraid_array_reshape_start; 0, -1, 0, 0 keep a
+ * value; BACKUP_FILE an absolute path, mdadm's --backup-file). Each connection has
  * its own thread.
  *
  * Status and stats bodies: a first line "uraid-status 1" / "uraid-stats 1"
