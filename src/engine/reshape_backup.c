@@ -93,7 +93,9 @@ int eng_backup_save(struct eng_array *a, const struct uraid_reshape_opts *o, str
 	}
 	/* What the array holds there now, in the old layout (reconstructed
 	 * where a member cannot serve), as mdadm's save_stripes reads it. */
-	int rc = eng_reshape_read(a, buf, 0, end);
+	eng_reshape_view(a, 0);
+	int rc = a->pers->read(a, buf, 0, end);
+	eng_reshape_view(a, -1);
 	if (rc == 0)
 		rc = member_write(b->m, buf, end * 512, MD_BACKUP_FILE_DATA * 512, 0);
 	free(buf);
