@@ -128,19 +128,23 @@ int eng_backup_critical(struct eng_array *a, struct eng_backup *b, char *err, si
 	for (uint64_t pos = rs->r.position; pos < end;) {
 		uint64_t n = end - pos < lim ? end - pos : lim;
 		int rc = a->pers->reshape(a, pos, n);
-		if (rc < 0)
+		if (rc < 0) {
+			eng_backup_done(b);
 			return errmsg(err, errlen, rc,
 			              "moving the critical section failed at sector %llu (the "
 			              "backup file keeps it)",
 			              (unsigned long long)pos);
+		}
 		rs->r.position = pos + n;
 		pos += n;
 	}
 	int rc = eng_reshape_checkpoint(a);
-	if (rc < 0)
+	if (rc < 0) {
+		eng_backup_done(b);
 		return errmsg(err, errlen, rc,
 		              "recording the reshape past the critical section failed (the backup "
 		              "file keeps it)");
+	}
 	/* mdadm's forget_backup: the section is no longer needed. */
 	b->bsb.arraystart = 0;
 	b->bsb.length = 0;
