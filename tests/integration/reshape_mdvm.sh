@@ -155,8 +155,9 @@ if [ ${#xput[@]} -gt 0 ]; then
 	want x kcheck "... check: mismatch_cnt 0"
 	want x kfinal "... superblocks without reshape bits"
 fi
-want y kcut "0.90 raid5 4->5 grown in place by mdadm --backup-file, throttled, stopped in its critical section"
-want y ufinish "... uraid assemble --backup-file restores it and finishes the reshape"
+want y kcut "0.90 raid5 4->5 grown in place by mdadm --backup-file, frozen once the backup is written"
+want y ufinish "... uraid assemble --backup-file finishes the reshape"
+want y urestore "... restoring the critical section from mdadm's backup where it stopped in it"
 want y kassemble "... the kernel assembles the members uraid finished"
 want y kcontent "... and reads the pattern, zeros after it"
 want y kcheck "... check: mismatch_cnt 0"
