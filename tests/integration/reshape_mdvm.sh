@@ -31,21 +31,21 @@ add() { for i in $(seq 0 $(($2 - 1))); do truncate -s 4M "$d/$1$i"; disks+=(--di
 add k 5
 add r 6
 add u 5
-# x (issue #15, mdadm's backup file): a 0.90 raid5 4 -> 5 grown in place by
+# p (issue #15, mdadm's backup file): a 0.90 raid5 4 -> 5 grown in place by
 # uraid here with a backup file, stopped right after its critical section;
 # then the superblocks are set back to position 0 and the backup's section
 # put back in its superblock: what a cut after the move and before the
 # checkpoint leaves. The guest's mdadm --assemble --backup-file restores it.
-prep_x() {
-	local r=$d/xrun xb
-	for i in 0 1 2 3 4; do truncate -s 4M "$d/x$i"; done
+prep_p() {
+	local r=$d/prun pb
+	for i in 0 1 2 3 4; do truncate -s 4M "$d/p$i"; done
 	URAID_RUN_DIR=$r "$URAID" create --level=5 --raid-devices=4 --metadata=0.90 --chunk=64K \
-		--assume-clean --name=x --run "$d"/x[0-3] >"$d/x.out" 2>&1 || return 1
-	xb=$(URAID_RUN_DIR=$r "$URAID" detail x | sed -n 's/^ *Array Size : \([0-9]*\).*/\1/p')
-	URAID_RUN_DIR=$r "$URAID" stop x >>"$d/x.out" 2>&1
-	FILL=$d/pat BACKUP=$d/bkx "$d/reshape_tool" 5 -1 0 0 "$d/x4" "$d"/x[0-3] >>"$d/x.out" 2>&1 ||
+		--assume-clean --name=p --run "$d"/p[0-3] >"$d/p.out" 2>&1 || return 1
+	pb=$(URAID_RUN_DIR=$r "$URAID" detail p | sed -n 's/^ *Array Size : \([0-9]*\).*/\1/p')
+	URAID_RUN_DIR=$r "$URAID" stop p >>"$d/p.out" 2>&1
+	FILL=$d/pat BACKUP=$d/bkp "$d/reshape_tool" 5 -1 0 0 "$d/p4" "$d"/p[0-3] >>"$d/p.out" 2>&1 ||
 		return 1
-	python3 - "$d/bkx" "$d"/x[0-4] <<'PY' >>"$d/x.out" 2>&1 || return 1
+	python3 - "$d/bkp" "$d"/p[0-4] <<'PY' >>"$d/p.out" 2>&1 || return 1
 import os, struct, sys
 bk = sys.argv[1]
 b = bytearray(open(bk, "rb").read(512))
@@ -73,20 +73,20 @@ for m in sys.argv[2:]:
         struct.pack_into("<I", sb, 152, ((t & 0xFFFFFFFF) + (t >> 32)) & 0xFFFFFFFF)
         f.seek(off)
         f.write(sb)
-print("x: position %d -> 0, backup section 0 + %d" % (sect, sect))
+print("p: position %d -> 0, backup section 0 + %d" % (sect, sect))
 PY
-	echo "XB=$((xb * 1024))" >"$d/x.env"
+	echo "PB=$((pb * 1024))" >"$d/p.env"
 }
-xput=()
-if prep_x; then
-	for i in 0 1 2 3 4; do disks+=(--disk "x$i=$d/x$i"); done
-	xput=(--put "$d/bkx=/tmp/bkx" --put "$d/x.env=/tmp/x.env")
+pput=()
+if prep_p; then
+	for i in 0 1 2 3 4; do disks+=(--disk "p$i=$d/p$i"); done
+	pput=(--put "$d/bkp=/tmp/bkp" --put "$d/p.env=/tmp/p.env")
 else
-	fail "x: the in-place grow with a backup file made on the host"
-	cat "$d/x.out"
+	fail "p: the in-place grow with a backup file made on the host"
+	cat "$d/p.out"
 fi
 "$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 600 "${disks[@]}" --put-exe "$URAID" \
-	--put-exe "$d/reshape_tool" "${xput[@]}" --script "$TOP/tests/integration/reshape_mdvm.job" \
+	--put-exe "$d/reshape_tool" "${pput[@]}" --script "$TOP/tests/integration/reshape_mdvm.job" \
 	>"$d/vm.log" 2>&1
 rc=$?
 cp "$d/vm.log" "$TOP/build/test-logs/reshape_mdvm.vm.log" 2>/dev/null
@@ -147,20 +147,20 @@ want v kgeom "... raid6, left-symmetric, 5 members"
 want v kcontent "... and reads the pattern"
 want v kcheck "... check: mismatch_cnt 0"
 want v kfinal "... superblocks without reshape bits"
-if [ ${#xput[@]} -gt 0 ]; then
-	want x examine "0.90 raid5 4->5 grown in place by uraid with a backup file, cut in its critical section: uraid examine's reshape lines are mdadm's"
-	want x krestore "... mdadm --assemble --backup-file restores the critical section from uraid's file"
-	want x kassemble "... the kernel finishes the reshape"
-	want x kcontent "... and reads the pattern, zeros after it"
-	want x kcheck "... check: mismatch_cnt 0"
-	want x kfinal "... superblocks without reshape bits"
+if [ ${#pput[@]} -gt 0 ]; then
+	want p examine "0.90 raid5 4->5 grown in place by uraid with a backup file, cut in its critical section: uraid examine's reshape lines are mdadm's"
+	want p krestore "... mdadm --assemble --backup-file restores the critical section from uraid's file"
+	want p kassemble "... the kernel finishes the reshape"
+	want p kcontent "... and reads the pattern, zeros after it"
+	want p kcheck "... check: mismatch_cnt 0"
+	want p kfinal "... superblocks without reshape bits"
 fi
-want y kcut "0.90 raid5 4->5 grown in place by mdadm --backup-file, frozen once the backup is written"
-want y ufinish "... uraid assemble --backup-file finishes the reshape"
-want y urestore "... restoring the critical section from mdadm's backup where it stopped in it"
-want y kassemble "... the kernel assembles the members uraid finished"
-want y kcontent "... and reads the pattern, zeros after it"
-want y kcheck "... check: mismatch_cnt 0"
-want y kfinal "... superblocks without reshape bits"
+want q kcut "0.90 raid5 4->5 grown in place by mdadm --backup-file, frozen once the backup is written"
+want q ufinish "... uraid assemble --backup-file finishes the reshape"
+want q urestore "... restoring the critical section from mdadm's backup where it stopped in it"
+want q kassemble "... the kernel assembles the members uraid finished"
+want q kcontent "... and reads the pattern, zeros after it"
+want q kcheck "... check: mismatch_cnt 0"
+want q kfinal "... superblocks without reshape bits"
 [ $T_FAILED = 0 ] || grep -E "RESULT|mdadm:|md/raid|!!!|uraid:|reshape|^[<>]" "$d/vm.log" | head -60
 t_done
