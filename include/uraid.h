@@ -543,7 +543,8 @@ int uraid_io_stats(struct uraid_array *a, struct uraid_io_stats *st);
  * bytes for the bitmap chunk, sectors for sizes, 0 = default/max), takeover
  * LEVEL LAYOUT N (uraid_takeover; LAYOUT "any", N 0 = md's choice),
  * grow-add PATH (uraid_grow_add), reshape RAID_DISKS LAYOUT CHUNK_SECTORS
- * (uraid_array_reshape_start; 0, -1, 0 keep a value). Each connection has
+ * [LEVEL [BACKUP_FILE]] (uraid_array_reshape_start; 0, -1, 0, 0 keep a
+ * value; BACKUP_FILE an absolute path, mdadm's --backup-file). Each connection has
  * its own thread.
  *
  * Status and stats bodies: a first line "uraid-status 1" / "uraid-stats 1"
@@ -913,9 +914,34 @@ struct uraid_reshape_opts {
 	 * raid5 -> raid6, raid6 -> raid5, raid4/raid0 -> raid5, raid0 ->
 	 * raid4); 0: unchanged (raid0 is reached by uraid_takeover). */
 	int level;
+	/* mdadm's --backup-file: a grow (more members) reshaped in place,
+	 * the data offset kept (0.90 always, 1.x when given or without
+	 * room): the critical section (the first new rows, written over old
+	 * rows still needed) is saved to this file first, in mdadm's format,
+	 * durable before it is overwritten; the file must not exist yet.
+	 * NULL: none (then a grow without room is refused in mdadm's words).
+	 * backup_member, when set, is used instead (not closed). */
+	const char *backup_file;
+	struct member *backup_member;
 };
 int uraid_array_reshape_start(struct uraid_array *a, const struct uraid_reshape_opts *o, char *err,
                               size_t errlen);
+/* mdadm --assemble --backup-file: as uraid_assemble(_members), and an
+ * in-place reshape interrupted in its critical section (refused "too early
+ * for auto-recovery" without the file) is first restored from mdadm's or
+ * uraid's backup of it, as mdadm's Grow_restart does: the file's uuid, its
+ * time against the superblocks', its checksums and the section it holds
+ * are checked (a foreign, stale or unneeded backup is refused with a
+ * message), the section is written in the new layout, the position
+ * recorded past it and the backup forgotten (where the file is writable);
+ * the reshape then goes on. A backup given where none is needed is not
+ * read. The backup member is the caller's. */
+int uraid_assemble_backup(const char *const *paths, int n, unsigned flags, const char *backup_file,
+                          struct uraid_array **out, char *err, size_t errlen, char *warn,
+                          size_t warnlen);
+int uraid_assemble_members_backup(struct member **members, int n, unsigned flags,
+                                  struct member *backup, struct uraid_array **out, char *err,
+                                  size_t errlen, char *warn, size_t warnlen);
 
 #ifdef __cplusplus
 }

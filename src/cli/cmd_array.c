@@ -79,9 +79,35 @@ int cmd_daemon(int argc, char **argv)
 			fprintf(stderr, "uraid: daemon %s: warning: %s\n", name, err);
 	} else {
 		uraid_run_unlink(name, ".build", err, sizeof(err));
-		rc = uraid_assemble_overlay((const char *const *)argv + 2, argc - 2, flags,
-		                            overlay[0] ? overlay : NULL, &a, err, sizeof(err), warn,
-		                            sizeof(warn));
+		/* mdadm's backup of a reshape's critical section: given
+		 * (assemble --backup-file), else the one `uraid grow
+		 * --backup-file` recorded for this name (mdadm's
+		 * /run/mdadm/backup_file-*), read only where it is needed. */
+		char bk[4096] = "";
+		bool given = false;
+		const char *bv2 = getenv("URAID_DAEMON_BACKUP_FILE");
+		if (bv2 && *bv2) {
+			snprintf(bk, sizeof(bk), "%s", bv2);
+			given = true;
+		} else if (uraid_run_read(name, ".backup_file", bk, sizeof(bk), err, sizeof(err)) <
+		               0 ||
+		           access(bk, F_OK) < 0) {
+			bk[0] = 0;
+		}
+		unsetenv("URAID_DAEMON_BACKUP_FILE");
+		rc = -ENOENT;
+		if (bk[0] && !overlay[0]) {
+			rc = uraid_assemble_backup((const char *const *)argv + 2, argc - 2, flags,
+			                           bk, &a, err, sizeof(err), warn, sizeof(warn));
+			if (rc < 0 && !given)
+				fprintf(stderr,
+				        "uraid: daemon %s: warning: the recorded backup file: %s\n",
+				        name, err);
+		}
+		if (rc < 0 && !given)
+			rc = uraid_assemble_overlay((const char *const *)argv + 2, argc - 2, flags,
+			                            overlay[0] ? overlay : NULL, &a, err,
+			                            sizeof(err), warn, sizeof(warn));
 	}
 	unsetenv("URAID_DAEMON_BUILD");
 	if (warn[0])
@@ -153,17 +179,22 @@ int cmd_daemon(int argc, char **argv)
 
 int cmd_assemble(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"name", required_argument, NULL, 'N'},   {"force", no_argument, NULL, 'f'},
-	    {"scan", no_argument, NULL, 's'},         {"config", required_argument, NULL, 'c'},
-	    {"incremental", no_argument, NULL, 'I'},  {"run", no_argument, NULL, 'R'},
-	    {"update", required_argument, NULL, 'U'}, {"overlay", required_argument, NULL, 'O'},
-	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
-	const char *name = NULL, *config = NULL, *update = NULL, *overlay = NULL;
+	static const struct option opts[] = {{"name", required_argument, NULL, 'N'},
+	                                     {"force", no_argument, NULL, 'f'},
+	                                     {"scan", no_argument, NULL, 's'},
+	                                     {"config", required_argument, NULL, 'c'},
+	                                     {"incremental", no_argument, NULL, 'I'},
+	                                     {"run", no_argument, NULL, 'R'},
+	                                     {"update", required_argument, NULL, 'U'},
+	                                     {"overlay", required_argument, NULL, 'O'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {"backup-file", required_argument, NULL, 'B'},
+	                                     {NULL, 0, NULL, 0}};
+	const char *name = NULL, *config = NULL, *update = NULL, *overlay = NULL, *backup = NULL;
 	bool force = false, scan = false, incremental = false, run = false;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "N:fsc:IRU:O:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "N:fsc:IRU:O:hB:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'N': name = optarg; break;
 		case 'f': force = true; break;
@@ -172,6 +203,7 @@ int cmd_assemble(int argc, char **argv)
 		case 'I': incremental = true; break;
 		case 'R': run = true; break;
 		case 'O': overlay = optarg; break;
+		case 'B': backup = optarg; break;
 		case 'U':
 			update = optarg;
 			unsigned uflags;
@@ -184,7 +216,7 @@ int cmd_assemble(int argc, char **argv)
 		case 'h':
 			printf(
 			    "usage: uraid assemble [--name NAME] [--force] [--update=no-bbl|"
-			    "force-no-bbl] [--overlay DIR] MEMBER...\n"
+			    "force-no-bbl] [--overlay DIR] [--backup-file=FILE] MEMBER...\n"
 			    "       uraid assemble [--config FILE] [--force] NAME\n"
 			    "       uraid assemble [--config FILE] --scan\n"
 			    "       uraid assemble --incremental [--run] DEV (as uraid "
@@ -208,7 +240,10 @@ int cmd_assemble(int argc, char **argv)
 			    "  --overlay DIR opens every member read-only and sends every write\n"
 			    "  (superblocks, resync, recovery, yours) to a copy-on-write overlay\n"
 			    "  file per member in DIR (a directory of yours that nobody else can\n"
-			    "  write; made when missing): see 'uraid overlay'.\n");
+			    "  write; made when missing): see 'uraid overlay'.\n"
+			    "  --backup-file=FILE: mdadm's backup of an in-place reshape's\n"
+			    "  critical section (mdadm --grow --backup-file, uraid grow\n"
+			    "  --backup-file): restored first where the reshape stopped in it.\n");
 			return 0;
 		default: return 2;
 		}
@@ -218,6 +253,22 @@ int cmd_assemble(int argc, char **argv)
 		return cli_error("assemble",
 		                 "--update and --overlay go with the members named on the "
 		                 "command line");
+	/* mdadm's --backup-file: handed to the daemon (which works from "/")
+	 * as an absolute path, for a reshape interrupted in its critical
+	 * section (restored from it, engine/reshape_backup.c). */
+	char bkabs[PATH_MAX + 1];
+	if (backup) {
+		if (overlay)
+			return cli_error("assemble",
+			                 "--backup-file does not go with --overlay (the "
+			                 "restore writes to the members)");
+		if (access(backup, R_OK) < 0)
+			return cli_error("assemble", "cannot open backup file %s: %s", backup,
+			                 strerror(errno));
+		if (!realpath(backup, bkabs))
+			return cli_error("assemble", "%s: %s", backup, strerror(errno));
+		setenv("URAID_DAEMON_BACKUP_FILE", bkabs, 1);
+	}
 	if (incremental)
 		return cli_incremental("assemble", config, run, scan, argc - optind, argv + optind);
 	if (run)

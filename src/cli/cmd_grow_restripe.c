@@ -2,9 +2,11 @@
  * restripe, asked of its daemon ("reshape" control request, which calls
  * uraid_array_reshape_start); the data then moves in the background, and
  * status / detail show how far it got. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/grow.h"
 #include "uraid.h"
@@ -40,19 +42,27 @@ int cli_grow_restripe(const struct cli_grow_args *ga)
 		        (long long)ga->chunk_kib);
 		return 1;
 	}
-	/* mdadm needs a backup file where it cannot move the data offset;
-	 * uraid keeps none: it moves the offset, and refuses a reshape with
-	 * no room to (the daemon's answer names --backup-file then). */
-	if (ga->backup_file)
-		fprintf(stderr,
-		        "uraid grow: %s: --backup-file is not supported and not used (uraid "
-		        "moves the data offset instead; a reshape with no room for that is "
-		        "refused)\n",
-		        name);
-	char line[128];
-	snprintf(line, sizeof(line), "reshape %d %d %lld %d",
+	/* mdadm's --backup-file: the grow is reshaped in place, the critical
+	 * section saved there first (by the daemon, which works from "/":
+	 * the path made absolute). The run directory keeps where it is, for
+	 * an assembly without --backup-file (mdadm's /run/mdadm/backup_file-*). */
+	char bpath[PATH_MAX + 1] = "", besc[3 * PATH_MAX + 8] = "";
+	if (ga->backup_file) {
+		char cwd[PATH_MAX];
+		if (ga->backup_file[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+			snprintf(bpath, sizeof(bpath), "%s", ga->backup_file);
+		else if (snprintf(bpath, sizeof(bpath), "%s/%s", cwd, ga->backup_file) >=
+		         (int)sizeof(bpath)) {
+			fprintf(stderr, "uraid grow: %s: --backup-file path too long\n", name);
+			return 1;
+		}
+		uraid_ctl_escape(bpath, besc, sizeof(besc));
+	}
+	char line[sizeof(besc) + 128];
+	snprintf(line, sizeof(line), "reshape %d %d %lld %d%s%s",
 	         ga->raid_devices > 0 ? ga->raid_devices : 0, ga->layout >= 0 ? ga->layout : -1,
-	         ga->chunk_kib > 0 ? (long long)ga->chunk_kib * 2 : 0LL, level);
+	         ga->chunk_kib > 0 ? (long long)ga->chunk_kib * 2 : 0LL, level, besc[0] ? " " : "",
+	         besc);
 	char *body = NULL;
 	size_t blen = 0;
 	int rc = uraid_control_request(name, line, NULL, 0, &body, &blen, err, sizeof(err));
@@ -61,6 +71,8 @@ int cli_grow_restripe(const struct cli_grow_args *ga)
 		fprintf(stderr, "uraid grow: %s: %s\n", name, err);
 		return 1;
 	}
+	if (bpath[0] && uraid_run_write(name, ".backup_file", bpath, err, sizeof(err)) < 0)
+		fprintf(stderr, "uraid grow: %s: warning: %s\n", name, err);
 	fprintf(stderr, "uraid grow: %s: reshape started (uraid status shows its progress)\n",
 	        name);
 	return 0;

@@ -29,7 +29,7 @@
 
 #define MAX_CLIENTS        64
 #define MAX_LINE           URAID_CONTROL_MAX_LINE
-#define MAX_ARGS           5
+#define MAX_ARGS           6
 #define DEFAULT_TIMEOUT_MS 30000
 
 struct uraid_control {
@@ -403,9 +403,9 @@ static int serve_one(struct client *cl, char *line, size_t linelen)
 			rc = uraid_takeover(a, (int)l, (uint32_t)lay, (int)n, err, sizeof(err));
 		else
 			snprintf(err, sizeof(err), "usage: takeover LEVEL LAYOUT|any N");
-	} else if (!strcmp(verb, "reshape") && (argc == 4 || argc == 5)) {
-		/* reshape RAID_DISKS LAYOUT CHUNK_SECTORS [LEVEL] (0, -1, 0, 0:
-		 * unchanged) */
+	} else if (!strcmp(verb, "reshape") && argc >= 4 && argc <= 6) {
+		/* reshape RAID_DISKS LAYOUT CHUNK_SECTORS [LEVEL [BACKUP_FILE]]
+		 * (0, -1, 0, 0: unchanged; the file's absolute path, escaped) */
 		char *e1, *e2, *e3, *e4 = "";
 		long nd = strtol(argv[1], &e1, 10), lay = strtol(argv[2], &e2, 10);
 		unsigned long ch = strtoul(argv[3], &e3, 10);
@@ -413,12 +413,14 @@ static int serve_one(struct client *cl, char *line, size_t linelen)
 		struct uraid_reshape_opts o = {.raid_disks = (int)nd,
 		                               .layout = (int)lay,
 		                               .chunk_sectors = (uint32_t)ch,
-		                               .level = (int)lv};
+		                               .level = (int)lv,
+		                               .backup_file = argc == 6 ? argv[5] : NULL};
 		if (*e1 || *e2 || *e3 || *e4 || nd < 0 || nd > 4096 || lay < -1 ||
 		    ch > UINT32_MAX || lv < 0 || lv > 10) {
 			rc = -EINVAL;
-			snprintf(err, sizeof(err),
-			         "usage: reshape RAID_DISKS LAYOUT CHUNK_SECTORS [LEVEL]");
+			snprintf(
+			    err, sizeof(err),
+			    "usage: reshape RAID_DISKS LAYOUT CHUNK_SECTORS [LEVEL [BACKUP_FILE]]");
 		} else {
 			rc = uraid_array_reshape_start(a, &o, err, sizeof(err));
 		}

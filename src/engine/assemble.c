@@ -9,6 +9,7 @@
 #include "engine/core/engine.h"
 #include "engine/core/reshape.h"
 #include "engine/md.h"
+#include "engine/reshape_backup.h"
 #include "meta/md_ppl.h"
 #include "util/errmsg.h"
 
@@ -48,6 +49,21 @@ static int role_in(const struct md_sb *fresh, const struct md_sb *own)
 		 * freshest table under its number, else the others dropped it. */
 		int r = md_sb_role(own);
 		uint32_t nr = own->v0.this_disk.number;
+		/* A spare that missed only the write starting a grow (0.90
+		 * has no role table: each member says its own role, and the
+		 * new slots' members are written last) takes the new slot
+		 * the freshest table gives it: it holds nothing of the old
+		 * geometry and the move has not begun. */
+		if (r == -1 && own->events + 1 == fresh->events && nr < MD_SB0_MAX_DEVS &&
+		    (fresh->feature_map & MD_FEATURE_RESHAPE_ACTIVE) && fresh->delta_disks > 0 &&
+		    fresh->reshape_position == 0) {
+			const struct md_sb0_disk *d = &fresh->v0.disks[nr];
+			uint32_t old_n = fresh->raid_disks - (uint32_t)fresh->delta_disks;
+			if ((d->state & (1u << MD_DISK_ACTIVE)) &&
+			    (d->state & (1u << MD_DISK_SYNC)) && d->raid_disk >= old_n &&
+			    d->raid_disk < fresh->raid_disks)
+				return (int)d->raid_disk;
+		}
 		if (r >= 0 && own->events < fresh->events && nr < MD_SB0_MAX_DEVS) {
 			const struct md_sb0_disk *d = &fresh->v0.disks[nr];
 			if (!(d->state & (1u << MD_DISK_ACTIVE)) || d->raid_disk != (uint32_t)r)
@@ -206,6 +222,13 @@ static void close_all(struct member **mm, int n)
 
 int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **out, char *err,
                  size_t errlen, char *warn, size_t warnlen)
+{
+	return eng_assemble_backup(mm, n, flags, NULL, out, err, errlen, warn, warnlen);
+}
+
+int eng_assemble_backup(struct member **mm, int n, unsigned flags, struct member *backup,
+                        struct eng_array **out, char *err, size_t errlen, char *warn,
+                        size_t warnlen)
 {
 	char e[256];
 	int rc;
@@ -415,7 +438,7 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 	free(sbs);
 	sbs = NULL;
 	a->geo.raid_disks = (int)a->ref.raid_disks;
-	rc = eng_reshape_assembled(a, err, errlen);
+	rc = eng_reshape_assembled(a, backup, err, errlen);
 	if (rc < 0)
 		goto fail_a;
 	eng_bind_order(a, (flags & URAID_CREATED) ? NULL : fresh_em);
@@ -438,6 +461,17 @@ int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **o
 		if (rc == -ENODEV && hint[0] && err && strlen(err) + 1 < errlen)
 			snprintf(err + strlen(err), errlen - strlen(err), "%s", hint);
 		return rc;
+	}
+	if (a->rs && a->rs->restore) {
+		/* mdadm's Grow_restart: the critical section back from the
+		 * backup before anything else is written. */
+		eng_lock(a);
+		rc = eng_backup_restore(a, err, errlen);
+		eng_unlock(a);
+		if (rc < 0) {
+			eng_drop(a);
+			return rc;
+		}
 	}
 	if ((forced || updated) && !a->readonly) {
 		/* the forced members' events and roles, and an --update, on disk

@@ -19,6 +19,12 @@ int eng_logs_load(struct eng_array *a, char *err, size_t errlen);
  * uraid_assemble_members). */
 int eng_assemble(struct member **mm, int n, unsigned flags, struct eng_array **out, char *err,
                  size_t errlen, char *warn, size_t warnlen);
+/* The same with mdadm's backup of a reshape's critical section (NULL:
+ * none; the caller's, not closed): an in-place reshape interrupted in it
+ * is restored from it (engine/reshape_backup.h) once set up. */
+int eng_assemble_backup(struct member **mm, int n, unsigned flags, struct member *backup,
+                        struct eng_array **out, char *err, size_t errlen, char *warn,
+                        size_t warnlen);
 /* membership.c: do the members' superblocks describe one array? A message
  * naming the odd ones out when not. The freshest speaks for the array;
  * a member within mdadm's margin of it is current. */
@@ -100,7 +106,7 @@ int eng_fast_write(struct eng_array *a, const uint8_t *buf, uint64_t lsec, uint6
  * known, before eng_array_setup: a reshape the superblocks record is set
  * up (a->rs), or refused with a message (a level change, or read-write
  * where uraid cannot resume it). */
-int eng_reshape_assembled(struct eng_array *a, char *err, size_t errlen);
+int eng_reshape_assembled(struct eng_array *a, struct member *backup, char *err, size_t errlen);
 /* In eng_array_setup: the size md gives the array meanwhile. */
 void eng_reshape_setup(struct eng_array *a);
 /* Requests (eng_lock held), each piece in the view that holds it. */

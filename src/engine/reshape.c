@@ -11,6 +11,7 @@
 #include "engine/core/log.h"
 #include "engine/core/reshape.h"
 #include "engine/md.h"
+#include "engine/reshape_backup.h"
 #include "engine/reshape_int.h"
 #include "engine/sync/sync.h"
 #include "util/errmsg.h"
@@ -117,7 +118,7 @@ static const char *resume_refusal(const struct eng_array *a, const struct md_res
 	return NULL;
 }
 
-int eng_reshape_assembled(struct eng_array *a, char *err, size_t errlen)
+int eng_reshape_assembled(struct eng_array *a, struct member *backup, char *err, size_t errlen)
 {
 	char e[256];
 	struct md_reshape r;
@@ -153,19 +154,40 @@ int eng_reshape_assembled(struct eng_array *a, char *err, size_t errlen)
 	/* raid5_run: an in-place reshape (0.90, or 1.x without an offset
 	 * change) whose next stripe would be written over rows it reads is
 	 * "too early for auto-recovery": those stripes may be in mdadm's
-	 * backup of the critical section only, which uraid does not read. */
-	if (rc == 0 && !a->readonly && !r.backwards && !r.offset_delta &&
-	    r.position < a->rs->size[1] &&
-	    !eng_reshape_move_safe(a, r.position, md_reshape_unit(&r), r.position)) {
+	 * backup of the critical section only; with it, they are written
+	 * back first (mdadm's Grow_restart, engine/reshape_backup.c). */
+	bool early = rc == 0 && !a->readonly && !r.backwards && !r.offset_delta &&
+	             r.position < a->rs->size[1] &&
+	             !eng_reshape_move_safe(a, r.position, md_reshape_unit(&r), r.position);
+	bool needed = false;
+	if (early && backup) {
+		rc = eng_backup_check_restore(a, backup, &a->rs->restore_bsb, &needed, err, errlen);
+		if (rc == 0 && !needed)
+			rc = errmsg(
+			    err, errlen, -EINVAL,
+			    "reshape in progress (%u -> %u members, position %llu) is in its "
+			    "critical section, and the backup file %s does not hold it (mdadm: "
+			    "\"Failed to find backup of critical section\")",
+			    r.old.raid_disks, r.new.raid_disks, (unsigned long long)r.position,
+			    backup->name);
+		if (rc == 0)
+			a->rs->restore = backup;
+		else {
+			free(a->rs);
+			a->rs = NULL;
+		}
+		return rc;
+	}
+	if (early) {
 		free(a->rs);
 		a->rs = NULL;
 		return errmsg(
 		    err, errlen, -EOPNOTSUPP,
 		    "reshape in progress (%u -> %u members, position %llu) is too early "
 		    "for auto-recovery, as md says: its first stripes, moved in place, "
-		    "may be only in mdadm's backup of the critical section (the new spare "
-		    "or --backup-file), which uraid does not support; assemble it with "
-		    "mdadm, or read-only (--readonly)",
+		    "may be only in mdadm's backup of the critical section: give the backup "
+		    "file with --backup-file (a backup on the new spare, which mdadm may keep, "
+		    "uraid does not read), or assemble it read-only (--readonly)",
 		    r.old.raid_disks, r.new.raid_disks, (unsigned long long)r.position);
 	}
 	return rc;
@@ -381,20 +403,35 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 		room = 32768;
 	if (o->move_sectors && o->move_sectors < room)
 		room = o->move_sectors;
-	if (room < want && a->ref.version == MD_SB_0_90)
-		return errmsg(err, errlen, -EOPNOTSUPP,
-		              "0.90 metadata has no room to move the data: md reshapes it in "
-		              "place, mdadm keeping a backup of the critical section on the new "
-		              "spare or in --backup-file, which uraid does not support; grow it "
-		              "with mdadm (uraid resumes and finishes such a reshape)");
-	if (room < want)
+	/* mdadm: with --backup-file a grow is reshaped in place (the data
+	 * offset kept, the critical section backed up); without one it needs
+	 * room to move the data offset (0.90 never has: its data starts at
+	 * sector 0). uraid keeps mdadm's backup for grows only, not its
+	 * sliding backup of a reshape that keeps or cuts the member count. */
+	bool backup = (o->backup_file || o->backup_member) && need;
+	if (backup) {
+		int rc = eng_backup_check(o, err, errlen);
+		if (rc < 0)
+			return rc;
+		room = 0;
+	} else if (room < want && need) {
 		return errmsg(
 		    err, errlen, -ENOSPC,
-		    "no room to move the data: %llu free sectors %s the data area, %llu "
-		    "needed (md would need --backup-file, which uraid does not support)%s",
+		    "Cannot grow - need a spare or backup-file to backup critical section "
+		    "(%s; uraid keeps the backup in --backup-file only)",
+		    a->ref.version == MD_SB_0_90
+		        ? "0.90 metadata: the data offset cannot move"
+		        : "no room to move the data offset before the data area");
+	} else if (room < want) {
+		return errmsg(
+		    err, errlen, -ENOSPC,
+		    "no room to move the data: %llu free sectors %s the data area, %llu needed "
+		    "(mdadm: \"Cannot grow - need backup-file\"; uraid keeps mdadm's backup for "
+		    "grows only)%s",
 		    (unsigned long long)room, r.backwards ? "after" : "before",
 		    (unsigned long long)want,
 		    r.backwards ? "; a smaller --size leaves room after it" : "");
+	}
 	r.offset_delta = r.backwards ? (int64_t)room : -(int64_t)room;
 	if (r.backwards) {
 		/* md's raid5_start_reshape: from the end of the smaller geometry */
@@ -453,12 +490,32 @@ static int reshape_begin(struct eng_array *a, const struct md_reshape *rp, const
 		a->geo.raid_disks = (int)r.old.raid_disks;
 		return rc;
 	}
+	/* In place: the critical section saved first, durable before the
+	 * superblocks say the reshape started. */
+	struct eng_backup bk = {0};
+	if (backup && (rc = eng_backup_save(a, o, &bk, err, errlen)) < 0) {
+		a->geo = a->rs->geo[0];
+		free(a->rs);
+		a->rs = NULL;
+		for (int s = 0; s < need; s++) {
+			struct eng_member *em = a->mem[spares[s]];
+			a->slot[em->role] = -1;
+			a->geo.member_sectors[em->role] = 0;
+			em->role = -1;
+			em->state = URAID_MEMBER_SPARE;
+		}
+		return rc;
+	}
 	for (int i = 0; i < a->nmem; i++)
 		a->mem[i]->sb.new_offset = (uint32_t)(int32_t)r.offset_delta;
 	md_sb_reshape_store(&a->ref, &r);
 	rc = eng_sb_write_all(a);
-	if (rc < 0)
+	if (rc < 0) {
+		eng_backup_done(&bk);
 		return errmsg(err, errlen, rc, "writing the superblocks failed");
+	}
+	if (backup && (rc = eng_backup_critical(a, &bk, err, errlen)) < 0)
+		return rc;
 	eng_sync_schedule(a);
 	pthread_cond_broadcast(&a->cond);
 	return 0;

@@ -179,11 +179,26 @@ truncate -s 16M n0 n1 n2 n3
 idle g5n
 "$URAID" add g5n n3 >/dev/null 2>&1
 sums=$(md5sum n0 n1 n2 n3)
-out=$("$URAID" grow g5n --raid-devices=4 --backup-file=/nonexistent/bk 2>&1)
-check "0.90 grow refused: in place needs mdadm's backup, --backup-file unsupported" \
-	bash -c 'grep -q "0.90 metadata" <<<"$1" && grep -q -- "--backup-file, which uraid does not support" <<<"$1"' _ "$out"
+out=$("$URAID" grow g5n --raid-devices=4 2>&1)
+check "0.90 grow without --backup-file refused in mdadm's words" \
+	grep -q "Cannot grow - need a spare or backup-file to backup critical section" <<<"$out"
 check "that refusal wrote nothing" [ "$sums" = "$(md5sum n0 n1 n2 n3)" ]
+check_fails "a backup file in a missing directory refused" \
+	"$URAID" grow g5n --raid-devices=4 --backup-file=/nonexistent/bk
+check "nothing written either" [ "$sums" = "$(md5sum n0 n1 n2 n3)" ]
+# With --backup-file: grown in place (the data offset stays 0), the
+# critical section saved to the file in mdadm's format first.
+head -c 6M data | "$URAID" write g5n
+check "0.90 grow with --backup-file: started" "$URAID" grow g5n --raid-devices=4 --backup-file=bk
+check "the 0.90 grow finishes" idle g5n
+check "0.90 grown: 4 members" grep -q '^4$' <<<"$("$URAID" detail g5n | field 'Raid Devices')"
+check "0.90 grown: content as written" same g5n 6M
+check "0.90 grown: check clean" clean g5n
+check "the backup file is mdadm's (md_backup_data-1, the section forgotten)" \
+	bash -c '[ "$(head -c 16 bk)" = md_backup_data-1 ] && [ "$(od -An -tu8 -j56 -N8 bk | tr -d " ")" = 0 ]'
 "$URAID" stop g5n
+check "mdadm --examine: 0.90 raid5 of 4, no reshape" \
+	bash -c 'mdadm --examine n0 | grep -q "Raid Devices : 4" && ! mdadm --examine n0 | grep -q "Reshape"'
 "$URAID" create --level=5 --raid-devices=3 --consistency-policy=ppl --name=g5p --run n0 n1 n2 \
 	>/dev/null 2>&1
 idle g5p

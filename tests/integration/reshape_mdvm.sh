@@ -13,7 +13,10 @@
 # finishes); and uraid's raid5 4 -> raid6 5 (a level
 # change that moves data), finished by the kernel; raid10 near-2 4->5 by
 # uraid (stopped at 40%, the kernel finishes) and by the kernel (frozen
-# mid-way, uraid finishes).
+# mid-way, uraid finishes); and in-place 0.90 grows
+# with mdadm's backup file both ways: uraid's (cut in its critical section)
+# restored by mdadm --assemble --backup-file, mdadm's (stopped in it)
+# restored and finished by uraid assemble --backup-file.
 source "$(dirname "$0")/../lib.sh"
 MDVM=$TOP/tests/mdvm/run
 if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
@@ -30,8 +33,63 @@ add() { for i in $(seq 0 $(($2 - 1))); do truncate -s 4M "$d/$1$i"; disks+=(--di
 add k 5
 add r 6
 add u 5
+# p (issue #15, mdadm's backup file): a 0.90 raid5 4 -> 5 grown in place by
+# uraid here with a backup file, stopped right after its critical section;
+# then the superblocks are set back to position 0 and the backup's section
+# put back in its superblock: what a cut after the move and before the
+# checkpoint leaves. The guest's mdadm --assemble --backup-file restores it.
+prep_p() {
+	local r=$d/prun pb
+	for i in 0 1 2 3 4; do truncate -s 4M "$d/p$i"; done
+	URAID_RUN_DIR=$r "$URAID" create --level=5 --raid-devices=4 --metadata=0.90 --chunk=64K \
+		--assume-clean --name=p --run "$d"/p[0-3] >"$d/p.out" 2>&1 || return 1
+	pb=$(URAID_RUN_DIR=$r "$URAID" detail p | sed -n 's/^ *Array Size : \([0-9]*\).*/\1/p')
+	URAID_RUN_DIR=$r "$URAID" stop p >>"$d/p.out" 2>&1
+	FILL=$d/pat BACKUP=$d/bkp "$d/reshape_tool" 5 -1 0 0 "$d/p4" "$d"/p[0-3] >>"$d/p.out" 2>&1 ||
+		return 1
+	python3 - "$d/bkp" "$d"/p[0-4] <<'PY' >>"$d/p.out" 2>&1 || return 1
+import os, struct, sys
+bk = sys.argv[1]
+b = bytearray(open(bk, "rb").read(512))
+assert b[:16] == b"md_backup_data-1", b[:16]
+sect = struct.unpack_from("<Q", b, 72)[0]  # devstart2: the section's length
+assert struct.unpack_from("<Q", b, 56)[0] == 0, "the backup was cleared after the move"
+struct.pack_into("<QQ", b, 48, 0, sect)  # arraystart, length
+c = 0  # mdadm's bsb_csum: the first byte, once per byte counted
+for _ in range(64):
+    c = ((c << 3) + (b[0] - 256 if b[0] > 127 else b[0])) & 0xFFFFFFFF
+struct.pack_into("<I", b, 64, c)
+with open(bk, "r+b") as f:
+    f.write(b)
+for m in sys.argv[2:]:
+    off = (os.path.getsize(m) // 512 & ~127) * 512 - 65536  # 0.90 superblock
+    with open(m, "r+b") as f:
+        f.seek(off)
+        sb = bytearray(f.read(4096))
+        assert struct.unpack_from("<III", sb, 0) == (0xA92B4EFC, 0, 91), m
+        pos = struct.unpack_from("<Q", sb, 176)[0]  # reshape_position
+        assert pos == sect, (m, pos, sect)
+        struct.pack_into("<Q", sb, 176, 0)
+        struct.pack_into("<I", sb, 152, 0)
+        t = sum(struct.unpack("<1024I", sb))
+        struct.pack_into("<I", sb, 152, ((t & 0xFFFFFFFF) + (t >> 32)) & 0xFFFFFFFF)
+        f.seek(off)
+        f.write(sb)
+print("p: position %d -> 0, backup section 0 + %d" % (sect, sect))
+PY
+	echo "PB=$((pb * 1024))" >"$d/p.env"
+}
+pput=()
+if prep_p; then
+	for i in 0 1 2 3 4; do disks+=(--disk "p$i=$d/p$i"); done
+	pput=(--put "$d/bkp=/tmp/bkp" --put "$d/p.env=/tmp/p.env")
+else
+	fail "p: the in-place grow with a backup file made on the host"
+	cat "$d/p.out"
+fi
 "$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 600 "${disks[@]}" --put-exe "$URAID" \
-	--put-exe "$d/reshape_tool" --script "$TOP/tests/integration/reshape_mdvm.job" >"$d/vm.log" 2>&1
+	--put-exe "$d/reshape_tool" "${pput[@]}" --script "$TOP/tests/integration/reshape_mdvm.job" \
+	>"$d/vm.log" 2>&1
 rc=$?
 cp "$d/vm.log" "$TOP/build/test-logs/reshape_mdvm.vm.log" 2>/dev/null
 check "VM ran the reshape job (rc $rc)" [ "$rc" -eq 0 ]
@@ -106,5 +164,20 @@ want x kassemble "... the kernel assembles the members uraid finished"
 want x kcontent "... and reads the pattern, zeros after it"
 want x kcheck "... check: mismatch_cnt 0"
 want x kfinal "... superblocks without reshape bits"
+if [ ${#pput[@]} -gt 0 ]; then
+	want p examine "0.90 raid5 4->5 grown in place by uraid with a backup file, cut in its critical section: uraid examine's reshape lines are mdadm's"
+	want p krestore "... mdadm --assemble --backup-file restores the critical section from uraid's file"
+	want p kassemble "... the kernel finishes the reshape"
+	want p kcontent "... and reads the pattern, zeros after it"
+	want p kcheck "... check: mismatch_cnt 0"
+	want p kfinal "... superblocks without reshape bits"
+fi
+want q kcut "0.90 raid5 4->5 grown in place by mdadm --backup-file, frozen once the backup is written"
+want q ufinish "... uraid assemble --backup-file finishes the reshape"
+want q urestore "... restoring the critical section from mdadm's backup where it stopped in it"
+want q kassemble "... the kernel assembles the members uraid finished"
+want q kcontent "... and reads the pattern, zeros after it"
+want q kcheck "... check: mismatch_cnt 0"
+want q kfinal "... superblocks without reshape bits"
 [ $T_FAILED = 0 ] || grep -E "RESULT|mdadm:|md/raid|!!!|uraid:|reshape|^[<>]" "$d/vm.log" | head -60
 t_done

@@ -8,7 +8,9 @@
  * first (as much as fits); ARRAY_KIB=N: the array size is set to N KiB
  * before the reshape (as mdadm --grow --array-size before a shrink);
  * DIR=1|-1: uraid_reshape_opts.direction (forwards / backwards).
- * LEVEL=L: a level change that moves data (uraid_reshape_opts.level). */
+ * LEVEL=L: a level change that moves data (uraid_reshape_opts.level).
+ * BACKUP=FILE: mdadm's --backup-file (an in-place grow); STOP_PERMILLE 0
+ * stops right after the start. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +69,8 @@ int main(int argc, char **argv)
 	                               .raid_disks = atoi(argv[1]),
 	                               .layout = atoi(argv[2]),
 	                               .chunk_sectors = (uint32_t)atoi(argv[3]) * 2,
-	                               .level = getenv("LEVEL") ? atoi(getenv("LEVEL")) : 0};
+	                               .level = getenv("LEVEL") ? atoi(getenv("LEVEL")) : 0,
+	                               .backup_file = getenv("BACKUP")};
 	if (uraid_array_reshape_start(a, &o, err, sizeof(err)) < 0) {
 		fprintf(stderr, "reshape: %s\n", err);
 		uraid_stop(a);
@@ -75,7 +78,9 @@ int main(int argc, char **argv)
 	}
 	long stop = atol(argv[4]);
 	struct uraid_status st;
-	for (;;) {
+	/* STOP_PERMILLE 0: stopped right after the start (an in-place grow
+	 * with BACKUP: just past its critical section). */
+	while (stop > 0) {
 		rc = uraid_sync_step(a, 256);
 		if (rc <= 0)
 			break;

@@ -58,9 +58,23 @@ static const struct rs_cfg rcfgs[] = {
     {"raid10_5to4", URAID_LEVEL_RAID10, 5, 4, -1, 16, 0, 0, 0, 0, 0, -1, 0},
     /* near-2 -> offset-2 (same copies), backwards: the offset moves up */
     {"raid10_near_to_offset", URAID_LEVEL_RAID10, 4, 4, 0x10201, 16, 0, 0, -1, 0, 0, -1, 0},
+    /* in place with a backup file: raid5 4 -> 5 on 0.90, raid6 5 -> 6
+     * on 1.2 (rcfgs[15], [16]) */
+    {"raid5_4to5_inplace_090", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 0, 1, 0, 0, -1, 0},
+    {"raid6_5to6_inplace", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 0, 1, 0, 0, -1, 0},
 };
 
 #define RS_SECTORS 512 /* per member */
+
+/* Set by the in-place kinds around run(): reshaped in place with mdadm's
+ * backup of the critical section (engine/reshape_backup.c) on a
+ * crash-simulated backup member; 1 with 1.2 metadata (the backup given,
+ * so no offset change), 2 with 0.90 (whose data offset never moves). */
+static int rs_inplace;
+
+/* Member requests the last trial's reshape start made (an in-place one
+ * moves its critical section there). */
+static uint64_t rs_start_used;
 
 struct rs_state {
 	uint64_t seed, boundary, issued;
@@ -139,12 +153,16 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 	struct uraid_create_opts o = {.level = c->level,
 	                              .raid_devices = c->ndisks,
 	                              .chunk_sectors = c->chunk,
-	                              .metadata = 12,
+	                              .metadata = rs_inplace == 2 ? 0 : 12,
 	                              .metadata_set = true,
 	                              .assume_clean = true,
 	                              .size_sectors = RS_SECTORS};
 	struct uraid_array *a = NULL;
 	struct rs_state s = {.seed = seed, .nlog = 4096};
+	struct member *bk = NULL, *bk_mem = NULL;
+	if (rs_inplace && (member_open_mem("backup", 1u << 20, &bk_mem) < 0 ||
+	                   member_crash_wrap(bk_mem, ctl, &bk) < 0))
+		abort();
 	uint8_t *buf = malloc(64 * 512);
 	char err[512], warn[1024];
 	if (te_create(&o, d, c->ndisks, &a) < 0) {
@@ -195,8 +213,10 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 	                                .chunk_sectors = c->to_chunk,
 	                                .move_sectors = c->move,
 	                                .direction = c->dir,
-	                                .level = c->to_level};
+	                                .level = c->to_level,
+	                                .backup_member = bk};
 	int rc = uraid_array_reshape_start(a, &ro, err, sizeof(err));
+	rs_start_used = crash_ctl_requests(ctl) - base;
 	if (!crash_ctl_crashed(ctl)) {
 		CHECKF(rc == 0, "%s: reshape start: %s", c->name, err);
 		struct uraid_status st0;
@@ -233,7 +253,18 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 	for (int i = 0; i < nd; i++)
 		idx[i] = i;
 	warn[0] = 0;
-	if (te_assemble(d, idx, nd, &a, warn, sizeof(warn)) < 0) {
+	if (bk) {
+		struct member *mm[TE_MAX];
+		for (int i = 0; i < nd; i++)
+			mm[i] = te_borrow(&d[i]);
+		rc = uraid_assemble_members_backup(mm, nd, URAID_NO_SYNC_THREAD, bk, &a, err,
+		                                   sizeof(err), warn, sizeof(warn));
+		if (rc < 0)
+			fprintf(stderr, "assemble with the backup: %s\n", err);
+	} else {
+		rc = te_assemble(d, idx, nd, &a, warn, sizeof(warn));
+	}
+	if (rc < 0) {
 		CHECKF(0, "%s seed %#llx point %llu: assemble failed", c->name,
 		       (unsigned long long)seed, (unsigned long long)crash_point);
 		goto out;
@@ -303,6 +334,8 @@ out:
 	for (int i = 0; i < nd; i++)
 		if (d[i].fault)
 			member_close(d[i].fault);
+	if (bk)
+		member_close(bk);
 	crash_ctl_free(ctl);
 	free(s.durable);
 	free(s.cur);
@@ -321,8 +354,12 @@ static void run(int i)
 	CHECKF(total > 10, "%s: the reshape made %llu member requests", c->name,
 	       (unsigned long long)total);
 	uint64_t rs = seed ^ 0xabc, crashes = 0;
+	uint64_t start = rs_start_used;
 	for (uint64_t t = 0; t < trials && total; t++) {
-		rs_trial(c, seed + t + 1, 1 + t_rand(&rs) % total, &crashed);
+		/* In place: every other cut inside the start, where the
+		 * critical section is backed up and moved. */
+		uint64_t span = rs_inplace && t % 2 == 0 && start ? start : total;
+		rs_trial(c, seed + t + 1, 1 + t_rand(&rs) % span, &crashed);
 		crashes += crashed;
 	}
 	CHECKF(crashes > 0 || trials == 0, "%s: no trial cut the power", c->name);
@@ -548,7 +585,21 @@ static void raid10_refusals(void)
 	refused(URAID_LEVEL_RAID10, 4, 0, &ro, "not a multiple of the new chunk");
 }
 
+static void raid5_4to5_inplace_090(void)
+{
+	rs_inplace = 2;
+	run(15);
+	rs_inplace = 0;
+}
+static void raid6_5to6_inplace(void)
+{
+	rs_inplace = 1;
+	run(16);
+	rs_inplace = 0;
+}
+
 TEST_MAIN(T(level_refusals), T(second_reshape), T(raid5_4to5), T(raid6_5to6), T(raid5_chunk_layout),
           T(raid5_5to4), T(raid6_6to5), T(raid5_layout_up), T(raid5_4to5_bitmap), T(raid5_to_raid6),
           T(raid6_to_raid5), T(raid4_to_raid5), T(raid0_to_raid5), T(raid10_refusals),
-          T(raid10_4to5), T(raid10_chunk), T(raid10_5to4), T(raid10_near_to_offset))
+          T(raid10_4to5), T(raid10_chunk), T(raid10_5to4), T(raid10_near_to_offset),
+          T(raid5_4to5_inplace_090), T(raid6_5to6_inplace))

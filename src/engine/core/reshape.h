@@ -20,14 +20,16 @@
  * never writes new-layout rows over old-layout rows that hold data on the
  * old side of `safe`; when it would, the progress made so far is made
  * durable and recorded first (eng_reshape_checkpoint), and a move that
- * would overlap even then is refused (an in-place reshape at its start
- * needs md's backup file, which uraid does not keep). Writes to the new
+ * would overlap even then is refused: an in-place reshape at its start
+ * needs mdadm's backup of that critical section, which uraid writes and
+ * moves in one step (engine/reshape_backup.h). Writes to the new
  * side between `safe` and the progress also checkpoint first, so what they
  * write is where a crash would look for it. */
 #ifndef URAID_ENGINE_CORE_RESHAPE_H
 #define URAID_ENGINE_CORE_RESHAPE_H
 
 #include "engine/core/engine.h"
+#include "meta/md_backup.h"
 #include "meta/md_reshape.h"
 
 struct eng_reshape {
@@ -44,6 +46,11 @@ struct eng_reshape {
 	 * drops Q; engine/reshape_level.c). */
 	int (*then)(struct eng_array *a, int level);
 	int then_level;
+	/* Assembled in its critical section with mdadm's backup of it
+	 * (engine/reshape_backup.c): written back once the array is set up;
+	 * the move waits until then. The member is the caller's. */
+	struct member *restore;
+	struct md_backup_sb restore_bsb;
 };
 
 /* A member the reshape fills: a slot the old geometry lacks (a takeover's

@@ -18,6 +18,8 @@ int sync_reshape_batch(struct eng_array *a, uint64_t max, uint64_t *done)
 	*done = 0;
 	if (!rs || !a->pers->reshape)
 		return -EOPNOTSUPP;
+	if (rs->restore) /* the critical section is written back first */
+		return 0;
 	bool back = rs->r.backwards;
 	uint64_t w = md_reshape_unit(&rs->r);
 	/* Forwards [pos, pos + n) moves, backwards [pos - n, pos): left is
@@ -52,7 +54,7 @@ int sync_reshape_batch(struct eng_array *a, uint64_t max, uint64_t *done)
 		fprintf(stderr,
 		        "uraid: reshape cannot go on safely at sector %llu: the new layout would "
 		        "overwrite old data still needed after a crash (md needs mdadm's backup "
-		        "file here, which uraid does not support)\n",
+		        "of the critical section here: start it with --backup-file)\n",
 		        (unsigned long long)pos);
 		return -ENOSPC;
 	}

@@ -1,0 +1,275 @@
+/* Assembly of an in-place reshape interrupted in its critical section
+ * (engine/reshape_backup.c, mdadm's Grow_restart): a 0.90 raid5 grown 4 ->
+ * 5 with a backup member, the power cut (sim/member_crash.h) at the first
+ * point where the superblocks record the reshape and the move has begun.
+ * Without the backup, read-write assembly is refused "too early" (nothing
+ * written); a backup of another array, a stale one, one with a bad
+ * checksum or one holding no section are refused naming the problem,
+ * nothing written; the right one is restored: the content is what was
+ * written before the grow, the reshape finishes with 5 members, check
+ * finds no mismatch, and the backup is forgotten (length 0). And the grow's
+ * own refusals: no backup on 0.90 in mdadm's words, an existing backup
+ * file, nothing written either time. */
+#include <errno.h>
+#include <unistd.h>
+
+#include "crash_workload.h"
+#include "meta/md_backup.h"
+
+#define BK_SECTORS 512 /* per member */
+#define BK_DISK    (2u << 20)
+#define BK_N       5
+
+enum { M_PROBE, M_NONE, M_FOREIGN, M_STALE, M_CSUM, M_EMPTY, M_GOOD };
+
+struct bk_state {
+	struct te_disk d[BK_N];
+	struct member *bk_mem, *bk;
+	struct crash_ctl *ctl;
+	uint8_t *shadow;
+	uint64_t size;
+	uint64_t start_reqs; /* member requests of the reshape start */
+};
+
+static void bk_free(struct bk_state *s)
+{
+	for (int i = 0; i < BK_N; i++)
+		if (s->d[i].fault)
+			member_close(s->d[i].fault);
+	if (s->bk)
+		member_close(s->bk);
+	crash_ctl_free(s->ctl);
+	free(s->shadow);
+}
+
+/* The array created, written, a spare added and the grow started with the
+ * power cut at request `cut` of the start (0: none). */
+static int bk_make(struct bk_state *s, uint64_t cut)
+{
+	memset(s, 0, sizeof(*s));
+	char err[512];
+	if (crash_ctl_new(&s->ctl) < 0)
+		abort();
+	for (int i = 0; i < BK_N; i++) {
+		snprintf(s->d[i].name, sizeof(s->d[i].name), "b%d", i);
+		if (member_open_mem(s->d[i].name, BK_DISK, &s->d[i].mem) < 0 ||
+		    member_crash_wrap(s->d[i].mem, s->ctl, &s->d[i].fault) < 0)
+			abort();
+	}
+	if (member_open_mem("backup", 1u << 20, &s->bk_mem) < 0 ||
+	    member_crash_wrap(s->bk_mem, s->ctl, &s->bk) < 0)
+		abort();
+	struct uraid_create_opts o = {.level = URAID_LEVEL_RAID5,
+	                              .raid_devices = 4,
+	                              .chunk_sectors = 16,
+	                              .metadata = 0,
+	                              .metadata_set = true,
+	                              .assume_clean = true,
+	                              .size_sectors = BK_SECTORS};
+	struct uraid_array *a;
+	if (te_create(&o, s->d, 4, &a) < 0)
+		return -1;
+	s->size = uraid_size(a);
+	s->shadow = malloc(s->size);
+	uint64_t r = 0xbacc;
+	for (uint64_t i = 0; i < s->size; i++)
+		s->shadow[i] = (uint8_t)t_rand(&r);
+	if (uraid_write(a, s->shadow, s->size, 0) || uraid_flush(a) ||
+	    uraid_add_member(a, te_borrow(&s->d[4]), err, sizeof(err)) < 0)
+		return -1;
+	uint64_t base = crash_ctl_requests(s->ctl);
+	crash_ctl_arm(s->ctl, cut ? base + cut : 0);
+	struct uraid_reshape_opts ro = {.raid_disks = 5, .layout = -1, .backup_member = s->bk};
+	int rc = uraid_array_reshape_start(a, &ro, err, sizeof(err));
+	s->start_reqs = crash_ctl_requests(s->ctl) - base;
+	if (!cut && rc < 0)
+		fprintf(stderr, "reshape start: %s\n", err);
+	uraid_drop(a);
+	struct crash_stats cs;
+	return crash_apply(s->ctl, 0x5eed, &cs) < 0 || (!cut && rc < 0) ? -1 : 0;
+}
+
+static void bk_images(struct bk_state *s, uint8_t (*img)[BK_DISK])
+{
+	for (int i = 0; i < BK_N; i++)
+		CHECK(te_pread(s->d[i].fault, img[i], BK_DISK, 0) == BK_DISK);
+}
+
+/* Change the backup's superblock (re-encoded, checksums right unless
+ * broken on purpose). */
+static void bk_edit(struct bk_state *s, int mode)
+{
+	uint8_t blk[512];
+	struct md_backup_sb b;
+	char err[160];
+	CHECK(te_pread(s->bk, blk, 512, 0) == 512);
+	CHECKF(md_backup_decode(blk, &b, err, sizeof(err)) == 0, "%s", err);
+	if (mode == M_FOREIGN)
+		b.set_uuid[5] ^= 0x40;
+	if (mode == M_STALE)
+		b.mtime -= 3 * 3600;
+	if (mode == M_EMPTY)
+		b.length = 0;
+	md_backup_encode(&b, blk);
+	if (mode == M_CSUM)
+		blk[64] ^= 0x10;
+	CHECK(te_pwrite(s->bk, blk, 512, 0, 0) == 512);
+}
+
+/* Assemble the state cut at `cut` one way; returns the error (0: ok). */
+static int bk_try(uint64_t cut, int mode, char *err, size_t errlen)
+{
+	struct bk_state s;
+	static uint8_t before[BK_N][BK_DISK], after[BK_N][BK_DISK];
+	int rc = bk_make(&s, cut);
+	CHECK(rc == 0);
+	if (mode != M_NONE && mode != M_PROBE && mode != M_GOOD)
+		bk_edit(&s, mode);
+	bk_images(&s, before);
+	struct member *mm[BK_N];
+	for (int i = 0; i < BK_N; i++)
+		mm[i] = te_borrow(&s.d[i]);
+	struct uraid_array *a = NULL;
+	char warn[512];
+	rc = mode == M_NONE || mode == M_PROBE
+	         ? uraid_assemble_members(mm, BK_N, URAID_NO_SYNC_THREAD, &a, err, errlen, warn,
+	                                  sizeof(warn))
+	         : uraid_assemble_members_backup(mm, BK_N, URAID_NO_SYNC_THREAD, s.bk, &a, err,
+	                                         errlen, warn, sizeof(warn));
+	if (rc < 0 && mode != M_PROBE) {
+		bk_images(&s, after);
+		CHECKF(!memcmp(before, after, sizeof(before)), "mode %d: a refusal wrote", mode);
+	}
+	if (rc == 0 && mode == M_GOOD) {
+		CHECK(te_sync_all(a) == 0);
+		struct uraid_status st;
+		memset(&st, 0, sizeof(st));
+		uraid_status(a, &st);
+		CHECKF(st.reshape == 0 && st.raid_disks == 5, "reshape %d, %d members", st.reshape,
+		       st.raid_disks);
+		CHECK(te_verify(a, s.shadow, s.size) == 0);
+		CHECK(uraid_sync_action(a, URAID_SYNC_CHECK, err, errlen) == 0);
+		CHECK(te_sync_all(a) == 0);
+		memset(&st, 0, sizeof(st));
+		uraid_status(a, &st);
+		CHECKF(st.mismatch_cnt == 0, "%llu mismatches",
+		       (unsigned long long)st.mismatch_cnt);
+		uint8_t blk[512];
+		struct md_backup_sb b;
+		char e[160];
+		CHECK(te_pread(s.bk, blk, 512, 0) == 512);
+		CHECKF(md_backup_decode(blk, &b, e, sizeof(e)) == 0 && b.length == 0,
+		       "the backup is forgotten after the restore (length %llu)",
+		       (unsigned long long)b.length);
+	}
+	if (a)
+		uraid_stop(a);
+	bk_free(&s);
+	return rc;
+}
+
+static void restore(void)
+{
+	struct bk_state s;
+	char err[512];
+	CHECK(bk_make(&s, 0) == 0);
+	uint64_t total = s.start_reqs;
+	bk_free(&s);
+	CHECKF(total > 10, "the start made %llu requests", (unsigned long long)total);
+	/* The first cut that leaves the array in its critical section. */
+	uint64_t cut = 0;
+	for (uint64_t k = 1; k < total && !cut; k++) {
+		int rc = bk_try(k, M_PROBE, err, sizeof(err));
+		if (rc == -EOPNOTSUPP && strstr(err, "too early"))
+			cut = k;
+	}
+	CHECKF(cut, "no cut in %llu requests left the critical section", (unsigned long long)total);
+	if (!cut)
+		return;
+	int rc = bk_try(cut, M_NONE, err, sizeof(err));
+	CHECKF(rc == -EOPNOTSUPP && strstr(err, "too early") && strstr(err, "--backup-file"),
+	       "no backup: %d %s", rc, err);
+	rc = bk_try(cut, M_FOREIGN, err, sizeof(err));
+	CHECKF(rc == -EINVAL && strstr(err, "another array"), "foreign: %d %s", rc, err);
+	rc = bk_try(cut, M_STALE, err, sizeof(err));
+	CHECKF(rc == -EINVAL && strstr(err, "stale"), "stale: %d %s", rc, err);
+	rc = bk_try(cut, M_CSUM, err, sizeof(err));
+	CHECKF(rc == -EINVAL && strstr(err, "checksum"), "bad checksum: %d %s", rc, err);
+	rc = bk_try(cut, M_EMPTY, err, sizeof(err));
+	CHECKF(rc == -EINVAL && strstr(err, "does not hold it"), "empty: %d %s", rc, err);
+	rc = bk_try(cut, M_GOOD, err, sizeof(err));
+	CHECKF(rc == 0, "the right backup: %d %s", rc, err);
+	printf("# cut at request %llu of %llu of the start\n", (unsigned long long)cut,
+	       (unsigned long long)total);
+}
+
+/* mdadm's refusal without a backup where one is needed, and an existing
+ * backup file: nothing written. */
+static void grow_refusals(void)
+{
+	struct te_disk d[5];
+	char err[512];
+	for (int i = 0; i < 5; i++) {
+		char nm[16];
+		snprintf(nm, sizeof(nm), "g%d", i);
+		te_disk_open(&d[i], nm, BK_DISK);
+	}
+	struct uraid_create_opts o = {.level = URAID_LEVEL_RAID5,
+	                              .raid_devices = 4,
+	                              .chunk_sectors = 16,
+	                              .metadata = 0,
+	                              .metadata_set = true,
+	                              .assume_clean = true,
+	                              .size_sectors = BK_SECTORS};
+	struct uraid_array *a = NULL;
+	CHECK(te_create(&o, d, 4, &a) == 0);
+	CHECK(uraid_add_member(a, te_borrow(&d[4]), err, sizeof(err)) == 0);
+	CHECK(uraid_flush(a) == 0);
+	static uint8_t before[5][BK_DISK], after[BK_DISK];
+	for (int i = 0; i < 5; i++)
+		CHECK(te_pread(d[i].fault, before[i], BK_DISK, 0) == BK_DISK);
+	struct uraid_reshape_opts ro = {.raid_disks = 5, .layout = -1};
+	int rc = uraid_array_reshape_start(a, &ro, err, sizeof(err));
+	CHECKF(
+	    rc == -ENOSPC &&
+	        strstr(err, "Cannot grow - need a spare or backup-file to backup critical section"),
+	    "no backup: %d %s", rc, err);
+	char path[] = "/tmp/uraid-bk-XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	ro.backup_file = path;
+	rc = uraid_array_reshape_start(a, &ro, err, sizeof(err));
+	CHECKF(rc == -EEXIST && strstr(err, "File exists"), "existing file: %d %s", rc, err);
+	unlink(path);
+	CHECK(uraid_flush(a) == 0);
+	bool same = true;
+	for (int i = 0; i < 5; i++) {
+		CHECK(te_pread(d[i].fault, after, BK_DISK, 0) == BK_DISK);
+		same = same && !memcmp(before[i], after, BK_DISK);
+	}
+	CHECK(same);
+	/* With the file: started, and mdadm's layout in it (the superblock
+	 * at 0, the section forgotten once moved). */
+	rc = uraid_array_reshape_start(a, &ro, err, sizeof(err));
+	CHECKF(rc == 0, "with the file: %s", err);
+	struct member *m;
+	CHECK(member_open_file(path, MEMBER_RDONLY, 0, &m, err, sizeof(err)) == 0);
+	uint8_t blk[512];
+	struct md_backup_sb b;
+	char e[160];
+	CHECK(member_read(m, blk, 512, 0) == 0);
+	CHECKF(md_backup_decode(blk, &b, e, sizeof(e)) == 0 && b.version == 1 && b.devstart == 8 &&
+	           b.length == 0 && b.devstart2 >= 192 && m->size == (b.devstart2 + 8) * 512,
+	       "backup file: %s, devstart %llu, devstart2 %llu, size %llu", e,
+	       (unsigned long long)b.devstart, (unsigned long long)b.devstart2,
+	       (unsigned long long)m->size);
+	member_close(m);
+	unlink(path);
+	CHECK(te_sync_all(a) == 0);
+	uraid_stop(a);
+	for (int i = 0; i < 5; i++)
+		te_disk_close(&d[i]);
+}
+
+TEST_MAIN(T(restore), T(grow_refusals))
