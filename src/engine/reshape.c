@@ -277,9 +277,12 @@ static uint64_t room_after(const struct eng_array *a, const struct md_sb *sb)
  * present (sectors the data offset may move down or up). */
 static void reshape_room(const struct eng_array *a, uint64_t *before, uint64_t *after);
 /* Start reshape r (checked): the first `need` of spares[] take the new
- * slots, a->rs set up, the superblocks written, the move scheduled. */
+ * slots, a->rs set up, the critical section saved to o's backup first
+ * when `backup` (an in-place grow), the superblocks written, the move
+ * scheduled. */
 static int reshape_begin(struct eng_array *a, const struct md_reshape *r, const int *spares,
-                         int need, char *err, size_t errlen);
+                         int need, const struct uraid_reshape_opts *o, bool backup, char *err,
+                         size_t errlen);
 
 /* dry: only the refusals, nothing changed (the stripe cache not yet off). */
 static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o, bool dry,
@@ -295,7 +298,7 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 		    eng_reshape_raid10_plan(a, o, before, after, &r, spares, &need, err, errlen);
 		if (rc < 0 || dry)
 			return rc;
-		return reshape_begin(a, &r, spares, need, err, errlen);
+		return reshape_begin(a, &r, spares, need, o, false, err, errlen);
 	}
 	if (lvl != URAID_LEVEL_RAID4 && lvl != URAID_LEVEL_RAID5 && lvl != URAID_LEVEL_RAID6)
 		return errmsg(err, errlen, -EOPNOTSUPP,
@@ -445,7 +448,7 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 	}
 	if (dry)
 		return 0;
-	return reshape_begin(a, &r, spares, need, err, errlen);
+	return reshape_begin(a, &r, spares, need, o, backup, err, errlen);
 }
 
 static void reshape_room(const struct eng_array *a, uint64_t *before, uint64_t *after)
@@ -464,7 +467,8 @@ static void reshape_room(const struct eng_array *a, uint64_t *before, uint64_t *
 }
 
 static int reshape_begin(struct eng_array *a, const struct md_reshape *rp, const int *spares,
-                         int need, char *err, size_t errlen)
+                         int need, const struct uraid_reshape_opts *o, bool backup, char *err,
+                         size_t errlen)
 {
 	struct md_reshape r = *rp;
 	/* The new slots: in sync from the start, as md's raid5_start_reshape
