@@ -943,6 +943,18 @@ int uraid_assemble_members_backup(struct member **members, int n, unsigned flags
                                   struct member *backup, struct uraid_array **out, char *err,
                                   size_t errlen, char *warn, size_t warnlen);
 
+/* Members in memory (tmpfs files) are mapped and copied to and from without
+ * system calls, but only in a process whose owner installed this guard: a
+ * SIGBUS handler that turns a fault in a member's mapping (its file
+ * truncated by someone else) into -EIO, failing that member as on a disk
+ * error. Process-wide state, so the library never installs it by itself:
+ * the program (the uraid CLI and daemon, the nbdkit plugin's load) calls
+ * it once before opening arrays. Idempotent and thread-safe; a SIGBUS that
+ * is not such a fault goes on to the handler installed before (the default
+ * action when there was none). URAID_MEMBER_MMAP=0 in the environment keeps
+ * members unmapped. 0 or -errno. */
+int uraid_member_map_guard_install(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -93,6 +93,13 @@ struct member {
 	 * plain synchronous requests on two threads (engine/sync/workers.h), which beat
 	 * queued batches there; wrappers (fault, crash, sim) leave it false. */
 	bool in_memory;
+	/* In memory and mapped (member_file.c): member_ioq runs its requests
+	 * through the ops, never on io_uring, whose write through the
+	 * descriptor to a file truncated under the array would extend it
+	 * again (its cut pages then reading back as zeros through the
+	 * mapping) where a copy through the mapping faults (member_guard.h)
+	 * and fails the member. */
+	bool mapped;
 	/* member_write_zeroes with MEMBER_ZERO_UNMAP may deallocate and still
 	 * reads back zeros (files: a punched hole; block devices that offload
 	 * write-zeroes, whose PUNCH_HOLE zeroes and may unmap; memory): what a

@@ -1,0 +1,26 @@
+/* The SIGBUS guard of mapped members (member_guard.c): copies to and from a
+ * member's shared mapping that turn a fault on a page the file no longer
+ * has (truncated by someone else, a hole that tmpfs cannot fill) into -EIO,
+ * so the member fails as on a disk error instead of the process dying.
+ *
+ * The handler is process state: the library installs it only when the
+ * process owner asks (uraid_member_map_guard_install), and member_file maps
+ * tmpfs members only once it is installed. */
+#ifndef URAID_MEMBER_GUARD_H
+#define URAID_MEMBER_GUARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Install the SIGBUS handler (idempotent, thread-safe); faults that are not
+ * a guarded copy's go on to the handler that was there before. 0 or
+ * -errno. */
+int member_map_guard_install(void);
+/* Has it been installed in this process? */
+bool member_map_guard_installed(void);
+/* memcpy(dst, src, n) where one of them lies in [map, map + map_len): 0, or
+ * -EIO when a page of the mapping there raised SIGBUS (the copy then stopped
+ * part way). Must not run inside a signal handler. */
+int member_map_copy(void *dst, const void *src, size_t n, const void *map, size_t map_len);
+
+#endif
