@@ -57,6 +57,11 @@ struct uraid_parity {
 	 * absent); fail[] are indices 0..k+1 (k = P, k+1 = Q). */
 	int (*recover)(int k, size_t len, void *const *blocks, bool has_q, int nfail,
 	               const int *fail);
+	/* xor_gen that also copies data block i to copies[i] (NULL: not
+	 * copied) in the same pass over the data: a full-stripe write straight
+	 * into members in memory. copies == NULL: xor_gen. Copies alias
+	 * neither the data nor P. */
+	int (*xor_copy_gen)(int k, size_t len, void *const *blocks, void *const *copies);
 };
 
 /* Pick a backend. name == NULL: the URAID_PARITY environment variable if set

@@ -363,6 +363,12 @@ static ssize_t file_pwrite(struct member *m, const void *buf, size_t len, uint64
 	return r;
 }
 
+static void *file_map_addr(struct member *m, uint64_t off, size_t len)
+{
+	struct file_member *f = fm_of(m);
+	return map_covers(f, len, off) ? f->map + off : NULL;
+}
+
 static int file_flush(struct member *m)
 {
 	return fdatasync(fm_of(m)->fd) < 0 ? -errno : 0;
@@ -534,6 +540,7 @@ static const struct member_ops file_ops = {
     .fd = file_fd,
     .close = file_close,
     .check = file_check,
+    .map_addr = file_map_addr,
 };
 
 static const struct member_ops blockdev_ops = {
@@ -546,6 +553,7 @@ static const struct member_ops blockdev_ops = {
     .fd = file_fd,
     .close = file_close,
     .check = file_check,
+    .map_addr = file_map_addr,
 };
 
 /* O_DIRECT alignment of an open descriptor: what the kernel reports, else

@@ -46,8 +46,17 @@
 
 struct guard_frame {
 	sigjmp_buf jb;
-	uintptr_t lo, hi; /* the mapping: [lo, hi) */
+	int n;
+	uintptr_t lo[MEMBER_MAP_RUN_MAX], hi[MEMBER_MAP_RUN_MAX]; /* the ranges: [lo, hi) */
 };
+
+static bool frame_holds(const struct guard_frame *f, uintptr_t addr)
+{
+	for (int i = 0; i < f->n; i++)
+		if (addr >= f->lo[i] && addr < f->hi[i])
+			return true;
+	return false;
+}
 
 static _Thread_local struct guard_frame *_Atomic guard_frame
     __attribute__((tls_model("initial-exec")));
@@ -60,7 +69,7 @@ static void guard_handler(int sig, siginfo_t *si, void *ctx)
 {
 	struct guard_frame *f = atomic_load_explicit(&guard_frame, memory_order_relaxed);
 	uintptr_t addr = (uintptr_t)si->si_addr;
-	if (f && si->si_code > 0 && addr >= f->lo && addr < f->hi)
+	if (f && si->si_code > 0 && frame_holds(f, addr))
 		siglongjmp(f->jb, 1);
 	if (guard_prev.sa_flags & SA_SIGINFO) {
 		guard_prev.sa_sigaction(sig, si, ctx);
@@ -110,12 +119,11 @@ int uraid_member_map_guard_install(void)
 	return member_map_guard_install();
 }
 
-int member_map_copy(void *dst, const void *src, size_t n, const void *map, size_t map_len)
+/* The guarded call: fr filled in by the caller. noinline: the frame and
+ * the recovery point belong to this call alone. */
+static __attribute__((noinline)) int guarded(struct guard_frame *fr, void (*fn)(void *), void *ctx)
 {
-	struct guard_frame fr;
-	fr.lo = (uintptr_t)map;
-	fr.hi = fr.lo + map_len;
-	if (sigsetjmp(fr.jb, 0)) {
+	if (sigsetjmp(fr->jb, 0)) {
 		atomic_store_explicit(&guard_frame, NULL, memory_order_relaxed);
 		atomic_signal_fence(memory_order_seq_cst);
 		sigset_t bus;
@@ -124,10 +132,45 @@ int member_map_copy(void *dst, const void *src, size_t n, const void *map, size_
 		pthread_sigmask(SIG_UNBLOCK, &bus, NULL);
 		return -EIO;
 	}
-	atomic_store_explicit(&guard_frame, &fr, memory_order_relaxed);
+	atomic_store_explicit(&guard_frame, fr, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
-	memcpy(dst, src, n);
+	fn(ctx);
 	atomic_signal_fence(memory_order_seq_cst);
 	atomic_store_explicit(&guard_frame, NULL, memory_order_relaxed);
 	return 0;
+}
+
+struct copy_args {
+	void *dst;
+	const void *src;
+	size_t n;
+};
+
+static void copy_fn(void *ctx)
+{
+	struct copy_args *c = ctx;
+	memcpy(c->dst, c->src, c->n);
+}
+
+int member_map_copy(void *dst, const void *src, size_t n, const void *map, size_t map_len)
+{
+	struct guard_frame fr;
+	fr.n = 1;
+	fr.lo[0] = (uintptr_t)map;
+	fr.hi[0] = fr.lo[0] + map_len;
+	struct copy_args c = {dst, src, n};
+	return guarded(&fr, copy_fn, &c);
+}
+
+int member_map_run(void (*fn)(void *ctx), void *ctx, void *const *addr, const size_t *len, int n)
+{
+	if (n < 0 || n > MEMBER_MAP_RUN_MAX)
+		return -EINVAL;
+	struct guard_frame fr;
+	fr.n = n;
+	for (int i = 0; i < n; i++) {
+		fr.lo[i] = (uintptr_t)addr[i];
+		fr.hi[i] = fr.lo[i] + len[i];
+	}
+	return guarded(&fr, fn, ctx);
 }

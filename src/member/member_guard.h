@@ -22,5 +22,13 @@ bool member_map_guard_installed(void);
  * -EIO when a page of the mapping there raised SIGBUS (the copy then stopped
  * part way). Must not run inside a signal handler. */
 int member_map_copy(void *dst, const void *src, size_t n, const void *map, size_t map_len);
+/* fn(ctx) under the guard for faults in the n ranges [addr[i], addr[i] +
+ * len[i]) (addresses from member_map_addr): 0, or -EIO when a page there
+ * raised SIGBUS and fn was abandoned part way. fn must be what a signal may
+ * cut short: memory copies and computation on them, no lock, no
+ * allocation, no call that keeps state (the recovery point jumps out of
+ * it). -EINVAL for n > MEMBER_MAP_RUN_MAX. */
+#define MEMBER_MAP_RUN_MAX 40
+int member_map_run(void (*fn)(void *ctx), void *ctx, void *const *addr, const size_t *len, int n);
 
 #endif

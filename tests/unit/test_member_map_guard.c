@@ -185,6 +185,10 @@ static void array_member_truncated(void)
 	CHECK(truncate(paths[2], 0) == 0);
 	pthread_join(t, NULL);
 	CHECKF(w.errors == 0, "%d writes failed", w.errors);
+	/* Whole stripes too (straight into the mapped members where they
+	 * can, stripe_mapped.c), over the cut member. */
+	t_fill(&seed, w.shadow, w.size);
+	CHECK(uraid_write(a, w.shadow, w.size, 0) == 0);
 	CHECK(te_verify(a, w.shadow, w.size) == 0);
 	struct uraid_status st;
 	uraid_status(a, &st);
@@ -203,4 +207,65 @@ out:
 	rmdir(dir);
 }
 
-TEST_MAIN(T(chains_to_previous), T(member_truncated), T(array_member_truncated))
+/* Whole-stripe writes on mapped members go straight into their pages
+ * (stripe_mapped.c): runs of whole stripes, partial stripes around them,
+ * against a shadow; then a check pass finds P right everywhere (0
+ * mismatches), and after a member is failed the degraded array still reads
+ * the shadow (P rebuilds its data). */
+static void full_stripes_mapped(void)
+{
+	char dir[64], paths[5][96], err[256];
+	const char *pp[5];
+	if (!make_dir(dir, sizeof(dir)))
+		return;
+	CHECK(uraid_member_map_guard_install() == 0);
+	for (int i = 0; i < 5; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "%s/m%d", dir, i);
+		pp[i] = paths[i];
+	}
+	struct uraid_create_opts o = {0};
+	o.level = 5;
+	o.raid_devices = 5;
+	o.chunk_sectors = 32 * 2;
+	o.assume_clean = true;
+	o.member_bytes = 4 * MB;
+	struct uraid_array *a = NULL;
+	int rc = uraid_create(&o, pp, 5, URAID_NO_SYNC_THREAD, &a, err, sizeof(err));
+	CHECKF(rc == 0, "create: %s", err);
+	if (rc < 0)
+		goto out;
+	uint64_t size = uraid_size(a), width = 4 * 32 * 1024, seed = 11;
+	uint8_t *shadow = malloc(size), *buf = malloc(8 * width + 8192);
+	t_fill(&seed, shadow, size);
+	CHECK(uraid_write(a, shadow, size, 0) == 0);
+	CHECKF(mappings_under(dir) == 5, "%d of 5 members mapped", mappings_under(dir));
+	int bad = 0;
+	for (int i = 0; i < 200; i++) {
+		uint64_t len = (t_rand(&seed) % 8 + 1) * width, off = t_rand(&seed) % 3;
+		/* whole stripes, or shifted by a few sectors: partial at both ends */
+		off = (t_rand(&seed) % (size / width - 8)) * width + off * 4096;
+		t_fill(&seed, buf, len);
+		bad += uraid_write(a, buf, len, off) != 0;
+		memcpy(shadow + off, buf, len);
+	}
+	CHECKF(bad == 0, "%d writes failed", bad);
+	CHECK(te_verify(a, shadow, size) == 0);
+	CHECK(uraid_sync_action(a, URAID_SYNC_CHECK, err, sizeof(err)) == 0);
+	CHECK(te_sync_all(a) == 0);
+	struct uraid_status st;
+	uraid_status(a, &st);
+	CHECKF(st.mismatch_cnt == 0, "check found %llu mismatched sectors",
+	       (unsigned long long)st.mismatch_cnt);
+	CHECK(uraid_fail(a, "#3", err, sizeof(err)) == 0);
+	CHECK(te_verify(a, shadow, size) == 0);
+	CHECK(uraid_stop(a) == 0);
+	free(shadow);
+	free(buf);
+out:
+	for (int i = 0; i < 5; i++)
+		unlink(paths[i]);
+	rmdir(dir);
+}
+
+TEST_MAIN(T(chains_to_previous), T(member_truncated), T(array_member_truncated),
+          T(full_stripes_mapped))
