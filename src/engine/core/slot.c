@@ -42,12 +42,15 @@ bool eng_write_failed(struct eng_array *a, int role, const void *buf, uint64_t m
 	if (em->state == URAID_MEMBER_FAULTY)
 		return false;
 	em->write_error_seen = true; /* md: set_bit(WriteErrorSeen) on every write error */
-	/* A member that is no longer what was opened (its file truncated,
-	 * removed or replaced under the array: a mapped member's copy then
-	 * faults, -EIO) fails now, as the daemon's periodic check would fail
-	 * it; bad blocks recorded on it would be written to the wrong file. */
+	/* A member in memory that is no longer what was opened (its file
+	 * truncated, removed or replaced under the array: a mapped member's
+	 * copy then faults, -EIO) fails now, as the daemon's periodic check
+	 * would fail it; bad blocks recorded on it would be written to the
+	 * wrong file. (Other members keep md's rule: their check may wait on
+	 * a link, and a write to a cut file on disk extends it, no error.) */
 	char changed[400];
-	if (em->m && member_check(em->m, changed, sizeof(changed)) < 0) {
+	if (em->m && eng_data_member(em)->in_memory &&
+	    member_check(em->m, changed, sizeof(changed)) < 0) {
 		eng_member_failed(a, role, changed);
 		return false;
 	}
