@@ -57,6 +57,11 @@ struct uraid_parity {
 	 * absent); fail[] are indices 0..k+1 (k = P, k+1 = Q). */
 	int (*recover)(int k, size_t len, void *const *blocks, bool has_q, int nfail,
 	               const int *fail);
+	/* xor_gen that also copies data block i to copies[i] (NULL: not
+	 * copied) in the same pass over the data: a full-stripe write straight
+	 * into members in memory. copies == NULL: xor_gen. Copies alias
+	 * neither the data nor P. */
+	int (*xor_copy_gen)(int k, size_t len, void *const *blocks, void *const *copies);
 };
 
 /* Pick a backend. name == NULL: the URAID_PARITY environment variable if set
@@ -942,6 +947,18 @@ int uraid_assemble_backup(const char *const *paths, int n, unsigned flags, const
 int uraid_assemble_members_backup(struct member **members, int n, unsigned flags,
                                   struct member *backup, struct uraid_array **out, char *err,
                                   size_t errlen, char *warn, size_t warnlen);
+
+/* Members in memory (tmpfs files) are mapped and copied to and from without
+ * system calls, but only in a process whose owner installed this guard: a
+ * SIGBUS handler that turns a fault in a member's mapping (its file
+ * truncated by someone else) into -EIO, failing that member as on a disk
+ * error. Process-wide state, so the library never installs it by itself:
+ * the program (the uraid CLI and daemon, the nbdkit plugin's load) calls
+ * it once before opening arrays. Idempotent and thread-safe; a SIGBUS that
+ * is not such a fault goes on to the handler installed before (the default
+ * action when there was none). URAID_MEMBER_MMAP=0 in the environment keeps
+ * members unmapped. 0 or -errno. */
+int uraid_member_map_guard_install(void);
 
 #ifdef __cplusplus
 }

@@ -89,6 +89,10 @@ static void uraid_load(void)
 	 * more than the RAID work. Keep such blocks on the heap instead. */
 	mallopt(M_MMAP_THRESHOLD, 32 << 20);
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+	/* The process is nbdkit's, the plugin its owner here: members in
+	 * memory are mapped only under the SIGBUS guard. */
+	if (uraid_member_map_guard_install() < 0)
+		nbdkit_debug("uraid: no SIGBUS guard: members in memory stay unmapped");
 }
 
 static void uraid_unload(void)

@@ -145,6 +145,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *verb = argv[1];
+	/* Members in memory are mapped only under the SIGBUS guard, which is
+	 * the process's to install. */
+	if (uraid_member_map_guard_install() < 0)
+		fprintf(stderr, "uraid: cannot install the SIGBUS guard: members stay unmapped\n");
 	if (!strcmp(verb, "--help") || !strcmp(verb, "-h") || !strcmp(verb, "help")) {
 		usage(stdout);
 		return 0;

@@ -239,3 +239,10 @@ void member_describe(struct member *m, char *buf, size_t len)
 	if (m && m->ops && m->ops->describe && len)
 		m->ops->describe(m, buf, len);
 }
+
+void *member_map_addr(struct member *m, uint64_t off, size_t len)
+{
+	if (!m->ops->map_addr || m->readonly || len == 0 || off > m->size || len > m->size - off)
+		return NULL;
+	return m->ops->map_addr(m, off, len);
+}

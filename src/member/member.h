@@ -77,6 +77,8 @@ struct member_ops {
 	/* Optional: a line on the member's link (remote members: connection
 	 * state and request latency), "" when there is nothing to say. */
 	void (*describe)(struct member *m, char *buf, size_t len);
+	/* Optional (mapped members, member_file.c): see member_map_addr. */
+	void *(*map_addr)(struct member *m, uint64_t off, size_t len);
 };
 
 struct member {
@@ -93,6 +95,13 @@ struct member {
 	 * plain synchronous requests on two threads (engine/sync/workers.h), which beat
 	 * queued batches there; wrappers (fault, crash, sim) leave it false. */
 	bool in_memory;
+	/* In memory and mapped (member_file.c): member_ioq runs its requests
+	 * through the ops, never on io_uring, whose write through the
+	 * descriptor to a file truncated under the array would extend it
+	 * again (its cut pages then reading back as zeros through the
+	 * mapping) where a copy through the mapping faults (member_guard.h)
+	 * and fails the member. */
+	bool mapped;
 	/* member_write_zeroes with MEMBER_ZERO_UNMAP may deallocate and still
 	 * reads back zeros (files: a punched hole; block devices that offload
 	 * write-zeroes, whose PUNCH_HOLE zeroes and may unmap; memory): what a
@@ -204,6 +213,12 @@ void member_ioq_set_split(struct member_ioq *q, size_t bytes);
  * read-only assembly that must do in memory what a read-write one would
  * write (a journal replay). */
 int member_cow_wrap(struct member *inner, struct member **out);
+
+/* A mapped member's bytes [off, off+len) in memory, when every page there
+ * has memory behind it and the member is writable: reads and writes of
+ * them are memory accesses, to be made under member_map_run (member_
+ * guard.h) only. NULL otherwise (then member_read and member_write). */
+void *member_map_addr(struct member *m, uint64_t off, size_t len);
 
 /* The member is still what was opened (ops->check; members without one
  * always are): 0, or a negative errno with `why` naming the change. */

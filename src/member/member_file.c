@@ -1,6 +1,7 @@
 /* Files and block devices as members: pread/pwrite on one descriptor,
  * O_DIRECT when the filesystem or device allows it, with a bounce buffer for
  * requests that are not aligned for O_DIRECT. */
+#include "member/member_guard.h"
 #include "member/member_int.h"
 #include "util/errmsg.h"
 
@@ -279,14 +280,16 @@ static void map_mark(struct file_member *f, uint64_t off, uint64_t len, bool set
 #endif
 }
 
-/* A tmpfs file opened without O_DIRECT, with URAID_MEMBER_MMAP=1: mapped,
- * the pages with data marked (SEEK_DATA). Not by default: a copy through
- * the mapping to a page that a truncation cut off raises SIGBUS, which
- * would end the process where an unmapped member is failed. */
+/* A tmpfs file opened without O_DIRECT: mapped, the pages with data marked
+ * (SEEK_DATA), where the process installed the SIGBUS guard (member_guard.h:
+ * a copy to or from a page that a truncation cut off raises SIGBUS, which
+ * the guard turns into -EIO, failing the member as an unmapped one is) and
+ * URAID_MEMBER_MMAP is not 0. */
 static void map_open(struct file_member *f)
 {
 	const char *env = getenv("URAID_MEMBER_MMAP");
-	if (!f->m.in_memory || f->m.size == 0 || f->m.size > SIZE_MAX || !env || strcmp(env, "1"))
+	if (!f->m.in_memory || f->m.size == 0 || f->m.size > SIZE_MAX ||
+	    (env && !strcmp(env, "0")) || !member_map_guard_installed())
 		return;
 	size_t len = (size_t)f->m.size, words = (len / MAP_PAGE + 64) / 64;
 	f->backed = calloc(words, sizeof(uint64_t));
@@ -300,6 +303,7 @@ static void map_open(struct file_member *f)
 	}
 	f->map = p;
 	f->map_len = len;
+	f->m.mapped = true;
 	for (off_t pos = 0; pos < (off_t)len;) {
 		off_t d = lseek(f->fd, pos, SEEK_DATA);
 		off_t h = d < 0 ? -1 : lseek(f->fd, d, SEEK_HOLE);
@@ -322,8 +326,8 @@ static ssize_t file_pread(struct member *m, void *buf, size_t len, uint64_t off)
 	if (len == 0)
 		return 0;
 	if (map_covers(f, len, off)) {
-		memcpy(buf, f->map + off, len);
-		return (ssize_t)len;
+		int rc = member_map_copy(buf, f->map + off, len, f->map, f->map_len);
+		return rc < 0 ? rc : (ssize_t)len;
 	}
 	if (!member_aligned(m, buf, len, off))
 		return bounce_read(f, buf, len, off);
@@ -343,15 +347,26 @@ static ssize_t file_pwrite(struct member *m, const void *buf, size_t len, uint64
 	bool dsync = flags & MEMBER_FUA;
 	/* tmpfs has nothing to make durable: FUA asks for nothing more. */
 	if (map_covers(f, len, off)) {
-		memcpy(f->map + off, buf, len);
-		return (ssize_t)len;
+		rc = member_map_copy(f->map + off, buf, len, f->map, f->map_len);
+		return rc < 0 ? rc : (ssize_t)len;
 	}
 	if (!member_aligned(m, buf, len, off))
 		return bounce_write(f, buf, len, off, dsync);
+	/* Mapped, into a hole: not past the end of a file cut short under
+	 * the array, which the write would extend again (see m.mapped). */
+	struct stat st;
+	if (f->map && (fstat(f->fd, &st) < 0 || (uint64_t)st.st_size < m->size))
+		return -EIO;
 	ssize_t r = write_once(f->fd, buf, len, off, dsync);
 	if (r > 0)
 		map_mark(f, off, (uint64_t)r, true); /* a written page is backed */
 	return r;
+}
+
+static void *file_map_addr(struct member *m, uint64_t off, size_t len)
+{
+	struct file_member *f = fm_of(m);
+	return map_covers(f, len, off) ? f->map + off : NULL;
 }
 
 static int file_flush(struct member *m)
@@ -525,6 +540,7 @@ static const struct member_ops file_ops = {
     .fd = file_fd,
     .close = file_close,
     .check = file_check,
+    .map_addr = file_map_addr,
 };
 
 static const struct member_ops blockdev_ops = {
@@ -537,6 +553,7 @@ static const struct member_ops blockdev_ops = {
     .fd = file_fd,
     .close = file_close,
     .check = file_check,
+    .map_addr = file_map_addr,
 };
 
 /* O_DIRECT alignment of an open descriptor: what the kernel reports, else

@@ -129,7 +129,7 @@ static void run_one_sync(struct member_io *io, struct ioq_slot *s)
  * on O_DIRECT members, the request needs no bounce buffer. */
 static bool uring_eligible(const struct member_io *io, const struct ioq_slot *s)
 {
-	if (io->m->ops->fd(io->m) < 0)
+	if (io->m->mapped || io->m->ops->fd(io->m) < 0)
 		return false;
 	if (io->op == MEMBER_OP_FLUSH)
 		return true;

@@ -30,6 +30,38 @@ int parity_xor_gen(const struct parity_kernels *kk, int k, size_t len, void *con
 	return 0;
 }
 
+/* Slices of the blocked fallback: the sources of one slice stay in L1/L2
+ * between the XOR and the copies. */
+#define XOR_COPY_SLICE ((size_t)16 << 10)
+
+int parity_xor_copy_gen(const struct parity_kernels *kk, int k, size_t len, void *const *blocks,
+                        void *const *copies)
+{
+	if (k < 1 || k > URAID_PARITY_MAX_DATA || len == 0 || !blocks_ok(blocks, k + 1))
+		return -EINVAL;
+	const uint8_t *const *src = (const uint8_t *const *)blocks;
+	uint8_t *dst = blocks[k];
+	if (!copies) {
+		kk->xor_n(len, k, src, dst);
+		return 0;
+	}
+	if (kk->xor_copy) {
+		kk->xor_copy(len, k, src, dst, (uint8_t *const *)copies);
+		return 0;
+	}
+	const uint8_t *t[URAID_PARITY_MAX_DATA];
+	for (size_t o = 0; o < len; o += XOR_COPY_SLICE) {
+		size_t n = len - o < XOR_COPY_SLICE ? len - o : XOR_COPY_SLICE;
+		for (int i = 0; i < k; i++)
+			t[i] = src[i] + o;
+		kk->xor_n(n, k, t, dst + o);
+		for (int i = 0; i < k; i++)
+			if (copies[i])
+				memcpy((uint8_t *)copies[i] + o, t[i], n);
+	}
+	return 0;
+}
+
 int parity_pq_gen(const struct parity_kernels *kk, int k, size_t len, void *const *blocks)
 {
 	if (k < 2 || k > URAID_PARITY_MAX_DATA || len == 0 || !blocks_ok(blocks, k + 2))

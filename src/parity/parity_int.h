@@ -46,10 +46,17 @@ struct parity_kernels {
 	 * sets this and may leave mul and rec2 NULL. Called with validated
 	 * arguments, lost indices a < b (b = -1 when only one is lost). */
 	void (*recover)(int k, size_t len, uint8_t *const *blocks, bool has_q, int a, int b);
+	/* Optional: xor_n that also stores src[i] to copy[i] where that is not
+	 * NULL, in the same pass. Without it parity.c runs xor_n and memcpy
+	 * slice by slice, the copies reading the sources while cached. */
+	void (*xor_copy)(size_t len, int n, const uint8_t *const *src, uint8_t *dst,
+	                 uint8_t *const *copy);
 };
 
 /* The generic operations, parameterized by a backend's kernels. */
 int parity_xor_gen(const struct parity_kernels *kk, int k, size_t len, void *const *blocks);
+int parity_xor_copy_gen(const struct parity_kernels *kk, int k, size_t len, void *const *blocks,
+                        void *const *copies);
 int parity_pq_gen(const struct parity_kernels *kk, int k, size_t len, void *const *blocks);
 int parity_pq_update(const struct parity_kernels *kk, int k, size_t len, void *p, void *q, int n,
                      const int *idx, const void *const *old, const void *const *new_);
@@ -63,6 +70,10 @@ int parity_recover(const struct parity_kernels *kk, int k, size_t len, void *con
 	static int id##_xor_gen(int k, size_t len, void *const *blocks)                        \
 	{                                                                                      \
 		return parity_xor_gen(&(kern), k, len, blocks);                                \
+	}                                                                                      \
+	static int id##_xor_copy_gen(int k, size_t len, void *const *b, void *const *c)        \
+	{                                                                                      \
+		return parity_xor_copy_gen(&(kern), k, len, b, c);                             \
 	}                                                                                      \
 	static int id##_pq_gen(int k, size_t len, void *const *blocks)                         \
 	{                                                                                      \
@@ -84,6 +95,7 @@ int parity_recover(const struct parity_kernels *kk, int k, size_t len, void *con
 	    .pq_gen = id##_pq_gen,                                                             \
 	    .pq_update = id##_pq_update,                                                       \
 	    .recover = id##_recover,                                                           \
+	    .xor_copy_gen = id##_xor_copy_gen,                                                 \
 	}
 
 extern const struct parity_kernels parity_portable_kernels;

@@ -20,6 +20,8 @@
 #ifndef URAID_PARITY_SIMD_H
 #define URAID_PARITY_SIMD_H
 
+#include <string.h>
+
 #include "parity/gf.h"
 #include "parity/parity_int.h"
 
@@ -67,6 +69,60 @@ static void xor_n(size_t len, int n, const uint8_t *const *src, uint8_t *dst)
 		const uint8_t *t[URAID_PARITY_MAX_DATA + 2];
 		for (int i = 0; i < n; i++)
 			t[i] = src[i] + o;
+		parity_portable_kernels.xor_n(len - o, n, t, dst + o);
+	}
+}
+
+/* xor_n with the sources stored to copy[i] (where not NULL) as they pass:
+ * one read of each source instead of two. Calls as big as the streaming
+ * threshold of XOR, with aligned outputs, store the copies and the XOR
+ * non-temporally (no read for ownership of the member's pages, which are
+ * not read back soon). */
+#define XOR_COPY_BODY(STORE)                                                     \
+	for (; o + 4 * VB <= len; o += 4 * VB) {                                 \
+		vec a0 = vzero(), a1 = a0, a2 = a0, a3 = a0;                     \
+		for (int i = 0; i < n; i++) {                                    \
+			const uint8_t *s = src[i] + o;                           \
+			vec x0 = ldv(s), x1 = ldv(s + VB), x2 = ldv(s + 2 * VB); \
+			vec x3 = ldv(s + 3 * VB);                                \
+			if (copy[i]) {                                           \
+				uint8_t *c = copy[i] + o;                        \
+				STORE(c, x0);                                    \
+				STORE(c + VB, x1);                               \
+				STORE(c + 2 * VB, x2);                           \
+				STORE(c + 3 * VB, x3);                           \
+			}                                                        \
+			a0 = vxor(a0, x0);                                       \
+			a1 = vxor(a1, x1);                                       \
+			a2 = vxor(a2, x2);                                       \
+			a3 = vxor(a3, x3);                                       \
+		}                                                                \
+		STORE(dst + o, a0);                                              \
+		STORE(dst + o + VB, a1);                                         \
+		STORE(dst + o + 2 * VB, a2);                                     \
+		STORE(dst + o + 3 * VB, a3);                                     \
+	}
+
+static void xor_copy(size_t len, int n, const uint8_t *const *src, uint8_t *dst,
+                     uint8_t *const *copy)
+{
+	size_t o = 0;
+	bool nt = use_nt(len, n + 1, NT_FOOTPRINT_XOR, dst, NULL);
+	for (int i = 0; i < n && nt; i++)
+		nt = !copy[i] || ((uintptr_t)copy[i] & (VB - 1)) == 0;
+	if (nt) {
+		XOR_COPY_BODY(ntv)
+		_mm_sfence();
+	} else {
+		XOR_COPY_BODY(stv)
+	}
+	if (o < len) {
+		const uint8_t *t[URAID_PARITY_MAX_DATA];
+		for (int i = 0; i < n; i++) {
+			t[i] = src[i] + o;
+			if (copy[i])
+				memcpy(copy[i] + o, t[i], len - o);
+		}
 		parity_portable_kernels.xor_n(len - o, n, t, dst + o);
 	}
 }
@@ -396,6 +452,7 @@ static void update_n(size_t len, int n, const uint8_t *c, const uint8_t *const *
 
 static const struct parity_kernels simd_kernels = {
     .xor_n = xor_n,
+    .xor_copy = xor_copy,
     .gen = gen,
     .mul = mul,
     .rec2 = rec2,

@@ -190,6 +190,35 @@ else
 fi
 check_fails "--tls=require without certificates" "$URAID" serve --tls=require $(members r6)
 
+# Members in memory (/dev/shm) are mapped by nbdkit (the plugin installs the
+# SIGBUS guard); a member file truncated under the served array fails that
+# member instead of killing nbdkit: writes go on degraded, and the export
+# reads back every byte written.
+S=$(mktemp -d /dev/shm/uraid-test.XXXXXX)
+trap 'export_cleanup; rm -rf "$S"' EXIT
+"$URAID" create --level=5 --raid-devices=4 --chunk=64K --size=8M --assume-clean --name=shm \
+	--no-daemon "$S"/m0 "$S"/m1 "$S"/m2 "$S"/m3 >"$T_TMP/shm.create.log" 2>&1
+uris=$("$URAID" serve "$S"/m0 "$S"/m1 "$S"/m2 "$S"/m3 2>"$T_TMP/serves.err")
+pid=$(cat "$URAID_RUN_DIR/shm.nbdkit.pid" 2>/dev/null)
+check "serve raid5 on /dev/shm members" [ -n "$uris" ] && [ -n "$pid" ]
+check "nbdkit maps the 4 members" [ "$(grep -c "$S/m" "/proc/$pid/maps")" = 4 ]
+ssize=$(nbdinfo --size "$uris")
+head -c "$ssize" /dev/urandom >"$T_TMP/s.img"
+check "nbdcopy into the mapped export" nbdcopy "$T_TMP/s.img" "$uris"
+truncate -s 0 "$S"/m1
+check "qemu-io writes over the whole export after m1 was truncated" \
+	qemu-io -f raw -c "write -P 0x3c 0 $ssize" "$uris"
+python3 -c 'import sys; open(sys.argv[1], "wb").write(bytes([0x3c]) * int(sys.argv[2]))' \
+	"$T_TMP/s.img" "$ssize"
+check "nbdkit lives on" alive "$pid"
+check "m1 failed, the array degraded" \
+	bash -c "'$URAID' status shm | grep -q 'm1\[[0-9]*\](F)' && [ \"\$('$URAID' status --json shm | python3 -c 'import json,sys; print(json.load(sys.stdin)[0][\"degraded\"])')\" = 1 ]"
+check "the degraded export reads back every byte written" \
+	bash -c "nbdcopy '$uris' - | cmp -s - '$T_TMP/s.img'"
+check "m1 not written since it was cut (still empty)" [ "$(stat -c %s "$S"/m1)" = 0 ]
+"$URAID" stop shm
+for _ in $(seq 300); do alive "$pid" || break; sleep 0.1; done
+
 # refusals
 check_fails "serve with no members" "$URAID" serve
 check_fails "serve of a non-array file" "$URAID" serve "$T_TMP/a.img"

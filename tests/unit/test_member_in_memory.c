@@ -12,6 +12,7 @@
 
 #include "../harness.h"
 #include "member/member.h"
+#include "uraid.h"
 #include "sim/member_fault.h"
 
 #define MB             (1u << 20)
@@ -84,6 +85,19 @@ static void others_are_not(void)
 	}
 }
 
+/* Lines of /proc/self/maps that name `path`. */
+static int mappings_of(const char *path)
+{
+	FILE *fp = fopen("/proc/self/maps", "re");
+	char line[512];
+	int n = 0;
+	while (fp && fgets(line, sizeof(line), fp))
+		n += strstr(line, path) != NULL;
+	if (fp)
+		fclose(fp);
+	return n;
+}
+
 static uint64_t blocks_of(const char *path)
 {
 	struct stat st;
@@ -96,7 +110,8 @@ static uint64_t blocks_of(const char *path)
  * B units, across page edges, into holes and data) against a shadow, and
  * the file read through a descriptor of its own against it after each;
  * reads never give a hole memory (st_blocks unchanged by a read of it all),
- * a discard gives it back (with URAID_MEMBER_MMAP=1). The same unmapped, the default. */
+ * a discard gives it back (mapped: the SIGBUS guard installed, as the uraid
+ * program and the nbdkit plugin do). The same unmapped (URAID_MEMBER_MMAP=0). */
 static void mapped_copies(bool mapped)
 {
 	char dir[64], path[96];
@@ -108,10 +123,12 @@ static void mapped_copies(bool mapped)
 	int fd = open(path, O_RDWR);
 	t_fill(&seed, shadow, MB / 4);
 	CHECK(fd >= 0 && pwrite(fd, shadow, MB / 4, 0) == MB / 4);
-	if (mapped)
-		setenv("URAID_MEMBER_MMAP", "1", 1);
+	CHECK(uraid_member_map_guard_install() == 0);
+	if (!mapped)
+		setenv("URAID_MEMBER_MMAP", "0", 1);
 	struct member *m = open_path(path, 0);
 	unsetenv("URAID_MEMBER_MMAP");
+	CHECKF(mappings_of(path) == (mapped ? 1 : 0), "%s: %d mappings", path, mappings_of(path));
 	int bad = 0;
 	for (int i = 0; m && i < 400 && !bad; i++) {
 		uint64_t len = (t_rand(&seed) % 64 + 1) * 512;

@@ -116,6 +116,83 @@ static void gen_matches_reference(void)
 	}
 }
 
+/* xor_copy_gen: P as the byte-at-a-time reference computes it and every
+ * wanted copy equal to its data block, the bytes around each copy (and
+ * copies not wanted) untouched; the data unchanged. Random k, lengths and
+ * misalignments, each data block copied or not; and aligned full stripes of
+ * 256 KiB chunks (streaming stores). */
+static void xor_copy_matches_reference(void)
+{
+	const struct uraid_parity *bk[8];
+	int nb = usable_backends(bk);
+	for (int b = 0; b < nb; b++) {
+		uint64_t st = 3000;
+		for (int iter = 0; iter < 60; iter++) {
+			int k = rand_k(&st, 1);
+			size_t len = rand_len(&st, k), off = t_rand(&st) % 4 ? t_rand(&st) % 64 : 0;
+			size_t coff = t_rand(&st) % 2 ? t_rand(&st) % 64 : 0;
+			if (iter < 2) {
+				/* A full stripe of 256 KiB chunks, aligned: the
+				 * streaming-store path (and its unaligned twin). */
+				k = 4;
+				len = (256u << 10) + (size_t)iter * 100;
+				off = coff = 0;
+			}
+			struct blockset s;
+			bs_init(&s, k, len, off);
+			for (int i = 0; i < k; i++)
+				t_fill(&st, bs(&s, i), len);
+			uint8_t *ep = malloc(len), *eq = malloc(len),
+			        *save = malloc((size_t)k * len);
+			for (int i = 0; i < k; i++)
+				memcpy(save + (size_t)i * len, bs(&s, i), len);
+			ref_pq(k, len, (uint8_t *const *)s.b, ep, eq);
+			/* The copies in one buffer, 64 guard bytes around each. */
+			size_t slot = coff + len + 64;
+			uint8_t *cb = aligned_alloc(64, ((size_t)k * slot + 64 + 63) / 64 * 64);
+			memset(cb, 0x5c, (size_t)k * slot + 64);
+			void *copies[URAID_PARITY_MAX_DATA];
+			for (int i = 0; i < k; i++)
+				copies[i] =
+				    t_rand(&st) % 4 ? cb + 64 + (size_t)i * slot + coff : NULL;
+			memset(bs(&s, k), 0xa5, len);
+			CHECK(bk[b]->xor_copy_gen(k, len, s.b, copies) == 0);
+			bool ok = !memcmp(bs(&s, k), ep, len);
+			for (int i = 0; i < k; i++) {
+				const uint8_t *c = cb + 64 + (size_t)i * slot + coff;
+				ok &= !memcmp(bs(&s, i), save + (size_t)i * len, len);
+				if (copies[i])
+					ok &= !memcmp(c, bs(&s, i), len);
+			}
+			/* Outside the copied ranges every byte is still the filler. */
+			for (size_t j = 0; j < (size_t)k * slot + 64; j++) {
+				size_t i = j < 64 ? (size_t)-1 : (j - 64) / slot,
+				       r = (j - 64) % slot;
+				bool inside = j >= 64 && i < (size_t)k && copies[i] && r >= coff &&
+				              r < coff + len;
+				if (!inside && cb[j] != 0x5c) {
+					ok = false;
+					break;
+				}
+			}
+			CHECKF(ok, "%s xor_copy k=%d len=%zu off=%zu coff=%zu", bk[b]->name, k, len,
+			       off, coff);
+			/* Without copies: xor_gen. */
+			memset(bs(&s, k), 0xa5, len);
+			CHECK(bk[b]->xor_copy_gen(k, len, s.b, NULL) == 0 &&
+			      !memcmp(bs(&s, k), ep, len));
+			free(cb);
+			free(ep);
+			free(eq);
+			free(save);
+			bs_free(&s);
+		}
+		void *none[2] = {NULL, NULL}, *cp[1] = {NULL};
+		CHECK(bk[b]->xor_copy_gen(0, 5, none, cp) == -EINVAL);
+		CHECK(bk[b]->xor_copy_gen(1, 5, none, cp) == -EINVAL);
+	}
+}
+
 /* Recover fail[] after scribbling over them, then compare every block with a
  * saved copy: the lost ones must come back, the others must be untouched. */
 static void roundtrip(const struct uraid_parity *pp, struct blockset *s, bool has_q, int nfail,
@@ -403,5 +480,6 @@ static void selection(void)
 	CHECK(listed);
 }
 
-TEST_MAIN(T(known_answer), T(gen_matches_reference), T(gen_large_blocks), T(gen_matches_isal),
-          T(recover_all_pairs), T(update_matches_full_gen), T(bad_arguments), T(selection))
+TEST_MAIN(T(known_answer), T(gen_matches_reference), T(xor_copy_matches_reference),
+          T(gen_large_blocks), T(gen_matches_isal), T(recover_all_pairs),
+          T(update_matches_full_gen), T(bad_arguments), T(selection))

@@ -42,6 +42,18 @@ bool eng_write_failed(struct eng_array *a, int role, const void *buf, uint64_t m
 	if (em->state == URAID_MEMBER_FAULTY)
 		return false;
 	em->write_error_seen = true; /* md: set_bit(WriteErrorSeen) on every write error */
+	/* A member in memory that is no longer what was opened (its file
+	 * truncated, removed or replaced under the array: a mapped member's
+	 * copy then faults, -EIO) fails now, as the daemon's periodic check
+	 * would fail it; bad blocks recorded on it would be written to the
+	 * wrong file. (Other members keep md's rule: their check may wait on
+	 * a link, and a write to a cut file on disk extends it, no error.) */
+	char changed[400];
+	if (em->m && eng_data_member(em)->in_memory &&
+	    member_check(em->m, changed, sizeof(changed)) < 0) {
+		eng_member_failed(a, role, changed);
+		return false;
+	}
 	/* md's failfast: no retry, no bad block, while the array can lose it */
 	if (!em->has_bbl || a->readonly || a->broken || eng_role_failfast(a, role, true)) {
 		/* md_error: no log to keep the range in (rdev_set_badblocks

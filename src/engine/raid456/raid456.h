@@ -36,6 +36,10 @@ int eng_stripe_data_pos(const struct eng_stripe_buf *sb, int di);
 /* Whole stripes [s0, s0+n) from src: parity from the data, no reads. */
 int eng_write_full_stripes(struct eng_array *a, const struct eng_req *rq, uint64_t s0, int n,
                            const uint8_t *src);
+/* stripe_mapped.c: the first of whole stripes [s0, s0+n) from src written
+ * straight into mapped members (raid4/5); returns how many (0..n), the rest
+ * for eng_write_full_stripes' member requests. */
+int eng_write_full_mapped(struct eng_array *a, uint64_t s0, int n, const uint8_t *src);
 /* Logical sectors as the members hold them (reconstructed where a member
  * cannot serve; no cache). */
 int eng_parity_read_members(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);

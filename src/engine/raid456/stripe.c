@@ -516,6 +516,12 @@ int eng_write_full_stripes(struct eng_array *a, const struct eng_req *rq, uint64
 	uint64_t chunk = a->geo.chunk_sectors;
 	size_t clen = chunk * 512;
 	int rd = a->geo.raid_disks;
+	int done = eng_write_full_mapped(a, s0, n, src);
+	if (done == n)
+		return 0;
+	s0 += (uint64_t)done;
+	src += (size_t)done * (size_t)(rd - eng_nparity(a)) * clen;
+	n -= done;
 	struct eng_stripe_buf *sb = calloc((size_t)n, sizeof(*sb));
 	struct member_io *io = calloc((size_t)n * (size_t)rd, sizeof(*io));
 	int *io_role = calloc((size_t)n * (size_t)rd, sizeof(*io_role));
