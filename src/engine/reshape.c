@@ -60,7 +60,7 @@ static int reshape_setup(struct eng_array *a, const struct md_reshape *r, char *
 		for (int s = 0; s < g.raid_disks; s++) {
 			const struct eng_member *em = a->slot[s] < 0 ? NULL : a->mem[a->slot[s]];
 			missing[s] = !em || (em->state != URAID_MEMBER_IN_SYNC &&
-			                     !(v == 1 && eng_reshape_fills(em)));
+			                     !(v == 1 && !r->backwards && eng_reshape_fills(em)));
 		}
 		if (!rs->ops[v]->readable(&g, missing)) {
 			free(rs);
@@ -112,13 +112,13 @@ static const char *resume_refusal(const struct eng_array *a, const struct md_res
 	if (a->ref.feature_map & (MD_FEATURE_JOURNAL | MD_FEATURE_PPL))
 		return "the array has a journal or PPL, with which md does not reshape";
 	/* A member rebuilding in a slot of the old geometry is one the
-	 * reshape fills (md: recovery_offset follows reshape_position);
-	 * a replacement is not. */
+	 * reshape fills (md: recovery_offset follows reshape_position; a
+	 * backwards move, as the kernel's raid5 -> raid6 where the room is
+	 * after the data, fills it too); a replacement is not. */
 	for (int i = 0; i < a->nmem; i++)
 		if (!a->mem[i]->left_out && a->mem[i]->role >= 0 &&
 		    a->mem[i]->state == URAID_MEMBER_REBUILDING &&
-		    (a->mem[i]->replacement || r->backwards ||
-		     a->mem[i]->role >= (int)r->old.raid_disks))
+		    (a->mem[i]->replacement || a->mem[i]->role >= (int)r->old.raid_disks))
 			return "a member is being rebuilt";
 	return NULL;
 }

@@ -17,6 +17,7 @@
  * RESHAPE_TRIALS (per config, default 12) and RESHAPE_SEED scale and move
  * it; tests/torture/run runs more. */
 #include "crash_workload.h"
+#include "reshape_common.h"
 
 struct rs_cfg {
 	const char *name;
@@ -85,6 +86,7 @@ static const struct rs_cfg rcfgs[] = {
 };
 
 #define RS_SECTORS 512 /* per member */
+#define RS_DISK    (2u << 20)
 
 /* Set by the in-place kinds around run(): reshaped in place with mdadm's
  * backup of the critical section (engine/reshape_backup.c) on a
@@ -187,13 +189,9 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 		    member_crash_wrap(d[i].mem, ctl, &d[i].fault) < 0)
 			abort();
 	}
-	struct uraid_create_opts o = {.level = c->level,
-	                              .raid_devices = c->ndisks,
-	                              .chunk_sectors = c->chunk,
-	                              .metadata = rs_inplace == 2 ? 0 : 12,
-	                              .metadata_set = true,
-	                              .assume_clean = true,
-	                              .size_sectors = RS_SECTORS};
+	struct uraid_create_opts o = rsc_opts(c->level, c->ndisks, c->chunk, RS_SECTORS);
+	if (rs_inplace == 2)
+		o.metadata = 0; /* 0.90 */
 	struct uraid_array *a = NULL;
 	struct rs_state s = {.seed = seed, .nlog = 4096};
 	struct member *bk = NULL, *bk_mem = NULL;
@@ -321,9 +319,7 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 	/* The reshape may not have been recorded at all when the cut came
 	 * inside its start: then the old geometry is legal too. */
 	bool started =
-	    st.raid_disks == c->to_disks &&
-	    st.chunk_sectors == (c->to_chunk ? c->to_chunk : c->chunk) &&
-	    (c->layout < 0 || st.layout == (uint32_t)c->layout) &&
+	    rsc_geometry(&st, c->to_disks, c->chunk, c->to_chunk, c->layout) &&
 	    (!c->to_level || (st.level == c->to_level && st.layout == (uint32_t)c->want_layout));
 	CHECKF(st.reshape == 0 &&
 	           st.degraded == (started ? c->want_degraded : c->degrade && !c->spares) &&
@@ -368,14 +364,9 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 	/* (a raid0 the cut left before its takeover has nothing to check; a
 	 * degraded one's reads above were its check: the missing member's
 	 * sectors come from the parity) */
-	CHECK(!cw_redundant(st.level) || st.degraded ||
-	      uraid_sync_action(a, URAID_SYNC_CHECK, err, sizeof(err)) == 0);
-	CHECK(te_sync_all(a) == 0);
-	memset(&st, 0, sizeof(st));
-	uraid_status(a, &st);
-	CHECKF(st.mismatch_cnt == 0, "%s seed %#llx point %llu: %llu mismatches", c->name,
-	       (unsigned long long)seed, (unsigned long long)crash_point,
-	       (unsigned long long)st.mismatch_cnt);
+	uint64_t mm = !cw_redundant(st.level) || st.degraded ? 0 : rsc_check(a);
+	CHECKF(mm == 0, "%s seed %#llx point %llu: %llu mismatches", c->name,
+	       (unsigned long long)seed, (unsigned long long)crash_point, (unsigned long long)mm);
 out:
 	if (a)
 		uraid_stop(a);
@@ -448,18 +439,8 @@ static void raid5_layout_up(void)
 static void second_reshape(void)
 {
 	struct te_disk d[4];
-	for (int i = 0; i < 4; i++) {
-		char nm[16];
-		snprintf(nm, sizeof(nm), "s%d", i);
-		te_disk_open(&d[i], nm, 2u << 20);
-	}
-	struct uraid_create_opts o = {.level = URAID_LEVEL_RAID5,
-	                              .raid_devices = 4,
-	                              .chunk_sectors = 16,
-	                              .metadata = 12,
-	                              .metadata_set = true,
-	                              .assume_clean = true,
-	                              .size_sectors = RS_SECTORS};
+	rsc_disks_open(d, 4, "s", 2u << 20);
+	struct uraid_create_opts o = rsc_opts(URAID_LEVEL_RAID5, 4, 16, RS_SECTORS);
 	struct uraid_array *a = NULL;
 	char err[512];
 	CHECK(te_create(&o, d, 4, &a) == 0);
@@ -492,14 +473,10 @@ static void second_reshape(void)
 	uraid_status(a, &st);
 	CHECK(st.reshape == 0 && st.layout == LAYOUT_LEFT_SYMMETRIC && st.chunk_sectors == 32);
 	CHECK(uraid_size(a) == size && te_verify(a, shadow, size) == 0);
-	CHECK(uraid_sync_action(a, URAID_SYNC_CHECK, err, sizeof(err)) == 0);
-	CHECK(te_sync_all(a) == 0);
-	memset(&st, 0, sizeof(st));
-	uraid_status(a, &st);
-	CHECKF(st.mismatch_cnt == 0, "%llu mismatches", (unsigned long long)st.mismatch_cnt);
+	uint64_t mm = rsc_check(a);
+	CHECKF(mm == 0, "%llu mismatches", (unsigned long long)mm);
 	uraid_stop(a);
-	for (int i = 0; i < 4; i++)
-		te_disk_close(&d[i]);
+	rsc_disks_close(d, 4);
 	free(shadow);
 }
 
@@ -552,35 +529,27 @@ static bool refused(int level, int n, int spares, const struct uraid_reshape_opt
 	struct te_disk d[TE_MAX];
 	memset(d, 0, sizeof(d));
 	int nd = n + spares;
-	for (int i = 0; i < nd; i++) {
-		char nm[16];
-		snprintf(nm, sizeof(nm), "f%d", i);
-		te_disk_open(&d[i], nm, 1u << 20);
-	}
-	struct uraid_create_opts o = {.level = level,
-	                              .raid_devices = n,
-	                              .chunk_sectors = 16,
-	                              .metadata = 12,
-	                              .metadata_set = true,
-	                              .assume_clean = true,
-	                              .size_sectors = RS_SECTORS};
+	rsc_disks_open(d, nd, "f", RS_DISK);
+	struct uraid_create_opts o = rsc_opts(level, n, 16, RS_SECTORS);
 	struct uraid_array *a = NULL;
 	char err[512] = "";
 	bool ok = false;
-	if (te_create(&o, d, n, &a) < 0)
+	if (te_create(&o, d, n, &a) < 0) {
+		CHECKF(0, "level %d, %d members: create failed", level, n);
 		goto out;
+	}
 	for (int i = n; i < nd; i++)
 		if (uraid_add_member(a, te_borrow(&d[i]), err, sizeof(err)) < 0)
 			goto out;
 	CHECK(uraid_flush(a) == 0);
-	static uint8_t before[TE_MAX][1u << 20], after[1u << 20];
+	static uint8_t before[TE_MAX][RS_DISK], after[RS_DISK];
 	for (int i = 0; i < nd; i++)
-		CHECK(te_pread(d[i].fault, before[i], 1u << 20, 0) == 1 << 20);
+		CHECK(te_pread(d[i].fault, before[i], RS_DISK, 0) == RS_DISK);
 	int rc = uraid_array_reshape_start(a, ro, err, sizeof(err));
 	CHECK(uraid_flush(a) == 0);
 	bool same = true;
 	for (int i = 0; i < nd; i++) {
-		CHECK(te_pread(d[i].fault, after, 1u << 20, 0) == 1 << 20);
+		CHECK(te_pread(d[i].fault, after, RS_DISK, 0) == RS_DISK);
 		same = same && !memcmp(before[i], after, sizeof(after));
 	}
 	ok = rc < 0 && strstr(err, want) && same;
@@ -665,20 +634,10 @@ static void degraded_refusals(void)
 {
 	struct te_disk d[4];
 	char err[512] = "";
-	for (int i = 0; i < 4; i++) {
-		char nm[16];
-		snprintf(nm, sizeof(nm), "g%d", i);
-		te_disk_open(&d[i], nm, 2u << 20);
-	}
-	struct uraid_create_opts o = {.level = URAID_LEVEL_RAID5,
-	                              .raid_devices = 4,
-	                              .chunk_sectors = 16,
-	                              .metadata = 12,
-	                              .metadata_set = true,
-	                              .assume_clean = true,
-	                              .size_sectors = RS_SECTORS};
+	rsc_disks_open(d, 4, "g", 2u << 20);
+	struct uraid_create_opts o = rsc_opts(URAID_LEVEL_RAID5, 4, 16, RS_SECTORS);
 	struct uraid_array *a = NULL;
-	static uint8_t before[4][1u << 20], after[1u << 20];
+	static uint8_t before[4][RS_DISK], after[RS_DISK];
 	if (te_create(&o, d, 4, &a) < 0) {
 		CHECKF(0, "create failed");
 		goto out;
@@ -686,7 +645,7 @@ static void degraded_refusals(void)
 	CHECK(uraid_fail(a, "g1", err, sizeof(err)) == 0 &&
 	      uraid_remove(a, "g1", err, sizeof(err)) == 0 && uraid_flush(a) == 0);
 	for (int i = 0; i < 4; i++)
-		CHECK(te_pread(d[i].fault, before[i], 1u << 20, 0) == 1 << 20);
+		CHECK(te_pread(d[i].fault, before[i], RS_DISK, 0) == RS_DISK);
 	struct uraid_reshape_opts g = {.raid_disks = 5, .layout = -1};
 	int rc = uraid_array_reshape_start(a, &g, err, sizeof(err));
 	CHECKF(rc == -EINVAL &&
@@ -699,14 +658,13 @@ static void degraded_refusals(void)
 	       "degraded raid5 -> raid6 without a spare: %d %s", rc, err);
 	CHECK(uraid_flush(a) == 0);
 	for (int i = 0; i < 4; i++) {
-		CHECK(te_pread(d[i].fault, after, 1u << 20, 0) == 1 << 20);
+		CHECK(te_pread(d[i].fault, after, RS_DISK, 0) == RS_DISK);
 		CHECKF(i == 1 || !memcmp(before[i], after, sizeof(after)), "member %d written", i);
 	}
 out:
 	if (a)
 		uraid_stop(a);
-	for (int i = 0; i < 4; i++)
-		te_disk_close(&d[i]);
+	rsc_disks_close(d, 4);
 }
 
 TEST_MAIN(T(level_refusals), T(second_reshape), T(raid5_4to5), T(raid6_5to6), T(raid5_chunk_layout),
