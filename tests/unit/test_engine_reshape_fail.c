@@ -22,13 +22,17 @@ struct rf_cfg {
 	uint32_t chunk, to_chunk, move;
 	int nfail;
 	uint32_t bitmap_chunk; /* bytes: an internal bitmap; 0 none */
+	int degraded;          /* 1: member 0 failed before the reshape (md reshapes so) */
 };
 
 static const struct rf_cfg rfcfgs[] = {
-    {"raid5_4to5", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 0},
-    {"raid6_5to6", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64, 2, 0},
-    {"raid5_chunk_layout", URAID_LEVEL_RAID5, 4, 4, LAYOUT_RIGHT_SYMMETRIC, 16, 8, 40, 1, 0},
-    {"raid5_4to5_bitmap", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 4096},
+    {"raid5_4to5", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 0, 0},
+    {"raid6_5to6", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64, 2, 0, 0},
+    {"raid5_chunk_layout", URAID_LEVEL_RAID5, 4, 4, LAYOUT_RIGHT_SYMMETRIC, 16, 8, 40, 1, 0, 0},
+    {"raid5_4to5_bitmap", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 4096, 0},
+    /* degraded from the start: the spare fills slot 0 as the move goes,
+     * slot 5 stays empty, and one more member dies on the way */
+    {"raid6_5to6_degraded", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64, 1, 0, 1},
 };
 
 #define RF_SECTORS 512 /* per member */
@@ -104,7 +108,7 @@ static void rf_trial(const struct rf_cfg *c, uint64_t seed, struct rf_trial *t)
 	t->c = c;
 	t->seed = seed;
 	int base = c->to_disks > c->ndisks ? c->to_disks : c->ndisks;
-	t->nd = base + c->nfail;
+	t->nd = base + c->nfail + c->degraded;
 	rsc_disks_open(t->d, t->nd, "f", RF_DISK);
 	struct uraid_create_opts o = rsc_opts(c->level, c->ndisks, c->chunk, RF_SECTORS);
 	int par = c->level == URAID_LEVEL_RAID6 ? 2 : 1;
@@ -130,6 +134,12 @@ static void rf_trial(const struct rf_cfg *c, uint64_t seed, struct rf_trial *t)
 	t_fill(&rs, t->shadow, size);
 	CHECK(uraid_write(t->a, t->shadow, size, 0) == 0);
 	CHECK(uraid_flush(t->a) == 0);
+	if (c->degraded) {
+		CHECKF(uraid_fail(t->a, t->d[0].name, err, sizeof(err)) == 0, "%s: fail: %s",
+		       c->name, err);
+		rf_kill(&t->d[0]);
+		t->dead[0] = true;
+	}
 	if (c->to_disks > c->ndisks) {
 		CHECKF(uraid_add_member(t->a, te_borrow(&t->d[c->ndisks]), err, sizeof(err)) == 0,
 		       "%s: add: %s", c->name, err);
@@ -192,8 +202,8 @@ static void rf_trial(const struct rf_cfg *c, uint64_t seed, struct rf_trial *t)
 	CHECKF(rsc_geometry(&st, c->to_disks, c->chunk, c->to_chunk, c->layout),
 	       "%s seed %#llx: geometry %d disks chunk %u layout %u, reshape %d", c->name,
 	       (unsigned long long)seed, st.raid_disks, st.chunk_sectors, st.layout, st.reshape);
-	CHECKF(st.degraded == killed, "%s seed %#llx: %d degraded, %d members lost", c->name,
-	       (unsigned long long)seed, st.degraded, killed);
+	CHECKF(st.degraded == killed + c->degraded, "%s seed %#llx: %d degraded, %d members lost",
+	       c->name, (unsigned long long)seed, st.degraded, killed + c->degraded);
 	CHECK(uraid_size(t->a) == t->span);
 	/* md keeps the bitmap through a restripe: its chunks are member
 	 * sectors, which the reshape does not change. */
@@ -206,7 +216,7 @@ static void rf_trial(const struct rf_cfg *c, uint64_t seed, struct rf_trial *t)
 	       "%s seed %#llx: content after the degraded reshape", c->name,
 	       (unsigned long long)seed);
 	/* Fresh spares take the lost slots; recovery, then check. */
-	for (int k = 0; k < killed; k++) {
+	for (int k = 0; k < killed + c->degraded; k++) {
 		int i = base + k;
 		CHECKF(uraid_add_member(t->a, te_borrow(&t->d[i]), err, sizeof(err)) == 0,
 		       "%s: add spare: %s", c->name, err);
@@ -277,6 +287,11 @@ static void raid5_chunk_layout(void)
 static void raid5_4to5_bitmap(void)
 {
 	run(3);
+}
+
+static void raid6_5to6_degraded(void)
+{
+	run(4);
 }
 
 /* One member more than the level can lose, the second in the old view: the
@@ -453,4 +468,4 @@ out:
 }
 
 TEST_MAIN(T(raid5_4to5), T(raid6_5to6), T(raid5_chunk_layout), T(raid5_4to5_bitmap),
-          T(raid5_beyond), T(inplace_too_early), T(ppl_refused))
+          T(raid6_5to6_degraded), T(raid5_beyond), T(inplace_too_early), T(ppl_refused))
