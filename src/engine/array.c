@@ -43,7 +43,10 @@ int eng_array_setup(struct eng_array *a, char *err, size_t errlen)
 		missing[r] = a->slot[r] < 0 || a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC;
 		have += !missing[r];
 	}
-	if (!a->ops->readable(&a->geo, missing)) {
+	/* (mid-reshape, eng_reshape_assembled checked both geometries, a
+	 * member the move fills counted as md's raid5_calc_degraded counts
+	 * it) */
+	if (!a->rs && !a->ops->readable(&a->geo, missing)) {
 		char slots[512] = "";
 		size_t used = 0;
 		for (int r = 0; r < a->geo.raid_disks && used + 8 < sizeof(slots); r++)

@@ -53,10 +53,15 @@ static int reshape_setup(struct eng_array *a, const struct md_reshape *r, char *
 			return errmsg(err, errlen, rc, "reshape: the %s geometry: %s",
 			              v ? "new" : "old", e);
 		}
+		/* A member the move fills holds the new geometry's rows (up to
+		 * the position) and none of the old one's (md's
+		 * raid5_calc_degraded counts it so). */
 		bool missing[LAYOUT_MAX_MEMBERS];
-		for (int s = 0; s < g.raid_disks; s++)
-			missing[s] =
-			    a->slot[s] < 0 || a->mem[a->slot[s]]->state != URAID_MEMBER_IN_SYNC;
+		for (int s = 0; s < g.raid_disks; s++) {
+			const struct eng_member *em = a->slot[s] < 0 ? NULL : a->mem[a->slot[s]];
+			missing[s] = !em || (em->state != URAID_MEMBER_IN_SYNC &&
+			                     !(v == 1 && !r->backwards && eng_reshape_fills(em)));
+		}
 		if (!rs->ops[v]->readable(&g, missing)) {
 			free(rs);
 			return errmsg(err, errlen, -ENODEV,
@@ -107,13 +112,13 @@ static const char *resume_refusal(const struct eng_array *a, const struct md_res
 	if (a->ref.feature_map & (MD_FEATURE_JOURNAL | MD_FEATURE_PPL))
 		return "the array has a journal or PPL, with which md does not reshape";
 	/* A member rebuilding in a slot of the old geometry is one the
-	 * reshape fills (md: recovery_offset follows reshape_position);
-	 * a replacement is not. */
+	 * reshape fills (md: recovery_offset follows reshape_position; a
+	 * backwards move, as the kernel's raid5 -> raid6 where the room is
+	 * after the data, fills it too); a replacement is not. */
 	for (int i = 0; i < a->nmem; i++)
 		if (!a->mem[i]->left_out && a->mem[i]->role >= 0 &&
 		    a->mem[i]->state == URAID_MEMBER_REBUILDING &&
-		    (a->mem[i]->replacement || r->backwards ||
-		     a->mem[i]->role >= (int)r->old.raid_disks))
+		    (a->mem[i]->replacement || a->mem[i]->role >= (int)r->old.raid_disks))
 			return "a member is being rebuilt";
 	return NULL;
 }
@@ -281,8 +286,49 @@ static void reshape_room(const struct eng_array *a, uint64_t *before, uint64_t *
  * when `backup` (an in-place grow), the superblocks written, the move
  * scheduled. */
 static int reshape_begin(struct eng_array *a, const struct md_reshape *r, const int *spares,
-                         int need, const struct uraid_reshape_opts *o, bool backup, char *err,
-                         size_t errlen);
+                         const int *roles, int need, const struct uraid_reshape_opts *o,
+                         bool backup, char *err, size_t errlen);
+
+/* A spare the reshape may give a slot: a spare, or (dry runs, before
+ * eng_reshape_stop_recovery) a member a recovery is rebuilding. */
+static bool spare_like(const struct eng_member *em, bool dry)
+{
+	if (!em->m || em->left_out || em->replacement)
+		return false;
+	return em->state == URAID_MEMBER_SPARE ||
+	       (dry && em->role >= 0 && em->state == URAID_MEMBER_REBUILDING);
+}
+
+/* Does a forward move of r give a spare an empty slot of the old
+ * geometry (a degraded array's)? */
+static bool degraded_fill(const struct eng_array *a, const struct md_reshape *r, int spares)
+{
+	if (r->new.raid_disks < r->old.raid_disks || !spares)
+		return false;
+	for (int role = 0; role < (int)r->old.raid_disks; role++)
+		if (a->slot[role] < 0 || (a->mem[a->slot[role]]->state == URAID_MEMBER_REBUILDING &&
+		                          !a->mem[a->slot[role]]->replacement))
+			return true;
+	return false;
+}
+
+void eng_reshape_stop_recovery(struct eng_array *a)
+{
+	if (a->action == URAID_SYNC_RECOVER && !eng_replace_any(a))
+		eng_sync_interrupt(a);
+	if (a->action != URAID_SYNC_IDLE)
+		return;
+	for (int i = 0; i < a->nmem; i++) {
+		struct eng_member *em = a->mem[i];
+		if (em->role < 0 || em->state != URAID_MEMBER_REBUILDING || em->replacement ||
+		    !em->m || em->left_out || a->slot[em->role] != i)
+			continue;
+		a->slot[em->role] = -1;
+		em->role = -1;
+		em->state = URAID_MEMBER_SPARE;
+		em->recovery_offset = 0;
+	}
+}
 
 /* dry: only the refusals, nothing changed (the stripe cache not yet off). */
 static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o, bool dry,
@@ -298,7 +344,7 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 		    eng_reshape_raid10_plan(a, o, before, after, &r, spares, &need, err, errlen);
 		if (rc < 0 || dry)
 			return rc;
-		return reshape_begin(a, &r, spares, need, o, false, err, errlen);
+		return reshape_begin(a, &r, spares, NULL, need, o, false, err, errlen);
 	}
 	if (lvl != URAID_LEVEL_RAID4 && lvl != URAID_LEVEL_RAID5 && lvl != URAID_LEVEL_RAID6)
 		return errmsg(err, errlen, -EOPNOTSUPP,
@@ -308,7 +354,12 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 		return errmsg(err, errlen, -EBUSY, "a reshape is already in progress");
 	if (a->broken)
 		return errmsg(err, errlen, -EIO, "the array is broken");
-	if (a->action != URAID_SYNC_IDLE || a->resync_offset != MD_RESYNC_NONE)
+	/* A recovery onto a spare is stopped, as mdadm freezes the array
+	 * (eng_reshape_stop_recovery); a replacement, a resync or a check is
+	 * not (md's raid5_start_reshape: EBUSY). */
+	if ((a->action != URAID_SYNC_IDLE &&
+	     (a->action != URAID_SYNC_RECOVER || eng_replace_any(a))) ||
+	    a->resync_offset != MD_RESYNC_NONE)
 		return errmsg(err, errlen, -EBUSY,
 		              "a resync, recovery or check is pending or running; let it finish");
 	/* md's check_reshape: no reshape with a journal or PPL (mdadm: "Cannot
@@ -325,11 +376,9 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 	if (!dry && a->sc && a->pers->cache_size && a->pers->cache_size(a))
 		return errmsg(err, errlen, -EBUSY,
 		              "the stripe cache is on; set it to 0 for the reshape");
-	for (int r = 0; r < a->geo.raid_disks; r++)
-		if (a->slot[r] < 0 || (a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC &&
-		                       !eng_reshape_fills(a->mem[a->slot[r]])))
-			return errmsg(err, errlen, -EINVAL,
-			              "the array is degraded (slot %d): restore it first", r);
+	/* A degraded array reshapes as md's does: what a missing member
+	 * held is reconstructed as the move reads it (reshape_setup checks
+	 * both geometries stay readable). */
 	struct md_reshape r = {.active = true, .position = 0};
 	r.old.level = r.new.level = lvl;
 	r.old.layout = a->geo.layout;
@@ -365,19 +414,20 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 		              "this change will reduce the size of the array: use --grow "
 		              "--array-size first to truncate the array (e.g. --array-size=%lluK)",
 		              (unsigned long long)new_size / 2);
-	/* The spares that become the new slots. */
+	/* mdadm's count: a spare per new slot (a degraded array's empty
+	 * slots aside); a member being recovered counts as the spare it
+	 * was. */
 	int need = r.new.raid_disks > r.old.raid_disks ? (int)(r.new.raid_disks - r.old.raid_disks)
 	                                               : 0,
 	    got = 0;
 	int spares[LAYOUT_MAX_MEMBERS];
-	for (int i = 0; i < a->nmem && got < need; i++)
-		if (a->mem[i]->state == URAID_MEMBER_SPARE && a->mem[i]->m && !a->mem[i]->left_out)
+	for (int i = 0; i < a->nmem && got < LAYOUT_MAX_MEMBERS; i++)
+		if (spare_like(a->mem[i], dry))
 			spares[got++] = i;
 	if (got < need)
 		return errmsg(err, errlen, -EINVAL,
-		              "%u -> %u members needs %d spare(s) to take the new slots; the "
-		              "array has %d",
-		              r.old.raid_disks, r.new.raid_disks, need, got);
+		              "Need %d spare%s to avoid degraded array, and only have %d.", need,
+		              need == 1 ? "" : "s", got);
 	/* md moves the data offset (mdadm's set_new_data_offset) so that the
 	 * new layout never lands on old rows still needed: one new stripe row
 	 * plus one old row at least. More members: down into the room before
@@ -391,9 +441,12 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 		r.backwards = true;
 	else if (o->direction)
 		r.backwards = o->direction < 0;
+	else if (degraded_fill(a, &r, got))
+		r.backwards = false; /* the filled slot follows a forward move */
 	else
 		r.backwards = after > before;
-	for (int i = 0; i < a->nmem && r.backwards; i++)
+	/* (a dry run's rebuilding members are a recovery's, to be spares) */
+	for (int i = 0; i < a->nmem && r.backwards && !dry; i++)
 		if (eng_reshape_fills(a->mem[i]))
 			return errmsg(
 			    err, errlen, -EINVAL,
@@ -448,7 +501,20 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 	}
 	if (dry)
 		return 0;
-	return reshape_begin(a, &r, spares, need, o, backup, err, errlen);
+	/* md's raid5_start_reshape (forwards, not fewer members): the spares
+	 * take the empty slots, lowest first (raid5_add_disk). A new slot is
+	 * in sync from the start (what it holds is written by the move); an
+	 * old one, empty in a degraded array, is filled by the move
+	 * (recovery_offset 0, then following the position). With a backup
+	 * (in place) only the new slots, as before. */
+	int roles[LAYOUT_MAX_MEMBERS], took = 0;
+	for (int role = 0; role < (int)r.new.raid_disks &&took < got && !r.backwards && !backup;
+	     role++)
+		if (a->slot[role] < 0)
+			roles[took++] = role;
+	if (backup)
+		return reshape_begin(a, &r, spares, NULL, need, o, backup, err, errlen);
+	return reshape_begin(a, &r, spares, roles, took, o, backup, err, errlen);
 }
 
 static void reshape_room(const struct eng_array *a, uint64_t *before, uint64_t *after)
@@ -466,9 +532,11 @@ static void reshape_room(const struct eng_array *a, uint64_t *before, uint64_t *
 		}
 }
 
+/* roles: the slot each of the need spares takes (NULL: the new slots in
+ * order); one of the old geometry is filled by the move (rebuilding). */
 static int reshape_begin(struct eng_array *a, const struct md_reshape *rp, const int *spares,
-                         int need, const struct uraid_reshape_opts *o, bool backup, char *err,
-                         size_t errlen)
+                         const int *roles, int need, const struct uraid_reshape_opts *o,
+                         bool backup, char *err, size_t errlen)
 {
 	struct md_reshape r = *rp;
 	/* The new slots: in sync from the start, as md's raid5_start_reshape
@@ -476,10 +544,12 @@ static int reshape_begin(struct eng_array *a, const struct md_reshape *rp, const
 	 * is written by the move). */
 	for (int s = 0; s < need; s++) {
 		struct eng_member *em = a->mem[spares[s]];
-		int role = (int)r.old.raid_disks + s;
+		int role = roles ? roles[s] : (int)r.old.raid_disks + s;
 		em->role = role;
-		em->state = URAID_MEMBER_IN_SYNC;
+		em->state =
+		    role < (int)r.old.raid_disks ? URAID_MEMBER_REBUILDING : URAID_MEMBER_IN_SYNC;
 		em->recovery_offset = 0;
+		em->sb.feature_map &= ~MD_FEATURE_RECOVERY_BITMAP;
 		a->slot[role] = spares[s];
 		a->geo.member_sectors[role] = em->sb.data_size;
 	}
@@ -552,9 +622,13 @@ int eng_reshape_start(struct eng_array *a, const struct uraid_reshape_opts *o, c
 		if (m && eng_role_writable(a, r) && member_flush(m) < 0)
 			rc = errmsg(err, errlen, -EIO, "flushing %s failed", m->name);
 	}
-	if (rc == 0)
+	if (rc == 0) {
+		eng_reshape_stop_recovery(a);
 		rc = level ? eng_reshape_level_locked(a, o, err, errlen)
 		           : start_locked(a, o, false, err, errlen);
+		if (rc < 0 && !a->rs)
+			eng_sync_schedule(a); /* the recovery stopped goes on */
+	}
 	eng_unlock(a);
 	return rc;
 }

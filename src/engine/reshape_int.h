@@ -47,4 +47,10 @@ int eng_reshape_raid10_plan(const struct eng_array *a, const struct uraid_reshap
                             int *need, char *err, size_t errlen);
 int eng_reshape_raid10_check(const struct md_reshape *r, char *err, size_t errlen);
 
+/* engine/reshape.c: a recovery onto a spare stops (mdadm freezes the
+ * array before a reshape) and its member is a spare again, for the
+ * reshape to give it a slot as md's raid5_start_reshape does; a
+ * replacement's copy is left running. */
+void eng_reshape_stop_recovery(struct eng_array *a);
+
 #endif

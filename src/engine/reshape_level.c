@@ -124,8 +124,14 @@ static int plan(const struct eng_array *a, const struct uraid_reshape_opts *o, s
 static int spare_count(const struct eng_array *a)
 {
 	int n = 0;
-	for (int i = 0; i < a->nmem; i++)
-		n += a->mem[i]->state == URAID_MEMBER_SPARE && a->mem[i]->m && !a->mem[i]->left_out;
+	/* a member a recovery rebuilds is a spare again for the reshape
+	 * (eng_reshape_stop_recovery) */
+	for (int i = 0; i < a->nmem; i++) {
+		const struct eng_member *em = a->mem[i];
+		n += em->m && !em->left_out && !em->replacement &&
+		     (em->state == URAID_MEMBER_SPARE ||
+		      (em->role >= 0 && em->state == URAID_MEMBER_REBUILDING));
+	}
 	return n;
 }
 

@@ -17,6 +17,11 @@
 # with mdadm's backup file both ways: uraid's (cut in its critical section)
 # restored by mdadm --assemble --backup-file, mdadm's (stopped in it)
 # restored and finished by uraid assemble --backup-file.
+# Also (issue #15, degraded and more level changes): uraid's raid6 5 ->
+# raid5, raid4 -> raid5, raid0 -> raid5 and a degraded raid5 4 -> 5 (two
+# spares, one filling the empty slot), stopped at 40%, finished by the
+# kernel; the kernel's raid5 -> raid6 (backwards), stopped once under way,
+# finished by uraid.
 source "$(dirname "$0")/../lib.sh"
 MDVM=$TOP/tests/mdvm/run
 if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
@@ -179,5 +184,26 @@ want q kassemble "... the kernel assembles the members uraid finished"
 want q kcontent "... and reads the pattern, zeros after it"
 want q kcheck "... check: mismatch_cnt 0"
 want q kfinal "... superblocks without reshape bits"
+for c in "e:raid6 5 -> raid5 4 (the move to left-symmetric-6)" "f:raid4 4 -> raid5 left-symmetric" \
+	"g:raid0 3 -> raid5 4 (the parity slot filled)" \
+	"h:degraded raid5 4 -> 5 with two spares (one fills the empty slot)"; do
+	n=${c%%:*}
+	want $n ustart "${c#*:} started by uraid, stopped at 40%"
+	[ $n = h ] && want $n examine "... uraid examine's reshape lines are mdadm's"
+	want $n ucat "... uraid cat reads the pattern mid-reshape"
+	want $n kassemble "... the kernel assembles it and finishes the reshape"
+	want $n kgeom "... the kernel's geometry at the end"
+	want $n kcontent "... and reads the pattern"
+	want $n kcheck "... check: mismatch_cnt 0"
+	want $n kfinal "... superblocks without reshape bits"
+done
+want j kstopped "raid5 4 -> raid6 5 grown by the kernel (backwards), stopped once under way"
+want j ucat "... uraid cat reads the pattern"
+want j ufinish "... uraid assembles it read-write and finishes the reshape"
+want j kassemble "... the kernel assembles the members uraid finished"
+want j kgeom "... raid6, left-symmetric, 5 members"
+want j kcontent "... and reads the pattern"
+want j kcheck "... check: mismatch_cnt 0"
+want j kfinal "... superblocks without reshape bits"
 [ $T_FAILED = 0 ] || grep -E "RESULT|mdadm:|md/raid|!!!|uraid:|reshape|^[<>]" "$d/vm.log" | head -60
 t_done

@@ -3,7 +3,8 @@
  * once the move has passed a given share, leaving members mid-reshape as
  * `mdadm --grow` stopped by `mdadm --stop` leaves them.
  *   reshape_tool RAID_DISKS LAYOUT CHUNK_KIB STOP_PERMILLE SPARE|- MEMBER...
- * LAYOUT -1 / CHUNK_KIB 0 keep the current ones; SPARE is added first.
+ * LAYOUT -1 / CHUNK_KIB 0 keep the current ones; SPARE (or SPARE,SPARE...)
+ * is added first.
  * FILL=FILE in the environment: the array is written with FILE's bytes
  * first (as much as fits); ARRAY_KIB=N: the array size is set to N KiB
  * before the reshape (as mdadm --grow --array-size before a shrink);
@@ -54,10 +55,13 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (strcmp(argv[5], "-") && uraid_add(a, argv[5], err, sizeof(err)) < 0) {
-		fprintf(stderr, "add: %s\n", err);
-		return 1;
-	}
+	/* SPARE may be a comma-separated list (a degraded array's spares) */
+	for (char *sp = strcmp(argv[5], "-") ? strtok(argv[5], ",") : NULL; sp;
+	     sp = strtok(NULL, ","))
+		if (uraid_add(a, sp, err, sizeof(err)) < 0) {
+			fprintf(stderr, "add %s: %s\n", sp, err);
+			return 1;
+		}
 	const char *ak = getenv("ARRAY_KIB");
 	if (ak && uraid_grow(a, URAID_GROW_ARRAY_SIZE, strtoull(ak, NULL, 10) * 2, err,
 	                     sizeof(err)) < 0) {

@@ -17,6 +17,7 @@
  * RESHAPE_TRIALS (per config, default 12) and RESHAPE_SEED scale and move
  * it; tests/torture/run runs more. */
 #include "crash_workload.h"
+#include "reshape_common.h"
 
 struct rs_cfg {
 	const char *name;
@@ -28,43 +29,64 @@ struct rs_cfg {
 	 * level asked (0: none) and the geometry it must end at; spares
 	 * are added up to to_disks, or one for a member a takeover adds. */
 	int to_level, want_layout, spares;
+	/* A degraded array (md reshapes one): this member (1 + its index;
+	 * 0: none) failed and removed before, `spares` spares added, a few
+	 * steps of their recovery run; the reshape must end with
+	 * want_degraded slots empty. No foreground writes (a degraded
+	 * array's write hole is not the reshape's). */
+	int degrade, want_degraded;
 };
 
 /* Entries 3-5 run backwards (md's reshape_backwards): the shrinks after
  * --array-size, and a layout change moving the data offset up. */
 static const struct rs_cfg rcfgs[] = {
-    {"raid5_4to5", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 0, 0, -1, 0},
-    {"raid6_5to6", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64, 1, 0, 0, -1, 0},
+    {"raid5_4to5", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 0, 0, -1, 0, 0, 0},
+    {"raid6_5to6", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64, 1, 0, 0, -1, 0, 0, 0},
     {"raid5_chunk_layout", URAID_LEVEL_RAID5, 4, 4, LAYOUT_RIGHT_SYMMETRIC, 16, 8, 40, 1, 0, 0, -1,
-     0},
-    {"raid5_5to4", URAID_LEVEL_RAID5, 5, 4, -1, 16, 0, 40, 0, 0, 0, -1, 0},
-    {"raid6_6to5", URAID_LEVEL_RAID6, 6, 5, -1, 16, 0, 48, 0, 0, 0, -1, 0},
+     0, 0, 0},
+    {"raid5_5to4", URAID_LEVEL_RAID5, 5, 4, -1, 16, 0, 40, 0, 0, 0, -1, 0, 0, 0},
+    {"raid6_6to5", URAID_LEVEL_RAID6, 6, 5, -1, 16, 0, 48, 0, 0, 0, -1, 0, 0, 0},
     {"raid5_layout_up", URAID_LEVEL_RAID5, 4, 4, LAYOUT_RIGHT_ASYMMETRIC, 8, 16, 40, -1, 0, 0, -1,
-     0},
-    {"raid5_4to5_bitmap", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 4096, 0, -1, 0},
+     0, 0, 0},
+    {"raid5_4to5_bitmap", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 4096, 0, -1, 0, 0, 0},
     /* raid5 4 -> raid6 5 left-symmetric: via left-symmetric-6, Q filled */
-    {"raid5_to_raid6", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 0, 6, LAYOUT_LEFT_SYMMETRIC, 1},
+    {"raid5_to_raid6", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 0, 6, LAYOUT_LEFT_SYMMETRIC, 1, 0,
+     0},
     /* raid6 5 left-symmetric -> raid5 4: to left-symmetric-6, Q dropped */
-    {"raid6_to_raid5", URAID_LEVEL_RAID6, 5, 4, -1, 16, 0, 64, 1, 0, 5, LAYOUT_LEFT_SYMMETRIC, 0},
+    {"raid6_to_raid5", URAID_LEVEL_RAID6, 5, 4, -1, 16, 0, 64, 1, 0, 5, LAYOUT_LEFT_SYMMETRIC, 0, 0,
+     0},
     /* raid4 4 -> raid5 4 left-symmetric: via parity-last */
     {"raid4_to_raid5", URAID_LEVEL_RAID4, 4, 4, LAYOUT_LEFT_SYMMETRIC, 16, 0, 40, 1, 0, 5,
-     LAYOUT_LEFT_SYMMETRIC, 0},
+     LAYOUT_LEFT_SYMMETRIC, 0, 0, 0},
     /* raid0 3 -> raid5 5 left-symmetric: via raid5 parity-last of 4 */
-    {"raid0_to_raid5", URAID_LEVEL_RAID0, 3, 5, -1, 16, 0, 48, 1, 0, 5, LAYOUT_LEFT_SYMMETRIC, 2},
+    {"raid0_to_raid5", URAID_LEVEL_RAID0, 3, 5, -1, 16, 0, 48, 1, 0, 5, LAYOUT_LEFT_SYMMETRIC, 2, 0,
+     0},
     /* raid10 (engine/reshape_raid10.c): near-2 grown by one, a chunk
      * change (forwards), near-2 shrunk by one after --array-size. */
-    {"raid10_4to5", URAID_LEVEL_RAID10, 4, 5, -1, 16, 0, 0, 1, 0, 0, -1, 0},
-    {"raid10_chunk", URAID_LEVEL_RAID10, 4, 4, -1, 16, 32, 0, 1, 0, 0, -1, 0},
-    {"raid10_5to4", URAID_LEVEL_RAID10, 5, 4, -1, 16, 0, 0, 0, 0, 0, -1, 0},
+    {"raid10_4to5", URAID_LEVEL_RAID10, 4, 5, -1, 16, 0, 0, 1, 0, 0, -1, 0, 0, 0},
+    {"raid10_chunk", URAID_LEVEL_RAID10, 4, 4, -1, 16, 32, 0, 1, 0, 0, -1, 0, 0, 0},
+    {"raid10_5to4", URAID_LEVEL_RAID10, 5, 4, -1, 16, 0, 0, 0, 0, 0, -1, 0, 0, 0},
     /* near-2 -> offset-2 (same copies), backwards: the offset moves up */
-    {"raid10_near_to_offset", URAID_LEVEL_RAID10, 4, 4, 0x10201, 16, 0, 0, -1, 0, 0, -1, 0},
+    {"raid10_near_to_offset", URAID_LEVEL_RAID10, 4, 4, 0x10201, 16, 0, 0, -1, 0, 0, -1, 0, 0, 0},
     /* in place with a backup file: raid5 4 -> 5 on 0.90, raid6 5 -> 6
      * on 1.2 (rcfgs[15], [16]) */
-    {"raid5_4to5_inplace_090", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 0, 1, 0, 0, -1, 0},
-    {"raid6_5to6_inplace", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 0, 1, 0, 0, -1, 0},
+    {"raid5_4to5_inplace_090", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 0, 1, 0, 0, -1, 0, 0, 0},
+    {"raid6_5to6_inplace", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 0, 1, 0, 0, -1, 0, 0, 0},
+    /* degraded (member 2 of 4 gone): two spares, one fills the empty slot
+     * during the move, the other takes the new one */
+    {"raid5_4to5_degraded", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 0, 0, -1, 2, 3, 0},
+    /* degraded raid5 -> raid6: the one spare fills the empty slot 1, Q
+     * stays empty (md's raid5_add_disk takes the lowest) */
+    {"raid5_to_raid6_degraded", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 0, 6,
+     LAYOUT_LEFT_SYMMETRIC, 1, 2, 1},
+    /* degraded, no spare: a layout + chunk change backwards, the missing
+     * member's chunks reconstructed as they move */
+    {"raid5_layout_degraded", URAID_LEVEL_RAID5, 4, 4, LAYOUT_RIGHT_ASYMMETRIC, 8, 16, 40, -1, 0, 0,
+     -1, 0, 1, 1},
 };
 
 #define RS_SECTORS 512 /* per member */
+#define RS_DISK    (2u << 20)
 
 /* Set by the in-place kinds around run(): reshaped in place with mdadm's
  * backup of the critical section (engine/reshape_backup.c) on a
@@ -130,6 +152,23 @@ static int rs_flush(struct uraid_array *a, struct rs_state *s)
 	return rc;
 }
 
+/* The degraded start: member c->degrade - 1 failed and removed, the
+ * spares added, their recovery a few steps on (the reshape stops it, as
+ * mdadm freezes the array). */
+static void rs_degrade(struct uraid_array *a, const struct rs_cfg *c, struct te_disk *d, int nd)
+{
+	char err[512];
+	const char *gone = d[c->degrade - 1].name;
+	CHECKF(uraid_fail(a, gone, err, sizeof(err)) == 0 &&
+	           uraid_remove(a, gone, err, sizeof(err)) == 0,
+	       "%s: fail and remove %s: %s", c->name, gone, err);
+	for (int i = c->ndisks; i < nd; i++)
+		CHECKF(uraid_add_member(a, te_borrow(&d[i]), err, sizeof(err)) == 0, "%s: add: %s",
+		       c->name, err);
+	for (int k = 0; k < 2 && nd > c->ndisks; k++)
+		CHECK(uraid_sync_step(a, 32) > 0);
+}
+
 /* One trial: crash_point 0 = no cut (calibration); returns the member
  * requests made from the reshape's start. */
 static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_point, bool *crashed)
@@ -142,7 +181,7 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 	if (crash_ctl_new(&ctl) < 0)
 		abort();
 	int nd = c->to_disks > c->ndisks ? c->to_disks : c->ndisks;
-	if (c->to_level)
+	if (c->to_level || c->degrade)
 		nd = c->ndisks + c->spares;
 	for (int i = 0; i < nd; i++) {
 		snprintf(d[i].name, sizeof(d[i].name), "r%d", i);
@@ -150,13 +189,9 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 		    member_crash_wrap(d[i].mem, ctl, &d[i].fault) < 0)
 			abort();
 	}
-	struct uraid_create_opts o = {.level = c->level,
-	                              .raid_devices = c->ndisks,
-	                              .chunk_sectors = c->chunk,
-	                              .metadata = rs_inplace == 2 ? 0 : 12,
-	                              .metadata_set = true,
-	                              .assume_clean = true,
-	                              .size_sectors = RS_SECTORS};
+	struct uraid_create_opts o = rsc_opts(c->level, c->ndisks, c->chunk, RS_SECTORS);
+	if (rs_inplace == 2)
+		o.metadata = 0; /* 0.90 */
 	struct uraid_array *a = NULL;
 	struct rs_state s = {.seed = seed, .nlog = 4096};
 	struct member *bk = NULL, *bk_mem = NULL;
@@ -200,10 +235,12 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 			s.cur[l + k] = id;
 	}
 	CHECK(rs_flush(a, &s) == 0);
-	for (int i = c->ndisks; i < nd && c->to_level; i++)
+	if (c->degrade)
+		rs_degrade(a, c, d, nd);
+	for (int i = c->ndisks; i < nd && c->to_level && !c->degrade; i++)
 		CHECKF(uraid_add_member(a, te_borrow(&d[i]), err, sizeof(err)) == 0, "%s: add: %s",
 		       c->name, err);
-	if (c->to_disks > c->ndisks && !c->to_level)
+	if (c->to_disks > c->ndisks && !c->to_level && !c->degrade)
 		CHECKF(uraid_add_member(a, te_borrow(&d[c->ndisks]), err, sizeof(err)) == 0,
 		       "%s: add: %s", c->name, err);
 	uint64_t base = crash_ctl_requests(ctl);
@@ -228,7 +265,7 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 	}
 	while (rc == 0 && !crash_ctl_crashed(ctl)) {
 		uint64_t r = t_rand(&rs) % 8;
-		if (r < 3)
+		if (r < 3 && !c->degrade)
 			rc = rs_write(a, &s, &rs, buf);
 		else if (r == 3)
 			rc = rs_flush(a, &s);
@@ -249,9 +286,10 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 	struct crash_stats cs;
 	CHECK(crash_apply(ctl, seed ^ 0xfeed, &cs) == 0);
 
-	int idx[TE_MAX];
+	int idx[TE_MAX], ni = 0;
 	for (int i = 0; i < nd; i++)
-		idx[i] = i;
+		if (i != c->degrade - 1)
+			idx[ni++] = i;
 	warn[0] = 0;
 	if (bk) {
 		struct member *mm[TE_MAX];
@@ -262,7 +300,11 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 		if (rc < 0)
 			fprintf(stderr, "assemble with the backup: %s\n", err);
 	} else {
-		rc = te_assemble(d, idx, nd, &a, warn, sizeof(warn));
+		/* md's start_dirty_degraded: a degraded array cut while
+		 * active needs --force (no write was in flight on it here:
+		 * no write hole) */
+		rc = c->degrade ? te_assemble_force(d, idx, ni, &a, warn, sizeof(warn))
+		                : te_assemble(d, idx, ni, &a, warn, sizeof(warn));
 	}
 	if (rc < 0) {
 		CHECKF(0, "%s seed %#llx point %llu: assemble failed", c->name,
@@ -277,11 +319,11 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 	/* The reshape may not have been recorded at all when the cut came
 	 * inside its start: then the old geometry is legal too. */
 	bool started =
-	    st.raid_disks == c->to_disks &&
-	    st.chunk_sectors == (c->to_chunk ? c->to_chunk : c->chunk) &&
-	    (c->layout < 0 || st.layout == (uint32_t)c->layout) &&
+	    rsc_geometry(&st, c->to_disks, c->chunk, c->to_chunk, c->layout) &&
 	    (!c->to_level || (st.level == c->to_level && st.layout == (uint32_t)c->want_layout));
-	CHECKF(st.reshape == 0 && st.degraded == 0 && (started || crash_point),
+	CHECKF(st.reshape == 0 &&
+	           st.degraded == (started ? c->want_degraded : c->degrade && !c->spares) &&
+	           (started || crash_point),
 	       "%s seed %#llx point %llu: level %d geometry %d disks chunk %u layout %u, "
 	       "reshape %d, degraded %d",
 	       c->name, (unsigned long long)seed, (unsigned long long)crash_point, st.level,
@@ -319,15 +361,12 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 	}
 	CHECKF(lost == 0, "%s seed %#llx point %llu: %llu sectors lost", c->name,
 	       (unsigned long long)seed, (unsigned long long)crash_point, (unsigned long long)lost);
-	/* (a raid0 the cut left before its takeover has nothing to check) */
-	CHECK(!cw_redundant(st.level) ||
-	      uraid_sync_action(a, URAID_SYNC_CHECK, err, sizeof(err)) == 0);
-	CHECK(te_sync_all(a) == 0);
-	memset(&st, 0, sizeof(st));
-	uraid_status(a, &st);
-	CHECKF(st.mismatch_cnt == 0, "%s seed %#llx point %llu: %llu mismatches", c->name,
-	       (unsigned long long)seed, (unsigned long long)crash_point,
-	       (unsigned long long)st.mismatch_cnt);
+	/* (a raid0 the cut left before its takeover has nothing to check; a
+	 * degraded one's reads above were its check: the missing member's
+	 * sectors come from the parity) */
+	uint64_t mm = !cw_redundant(st.level) || st.degraded ? 0 : rsc_check(a);
+	CHECKF(mm == 0, "%s seed %#llx point %llu: %llu mismatches", c->name,
+	       (unsigned long long)seed, (unsigned long long)crash_point, (unsigned long long)mm);
 out:
 	if (a)
 		uraid_stop(a);
@@ -400,18 +439,8 @@ static void raid5_layout_up(void)
 static void second_reshape(void)
 {
 	struct te_disk d[4];
-	for (int i = 0; i < 4; i++) {
-		char nm[16];
-		snprintf(nm, sizeof(nm), "s%d", i);
-		te_disk_open(&d[i], nm, 2u << 20);
-	}
-	struct uraid_create_opts o = {.level = URAID_LEVEL_RAID5,
-	                              .raid_devices = 4,
-	                              .chunk_sectors = 16,
-	                              .metadata = 12,
-	                              .metadata_set = true,
-	                              .assume_clean = true,
-	                              .size_sectors = RS_SECTORS};
+	rsc_disks_open(d, 4, "s", 2u << 20);
+	struct uraid_create_opts o = rsc_opts(URAID_LEVEL_RAID5, 4, 16, RS_SECTORS);
 	struct uraid_array *a = NULL;
 	char err[512];
 	CHECK(te_create(&o, d, 4, &a) == 0);
@@ -444,14 +473,10 @@ static void second_reshape(void)
 	uraid_status(a, &st);
 	CHECK(st.reshape == 0 && st.layout == LAYOUT_LEFT_SYMMETRIC && st.chunk_sectors == 32);
 	CHECK(uraid_size(a) == size && te_verify(a, shadow, size) == 0);
-	CHECK(uraid_sync_action(a, URAID_SYNC_CHECK, err, sizeof(err)) == 0);
-	CHECK(te_sync_all(a) == 0);
-	memset(&st, 0, sizeof(st));
-	uraid_status(a, &st);
-	CHECKF(st.mismatch_cnt == 0, "%llu mismatches", (unsigned long long)st.mismatch_cnt);
+	uint64_t mm = rsc_check(a);
+	CHECKF(mm == 0, "%llu mismatches", (unsigned long long)mm);
 	uraid_stop(a);
-	for (int i = 0; i < 4; i++)
-		te_disk_close(&d[i]);
+	rsc_disks_close(d, 4);
 	free(shadow);
 }
 
@@ -504,35 +529,27 @@ static bool refused(int level, int n, int spares, const struct uraid_reshape_opt
 	struct te_disk d[TE_MAX];
 	memset(d, 0, sizeof(d));
 	int nd = n + spares;
-	for (int i = 0; i < nd; i++) {
-		char nm[16];
-		snprintf(nm, sizeof(nm), "f%d", i);
-		te_disk_open(&d[i], nm, 1u << 20);
-	}
-	struct uraid_create_opts o = {.level = level,
-	                              .raid_devices = n,
-	                              .chunk_sectors = 16,
-	                              .metadata = 12,
-	                              .metadata_set = true,
-	                              .assume_clean = true,
-	                              .size_sectors = RS_SECTORS};
+	rsc_disks_open(d, nd, "f", RS_DISK);
+	struct uraid_create_opts o = rsc_opts(level, n, 16, RS_SECTORS);
 	struct uraid_array *a = NULL;
 	char err[512] = "";
 	bool ok = false;
-	if (te_create(&o, d, n, &a) < 0)
+	if (te_create(&o, d, n, &a) < 0) {
+		CHECKF(0, "level %d, %d members: create failed", level, n);
 		goto out;
+	}
 	for (int i = n; i < nd; i++)
 		if (uraid_add_member(a, te_borrow(&d[i]), err, sizeof(err)) < 0)
 			goto out;
 	CHECK(uraid_flush(a) == 0);
-	static uint8_t before[TE_MAX][1u << 20], after[1u << 20];
+	static uint8_t before[TE_MAX][RS_DISK], after[RS_DISK];
 	for (int i = 0; i < nd; i++)
-		CHECK(te_pread(d[i].fault, before[i], 1u << 20, 0) == 1 << 20);
+		CHECK(te_pread(d[i].fault, before[i], RS_DISK, 0) == RS_DISK);
 	int rc = uraid_array_reshape_start(a, ro, err, sizeof(err));
 	CHECK(uraid_flush(a) == 0);
 	bool same = true;
 	for (int i = 0; i < nd; i++) {
-		CHECK(te_pread(d[i].fault, after, 1u << 20, 0) == 1 << 20);
+		CHECK(te_pread(d[i].fault, after, RS_DISK, 0) == RS_DISK);
 		same = same && !memcmp(before[i], after, sizeof(after));
 	}
 	ok = rc < 0 && strstr(err, want) && same;
@@ -598,8 +615,61 @@ static void raid6_5to6_inplace(void)
 	rs_inplace = 0;
 }
 
+static void raid5_4to5_degraded(void)
+{
+	run(17);
+}
+static void raid5_to_raid6_degraded(void)
+{
+	run(18);
+}
+static void raid5_layout_degraded(void)
+{
+	run(19);
+}
+
+/* A degraded grow md refuses (mdadm: too few spares for the new slot):
+ * in mdadm's words, not a byte written. */
+static void degraded_refusals(void)
+{
+	struct te_disk d[4];
+	char err[512] = "";
+	rsc_disks_open(d, 4, "g", 2u << 20);
+	struct uraid_create_opts o = rsc_opts(URAID_LEVEL_RAID5, 4, 16, RS_SECTORS);
+	struct uraid_array *a = NULL;
+	static uint8_t before[4][RS_DISK], after[RS_DISK];
+	if (te_create(&o, d, 4, &a) < 0) {
+		CHECKF(0, "create failed");
+		goto out;
+	}
+	CHECK(uraid_fail(a, "g1", err, sizeof(err)) == 0 &&
+	      uraid_remove(a, "g1", err, sizeof(err)) == 0 && uraid_flush(a) == 0);
+	for (int i = 0; i < 4; i++)
+		CHECK(te_pread(d[i].fault, before[i], RS_DISK, 0) == RS_DISK);
+	struct uraid_reshape_opts g = {.raid_disks = 5, .layout = -1};
+	int rc = uraid_array_reshape_start(a, &g, err, sizeof(err));
+	CHECKF(rc == -EINVAL &&
+	           strstr(err, "Need 1 spare to avoid degraded array, and only have 0."),
+	       "degraded 4 -> 5 without a spare: %d %s", rc, err);
+	struct uraid_reshape_opts l = {.layout = -1, .level = URAID_LEVEL_RAID6};
+	rc = uraid_array_reshape_start(a, &l, err, sizeof(err));
+	CHECKF(rc == -EINVAL &&
+	           strstr(err, "Need 1 spare to avoid degraded array, and only have 0."),
+	       "degraded raid5 -> raid6 without a spare: %d %s", rc, err);
+	CHECK(uraid_flush(a) == 0);
+	for (int i = 0; i < 4; i++) {
+		CHECK(te_pread(d[i].fault, after, RS_DISK, 0) == RS_DISK);
+		CHECKF(i == 1 || !memcmp(before[i], after, sizeof(after)), "member %d written", i);
+	}
+out:
+	if (a)
+		uraid_stop(a);
+	rsc_disks_close(d, 4);
+}
+
 TEST_MAIN(T(level_refusals), T(second_reshape), T(raid5_4to5), T(raid6_5to6), T(raid5_chunk_layout),
           T(raid5_5to4), T(raid6_6to5), T(raid5_layout_up), T(raid5_4to5_bitmap), T(raid5_to_raid6),
           T(raid6_to_raid5), T(raid4_to_raid5), T(raid0_to_raid5), T(raid10_refusals),
           T(raid10_4to5), T(raid10_chunk), T(raid10_5to4), T(raid10_near_to_offset),
-          T(raid5_4to5_inplace_090), T(raid6_5to6_inplace))
+          T(raid5_4to5_inplace_090), T(raid6_5to6_inplace), T(raid5_4to5_degraded),
+          T(raid5_to_raid6_degraded), T(raid5_layout_degraded), T(degraded_refusals))

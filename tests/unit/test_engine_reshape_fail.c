@@ -14,7 +14,7 @@
  * and move it. */
 #include "meta/md_reshape.h"
 #include "meta/md_super.h"
-#include "test_engine_common.h"
+#include "reshape_common.h"
 
 struct rf_cfg {
 	const char *name;
@@ -22,20 +22,18 @@ struct rf_cfg {
 	uint32_t chunk, to_chunk, move;
 	int nfail;
 	uint32_t bitmap_chunk; /* bytes: an internal bitmap; 0 none */
+	int degraded;          /* 1: member 0 failed before the reshape (md reshapes so) */
 };
 
 static const struct rf_cfg rfcfgs[] = {
-    {"raid5_4to5", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 0},
-    {"raid6_5to6", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64, 2, 0},
-    {"raid5_chunk_layout", URAID_LEVEL_RAID5, 4, 4, LAYOUT_RIGHT_SYMMETRIC, 16, 8, 40, 1, 0},
-    {"raid5_4to5_bitmap", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 4096},
+    {"raid5_4to5", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 0, 0},
+    {"raid6_5to6", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64, 2, 0, 0},
+    {"raid5_chunk_layout", URAID_LEVEL_RAID5, 4, 4, LAYOUT_RIGHT_SYMMETRIC, 16, 8, 40, 1, 0, 0},
+    {"raid5_4to5_bitmap", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 4096, 0},
+    /* degraded from the start: the spare fills slot 0 as the move goes,
+     * slot 5 stays empty, and one more member dies on the way */
+    {"raid6_5to6_degraded", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64, 1, 0, 1},
 };
-
-static uint64_t rf_env(const char *name, uint64_t def)
-{
-	const char *v = getenv(name);
-	return v && *v ? strtoull(v, NULL, 0) : def;
-}
 
 #define RF_SECTORS 512 /* per member */
 #define RF_DISK    (2u << 20)
@@ -110,19 +108,9 @@ static void rf_trial(const struct rf_cfg *c, uint64_t seed, struct rf_trial *t)
 	t->c = c;
 	t->seed = seed;
 	int base = c->to_disks > c->ndisks ? c->to_disks : c->ndisks;
-	t->nd = base + c->nfail;
-	for (int i = 0; i < t->nd; i++) {
-		char nm[16];
-		snprintf(nm, sizeof(nm), "f%d", i);
-		te_disk_open(&t->d[i], nm, RF_DISK);
-	}
-	struct uraid_create_opts o = {.level = c->level,
-	                              .raid_devices = c->ndisks,
-	                              .chunk_sectors = c->chunk,
-	                              .metadata = 12,
-	                              .metadata_set = true,
-	                              .assume_clean = true,
-	                              .size_sectors = RF_SECTORS};
+	t->nd = base + c->nfail + c->degraded;
+	rsc_disks_open(t->d, t->nd, "f", RF_DISK);
+	struct uraid_create_opts o = rsc_opts(c->level, c->ndisks, c->chunk, RF_SECTORS);
 	int par = c->level == URAID_LEVEL_RAID6 ? 2 : 1;
 	t->span = (uint64_t)RF_SECTORS * (uint64_t)(c->to_disks - par) * 512;
 	uint64_t old = (uint64_t)RF_SECTORS * (uint64_t)(c->ndisks - par) * 512;
@@ -146,6 +134,12 @@ static void rf_trial(const struct rf_cfg *c, uint64_t seed, struct rf_trial *t)
 	t_fill(&rs, t->shadow, size);
 	CHECK(uraid_write(t->a, t->shadow, size, 0) == 0);
 	CHECK(uraid_flush(t->a) == 0);
+	if (c->degraded) {
+		CHECKF(uraid_fail(t->a, t->d[0].name, err, sizeof(err)) == 0, "%s: fail: %s",
+		       c->name, err);
+		rf_kill(&t->d[0]);
+		t->dead[0] = true;
+	}
 	if (c->to_disks > c->ndisks) {
 		CHECKF(uraid_add_member(t->a, te_borrow(&t->d[c->ndisks]), err, sizeof(err)) == 0,
 		       "%s: add: %s", c->name, err);
@@ -205,13 +199,11 @@ static void rf_trial(const struct rf_cfg *c, uint64_t seed, struct rf_trial *t)
 		goto out;
 	memset(&st, 0, sizeof(st));
 	uraid_status(t->a, &st);
-	CHECKF(st.reshape == 0 && st.raid_disks == c->to_disks &&
-	           st.chunk_sectors == (c->to_chunk ? c->to_chunk : c->chunk) &&
-	           (c->layout < 0 || st.layout == (uint32_t)c->layout),
+	CHECKF(rsc_geometry(&st, c->to_disks, c->chunk, c->to_chunk, c->layout),
 	       "%s seed %#llx: geometry %d disks chunk %u layout %u, reshape %d", c->name,
 	       (unsigned long long)seed, st.raid_disks, st.chunk_sectors, st.layout, st.reshape);
-	CHECKF(st.degraded == killed, "%s seed %#llx: %d degraded, %d members lost", c->name,
-	       (unsigned long long)seed, st.degraded, killed);
+	CHECKF(st.degraded == killed + c->degraded, "%s seed %#llx: %d degraded, %d members lost",
+	       c->name, (unsigned long long)seed, st.degraded, killed + c->degraded);
 	CHECK(uraid_size(t->a) == t->span);
 	/* md keeps the bitmap through a restripe: its chunks are member
 	 * sectors, which the reshape does not change. */
@@ -224,7 +216,7 @@ static void rf_trial(const struct rf_cfg *c, uint64_t seed, struct rf_trial *t)
 	       "%s seed %#llx: content after the degraded reshape", c->name,
 	       (unsigned long long)seed);
 	/* Fresh spares take the lost slots; recovery, then check. */
-	for (int k = 0; k < killed; k++) {
+	for (int k = 0; k < killed + c->degraded; k++) {
 		int i = base + k;
 		CHECKF(uraid_add_member(t->a, te_borrow(&t->d[i]), err, sizeof(err)) == 0,
 		       "%s: add spare: %s", c->name, err);
@@ -241,20 +233,16 @@ static void rf_trial(const struct rf_cfg *c, uint64_t seed, struct rf_trial *t)
 		        (unsigned long long)st.members[i].recovery_offset);
 	if (st.degraded)
 		fprintf(stderr, "  sync action %d, %s\n", (int)st.sync_action, err);
-	CHECK(uraid_sync_action(t->a, URAID_SYNC_CHECK, err, sizeof(err)) == 0);
-	CHECK(te_sync_all(t->a) == 0);
-	memset(&st, 0, sizeof(st));
-	uraid_status(t->a, &st);
-	CHECKF(st.mismatch_cnt == 0, "%s seed %#llx: %llu mismatches", c->name,
-	       (unsigned long long)seed, (unsigned long long)st.mismatch_cnt);
+	uint64_t mm = rsc_check(t->a);
+	CHECKF(mm == 0, "%s seed %#llx: %llu mismatches", c->name, (unsigned long long)seed,
+	       (unsigned long long)mm);
 	CHECKF(te_verify(t->a, t->shadow, uraid_size(t->a)) == 0,
 	       "%s seed %#llx: content after recovery", c->name, (unsigned long long)seed);
 out:
 	if (t->a)
 		uraid_stop(t->a);
 	t->a = NULL;
-	for (int i = 0; i < t->nd; i++)
-		te_disk_close(&t->d[i]);
+	rsc_disks_close(t->d, t->nd);
 	free(t->shadow);
 	free(t->buf);
 }
@@ -262,8 +250,8 @@ out:
 static void run(int i)
 {
 	const struct rf_cfg *c = &rfcfgs[i];
-	uint64_t seed = rf_env("RESHAPE_FAIL_SEED", 0x5e1f0000ULL) + (uint64_t)i * 0x100000;
-	uint64_t trials = rf_env("RESHAPE_FAIL_TRIALS", 26);
+	uint64_t seed = rsc_env("RESHAPE_FAIL_SEED", 0x5e1f0000ULL) + (uint64_t)i * 0x100000;
+	uint64_t trials = rsc_env("RESHAPE_FAIL_TRIALS", 26);
 	uint64_t reads = 0, writes = 0, stops = 0, kills = 0;
 	struct rf_trial t;
 	for (uint64_t k = 0; k < trials; k++) {
@@ -301,6 +289,11 @@ static void raid5_4to5_bitmap(void)
 	run(3);
 }
 
+static void raid6_5to6_degraded(void)
+{
+	run(4);
+}
+
 /* One member more than the level can lose, the second in the old view: the
  * new slot dies first (the reshaped part is then degraded), then an old
  * member, hit by a write to the part not yet reshaped. md's rule holds
@@ -312,18 +305,8 @@ static void raid5_beyond(void)
 	struct te_disk d[5];
 	char err[512];
 	uint64_t rs = 0xbe70;
-	for (int i = 0; i < 5; i++) {
-		char nm[16];
-		snprintf(nm, sizeof(nm), "b%d", i);
-		te_disk_open(&d[i], nm, RF_DISK);
-	}
-	struct uraid_create_opts o = {.level = URAID_LEVEL_RAID5,
-	                              .raid_devices = 4,
-	                              .chunk_sectors = 16,
-	                              .metadata = 12,
-	                              .metadata_set = true,
-	                              .assume_clean = true,
-	                              .size_sectors = RF_SECTORS};
+	rsc_disks_open(d, 5, "b", RF_DISK);
+	struct uraid_create_opts o = rsc_opts(URAID_LEVEL_RAID5, 4, 16, RF_SECTORS);
 	struct uraid_array *a = NULL;
 	uint64_t size = 0;
 	uint8_t *shadow = NULL, *buf = malloc(64 * 512);
@@ -373,8 +356,7 @@ static void raid5_beyond(void)
 out:
 	if (a)
 		uraid_stop(a);
-	for (int i = 0; i < 5; i++)
-		te_disk_close(&d[i]);
+	rsc_disks_close(d, 5);
 	free(shadow);
 	free(buf);
 }
@@ -417,18 +399,8 @@ static void inplace_too_early(void)
 {
 	struct te_disk d[5];
 	char err[512];
-	for (int i = 0; i < 5; i++) {
-		char nm[16];
-		snprintf(nm, sizeof(nm), "i%d", i);
-		te_disk_open(&d[i], nm, RF_DISK);
-	}
-	struct uraid_create_opts o = {.level = URAID_LEVEL_RAID5,
-	                              .raid_devices = 5,
-	                              .chunk_sectors = 16,
-	                              .metadata = 12,
-	                              .metadata_set = true,
-	                              .assume_clean = true,
-	                              .size_sectors = RF_SECTORS};
+	rsc_disks_open(d, 5, "i", RF_DISK);
+	struct uraid_create_opts o = rsc_opts(URAID_LEVEL_RAID5, 5, 16, RF_SECTORS);
 	struct uraid_array *a = NULL;
 	if (te_create(&o, d, 5, &a) < 0) {
 		CHECKF(0, "create failed");
@@ -454,8 +426,7 @@ static void inplace_too_early(void)
 	rc = inplace_at(d, 192, 0, err, sizeof(err));
 	CHECKF(rc == 0, "in place at 192: %d %s", rc, err);
 out:
-	for (int i = 0; i < 5; i++)
-		te_disk_close(&d[i]);
+	rsc_disks_close(d, 5);
 }
 
 /* md's check_reshape refuses a reshape with PPL or a journal (mdadm:
@@ -465,19 +436,9 @@ static void ppl_refused(void)
 {
 	struct te_disk d[5];
 	char err[512];
-	for (int i = 0; i < 5; i++) {
-		char nm[16];
-		snprintf(nm, sizeof(nm), "p%d", i);
-		te_disk_open(&d[i], nm, 4 * RF_DISK); /* PPL's room before the data */
-	}
-	struct uraid_create_opts o = {.level = URAID_LEVEL_RAID5,
-	                              .raid_devices = 4,
-	                              .chunk_sectors = 16,
-	                              .metadata = 12,
-	                              .metadata_set = true,
-	                              .assume_clean = true,
-	                              .size_sectors = RF_SECTORS,
-	                              .consistency_policy = URAID_POLICY_PPL};
+	rsc_disks_open(d, 5, "p", 4 * RF_DISK);
+	struct uraid_create_opts o = rsc_opts(URAID_LEVEL_RAID5, 4, 16, RF_SECTORS);
+	o.consistency_policy = URAID_POLICY_PPL;
 	struct uraid_array *a = NULL;
 	if (te_create(&o, d, 4, &a) < 0) {
 		CHECKF(0, "create with ppl failed");
@@ -503,9 +464,8 @@ static void ppl_refused(void)
 out:
 	if (a)
 		uraid_stop(a);
-	for (int i = 0; i < 5; i++)
-		te_disk_close(&d[i]);
+	rsc_disks_close(d, 5);
 }
 
 TEST_MAIN(T(raid5_4to5), T(raid6_5to6), T(raid5_chunk_layout), T(raid5_4to5_bitmap),
-          T(raid5_beyond), T(inplace_too_early), T(ppl_refused))
+          T(raid6_5to6_degraded), T(raid5_beyond), T(inplace_too_early), T(ppl_refused))

@@ -16,8 +16,13 @@ void eng_reshape_view(struct eng_array *a, int v)
 	for (int i = 0; i < a->nmem; i++)
 		a->mem[i]->sb.data_offset = a->mem[i]->reshape_doff[v < 0 ? 0 : v];
 	/* Filled members: rows of the new geometry the move wrote (at rest
-	 * what the superblocks may say: up to the recorded position). */
+	 * what the superblocks may say: up to the recorded position). A
+	 * backwards move fills them from the end: never read until it is
+	 * over (md's recovery_offset, counted from the start, says nothing
+	 * of where), written throughout. */
 	uint64_t rows = eng_reshape_rows(rs, v < 0 ? rs->safe : rs->r.position);
+	if (rs->r.backwards)
+		rows = 0;
 	for (int i = 0; i < a->nmem; i++)
 		if (eng_reshape_fills(a->mem[i]))
 			a->mem[i]->recovery_offset = v == 0 ? 0 : rows;

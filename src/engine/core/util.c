@@ -179,14 +179,19 @@ void eng_cond_wait(struct eng_array *a)
 }
 
 /* During a reshape: geometry g readable from the in-sync members, with
- * `without` gone too (whatever view a->geo holds at the moment). */
+ * `without` gone too (whatever view a->geo holds at the moment). filled:
+ * a member the move fills counts for g (md's raid5_calc_degraded: the
+ * new geometry of a reshape to more members, "already recovered"). */
 static bool reshape_readable(const struct eng_array *a, const struct layout_geometry *g,
-                             const struct layout_ops *ops, int without)
+                             const struct layout_ops *ops, int without, bool filled)
 {
 	bool missing[LAYOUT_MAX_MEMBERS];
-	for (int r = 0; r < g->raid_disks; r++)
-		missing[r] = r == without || a->slot[r] < 0 ||
-		             a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC;
+	for (int r = 0; r < g->raid_disks; r++) {
+		const struct eng_member *em = a->slot[r] < 0 ? NULL : a->mem[a->slot[r]];
+		missing[r] =
+		    r == without || !em ||
+		    (em->state != URAID_MEMBER_IN_SYNC && !(filled && eng_reshape_fills(em)));
+	}
 	return ops->readable(g, missing);
 }
 
@@ -196,8 +201,10 @@ static bool reshape_readable(const struct eng_array *a, const struct layout_geom
 static bool readable_without(const struct eng_array *a, int without)
 {
 	if (a->rs)
-		return reshape_readable(a, &a->rs->geo[0], a->rs->ops[0], without) &&
-		       reshape_readable(a, &a->rs->geo[1], a->rs->ops[1], without);
+		return reshape_readable(a, &a->rs->geo[0], a->rs->ops[0], without, false) &&
+		       reshape_readable(a, &a->rs->geo[1], a->rs->ops[1], without,
+		                        !a->rs->r.backwards &&
+		                            a->rs->geo[1].raid_disks > a->rs->geo[0].raid_disks);
 	bool missing[LAYOUT_MAX_MEMBERS];
 	for (int r = 0; r < a->geo.raid_disks; r++)
 		missing[r] = r == without || !eng_role_readable(a, r, 0, 0) ||

@@ -26,6 +26,13 @@ int eng_r456_reshape(struct eng_array *a, uint64_t lsec, uint64_t n)
 	memset(buf + rd * 512, 0, (n - rd) * 512);
 	if (rc == 0) {
 		eng_reshape_view(a, 1);
+		/* A member the move fills counts for the stripes it writes
+		 * (md's analyse_stripe: "if we've reshaped into here, we
+		 * assume it is Insync"). */
+		if (!rs->r.backwards)
+			for (int i = 0; i < a->nmem; i++)
+				if (eng_reshape_fills(a->mem[i]))
+					a->mem[i]->recovery_offset = eng_reshape_rows(rs, lsec + n);
 		uint64_t w = eng_stripe_width(a);
 		struct eng_req rq = {.q = a->ioq};
 		if (lsec % w || n % w)
