@@ -230,3 +230,29 @@ int eng_reshape_complete(struct eng_array *a)
 		then(a, then_level);
 	return eng_sb_write_all(a);
 }
+
+int eng_reshape_copy(struct eng_array *a, uint64_t lsec, uint64_t n, eng_reshape_read_fn read_old,
+                     eng_reshape_write_fn write_new)
+{
+	struct eng_reshape *rs = a->rs;
+	uint8_t *buf = eng_buf_get(a, n * 512);
+	if (!buf)
+		return -ENOMEM;
+	/* What the old geometry does not hold (a grow's new end) is zeros. */
+	uint64_t old_end = rs->size[0], rd = 0;
+	if (lsec < old_end)
+		rd = old_end - lsec < n ? old_end - lsec : n;
+	int rc = 0;
+	if (rd) {
+		eng_reshape_view(a, 0);
+		rc = read_old(a, buf, lsec, rd);
+	}
+	memset(buf + rd * 512, 0, (n - rd) * 512);
+	if (rc == 0) {
+		eng_reshape_view(a, 1);
+		rc = write_new(a, buf, lsec, n);
+	}
+	eng_reshape_view(a, -1);
+	eng_buf_put(a, buf);
+	return rc;
+}

@@ -63,6 +63,15 @@ static inline bool eng_reshape_fills(const struct eng_member *em)
 	return em->role >= 0 && em->state == URAID_MEMBER_REBUILDING && !em->replacement;
 }
 
+/* One batch of a move (the personalities' reshape op): logical
+ * [lsec, lsec+n) read in the old view by read_old (what the old geometry
+ * does not hold, a grow's new end, is zeros), then written in the new view
+ * by write_new; the view at rest again after. */
+typedef int (*eng_reshape_read_fn)(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t n);
+typedef int (*eng_reshape_write_fn)(struct eng_array *a, const uint8_t *buf, uint64_t lsec,
+                                    uint64_t n);
+int eng_reshape_copy(struct eng_array *a, uint64_t lsec, uint64_t n, eng_reshape_read_fn read_old,
+                     eng_reshape_write_fn write_new);
 /* 0: old geometry and data offsets, 1: new, -1: at rest. */
 void eng_reshape_view(struct eng_array *a, int v);
 /* How many sectors from lsec (up to end) lie on one side, *is_new which. */
