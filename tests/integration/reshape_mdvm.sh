@@ -16,7 +16,9 @@
 # mid-way, uraid finishes); and in-place 0.90 grows
 # with mdadm's backup file both ways: uraid's (cut in its critical section)
 # restored by mdadm --assemble --backup-file, mdadm's (stopped in it)
-# restored and finished by uraid assemble --backup-file.
+# restored and finished by uraid assemble --backup-file. Where the kernel
+# grows, mdadm's background process is ended and waited for before uraid
+# takes the members (issue #15).
 # Also (issue #15, degraded and more level changes): uraid's raid6 5 ->
 # raid5, raid4 -> raid5, raid0 -> raid5 and a degraded raid5 4 -> 5 (two
 # spares, one filling the empty slot), stopped at 40%, finished by the
@@ -111,6 +113,7 @@ for n in k r z; do
 	esac
 	want $n examine "$lv grown by the kernel, stopped mid-way: uraid examine's reshape lines are mdadm's"
 	want $n ucat "... uraid cat reads the pattern written before the grow"
+	want $n kquiet "... mdadm's background grow process ended before uraid takes the members"
 	want $n ufinish "... uraid assembles it read-write and finishes the reshape"
 	want $n kassemble "... the kernel assembles the members uraid finished"
 	want $n kcontent "... and reads the pattern, zeros after it"
@@ -141,6 +144,7 @@ for n in s l; do
 done
 want t examine "backwards: raid5 5->4 shrunk by the kernel, stopped mid-way: uraid examine's reshape lines are mdadm's"
 want t ucat "... uraid cat reads the pattern"
+want t kquiet "... mdadm's background grow process ended before uraid takes the members"
 want t ufinish "... uraid assembles it read-write and finishes the reshape"
 want t kassemble "... the kernel assembles the members uraid finished"
 want t kcontent "... and reads the pattern"
@@ -164,6 +168,7 @@ want w kcheck "... check: mismatch_cnt 0"
 want w kfinal "... superblocks without reshape bits"
 want x examine "raid10 near-2 4->5 grown by the kernel, stopped mid-way: uraid examine's reshape lines are mdadm's"
 want x ucat "... uraid cat reads the pattern written before the grow"
+want x kquiet "... mdadm's background grow process ended before uraid takes the members"
 want x ufinish "... uraid assembles it read-write and finishes the reshape"
 want x kassemble "... the kernel assembles the members uraid finished"
 want x kcontent "... and reads the pattern, zeros after it"
@@ -199,6 +204,7 @@ for c in "e:raid6 5 -> raid5 4 (the move to left-symmetric-6)" "f:raid4 4 -> rai
 done
 want j kstopped "raid5 4 -> raid6 5 grown by the kernel (backwards), stopped once under way"
 want j ucat "... uraid cat reads the pattern"
+want j kquiet "... mdadm's background grow process ended before uraid takes the members"
 want j ufinish "... uraid assembles it read-write and finishes the reshape"
 want j kassemble "... the kernel assembles the members uraid finished"
 want j kgeom "... raid6, left-symmetric, 5 members"
