@@ -379,18 +379,8 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 	/* A degraded array reshapes as md's does: what a missing member
 	 * held is reconstructed as the move reads it (reshape_setup checks
 	 * both geometries stay readable). */
-	struct md_reshape r = {.active = true, .position = 0};
-	r.old.level = r.new.level = lvl;
-	r.old.layout = a->geo.layout;
-	r.old.chunk_sectors = a->geo.chunk_sectors;
-	r.old.raid_disks = (uint32_t)a->geo.raid_disks;
-	r.new = r.old;
-	if (o->raid_disks > 0)
-		r.new.raid_disks = (uint32_t)o->raid_disks;
-	if (o->layout >= 0)
-		r.new.layout = (uint32_t)o->layout;
-	if (o->chunk_sectors)
-		r.new.chunk_sectors = o->chunk_sectors;
+	struct md_reshape r;
+	eng_reshape_shape(a, lvl, o, &r);
 	if (!memcmp(&r.new, &r.old, sizeof(r.new)))
 		return errmsg(err, errlen, -EINVAL,
 		              "nothing to reshape: the geometry is unchanged");
@@ -409,11 +399,9 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 	/* mdadm: fewer members may not cut the array; --array-size first. */
 	uint64_t new_size = (a->geo.dev_sectors - a->geo.dev_sectors % r.new.chunk_sectors) *
 	                    (r.new.raid_disks - par);
-	if (new_size < a->array_sectors)
-		return errmsg(err, errlen, -ENOSPC,
-		              "this change will reduce the size of the array: use --grow "
-		              "--array-size first to truncate the array (e.g. --array-size=%lluK)",
-		              (unsigned long long)new_size / 2);
+	int rc = eng_reshape_refuse_cut(a, new_size, err, errlen);
+	if (rc < 0)
+		return rc;
 	/* mdadm's count: a spare per new slot (a degraded array's empty
 	 * slots aside); a member being recovered counts as the spare it
 	 * was. */
@@ -466,7 +454,7 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 	 * sliding backup of a reshape that keeps or cuts the member count. */
 	bool backup = (o->backup_file || o->backup_member) && need;
 	if (backup) {
-		int rc = eng_backup_check(o, err, errlen);
+		rc = eng_backup_check(o, err, errlen);
 		if (rc < 0)
 			return rc;
 		room = 0;

@@ -86,20 +86,10 @@ int eng_reshape_raid10_plan(const struct eng_array *a, const struct uraid_reshap
 		if (a->slot[s] < 0 || a->mem[a->slot[s]]->state != URAID_MEMBER_IN_SYNC)
 			return errmsg(err, errlen, -EINVAL,
 			              "the array is degraded (slot %d): restore it first", s);
-	struct md_reshape r = {.active = true, .position = 0};
-	r.old.level = URAID_LEVEL_RAID10;
-	r.old.layout = a->geo.layout;
-	r.old.chunk_sectors = a->geo.chunk_sectors;
-	r.old.raid_disks = (uint32_t)a->geo.raid_disks;
-	r.new = r.old;
+	struct md_reshape r;
+	eng_reshape_shape(a, URAID_LEVEL_RAID10, o, &r);
 	if (far_mode(r.old.layout))
 		return errmsg(err, errlen, -EINVAL, "Cannot reshape RAID10 in far-mode");
-	if (o->raid_disks > 0)
-		r.new.raid_disks = (uint32_t)o->raid_disks;
-	if (o->layout >= 0)
-		r.new.layout = (uint32_t)o->layout;
-	if (o->chunk_sectors)
-		r.new.chunk_sectors = o->chunk_sectors;
 	if (far_mode(r.new.layout))
 		return errmsg(err, errlen, -EINVAL, "Cannot reshape RAID10 to far-mode");
 	int copies = near_of(r.old.layout) * far_of(r.old.layout);
@@ -138,12 +128,9 @@ int eng_reshape_raid10_plan(const struct eng_array *a, const struct uraid_reshap
 		              "Cannot set array shape: the array size (%llu sectors) is not a "
 		              "multiple of the new chunk (%u sectors)",
 		              (unsigned long long)a->array_sectors, r.new.chunk_sectors);
-	uint64_t new_size = eng_reshape_geo_size(&g, a->geo.dev_sectors);
-	if (new_size < a->array_sectors)
-		return errmsg(err, errlen, -ENOSPC,
-		              "this change will reduce the size of the array: use --grow "
-		              "--array-size first to truncate the array (e.g. --array-size=%lluK)",
-		              (unsigned long long)new_size / 2);
+	rc = eng_reshape_refuse_cut(a, eng_reshape_geo_size(&g, a->geo.dev_sectors), err, errlen);
+	if (rc < 0)
+		return rc;
 	int need = r.new.raid_disks > r.old.raid_disks ? (int)(r.new.raid_disks - r.old.raid_disks)
 	                                               : 0,
 	    got = 0;

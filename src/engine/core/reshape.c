@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "engine/core/reshape.h"
+#include "util/errmsg.h"
 
 void eng_reshape_view(struct eng_array *a, int v)
 {
@@ -255,4 +256,31 @@ int eng_reshape_copy(struct eng_array *a, uint64_t lsec, uint64_t n, eng_reshape
 	eng_reshape_view(a, -1);
 	eng_buf_put(a, buf);
 	return rc;
+}
+
+void eng_reshape_shape(const struct eng_array *a, int level, const struct uraid_reshape_opts *o,
+                       struct md_reshape *r)
+{
+	*r = (struct md_reshape){.active = true, .position = 0};
+	r->old.level = r->new.level = (uint32_t)level;
+	r->old.layout = a->geo.layout;
+	r->old.chunk_sectors = a->geo.chunk_sectors;
+	r->old.raid_disks = (uint32_t)a->geo.raid_disks;
+	r->new = r->old;
+	if (o->raid_disks > 0)
+		r->new.raid_disks = (uint32_t)o->raid_disks;
+	if (o->layout >= 0)
+		r->new.layout = (uint32_t)o->layout;
+	if (o->chunk_sectors)
+		r->new.chunk_sectors = o->chunk_sectors;
+}
+
+int eng_reshape_refuse_cut(const struct eng_array *a, uint64_t new_size, char *err, size_t errlen)
+{
+	if (new_size >= a->array_sectors)
+		return 0;
+	return errmsg(err, errlen, -ENOSPC,
+	              "this change will reduce the size of the array: use --grow "
+	              "--array-size first to truncate the array (e.g. --array-size=%lluK)",
+	              (unsigned long long)new_size / 2);
 }

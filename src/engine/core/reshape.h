@@ -63,6 +63,16 @@ static inline bool eng_reshape_fills(const struct eng_member *em)
 	return em->role >= 0 && em->state == URAID_MEMBER_REBUILDING && !em->replacement;
 }
 
+struct uraid_reshape_opts;
+/* The reshape o asks of the array as it stands: r's old
+ * shape the array's geometry at `level`, the new one that with o's member
+ * count, layout and chunk where given; active, at position 0. */
+void eng_reshape_shape(const struct eng_array *a, int level, const struct uraid_reshape_opts *o,
+                       struct md_reshape *r);
+/* mdadm's refusal of a shape holding fewer than the
+ * array's sectors (new_size); 0 where it holds them all. */
+int eng_reshape_refuse_cut(const struct eng_array *a, uint64_t new_size, char *err, size_t errlen);
+
 /* One batch of a move (the personalities' reshape op): logical
  * [lsec, lsec+n) read in the old view by read_old (what the old geometry
  * does not hold, a grow's new end, is zeros), then written in the new view
