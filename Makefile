@@ -141,12 +141,14 @@ deps:
 
 # The full suite: unit tests under ASan/UBSan, integration scripts against the
 # release CLI, fuzz smoke runs. tests/run prints "N passed, N failed".
+# The build runs one job per CPU (serial, it was a fifth of a CI run).
+BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 check: deps
-	$(MAKE) all tests-build
+	$(MAKE) -j$(BUILD_JOBS) all tests-build
 	@tests/run
 
 demo: deps
-	$(MAKE) all
+	$(MAKE) -j$(BUILD_JOBS) all
 	@scripts/demo
 
 bench: deps
