@@ -475,6 +475,16 @@ int eng_status(struct eng_array *a, struct uraid_status *st)
 			st->sync_total /= nd;
 			st->sync_speed_kibs /= nd;
 		}
+		/* md counts a raid10 move to the smaller geometry's size and
+		 * then resyncs a grow's new end, which uraid's move zeroes:
+		 * shown as md shows it, a resync from there. */
+		uint64_t mt = eng_reshape_md_total(a->rs);
+		if (a->action == URAID_SYNC_RESHAPE && r->new.level == URAID_LEVEL_RAID10) {
+			if (r->backwards || a->sync_pos <= mt)
+				st->sync_total = mt;
+			else
+				st->sync_action = URAID_SYNC_RESYNC;
+		}
 		st->level = r->old.level;
 		/* md's raid_disks (a shrink's old slots stay listed) */
 		st->raid_disks = (int)r->new.raid_disks;

@@ -331,20 +331,29 @@ void eng_reshape_stop_recovery(struct eng_array *a)
 }
 
 /* dry: only the refusals, nothing changed (the stripe cache not yet off). */
+/* *cut (raid10, where not NULL): the component size mdadm sets before the
+ * reshape, 0 for none; a run that needs one is refused without it. */
 static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o, bool dry,
-                        char *err, size_t errlen)
+                        uint64_t *cut, char *err, size_t errlen)
 {
 	int lvl = a->geo.level;
 	if (lvl == URAID_LEVEL_RAID10) {
 		struct md_reshape r;
-		int spares[LAYOUT_MAX_MEMBERS], need = 0;
-		uint64_t before, after;
+		int spares[LAYOUT_MAX_MEMBERS], roles[LAYOUT_MAX_MEMBERS], need = 0;
+		uint64_t before, after, c = 0;
 		reshape_room(a, &before, &after);
-		int rc =
-		    eng_reshape_raid10_plan(a, o, before, after, &r, spares, &need, err, errlen);
+		int rc = eng_reshape_raid10_plan(a, o, before, after, dry, &r, spares, roles, &need,
+		                                 &c, err, errlen);
+		if (cut)
+			*cut = c;
+		if (rc == 0 && c && !dry)
+			rc = errmsg(err, errlen, -ENOSPC,
+			            "Insufficient tail-space for reshape (the component size must "
+			            "be reduced to %llu sectors first)",
+			            (unsigned long long)c);
 		if (rc < 0 || dry)
 			return rc;
-		return reshape_begin(a, &r, spares, NULL, need, o, false, err, errlen);
+		return reshape_begin(a, &r, spares, roles, need, o, false, err, errlen);
 	}
 	if (lvl != URAID_LEVEL_RAID4 && lvl != URAID_LEVEL_RAID5 && lvl != URAID_LEVEL_RAID6)
 		return errmsg(err, errlen, -EOPNOTSUPP,
@@ -591,10 +600,15 @@ int eng_reshape_start(struct eng_array *a, const struct uraid_reshape_opts *o, c
 	/* A refusal writes nothing, the stripe cache's contents included. */
 	bool level = o->level > 0 && o->level != a->geo.level;
 	eng_lock(a);
+	uint64_t cut = 0;
 	int rc = level ? eng_reshape_level_check(a, o, err, errlen)
-	               : start_locked(a, o, true, err, errlen);
+	               : start_locked(a, o, true, &cut, err, errlen);
 	eng_unlock(a);
 	if (rc < 0)
+		return rc;
+	/* mdadm's raid10 shrink with too little room after the data: the
+	 * component size cut first (as mdadm writes component_size). */
+	if (cut && (rc = eng_grow(a, URAID_GROW_SIZE, cut, err, errlen)) < 0)
 		return rc;
 	/* The stripe cache keeps stripes of one geometry: written out and
 	 * off for the reshape (uraid_set_stripe_cache turns it on again). */
@@ -613,7 +627,7 @@ int eng_reshape_start(struct eng_array *a, const struct uraid_reshape_opts *o, c
 	if (rc == 0) {
 		eng_reshape_stop_recovery(a);
 		rc = level ? eng_reshape_level_locked(a, o, err, errlen)
-		           : start_locked(a, o, false, err, errlen);
+		           : start_locked(a, o, false, NULL, err, errlen);
 		if (rc < 0 && !a->rs)
 			eng_sync_schedule(a); /* the recovery stopped goes on */
 	}
@@ -624,5 +638,5 @@ int eng_reshape_start(struct eng_array *a, const struct uraid_reshape_opts *o, c
 int eng_reshape_start_locked(struct eng_array *a, const struct uraid_reshape_opts *o, char *err,
                              size_t errlen)
 {
-	return start_locked(a, o, false, err, errlen);
+	return start_locked(a, o, false, NULL, err, errlen);
 }

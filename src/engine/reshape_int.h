@@ -40,11 +40,15 @@ struct md_reshape;
 /* engine/reshape_raid10.c: a raid10 reshape as md's raid10_check_reshape
  * / raid10_start_reshape and mdadm's raid10_reshape allow it, planned with
  * the room there is before and after the data (engine/reshape.c): *r, and
- * the *need spares[] that take the new slots; nothing changed. And the
- * check raid10_run makes of one in progress. */
+ * the *need spares[] that take the slots roles[] (a degraded array's empty
+ * ones first); *cut, where not 0, the component size mdadm sets first (a
+ * shrink with too little room after the data); nothing changed. dry: a
+ * member a recovery is rebuilding counts as the spare it was. And the check
+ * raid10_run makes of one in progress. */
 int eng_reshape_raid10_plan(const struct eng_array *a, const struct uraid_reshape_opts *o,
-                            uint64_t before, uint64_t after, struct md_reshape *r, int *spares,
-                            int *need, char *err, size_t errlen);
+                            uint64_t before, uint64_t after, bool dry, struct md_reshape *r,
+                            int *spares, int *roles, int *need, uint64_t *cut, char *err,
+                            size_t errlen);
 int eng_reshape_raid10_check(const struct md_reshape *r, char *err, size_t errlen);
 
 /* engine/reshape.c: a recovery onto a spare stops (mdadm freezes the

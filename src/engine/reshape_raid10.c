@@ -65,15 +65,60 @@ int eng_reshape_raid10_check(const struct md_reshape *r, char *err, size_t errle
 	return 0;
 }
 
+/* md's _enough for a near/offset geometry: every set of `copies`
+ * consecutive slots a chunk's copies start at (every near-th slot) keeps
+ * one in-sync member. */
+static bool enough(const struct eng_array *a, int disks, int near, int copies)
+{
+	int first = 0;
+	do {
+		int cnt = 0;
+		for (int k = 0, s = first; k < copies; k++, s = (s + 1) % disks)
+			if (a->slot[s] >= 0 && a->mem[a->slot[s]]->state == URAID_MEMBER_IN_SYNC)
+				cnt++;
+		if (!cnt)
+			return false;
+		first = (first + near) % disks;
+	} while (first != 0);
+	return true;
+}
+
+/* A member md counts as a spare for raid10_start_reshape (not in sync,
+ * not faulty): a spare, or in a dry run (before eng_reshape_stop_recovery)
+ * one a recovery is rebuilding. */
+static bool spare_like(const struct eng_member *em, bool dry)
+{
+	if (!em->m || em->left_out || em->replacement)
+		return false;
+	return em->state == URAID_MEMBER_SPARE ||
+	       (dry && em->role >= 0 && em->state == URAID_MEMBER_REBUILDING);
+}
+
+/* Is slot s empty for the reshape (no member, or one a recovery the
+ * reshape stops is rebuilding)? */
+static bool slot_empty(const struct eng_array *a, int s)
+{
+	if (a->slot[s] < 0)
+		return true;
+	const struct eng_member *em = a->mem[a->slot[s]];
+	return em->state == URAID_MEMBER_REBUILDING && !em->replacement;
+}
+
 int eng_reshape_raid10_plan(const struct eng_array *a, const struct uraid_reshape_opts *o,
-                            uint64_t before, uint64_t after, struct md_reshape *rp, int *spares,
-                            int *needp, char *err, size_t errlen)
+                            uint64_t before, uint64_t after, bool dry, struct md_reshape *rp,
+                            int *spares, int *roles, int *needp, uint64_t *cutp, char *err,
+                            size_t errlen)
 {
 	if (a->rs)
 		return errmsg(err, errlen, -EBUSY, "a reshape is already in progress");
 	if (a->broken)
 		return errmsg(err, errlen, -EIO, "the array is broken");
-	if (a->action != URAID_SYNC_IDLE || a->resync_offset != MD_RESYNC_NONE)
+	/* A recovery onto a spare is stopped, as mdadm freezes the array
+	 * (eng_reshape_stop_recovery); a replacement, a resync or a check is
+	 * not (md: EBUSY). */
+	if ((a->action != URAID_SYNC_IDLE &&
+	     (a->action != URAID_SYNC_RECOVER || eng_replace_any(a))) ||
+	    a->resync_offset != MD_RESYNC_NONE)
 		return errmsg(err, errlen, -EBUSY,
 		              "a resync, recovery or check is pending or running; let it finish");
 	/* md's raid10 sizes its bitmap by the array, which the reshape
@@ -82,10 +127,6 @@ int eng_reshape_raid10_plan(const struct eng_array *a, const struct uraid_reshap
 		return errmsg(err, errlen, -EBUSY,
 		              "Cannot set array shape: Bitmap must be removed before shape can "
 		              "be changed (uraid grow --bitmap=none first)");
-	for (int s = 0; s < a->geo.raid_disks; s++)
-		if (a->slot[s] < 0 || a->mem[a->slot[s]]->state != URAID_MEMBER_IN_SYNC)
-			return errmsg(err, errlen, -EINVAL,
-			              "the array is degraded (slot %d): restore it first", s);
 	struct md_reshape r;
 	eng_reshape_shape(a, URAID_LEVEL_RAID10, o, &r);
 	if (far_mode(r.old.layout))
@@ -96,6 +137,13 @@ int eng_reshape_raid10_plan(const struct eng_array *a, const struct uraid_reshap
 	if (near_of(r.new.layout) * far_of(r.new.layout) != copies)
 		return errmsg(err, errlen, -EINVAL,
 		              "Cannot change number of copies when reshaping RAID10");
+	/* raid10_check_reshape: a degraded array reshapes while every chunk
+	 * keeps a copy (md's enough(conf, -1)); the missing members' slots
+	 * stay empty or take spares (below). */
+	if (!enough(a, (int)r.old.raid_disks, near_of(r.old.layout), copies))
+		return errmsg(err, errlen, -EINVAL,
+		              "Cannot set array shape: a chunk has no in-sync copy left (md's "
+		              "raid10_check_reshape: Invalid argument)");
 	if (!memcmp(&r.new, &r.old, sizeof(r.new)))
 		return errmsg(err, errlen, -EINVAL,
 		              "nothing to reshape: the geometry is unchanged");
@@ -131,17 +179,30 @@ int eng_reshape_raid10_plan(const struct eng_array *a, const struct uraid_reshap
 	rc = eng_reshape_refuse_cut(a, eng_reshape_geo_size(&g, a->geo.dev_sectors), err, errlen);
 	if (rc < 0)
 		return rc;
-	int need = r.new.raid_disks > r.old.raid_disks ? (int)(r.new.raid_disks - r.old.raid_disks)
-	                                               : 0,
-	    got = 0;
-	for (int i = 0; i < a->nmem && got < need; i++)
-		if (a->mem[i]->state == URAID_MEMBER_SPARE && a->mem[i]->m && !a->mem[i]->left_out)
-			spares[got++] = i;
-	if (got < need)
+	/* raid10_start_reshape: at least a spare per new slot (spares: not
+	 * in sync, not faulty); with more members every spare joins
+	 * (raid10_add_disk: the lowest empty slot first, a degraded array's
+	 * missing member's before the new ones); one in a slot of the old
+	 * geometry is filled by the move (rebuilding, engine/core/reshape.h),
+	 * one in a new slot is in sync from the start. Fewer or as many
+	 * members: no spare joins (a recovery follows the reshape). */
+	int delta = (int)r.new.raid_disks - (int)r.old.raid_disks, got = 0, took = 0;
+	int cand[LAYOUT_MAX_MEMBERS];
+	for (int i = 0; i < a->nmem && got < LAYOUT_MAX_MEMBERS; i++)
+		if (spare_like(a->mem[i], dry))
+			cand[got++] = i;
+	if (got < delta)
 		return errmsg(err, errlen, -EINVAL,
-		              "%u -> %u members needs %d spare(s) to take the new slots; the "
-		              "array has %d",
-		              r.old.raid_disks, r.new.raid_disks, need, got);
+		              "Cannot set array shape: %u -> %u members needs %d spare(s) to take "
+		              "the new slots; the array has %d",
+		              r.old.raid_disks, r.new.raid_disks, delta, got);
+	for (int s = 0; delta > 0 && s < (int)r.new.raid_disks &&took < got; s++)
+		if (s >= (int)r.old.raid_disks || slot_empty(a, s)) {
+			roles[took] = s;
+			spares[took] = cand[took];
+			took++;
+		}
+	int need = took;
 	/* mdadm's raid10_reshape / set_new_data_offset: more members move
 	 * the offset down by exactly the minimum, fewer up by it, the same
 	 * count toward the more room (uraid: up to 16 MiB of it). */
@@ -150,7 +211,6 @@ int eng_reshape_raid10_plan(const struct eng_array *a, const struct uraid_reshap
 		return errmsg(err, errlen, -EOPNOTSUPP,
 		              "Metadata version doesn't support data_offset changes, which md's "
 		              "raid10 reshape needs (it has no backup file)");
-	int delta = (int)r.new.raid_disks - (int)r.old.raid_disks;
 	if (delta > 0)
 		r.backwards = false;
 	else if (delta < 0)
@@ -160,14 +220,44 @@ int eng_reshape_raid10_plan(const struct eng_array *a, const struct uraid_reshap
 	else
 		r.backwards = !(before > after);
 	uint64_t room = r.backwards ? after : before;
+	*cutp = 0;
+	if (room < min && delta < 0) {
+		/* mdadm's raid10_reshape: a shrink with too little room after
+		 * the data first cuts the component size by the move (md's
+		 * raid10_resize refuses one that would cut an array size set by
+		 * hand); raid10_start_reshape then needs the array to fit the
+		 * fewer members on what is left. */
+		uint64_t dev = a->geo.dev_sectors > min ? a->geo.dev_sectors - min : 0;
+		struct layout_geometry old = a->geo, cut = g;
+		old.dev_sectors = cut.dev_sectors = dev;
+		if (!dev || eng_reshape_geo_size(&old, dev) < a->array_sectors)
+			return errmsg(err, errlen, -ENOSPC,
+			              "cannot reduce component size (by %llu sectors, for the data "
+			              "offset to move up: the array of %llu sectors would not fit)",
+			              (unsigned long long)min,
+			              (unsigned long long)a->array_sectors);
+		if (eng_reshape_geo_size(&cut, dev) < a->array_sectors)
+			return errmsg(
+			    err, errlen, -ENOSPC,
+			    "Cannot set array shape: array size must be reduced before "
+			    "number of disks (%u members on components cut by %llu sectors "
+			    "for the data offset to move up hold %lluK; use --grow "
+			    "--array-size first)",
+			    r.new.raid_disks, (unsigned long long)min,
+			    (unsigned long long)eng_reshape_geo_size(&cut, dev) / 2);
+		*cutp = dev;
+		room = min;
+	}
+	/* mdadm's set_new_data_offset, in its words */
 	if (room < min)
 		return errmsg(err, errlen, -ENOSPC,
-		              "%s for reshape: %llu free sectors %s the data area, %llu needed "
-		              "(md's raid10 reshape has no backup file)%s",
-		              r.backwards ? "Insufficient tail-space" : "Insufficient head-space",
+		              "%s: %llu free sectors %s the data area, %llu needed (md's raid10 "
+		              "reshape has no backup file)",
+		              delta > 0      ? "Insufficient head-space for reshape"
+		              : !r.backwards ? "insufficient head-room"
+		                             : "Insufficient tail-space for reshape",
 		              (unsigned long long)room, r.backwards ? "after" : "before",
-		              (unsigned long long)min,
-		              r.backwards ? "; a smaller --size leaves room after it" : "");
+		              (unsigned long long)min);
 	uint64_t move = min;
 	if (!delta) {
 		move = room - room % 8;
@@ -185,7 +275,7 @@ int eng_reshape_raid10_plan(const struct eng_array *a, const struct uraid_reshap
 		struct layout_geometry s = g;
 		s.raid_disks = (int)(r.new.raid_disks < r.old.raid_disks ? r.new.raid_disks
 		                                                         : r.old.raid_disks);
-		r.position = eng_reshape_geo_size(&s, a->geo.dev_sectors);
+		r.position = eng_reshape_geo_size(&s, *cutp ? *cutp : a->geo.dev_sectors);
 		r.position -= r.position % md_reshape_unit(&r);
 	}
 	*rp = r;

@@ -83,6 +83,13 @@ static const struct rs_cfg rcfgs[] = {
      * member's chunks reconstructed as they move */
     {"raid5_layout_degraded", URAID_LEVEL_RAID5, 4, 4, LAYOUT_RIGHT_ASYMMETRIC, 8, 16, 40, -1, 0, 0,
      -1, 0, 1, 1},
+    /* degraded raid10 near-2 (md's raid10_check_reshape: every chunk
+     * keeps a copy), rcfgs[20], [21]: grown by one with two spares (the
+     * recovering one fills the missing slot 1 as the move goes, the other
+     * takes slot 4: raid10_add_disk, lowest first); its chunk changed
+     * with slot 0 missing and no spare (it stays empty) */
+    {"raid10_4to5_degraded", URAID_LEVEL_RAID10, 4, 5, -1, 16, 0, 0, 1, 0, 0, -1, 2, 2, 0},
+    {"raid10_chunk_degraded", URAID_LEVEL_RAID10, 4, 4, -1, 16, 32, 0, 1, 0, 0, -1, 0, 1, 1},
 };
 
 #define RS_SECTORS 512 /* per member */
@@ -628,6 +635,15 @@ static void raid5_layout_degraded(void)
 	run(19);
 }
 
+static void raid10_4to5_degraded(void)
+{
+	run(20);
+}
+static void raid10_chunk_degraded(void)
+{
+	run(21);
+}
+
 /* A degraded grow md refuses (mdadm: too few spares for the new slot):
  * in mdadm's words, not a byte written. */
 static void degraded_refusals(void)
@@ -672,4 +688,5 @@ TEST_MAIN(T(level_refusals), T(second_reshape), T(raid5_4to5), T(raid6_5to6), T(
           T(raid6_to_raid5), T(raid4_to_raid5), T(raid0_to_raid5), T(raid10_refusals),
           T(raid10_4to5), T(raid10_chunk), T(raid10_5to4), T(raid10_near_to_offset),
           T(raid5_4to5_inplace_090), T(raid6_5to6_inplace), T(raid5_4to5_degraded),
-          T(raid5_to_raid6_degraded), T(raid5_layout_degraded), T(degraded_refusals))
+          T(raid5_to_raid6_degraded), T(raid5_layout_degraded), T(degraded_refusals),
+          T(raid10_4to5_degraded), T(raid10_chunk_degraded))

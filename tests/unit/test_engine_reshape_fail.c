@@ -1,6 +1,7 @@
 /* Member failures during a reshape (engine/reshape.c, core/reshape.h): a
  * raid5 grown 4 -> 5 loses one member, a raid6 grown 5 -> 6 two, and a
- * raid5 chunk + layout change one, a raid5 with an internal bitmap one,
+ * raid5 chunk + layout change one, a raid5 with an internal bitmap one, a
+ * raid10 near-2 grown 4 -> 5 one (and one grown degraded),
  * each at a random moment of the move
  * (every request to the member fails with EIO from then on, through the
  * fault wrapper), while random writes, reads and flushes go on against a
@@ -33,6 +34,12 @@ static const struct rf_cfg rfcfgs[] = {
     /* degraded from the start: the spare fills slot 0 as the move goes,
      * slot 5 stays empty, and one more member dies on the way */
     {"raid6_5to6_degraded", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64, 1, 0, 1},
+    /* raid10 near-2 grown by one, one member lost on the way (every
+     * chunk keeps a copy in both layouts); and degraded from the start
+     * (slot 0 gone: the spare fills it as the move goes, slot 4 stays
+     * empty; another loss could take a chunk's last copy) */
+    {"raid10_4to5", URAID_LEVEL_RAID10, 4, 5, -1, 16, 0, 0, 1, 0, 0},
+    {"raid10_4to5_degraded", URAID_LEVEL_RAID10, 4, 5, -1, 16, 0, 0, 0, 0, 1},
 };
 
 #define RF_SECTORS 512 /* per member */
@@ -114,6 +121,10 @@ static void rf_trial(const struct rf_cfg *c, uint64_t seed, struct rf_trial *t)
 	int par = c->level == URAID_LEVEL_RAID6 ? 2 : 1;
 	t->span = (uint64_t)RF_SECTORS * (uint64_t)(c->to_disks - par) * 512;
 	uint64_t old = (uint64_t)RF_SECTORS * (uint64_t)(c->ndisks - par) * 512;
+	if (c->level == URAID_LEVEL_RAID10) { /* near-2 */
+		t->span = (uint64_t)RF_SECTORS * (uint64_t)c->to_disks / 2 * 512;
+		old = (uint64_t)RF_SECTORS * (uint64_t)c->ndisks / 2 * 512;
+	}
 	if (old > t->span)
 		t->span = old;
 	t->shadow = calloc(1, t->span);
@@ -155,7 +166,7 @@ static void rf_trial(const struct rf_cfg *c, uint64_t seed, struct rf_trial *t)
 	 * takes one sync step of 32 sectors a turn (a member dies only while
 	 * the reshape still runs). */
 	uint64_t turns = size / 512 / 32 * 3 / 4;
-	uint64_t fail_at[2];
+	uint64_t fail_at[2] = {0, 0};
 	for (int k = 0; k < c->nfail; k++)
 		fail_at[k] = t_rand(&rs) % turns;
 	int killed = 0;
@@ -292,6 +303,16 @@ static void raid5_4to5_bitmap(void)
 static void raid6_5to6_degraded(void)
 {
 	run(4);
+}
+
+static void raid10_4to5(void)
+{
+	run(5);
+}
+
+static void raid10_4to5_degraded(void)
+{
+	run(6);
 }
 
 /* One member more than the level can lose, the second in the old view: the
@@ -468,4 +489,5 @@ out:
 }
 
 TEST_MAIN(T(raid5_4to5), T(raid6_5to6), T(raid5_chunk_layout), T(raid5_4to5_bitmap),
-          T(raid6_5to6_degraded), T(raid5_beyond), T(inplace_too_early), T(ppl_refused))
+          T(raid6_5to6_degraded), T(raid5_beyond), T(inplace_too_early), T(ppl_refused),
+          T(raid10_4to5), T(raid10_4to5_degraded))

@@ -8,6 +8,23 @@
 #include "engine/core/reshape.h"
 #include "util/errmsg.h"
 
+/* raid10 near layouts: the rows of slot d the move has written all of
+ * (the chunks below pos's: slot index r * raid_disks + d of row r holds
+ * chunk (r * raid_disks + d) / near), where a copy in the row after the
+ * first copy's (eng_reshape_rows) may be the only one left; other layouts
+ * and levels: rows. */
+static uint64_t r10_member_rows(const struct eng_reshape *rs, int d, uint64_t pos, uint64_t rows)
+{
+	const struct layout_geometry *g = &rs->geo[1];
+	uint64_t nc = g->layout & 0xff, fc = (g->layout >> 8) & 0xff, rd = (uint64_t)g->raid_disks;
+	if (g->level != URAID_LEVEL_RAID10 || fc != 1 || !nc || d < 0)
+		return rows;
+	uint64_t k = pos / g->chunk_sectors * nc;
+	if (k <= (uint64_t)d)
+		return 0;
+	return (k - (uint64_t)d + rd - 1) / rd * g->chunk_sectors;
+}
+
 void eng_reshape_view(struct eng_array *a, int v)
 {
 	struct eng_reshape *rs = a->rs;
@@ -21,12 +38,16 @@ void eng_reshape_view(struct eng_array *a, int v)
 	 * backwards move fills them from the end: never read until it is
 	 * over (md's recovery_offset, counted from the start, says nothing
 	 * of where), written throughout. */
-	uint64_t rows = eng_reshape_rows(rs, v < 0 ? rs->safe : rs->r.position);
+	uint64_t pos = v < 0 ? rs->safe : rs->r.position;
+	uint64_t rows = eng_reshape_rows(rs, pos);
 	if (rs->r.backwards)
 		rows = 0;
 	for (int i = 0; i < a->nmem; i++)
 		if (eng_reshape_fills(a->mem[i]))
-			a->mem[i]->recovery_offset = v == 0 ? 0 : rows;
+			a->mem[i]->recovery_offset =
+			    v == 0 || rs->r.backwards
+			        ? 0
+			        : r10_member_rows(rs, a->mem[i]->role, pos, rows);
 }
 
 uint64_t eng_reshape_piece(const struct eng_array *a, uint64_t lsec, uint64_t end, bool *is_new)
@@ -78,6 +99,40 @@ uint64_t eng_reshape_progress(const struct eng_reshape *rs)
 uint64_t eng_reshape_total(const struct eng_reshape *rs)
 {
 	return rs->r.backwards ? rs->start : rs->size[1];
+}
+
+/* md's raid10 calc_sectors (the member sectors geometry g uses of dev)
+ * and raid10_size (the array sectors of dev on rd members). */
+static uint64_t r10_calc_sectors(uint64_t dev, const struct layout_geometry *g)
+{
+	uint64_t c = g->chunk_sectors, nc = g->layout & 0xff, fc = (g->layout >> 8) & 0xff,
+	         rd = (uint64_t)g->raid_disks;
+	if (!c || !nc || !fc || !rd)
+		return 0;
+	uint64_t chunks = dev / c / fc * rd / nc;
+	return (chunks * nc * fc + rd - 1) / rd * c;
+}
+
+static uint64_t r10_size(uint64_t dev, int rd, const struct layout_geometry *g)
+{
+	uint64_t c = g->chunk_sectors, nc = g->layout & 0xff, fc = (g->layout >> 8) & 0xff;
+	if (!c || !nc || !fc)
+		return 0;
+	return dev / c / fc * (uint64_t)rd / nc * c;
+}
+
+uint64_t eng_reshape_md_total(const struct eng_reshape *rs)
+{
+	const struct layout_geometry *o = &rs->geo[0], *n = &rs->geo[1];
+	if (n->level != URAID_LEVEL_RAID10)
+		return eng_reshape_total(rs);
+	/* md's resync_max_sectors: raid10_run's raid10_size(mddev, 0, 0)
+	 * (the old geometry's, on the members it uses); backwards
+	 * raid10_start_reshape's, the new geometry on the fewer members. */
+	uint64_t dev = r10_calc_sectors(o->dev_sectors, o);
+	if (!rs->r.backwards)
+		return r10_size(dev, o->raid_disks, o);
+	return r10_size(dev, o->raid_disks < n->raid_disks ? o->raid_disks : n->raid_disks, n);
 }
 
 uint64_t eng_reshape_rows(const struct eng_reshape *rs, uint64_t lsec)

@@ -101,6 +101,10 @@ int eng_reshape_complete(struct eng_array *a);
  * sync thread shows a reshape's progress. */
 uint64_t eng_reshape_progress(const struct eng_reshape *rs);
 uint64_t eng_reshape_total(const struct eng_reshape *rs);
+/* What md's status shows as a reshape's total (its resync_max_sectors):
+ * eng_reshape_total's but for raid10, whose move md counts to the smaller
+ * geometry's size (the new end of a grow is resynced after it). */
+uint64_t eng_reshape_md_total(const struct eng_reshape *rs);
 /* Rows (member sectors) of the new geometry holding logical [0, lsec). */
 uint64_t eng_reshape_rows(const struct eng_reshape *rs, uint64_t lsec);
 /* Logical sectors of geometry g on members of dev_sectors (raid5_size). */
