@@ -1,0 +1,175 @@
+/* raid10 reshapes (engine/reshape_raid10.c) as md counts and refuses
+ * them: the progress uraid status shows (md's resync_max_sectors and
+ * /proc/mdstat's reshape line, from raid10.c's sizes), and the changes md
+ * cannot make for want of room to move the data offset, in mdadm's words
+ * with nothing written. (The power-cut and member-failure runs of raid10
+ * reshapes are in test_engine_reshape.c and test_engine_reshape_fail.c.) */
+#include "reshape_common.h"
+
+#define RS_SECTORS 512 /* per member */
+#define RS_DISK    (2u << 20)
+
+/* md's raid10 sizes, from raid10.c: calc_sectors (the member sectors a
+ * geometry uses) and raid10_size (array sectors on rd members). */
+static uint64_t md10_dev(uint64_t dev, uint32_t chunk, uint32_t layout, int rd)
+{
+	uint64_t nc = layout & 0xff, fc = (layout >> 8) & 0xff;
+	uint64_t size = dev / chunk / fc * (uint64_t)rd / nc * nc * fc;
+	return (size + (uint64_t)rd - 1) / (uint64_t)rd * chunk;
+}
+static uint64_t md10_size(uint64_t dev, uint32_t chunk, uint32_t layout, int rd)
+{
+	return dev / chunk / ((layout >> 8) & 0xff) * (uint64_t)rd / (layout & 0xff) * chunk;
+}
+
+/* A raid10 reshape's progress as md shows it: md_do_sync counts it to
+ * resync_max_sectors, raid10_run's raid10_size (old geometry) forwards,
+ * raid10_start_reshape's (new geometry, fewer members) backwards, and
+ * /proc/mdstat prints "reshape = x% (done/total)" in KiB; a grow's new end,
+ * which md resyncs after, shows as a resync. */
+static void raid10_progress(void)
+{
+	static const struct {
+		int n, to;
+		uint32_t chunk, to_chunk;
+		int layout;
+	} k[] = {{4, 5, 16, 0, -1},  {4, 6, 16, 0, -1},      {5, 4, 16, 0, -1},
+	         {4, 4, 16, 32, -1}, {4, 4, 16, 0, 0x10201}, {5, 5, 16, 0, 0x10201}};
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		struct te_disk d[TE_MAX];
+		memset(d, 0, sizeof(d));
+		int nd = k[i].to > k[i].n ? k[i].to : k[i].n;
+		rsc_disks_open(d, nd, "p", RS_DISK);
+		struct uraid_create_opts o =
+		    rsc_opts(URAID_LEVEL_RAID10, k[i].n, k[i].chunk, RS_SECTORS);
+		struct uraid_array *a = NULL;
+		char err[512], line[1024], want[64];
+		if (te_create(&o, d, k[i].n, &a) < 0) {
+			CHECKF(0, "raid10 progress %zu: create", i);
+			rsc_disks_close(d, nd);
+			continue;
+		}
+		for (int j = k[i].n; j < nd && k[i].to > k[i].n; j++)
+			CHECK(uraid_add_member(a, te_borrow(&d[j]), err, sizeof(err)) == 0);
+		struct uraid_status st;
+		memset(&st, 0, sizeof(st));
+		uraid_status(a, &st);
+		uint64_t dev = st.dev_sectors;
+		uint32_t ol = st.layout;
+		if (k[i].to < k[i].n)
+			CHECK(uraid_grow(a, URAID_GROW_ARRAY_SIZE,
+			                 md10_size(dev, k[i].chunk, ol, k[i].to), err,
+			                 sizeof(err)) == 0);
+		struct uraid_reshape_opts ro = {
+		    .raid_disks = k[i].to, .layout = k[i].layout, .chunk_sectors = k[i].to_chunk};
+		CHECKF(uraid_array_reshape_start(a, &ro, err, sizeof(err)) == 0,
+		       "raid10 progress %zu: %s", i, err);
+		memset(&st, 0, sizeof(st));
+		uraid_status(a, &st);
+		uint32_t nl = k[i].layout < 0 ? ol : (uint32_t)k[i].layout;
+		uint32_t nch = k[i].to_chunk ? k[i].to_chunk : k[i].chunk;
+		int fewer = k[i].to < k[i].n ? k[i].to : k[i].n;
+		uint64_t mdev = md10_dev(dev, k[i].chunk, ol, k[i].n);
+		uint64_t total = st.reshape == 2 ? md10_size(mdev, nch, nl, fewer)
+		                                 : md10_size(mdev, k[i].chunk, ol, k[i].n);
+		uint64_t steps = 0, shown = 0;
+		while (st.reshape && steps++ < 10000) {
+			CHECKF(st.sync_total == (st.sync_action == URAID_SYNC_RESHAPE
+			                             ? total
+			                             : md10_size(dev, nch, nl, k[i].to)),
+			       "raid10 progress %zu (%d -> %d): %s total %llu, md's %llu", i,
+			       k[i].n, k[i].to,
+			       st.sync_action == URAID_SYNC_RESHAPE ? "reshape" : "resync",
+			       (unsigned long long)st.sync_total, (unsigned long long)total);
+			if (st.sync_action == URAID_SYNC_RESHAPE &&
+			    uraid_mdstat_format("md0", &st, line, sizeof(line)) > 0) {
+				snprintf(want, sizeof(want), "(%llu/%llu)",
+				         (unsigned long long)(st.sync_done / 2),
+				         (unsigned long long)(total / 2));
+				CHECKF(strstr(line, "reshape =") && strstr(line, want),
+				       "raid10 progress %zu: mdstat \"%s\", want %s", i, line,
+				       want);
+				shown++;
+			}
+			if (uraid_sync_step(a, 64) <= 0)
+				break;
+			memset(&st, 0, sizeof(st));
+			uraid_status(a, &st);
+		}
+		memset(&st, 0, sizeof(st));
+		uraid_status(a, &st);
+		CHECKF(shown > 0 && !st.reshape, "raid10 progress %zu: %llu lines, reshape %d", i,
+		       (unsigned long long)shown, st.reshape);
+		uraid_stop(a);
+		rsc_disks_close(d, nd);
+	}
+}
+
+/* raid10 changes md cannot make for want of room to move the data offset
+ * (md's raid10 has no backup file), in mdadm's words, nothing written:
+ * a grow with no room before the data, a chunk change with too little
+ * either side, a shrink whose component-size cut (mdadm's first step)
+ * would not hold the array. And a degraded grow without a spare for the
+ * new slot. */
+static void raid10_no_room(void)
+{
+	struct te_disk d[6];
+	memset(d, 0, sizeof(d));
+	char err[512] = "";
+	enum { NR_DISK = RS_DISK + 4096 };
+	static uint8_t before[6][NR_DISK], after[NR_DISK];
+	for (int kind = 0; kind < 4; kind++) {
+		/* 1.0 (the data from sector 0) on the whole member: no room
+		 * before the data, 8 sectors after it (less than a chunk) */
+		rsc_disks_open(d, 6, "n", NR_DISK);
+		struct uraid_create_opts o = rsc_opts(URAID_LEVEL_RAID10, 4, 16, 0);
+		if (kind < 3)
+			o.metadata = 10;
+		struct uraid_array *a = NULL;
+		if (te_create(&o, d, 4, &a) < 0) {
+			CHECKF(0, "no room %d: create failed", kind);
+			rsc_disks_close(d, 6);
+			continue;
+		}
+		struct uraid_reshape_opts ro = {.layout = -1};
+		const char *want = "";
+		if (kind == 0) {
+			CHECK(uraid_add_member(a, te_borrow(&d[4]), err, sizeof(err)) == 0);
+			ro.raid_disks = 5;
+			want = "Insufficient head-space for reshape";
+		} else if (kind == 1) {
+			ro.chunk_sectors = 32;
+			want = "Insufficient tail-space for reshape";
+		} else if (kind == 2) {
+			ro.raid_disks = 3;
+			struct uraid_status st;
+			memset(&st, 0, sizeof(st));
+			uraid_status(a, &st);
+			/* all 3 members hold, but not on components cut by a chunk */
+			CHECK(uraid_grow(a, URAID_GROW_ARRAY_SIZE, st.dev_sectors / 16 * 3 / 2 * 16,
+			                 err, sizeof(err)) == 0);
+			want = "array size must be reduced before number of disks";
+		} else {
+			CHECK(uraid_fail(a, "n1", err, sizeof(err)) == 0 &&
+			      uraid_remove(a, "n1", err, sizeof(err)) == 0);
+			ro.raid_disks = 5;
+			want = "needs 1 spare(s)";
+		}
+		CHECK(uraid_flush(a) == 0);
+		for (int i = 0; i < 6; i++)
+			CHECK(te_pread(d[i].fault, before[i], NR_DISK, 0) == NR_DISK);
+		int rc = uraid_array_reshape_start(a, &ro, err, sizeof(err));
+		CHECK(uraid_flush(a) == 0);
+		bool same = true;
+		for (int i = 0; i < 6; i++) {
+			CHECK(te_pread(d[i].fault, after, NR_DISK, 0) == NR_DISK);
+			same = same && !memcmp(before[i], after, sizeof(after));
+		}
+		CHECKF(rc < 0 && strstr(err, want) && same, "no room %d: rc %d \"%s\", members %s",
+		       kind, rc, err, same ? "unchanged" : "WRITTEN");
+		uraid_stop(a);
+		rsc_disks_close(d, 6);
+	}
+}
+
+TEST_MAIN(T(raid10_progress), T(raid10_no_room))
