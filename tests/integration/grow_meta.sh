@@ -6,7 +6,9 @@
 # hold members, then compacted as md does). Content compared with what was
 # written, `uraid check` clean, host mdadm --examine reads the result;
 # refusals change no byte of any member. And the restripes through the same
-# verb: raid5 3 -> 4 members, a chunk + layout change, raid5 4 -> 3.
+# verb: raid5 3 -> 4 members, a chunk + layout change, raid5 4 -> 3, and
+# raid10 near-2 4 -> 5, a chunk change, near -> offset, 5 -> 4 (its
+# progress in mdstat's form, md's total), with md's raid10 refusals.
 source "$(dirname "$0")/../lib.sh"
 d=$T_TMP/g
 mkdir -p "$d"
@@ -268,6 +270,63 @@ check "after the shrink: check clean" clean g5b
 "$URAID" stop g5b
 check "mdadm --examine: the removed member is a spare, 3 raid devices, no reshape left" \
 	sh -c "mdadm --examine b3 | grep -q 'Device Role : spare' && mdadm --examine b0 | grep -q 'Raid Devices : 3' && ! mdadm --examine b0 | grep -q 'Reshape'"
+
+# raid10 near-2 (engine/reshape_raid10.c, md's raid10 reshape: no backup
+# file, the data offset always moves): 4 -> 5 members onto a spare, shown
+# in mdstat's form with md's total (the old size: md resyncs the new end),
+# a chunk change, near -> offset, and 5 -> 4 after --array-size; the
+# changes md refuses, refused in mdadm's words with nothing written.
+truncate -s 24M t0 t1 t2 t3 t4
+"$URAID" create --level=10 --raid-devices=4 --name=g10r --run t0 t1 t2 t3 >/dev/null 2>&1
+idle g10r
+"$URAID" grow g10r --array-size=16M >/dev/null 2>&1
+"$URAID" grow g10r --size=8M >/dev/null 2>&1
+"$URAID" write g10r <data
+sleep 2.5 # marked clean after 2 s idle
+sums=$(md5sum t0 t1 t2 t3 t4)
+out=$("$URAID" grow g10r --raid-devices=5 2>&1)
+check "raid10 --raid-devices=5 without a spare refused" grep -q "needs 1 spare" <<<"$out"
+out=$("$URAID" grow g10r --layout=f2 2>&1)
+check "raid10 to far-2 refused in mdadm's words" grep -q "Cannot reshape RAID10 to far-mode" <<<"$out"
+out=$("$URAID" grow g10r --layout=n3 2>&1)
+check "raid10 near-2 -> near-3 refused in mdadm's words" \
+	grep -q "Cannot change number of copies when reshaping RAID10" <<<"$out"
+check "those refusals wrote nothing" [ "$sums" = "$(md5sum t0 t1 t2 t3 t4)" ]
+"$URAID" add g10r t4 >/dev/null 2>&1
+old=$("$URAID" detail g10r | field 'Array Size' | cut -d' ' -f1)
+"$URAID" sync-speed --min=100 --max=500 g10r >/dev/null 2>&1
+check "raid10 --raid-devices=5 onto the spare: reshape started" "$URAID" grow g10r --raid-devices=5
+st=$("$URAID" status g10r)
+echo "# $(grep -E 'reshape|resync' <<<"$st")"
+check "uraid status: mdstat's reshape line, counted to the old size (${old}K) as md does" \
+	grep -Eq "reshape = *[0-9]+\.[0-9]% \([0-9]+/$old\)" <<<"$st"
+"$URAID" sync-speed --min=1000 --max=2000000 g10r >/dev/null 2>&1
+check "the raid10 grow finishes" idle g10r
+check "raid10 of 5 in sync" grep -q '\[5/5\] \[UUUUU\]' <<<"$("$URAID" status g10r)"
+check "after the raid10 grow: content as written" same g10r 8M
+check "after the raid10 grow: check clean" clean g10r
+check "raid10 --chunk=128K: reshape started" "$URAID" grow g10r --chunk=128K
+check "the raid10 chunk change finishes" idle g10r
+check "raid10 chunk now 128K" grep -q '128K' <<<"$("$URAID" detail g10r | field 'Chunk Size')"
+check "raid10 --layout=o2: reshape started" "$URAID" grow g10r --layout=o2
+check "the raid10 near -> offset change finishes" idle g10r
+check "raid10 layout now offset=2" grep -q 'offset=2' <<<"$("$URAID" detail g10r | field 'Layout')"
+check "after the raid10 chunk and layout changes: content as written" same g10r 8M
+check "after the raid10 chunk and layout changes: check clean" clean g10r
+sums=$(md5sum t0 t1 t2 t3 t4)
+out=$("$URAID" grow g10r --raid-devices=4 2>&1)
+check "raid10 --raid-devices=4 before --array-size refused, naming it" \
+	grep -q -- "--array-size" <<<"$out"
+check "that refusal wrote nothing" [ "$sums" = "$(md5sum t0 t1 t2 t3 t4)" ]
+check "raid10 --array-size=16M --raid-devices=4: reshape started" \
+	"$URAID" grow g10r --array-size=16M --raid-devices=4
+check "the raid10 shrink finishes" idle g10r
+check "raid10 of 4 in sync" grep -q '\[4/4\] \[UUUU\]' <<<"$("$URAID" status g10r)"
+check "after the raid10 shrink: content as written" same g10r 8M
+check "after the raid10 shrink: check clean" clean g10r
+"$URAID" stop g10r
+check "mdadm --examine: raid10 offset=2 of 4, 128K chunk, the removed member a spare, no reshape left" \
+	sh -c "mdadm --examine t0 | grep -q 'Layout : offset=2' && mdadm --examine t0 | grep -q 'Raid Devices : 4' && mdadm --examine t0 | grep -q 'Chunk Size : 128K' && mdadm --examine t4 | grep -q 'Device Role : spare' && ! mdadm --examine t0 | grep -q 'Reshape'"
 
 # Refusals on levels without a size; nothing written.
 truncate -s 16M z0 z1
