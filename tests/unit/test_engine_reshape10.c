@@ -2,7 +2,8 @@
  * them: the progress uraid status shows (md's resync_max_sectors and
  * /proc/mdstat's reshape line, from raid10.c's sizes), and the changes md
  * cannot make for want of room to move the data offset, in mdadm's words
- * with nothing written. (The power-cut and member-failure runs of raid10
+ * with nothing written, and the shrink it makes by cutting the component
+ * size first. (The power-cut and member-failure runs of raid10
  * reshapes are in test_engine_reshape.c and test_engine_reshape_fail.c.) */
 #include "reshape_common.h"
 
@@ -172,4 +173,50 @@ static void raid10_no_room(void)
 	}
 }
 
-TEST_MAIN(T(raid10_progress), T(raid10_no_room))
+/* A shrink md can make without room after the data: mdadm's raid10_reshape
+ * first cuts the component size by the move (the data offset's), then
+ * reshapes backwards; the content survives, the members use one chunk
+ * less. */
+static void raid10_shrink_cut(void)
+{
+	enum { NR_DISK = RS_DISK + 4096 };
+	struct te_disk d[4];
+	memset(d, 0, sizeof(d));
+	char err[512] = "";
+	rsc_disks_open(d, 4, "c", NR_DISK);
+	struct uraid_create_opts o = rsc_opts(URAID_LEVEL_RAID10, 4, 16, 0);
+	o.metadata = 10;
+	struct uraid_array *a = NULL;
+	if (te_create(&o, d, 4, &a) < 0) {
+		CHECKF(0, "shrink cut: create failed");
+		rsc_disks_close(d, 4);
+		return;
+	}
+	struct uraid_status st;
+	memset(&st, 0, sizeof(st));
+	uraid_status(a, &st);
+	uint64_t dev = st.dev_sectors;
+	uint64_t fit = md10_size(dev - 16, 16, st.layout, 3);
+	uint8_t *want = malloc(fit * 512), *got = malloc(fit * 512);
+	uint64_t rs = 0x10c07;
+	t_fill(&rs, want, fit * 512);
+	CHECK(uraid_grow(a, URAID_GROW_ARRAY_SIZE, fit, err, sizeof(err)) == 0);
+	CHECK(uraid_write(a, want, fit * 512, 0) == 0);
+	struct uraid_reshape_opts ro = {.layout = -1, .raid_disks = 3};
+	int rc = uraid_array_reshape_start(a, &ro, err, sizeof(err));
+	CHECKF(rc == 0, "shrink cut: %s", err);
+	CHECK(te_sync_all(a) == 0);
+	memset(&st, 0, sizeof(st));
+	uraid_status(a, &st);
+	CHECKF(rc == 0 && !st.reshape && st.raid_disks == 3 && st.dev_sectors == dev - 16,
+	       "shrink cut: reshape %d, %d members of %llu sectors (was %llu)", st.reshape,
+	       st.raid_disks, (unsigned long long)st.dev_sectors, (unsigned long long)dev);
+	CHECK(uraid_read(a, got, fit * 512, 0) == 0 && !memcmp(got, want, fit * 512));
+	CHECK(rsc_check(a) == 0);
+	free(want);
+	free(got);
+	uraid_stop(a);
+	rsc_disks_close(d, 4);
+}
+
+TEST_MAIN(T(raid10_progress), T(raid10_no_room), T(raid10_shrink_cut))
