@@ -3,7 +3,8 @@
 # same member images (made by mdadm: raid5 1.2, raid1 1.2 with a bitmap,
 # raid10 n2, raid1 0.90) are assembled in the guest and by uraid, taken
 # through the same states (clean; a member failed and removed; a spare
-# added, recovering slowly; checking slowly), and /proc/mdstat vs `uraid
+# added, recovering slowly; checking slowly; the raid10 grown 4 -> 5
+# slowly: md's reshape total), and /proc/mdstat vs `uraid
 # status`, mdadm --detail vs `uraid detail`, --detail --export vs `uraid
 # detail --export` compared line by line. Normalised, because they must
 # differ: member names (vdX / files; mapped to the disk names), the detail's
@@ -97,6 +98,16 @@ for a in a b c d; do
 	ctl idle
 	wait "$cpid"
 	ctl speed 0 0
+	if [ $a = c ]; then
+		mdadm --zero-superblock "$d/c1" 2>/dev/null
+		"$URAID" add md0 "$d/c1" >/dev/null 2>&1
+		ctl speed 100 200
+		"$URAID" grow md0 --raid-devices=5 >/dev/null 2>&1
+		sleep 3
+		ushow c reshaping
+		ctl speed 0 0
+		wait_idle
+	fi
 	"$URAID" stop md0
 done
 
@@ -112,7 +123,9 @@ norm() { # what must differ, as the header says
 		if [ "${1##*.}" = export ]; then sort; else cat; fi
 }
 for a in a b c d; do
-	for st in clean degraded rebuilding checking; do
+	sts="clean degraded rebuilding checking"
+	[ $a = c ] && sts="$sts reshaping"
+	for st in $sts; do
 		for w in mdstat detail export; do
 			k=$T_TMP/k.$a.$st.$w u=$T_TMP/u.$a.$st.$w
 			[ -s "$k" ] || { fail "$a $st $w: the guest printed nothing"; continue; }
