@@ -1,4 +1,4 @@
-/* Test helper for reshape_mdvm.sh (built by it against build/rel's
+/* Test helper for reshape_rt_mdvm.sh (built against build/rel's
  * library): starts a reshape through the public API and stops the array
  * once the move has passed a given share, leaving members mid-reshape as
  * `mdadm --grow` stopped by `mdadm --stop` leaves them.
@@ -6,8 +6,8 @@
  * LAYOUT -1 / CHUNK_KIB 0 keep the current ones; SPARE (or SPARE,SPARE...)
  * is added first.
  * FILL=FILE in the environment: the array is written with FILE's bytes
- * first (as much as fits); ARRAY_KIB=N: the array size is set to N KiB
- * before the reshape (as mdadm --grow --array-size before a shrink);
+ * first (as much as fits); ARRAY_KIB=N (N > 0): the array size is set to N
+ * KiB before the reshape (as mdadm --grow --array-size before a shrink);
  * DIR=1|-1: uraid_reshape_opts.direction (forwards / backwards).
  * LEVEL=L: a level change that moves data (uraid_reshape_opts.level).
  * BACKUP=FILE: mdadm's --backup-file (an in-place grow); STOP_PERMILLE 0
@@ -63,8 +63,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	const char *ak = getenv("ARRAY_KIB");
-	if (ak && uraid_grow(a, URAID_GROW_ARRAY_SIZE, strtoull(ak, NULL, 10) * 2, err,
-	                     sizeof(err)) < 0) {
+	uint64_t kib = ak ? strtoull(ak, NULL, 10) : 0;
+	if (kib && uraid_grow(a, URAID_GROW_ARRAY_SIZE, kib * 2, err, sizeof(err)) < 0) {
 		fprintf(stderr, "array size: %s\n", err);
 		return 1;
 	}
