@@ -16,8 +16,10 @@ rs_setup() {
 		fail "mdvm not available at $MDVM (run $SHARED/mdvm/setup)"
 		t_done
 	fi
+	local libs
+	libs=$(uraid_libs)
 	cc -O1 -Wall -I"$TOP/include" -o "$d/reshape_tool" "$TOP/tests/integration/reshape_tool.c" \
-		"$TOP/build/rel/liburaid.a" $(uraid_libs) || {
+		"$TOP/build/rel/liburaid.a" $libs || {
 		fail "reshape_tool builds"
 		t_done
 	}
