@@ -66,6 +66,23 @@ ushow() { # uraid's view, in the same files as the guest's
 	cp "$URAID_RUN_DIR/mdstat" "$T_TMP/u.$1.$2.file"
 	sed -i "s#$d/##g" "$T_TMP/u.$1.$2."*
 }
+# settle: until the run directory's mdstat is what status prints (it
+# follows within 200 ms; polls of 0.05 s, 10 s at most)
+settle() {
+	for _ in $(seq 200); do
+		"$URAID" status | cmp -s - "$URAID_RUN_DIR/mdstat" && return 0
+		sleep 0.05
+	done
+}
+# until_status WORDS: until status shows WORDS (the recovery or check held
+# slow has started and shows its progress line; polls of 0.1 s)
+until_status() {
+	for _ in $(seq 600); do
+		"$URAID" status md0 | grep -q "$1" && return 0
+		sleep 0.1
+	done
+	fail "$a: no '$1' in uraid status after 60 s"
+}
 wait_idle() {
 	for _ in $(seq 300); do
 		"$URAID" status --json md0 | grep -q '"action":"idle"' && return 0
@@ -79,21 +96,21 @@ for a in a b c d; do
 	for n in $m; do mem+=("$d/$n"); done
 	"$URAID" assemble --name md0 "${mem[@]}" 2>"$T_TMP/u.$a.err" ||
 		{ fail "$a: uraid assemble: $(cat "$T_TMP/u.$a.err")"; continue; }
-	sleep 0.5 # the run directory's mdstat follows within 200 ms
+	settle
 	ushow $a clean
 	"$URAID" fail md0 "$d/${a}1" && "$URAID" remove md0 "$d/${a}1"
-	sleep 0.5
+	settle
 	ushow $a degraded
 	ctl speed 100 200
 	"$URAID" add md0 "$d/$s"
-	sleep 3
+	until_status 'recovery ='
 	ushow $a rebuilding
 	ctl speed 0 0
 	wait_idle
 	ctl speed 100 200
 	"$URAID" check md0 >/dev/null 2>&1 &
 	cpid=$!
-	sleep 3
+	until_status 'check ='
 	ushow $a checking
 	ctl idle
 	wait "$cpid"
