@@ -22,17 +22,91 @@ wait_idle() {
 	return 1
 }
 
+# speed NAME MIN MAX: the rebuild's speed limits (KiB/s) through the control
+# socket, as URAID_SYNC_SPEED_MIN/MAX at the daemon's start would set them
+speed() {
+	python3 - "$URAID_RUN_DIR/$1.sock" "speed $2 $3" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall((sys.argv[2] + "\n").encode())
+r = s.recv(256).decode(); sys.exit(0 if r.startswith("OK") else print(r) or 1)
+PY
+}
+
 # put FILE OFFSET_BYTES DATA: lay DATA over FILE at OFFSET (the expected image)
 put() { dd if="$3" of="$1" bs=512 seek=$(($2 / 512)) conv=notrunc status=none; }
 
-# case NAME CREATE-ARGS... : members NAME/m0.. (count from --raid-devices)
+# The kernel's side of run_case and plain_case: one VM per group of arrays
+# (mdvm takes 24 disks), each array under its own md device, its disks named
+# NAME_*. vm_group adds, for each CHECK array, ARRAY_MD5_NAME= and CHECK_NAME
+# mismatch_cnt=N and then DONE_NAME (assembled read-only, hashed, made
+# writable, checked, stopped); for each PLAIN one (no redundancy to check)
+# ARRAY_BYTES_NAME=, ARRAY_MD5_NAME= and DONE_NAME.
+VM_DISKS=() VM_CHECK="" VM_PLAIN=""
+vm_job='i=0
+one() { # NAME check|plain
+	M=$(for n in $MDVM_DISKS; do case $n in "$1"_*) printf "/dev/disk-%s " "$n" ;; esac; done)
+	r=0
+	run mdadm --examine $M
+	run mdadm --assemble --readonly /dev/md$i $M || return 1
+	cat /proc/mdstat
+	run mdadm --detail /dev/md$i
+	echo "ARRAY_BYTES_$1=$(blockdev --getsize64 /dev/md$i)"
+	echo "ARRAY_MD5_$1=$(md5_range /dev/md$i)"
+	if [ "$2" = check ]; then
+		run mdadm --readwrite /dev/md$i || return 1
+		out=$(md_check md$i) || r=1
+		echo "CHECK_$1 $out"
+	fi
+	run mdadm --stop /dev/md$i || return 1
+	return $r
+}
+bad=0
+for c in $VM_CHECK; do if one "$c" check; then echo "DONE_$c"; else bad=1; fi; i=$((i + 1)); done
+for c in $VM_PLAIN; do if one "$c" plain; then echo "DONE_$c"; else bad=1; fi; i=$((i + 1)); done'
+# vm_group GROUP: boot for the arrays queued so far (the guest's log in
+# $T_TMP/GROUP.log), then the checks of each. $JOB_TAIL (shell code, disks
+# of its own queued in VM_DISKS) runs in the guest after them.
+vm_group() {
+	local log=$T_TMP/$1.log
+	"$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 400 "${VM_DISKS[@]}" \
+		--cmd "VM_CHECK=\"$VM_CHECK\"; VM_PLAIN=\"$VM_PLAIN\"
+$vm_job
+${JOB_TAIL:-}
+exit \$bad" >"$log" 2>&1
+	local rc=$? name got want
+	for name in $VM_CHECK; do
+		got=$(sed -n "s/^ARRAY_MD5_$name=\\([0-9a-f]*\\).*/\\1/p" "$log" | head -1)
+		want=$(cat "$T_TMP/$name/want")
+		check "$name: kernel assembles uraid's members and its check passes (VM rc $rc)" \
+			grep -q "^DONE_$name\$" "$log"
+		check "$name: kernel reads the expected content ($got)" [ "$got" = "$want" ]
+		check "$name: kernel mismatch_cnt=0" grep -q "^CHECK_$name mismatch_cnt=0" "$log"
+		# keep the evidence of a failure (T_TMP goes away): VM log, members' examine
+		if ! grep -q "^DONE_$name\$" "$log" || [ "$got" != "$want" ]; then
+			grep -E 'mdadm:|md/|md[0-9]|!!!' "$log" | head -20
+			mkdir -p "$TOP/build/test-logs/engine_mdvm-$name"
+			cp "$log" "$T_TMP/$name/examine.txt" "$TOP/build/test-logs/engine_mdvm-$name/"
+		fi
+	done
+	for name in $VM_PLAIN; do
+		got=$(sed -n "s/^ARRAY_MD5_$name=\\([0-9a-f]*\\).*/\\1/p" "$log" | head -1)
+		want=$(cat "$T_TMP/$name/want")
+		check "$name: kernel assembles it with the size uraid computed" \
+			grep -q "^ARRAY_BYTES_$name=$(cat "$T_TMP/$name/bytes")\$" "$log"
+		check "$name: kernel reads what uraid wrote" [ "$got" = "$want" ]
+	done
+	VM_DISKS=() VM_CHECK="" VM_PLAIN=""
+}
+
+# case NAME CREATE-ARGS... : members NAME/m0.. (count from --raid-devices);
+# queued for the next vm_group
 run_case() {
 	local name=$1 n=$2; shift 2
 	local dir=$T_TMP/$name
 	mkdir -p "$dir"
 	local members=() spare=$dir/m$n
 	for ((i = 0; i < n; i++)); do members+=("$dir/m$i"); done
-	if ! "$URAID" create --size=16M --name="$name" "$@" --raid-devices="$n" "${members[@]}" \
+	if ! "$URAID" create --size=8M --name="$name" "$@" --raid-devices="$n" "${members[@]}" \
 		2>"$dir/err"; then
 		fail "$name: create: $(cat "$dir/err")"
 		return
@@ -49,7 +123,7 @@ run_case() {
 	"$URAID" fail "$name" "${members[1]}"
 	"$URAID" write "$name" --offset $((bytes / 2)) <"$dir/w2" &&
 		put "$dir/expected" $((bytes / 2)) "$dir/w2"
-	truncate -s 16M "$spare"
+	truncate -s 8M "$spare"
 	"$URAID" add "$name" "$spare"
 	"$URAID" write "$name" --offset $((bytes - 1048576)) <"$dir/w3" &&
 		put "$dir/expected" $((bytes - 1048576)) "$dir/w3"
@@ -63,30 +137,37 @@ run_case() {
 		wait_idle "$name"
 	fi
 	"$URAID" stop "$name"
-	local want
-	want=$(md5sum <"$dir/expected" | cut -d' ' -f1)
-	local disks=()
+	md5sum <"$dir/expected" | cut -d' ' -f1 >"$dir/want"
 	for ((i = 0; i < n; i++)); do
 		[ "$i" = 1 ] && continue
-		disks+=(--disk "m$i=$dir/m$i")
+		VM_DISKS+=(--disk "${name}_m$i=$dir/m$i")
 	done
-	disks+=(--disk "spare=$spare")
-	"$MDVM" --snapshot --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 240 "${disks[@]}" --script "$SHARED/mdvm/examples/check-array.sh" \
-		>"$dir/vm.log" 2>&1
-	local rc=$?
-	local got
-	got=$(sed -n 's/^ARRAY_MD5=\([0-9a-f]*\).*/\1/p' "$dir/vm.log" | head -1)
-	check "$name: kernel assembles uraid's members and its check passes (rc $rc)" [ "$rc" -eq 0 ]
-	check "$name: kernel reads the expected content ($got)" [ "$got" = "$want" ]
-	check "$name: kernel mismatch_cnt=0" grep -q '^mismatch_cnt=0' "$dir/vm.log"
-	[ "$rc" -eq 0 ] || grep -E 'mdadm:|md/|md0|!!!' "$dir/vm.log" | head -20
-	# keep the evidence of a failure (T_TMP goes away): VM log, members' examine
-	if [ "$rc" -ne 0 ] || ! grep -q '^mismatch_cnt=0' "$dir/vm.log"; then
-		mkdir -p "$TOP/build/test-logs/engine_mdvm-$name"
-		cp "$dir/vm.log" "$TOP/build/test-logs/engine_mdvm-$name/"
-		for m in "$dir"/m*; do "$URAID" examine "$m"; done \
-			>"$TOP/build/test-logs/engine_mdvm-$name/examine.txt" 2>&1
+	VM_DISKS+=(--disk "${name}_spare=$spare")
+	VM_CHECK="$VM_CHECK $name"
+	for m in "$dir"/m*; do "$URAID" examine "$m"; done >"$dir/examine.txt" 2>&1
+}
+
+# Levels without redundancy on members of different sizes (raid0 zones,
+# linear): the kernel reads what uraid wrote. Queued for the next vm_group.
+plain_case() {
+	local name=$1; shift
+	local dir=$T_TMP/$name
+	mkdir -p "$dir"
+	truncate -s 8M "$dir/m0"; truncate -s 12M "$dir/m1"; truncate -s 16M "$dir/m2"
+	if ! "$URAID" create --name="$name" --raid-devices=3 "$@" "$dir"/m0 "$dir"/m1 "$dir"/m2 \
+		2>"$dir/err"; then
+		fail "$name: create: $(cat "$dir/err")"
+		return
 	fi
+	local bytes
+	bytes=$("$URAID" status --json "$name" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["array_bytes"])')
+	echo "$bytes" >"$dir/bytes"
+	head -c "$bytes" /dev/urandom >"$dir/expected"
+	"$URAID" write "$name" <"$dir/expected"
+	"$URAID" stop "$name"
+	md5sum <"$dir/expected" | cut -d' ' -f1 >"$dir/want"
+	VM_DISKS+=(--disk "${name}_m0=$dir/m0" --disk "${name}_m1=$dir/m1" --disk "${name}_m2=$dir/m2")
+	VM_PLAIN="$VM_PLAIN $name"
 }
 
 run_case r5ls 4 --level=5 --chunk=64K --layout=left-symmetric
@@ -94,15 +175,19 @@ run_case r6 5 --level=6 --chunk=32K
 run_case r1 3 --level=1
 run_case r10n2 4 --level=10 --layout=n2 --chunk=64K
 run_case r5e10 4 --level=5 --chunk=64K --metadata=1.0
+vm_group vm1
 run_case r5e090 4 --level=5 --chunk=64K --metadata=0.90
 # rebuild at 2 MiB/s, stopped after a second: the spare is left part-rebuilt
 PARTIAL_REBUILD=1 URAID_SYNC_SPEED_MAX=2048 run_case r6mid 5 --level=6 --chunk=64K
 check "r6mid: spare stopped mid-rebuild carries a recovery offset" \
 	grep -q 'recovery' <("$URAID" examine "$T_TMP/r6mid/m5" 2>&1 | tr 'A-Z' 'a-z')
+plain_case r0zones --level=0 --chunk=64K
+plain_case lin --level=linear
 # replace (md's want_replacement): uraid rebuilds a new member while the old
 # one serves, with a write during the copy. Array "ra" finishes the replace
 # (the old member is left out, as a faulty one would be); array "rb" is
-# stopped mid-copy at 2 MiB/s, so the kernel must read uraid's replacement
+# stopped mid-copy at 2 MiB/s (the limit set after the initial resync, which
+# runs at full speed), so the kernel must read uraid's replacement
 # record (feature bit, slot, recovery_offset) and finish the replace itself.
 # One VM assembles them (and "rc" below).
 replace_prep() {
@@ -123,6 +208,7 @@ replace_prep() {
 	head -c 2M /dev/urandom >"$dir/w1"
 	head -c 1M /dev/urandom >"$dir/w2"
 	"$URAID" write "$name" --offset 1M <"$dir/w1" && put "$dir/expected" 1048576 "$dir/w1"
+	[ "$partial" = 1 ] && speed "$name" 1000 2048
 	truncate -s 16M "$dir/new"
 	check "$name: replace starts" "$URAID" replace "$name" "${members[1]}" "$dir/new"
 	"$URAID" write "$name" --offset $((bytes - 1048576)) <"$dir/w2" &&
@@ -163,6 +249,7 @@ partial_r10_prep() {
 	head -c "$bytes" /dev/urandom >"$dir/w1"
 	"$URAID" write rc <"$dir/w1" && cp "$dir/w1" "$dir/expected"
 	"$URAID" fail rc "$dir/m1"
+	speed rc 1024 2048
 	truncate -s 16M "$dir/new"
 	"$URAID" add rc "$dir/new"
 	sleep 1.5
@@ -175,8 +262,7 @@ partial_r10_prep() {
 	md5sum <"$dir/expected" | cut -d' ' -f1 >"$dir/want"
 }
 if replace_prep ra 4 0 --level=5 --chunk=64K &&
-	URAID_SYNC_SPEED_MAX=2048 replace_prep rb 5 1 --level=6 --chunk=64K &&
-	URAID_SYNC_SPEED_MAX=2048 URAID_SYNC_SPEED_MIN=1024 partial_r10_prep; then
+	replace_prep rb 5 1 --level=6 --chunk=64K && partial_r10_prep; then
 	R=$T_TMP
 	"$MDVM" --snapshot --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 300 \
 		--disk a0="$R/ra/m0" --disk a2="$R/ra/m2" --disk a3="$R/ra/m3" --disk anew="$R/ra/new" \
@@ -223,56 +309,22 @@ mdadm --stop /dev/md0 /dev/md1 /dev/md2' >"$R/replace-vm.log" 2>&1
 	[ "$rc" -eq 0 ] || grep -E 'mdadm:|md/|md[012]|!!!' "$R/replace-vm.log" | head -20
 	[ "$T_FAILED" = 0 ] || cp "$R/replace-vm.log" "$TOP/build/test-logs/engine_mdvm-replace-vm.log"
 fi
-# Levels without redundancy on members of different sizes (raid0 zones,
-# linear): the kernel reads what uraid wrote.
-plain_case() {
-	local name=$1; shift
-	local dir=$T_TMP/$name
-	mkdir -p "$dir"
-	truncate -s 8M "$dir/m0"; truncate -s 12M "$dir/m1"; truncate -s 16M "$dir/m2"
-	if ! "$URAID" create --name="$name" --raid-devices=3 "$@" "$dir"/m0 "$dir"/m1 "$dir"/m2 \
-		2>"$dir/err"; then
-		fail "$name: create: $(cat "$dir/err")"
-		return
-	fi
-	local bytes
-	bytes=$("$URAID" status --json "$name" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["array_bytes"])')
-	head -c "$bytes" /dev/urandom >"$dir/expected"
-	"$URAID" write "$name" <"$dir/expected"
-	"$URAID" stop "$name"
-	"$MDVM" --snapshot --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 240 --disk m0="$dir/m0" \
-		--disk m1="$dir/m1" --disk m2="$dir/m2" --cmd 'set -e
-mdadm --assemble --readonly /dev/md0 /dev/disk-m0 /dev/disk-m1 /dev/disk-m2
-cat /proc/mdstat
-echo "ARRAY_BYTES=$(blockdev --getsize64 /dev/md0)"
-echo "ARRAY_MD5=$(md5_range /dev/md0)"
-mdadm --stop /dev/md0' >"$dir/vm.log" 2>&1
-	local got want
-	got=$(sed -n 's/^ARRAY_MD5=\([0-9a-f]*\).*/\1/p' "$dir/vm.log" | head -1)
-	want=$(md5sum <"$dir/expected" | cut -d' ' -f1)
-	check "$name: kernel assembles it with the size uraid computed" \
-		grep -q "^ARRAY_BYTES=$bytes\$" "$dir/vm.log"
-	check "$name: kernel reads what uraid wrote" [ "$got" = "$want" ]
-}
-plain_case r0zones --level=0 --chunk=64K
-plain_case lin --level=linear
-
 # An mdadm array with a write-intent bitmap: readable (cat), and read-write
 # with the bitmap kept in step (engine/bitmap/bitmap.c; the kernel round trip of a
-# uraid-written bitmap is tests/integration/bitmap_mdvm.sh).
+# uraid-written bitmap is tests/integration/bitmap_mdvm.sh). mdadm makes it
+# in the second VM (after the arrays above), on disks it writes in place.
 B=$T_TMP/bitmap
 mkdir -p "$B"
 for i in 0 1 2; do truncate -s 16M "$B/m$i"; done
-"$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 240 --disk m0="$B/m0" --disk m1="$B/m1" \
-	--disk m2="$B/m2" --cmd 'set -e
-mdadm --create /dev/md0 --run --level=5 --raid-devices=3 --chunk=64 --bitmap=internal \
-	--metadata=1.2 /dev/disk-m0 /dev/disk-m1 /dev/disk-m2
-md_wait md0
-dd if=/dev/urandom of=/dev/md0 bs=64k count=64 conv=fsync 2>/dev/null
+VM_DISKS+=(--disk bitmap_m0="$B/m0" --disk bitmap_m1="$B/m1" --disk bitmap_m2="$B/m2")
+JOB_TAIL='mdadm --create /dev/md20 --run --level=5 --raid-devices=3 --chunk=64 --bitmap=internal \
+	--metadata=1.2 /dev/disk-bitmap_m0 /dev/disk-bitmap_m1 /dev/disk-bitmap_m2 || exit 1
+md_wait md20
+dd if=/dev/urandom of=/dev/md20 bs=64k count=64 conv=fsync 2>/dev/null || exit 1
 echo 3 > /proc/sys/vm/drop_caches
-echo "ARRAY_MD5=$(md5_range /dev/md0)"
-mdadm --stop /dev/md0' >"$B/vm.log" 2>&1
-want=$(sed -n 's/^ARRAY_MD5=\([0-9a-f]*\).*/\1/p' "$B/vm.log" | head -1)
+echo "BITMAP_MD5=$(md5_range /dev/md20)"
+mdadm --stop /dev/md20 || exit 1' vm_group vm2
+want=$(sed -n 's/^BITMAP_MD5=\([0-9a-f]*\).*/\1/p' "$T_TMP/vm2.log" | head -1)
 got=$("$URAID" cat "$B"/m0 "$B"/m1 "$B"/m2 | md5sum | cut -d' ' -f1)
 check "bitmap array (mdadm-made): cat equals the kernel's md5 ($want)" \
 	sh -c '[ -n "$1" ] && [ "$1" = "$2" ]' sh "$want" "$got"
