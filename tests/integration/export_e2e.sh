@@ -6,8 +6,8 @@
 # fio --verify=crc32c runs on the file system -> uraid add a spare, rebuild
 # under that load through the control socket -> unmount -> xfs_repair -n
 # clean -> remount, checksums match -> detach leaves no process, mount or
-# loop device -> the current members assemble in a real kernel (mdvm) with
-# the md5 uraid reads and mismatch_cnt 0.
+# loop device -> the current members assemble in a real kernel (mdvm; one
+# VM for both arrays) with the md5 uraid reads and mismatch_cnt 0.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/export_common.bash"
 source "$(dirname "$0")/../mdvm/lib.sh"
@@ -42,8 +42,8 @@ run_level() {
 	local level=$1 n=$2 chunk_k=$3 name=r$1
 	local chunk=$((chunk_k * 1024)) data
 	case $level in 5) data=$((n - 1)) ;; 6) data=$((n - 2)) ;; esac
-	mk_array "$name" "$level" "$n" "${chunk_k}K" 64M || { fail "$name: create"; return; }
-	truncate -s 64M "$T_TMP/$name/spare.img"
+	mk_array "$name" "$level" "$n" "${chunk_k}K" 32M || { fail "$name: create"; return; }
+	truncate -s 32M "$T_TMP/$name/spare.img"
 
 	local L
 	L=$("$URAID" attach $(members "$name") 2>"$T_TMP/$name.attach.err")
@@ -80,7 +80,7 @@ for d in range(8):
         with open(os.path.join(p, "f%03d" % f), "wb") as fh:
             fh.write(r.randbytes(r.choice((0, 1, 511, 4096, 5000, 65536, 200000))))
 PY
-	head -c 40M /dev/urandom >"$mnt/large.bin"
+	head -c 16M /dev/urandom >"$mnt/large.bin"
 	(cd "$mnt" && find . -type f -print0 | sort -z | xargs -0 sha256sum) >"$T_TMP/$name.sums"
 	sync
 
@@ -98,10 +98,10 @@ PY
 	check "$name: uraid add spare (rebuild starts)" "$URAID" add "$name" "$T_TMP/$name/spare.img"
 	local saw_recovery=0
 	for _ in $(seq 1200); do
-		local act
-		act=$(status_field "$name" sync.action)
-		[ "$act" = recovery ] && saw_recovery=1
-		[ "$act" = idle ] && [ "$(status_field "$name" degraded)" = 0 ] && break
+		local js
+		js=$("$URAID" status --json "$name")
+		case $js in *'"action":"recovery"'*) saw_recovery=1 ;; esac
+		case $js in *'"action":"idle"'*'"degraded":0,'* | *'"degraded":0,'*'"action":"idle"'*) break ;; esac
 		sleep 0.1
 	done
 	check "$name: rebuild ran (seen as recovery)" [ $saw_recovery = 1 ]
@@ -138,22 +138,50 @@ PY
 	local cat_md5
 	cat_md5=$("$URAID" cat "${now[@]}" | md5sum | cut -d' ' -f1)
 	check "$name: uraid cat of the members = what the loop device read" [ "$cat_md5" = "$dev_md5" ]
-	if [ $have_mdvm = 1 ]; then
-		local disks=() i=0
-		for m in "${now[@]}"; do disks+=(--disk "d$i=$m"); i=$((i + 1)); done
-		mdvm_run --snapshot --timeout 400 "${disks[@]}" \
-			--script "$SHARED/mdvm/examples/check-array.sh" --log "$T_TMP/$name.mdvm" \
-			>/dev/null 2>&1
-		local rc=$?
-		check "$name: mdvm: kernel md assembles and checks the members (rc $rc)" [ $rc = 0 ]
-		[ $rc = 0 ] || grep -E '^(#|mdadm|ARRAY|mismatch|!!!|md)' "$T_TMP/$name.mdvm" | tail -30
-		check "$name: mdvm: kernel md5 = uraid cat md5" \
-			grep -qx "ARRAY_MD5=$cat_md5" "$T_TMP/$name.mdvm"
-		check "$name: mdvm: mismatch_cnt=0" grep -qx "mismatch_cnt=0" "$T_TMP/$name.mdvm"
-	fi
+	# for the kernel's look at the end
+	local i=0
+	for m in "${now[@]}"; do VM_DISKS+=(--disk "${name}_d$i=$m"); i=$((i + 1)); done
+	VM_ARRAYS="$VM_ARRAYS $name"
+	echo "$cat_md5" >"$T_TMP/$name.md5"
 }
 
+VM_DISKS=() VM_ARRAYS=""
 for l in ${EXPORT_E2E_LEVELS:-5 6}; do
 	case $l in 5) run_level 5 4 64 ;; 6) run_level 6 5 128 ;; esac
 done
+# One VM: each array's members (disks NAME_d*) assembled read-only as mdN,
+# hashed (ARRAY_MD5_NAME=), made writable, checked (CHECK_NAME
+# mismatch_cnt=N), stopped; DONE_NAME when all of it went well.
+if [ $have_mdvm = 1 ] && [ -n "$VM_ARRAYS" ]; then
+	mdvm_run --snapshot --timeout 400 "${VM_DISKS[@]}" --log "$T_TMP/vm.log" \
+		--cmd "VM_ARRAYS=\"$VM_ARRAYS\""'
+i=0 bad=0
+one() { # NAME: the array of disks NAME_* as md$i
+	M=$(for n in $MDVM_DISKS; do case $n in "$1"_*) printf "/dev/disk-%s " "$n" ;; esac; done)
+	run mdadm --assemble --readonly /dev/md$i $M || return 1
+	run mdadm --detail /dev/md$i
+	echo "ARRAY_MD5_$1=$(md5_range /dev/md$i)"
+	run mdadm --readwrite /dev/md$i || return 1
+	out=$(md_check md$i)
+	r=$?
+	echo "CHECK_$1 $out"
+	run mdadm --stop /dev/md$i || return 1
+	return $r
+}
+for a in $VM_ARRAYS; do
+	if one "$a"; then echo "DONE_$a"; else bad=1; fi
+	i=$((i + 1))
+done
+exit $bad' >/dev/null 2>&1
+	rc=$?
+	for name in $VM_ARRAYS; do
+		check "$name: mdvm: kernel md assembles and checks the members (VM rc $rc)" \
+			grep -qx "DONE_$name" "$T_TMP/vm.log"
+		grep -qx "DONE_$name" "$T_TMP/vm.log" ||
+			grep -E '^(#|mdadm|ARRAY|CHECK|!!!|md)' "$T_TMP/vm.log" | tail -30
+		check "$name: mdvm: kernel md5 = uraid cat md5" \
+			grep -qx "ARRAY_MD5_$name=$(cat "$T_TMP/$name.md5")" "$T_TMP/vm.log"
+		check "$name: mdvm: mismatch_cnt=0" grep -qx "CHECK_$name mismatch_cnt=0" "$T_TMP/vm.log"
+	done
+fi
 t_done
