@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Short libFuzzer runs of every fuzz/fuzz_*.c target (FUZZ_SMOKE_SECONDS each,
-# default 5) over its seed corpus; passes when nothing crashes. A crash
-# leaves its input in build/fuzz-crashes/ (add it to a unit test).
+# default 2) over its seed corpus; passes when nothing crashes. A crash
+# leaves its input in build/fuzz-crashes/ (add it to a unit test). The
+# regressions are the seeds (fuzz/corpus/NAME), replayed in full whatever
+# the time; longer runs are `make fuzz`. The build runs one job per CPU.
 . "$(dirname "$0")/../lib.sh"
 cd "$TOP"
-secs=${FUZZ_SMOKE_SECONDS:-5}
-if ! make -s fuzz-build >"$T_TMP/build.log" 2>&1; then
+secs=${FUZZ_SMOKE_SECONDS:-2}
+if ! make -s -j"$(nproc 2>/dev/null || echo 1)" fuzz-build >"$T_TMP/build.log" 2>&1; then
 	fail "make fuzz-build"; sed 's/^/# /' "$T_TMP/build.log" | tail -20; t_done
 fi
 ok "make fuzz-build"
