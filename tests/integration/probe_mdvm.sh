@@ -26,7 +26,7 @@ cleanup() {
 trap cleanup EXIT
 d=$T_TMP
 cd "$d" # array names must not be files here (cat NAME)
-M=12 # MiB per member
+M=8 # MiB per member
 # NAME LEVEL N CHUNK LAYOUT METADATA DROP(role or -)
 boot1="a raid5 4 64 left-symmetric 1.2 -
 b raid5 3 4 left-asymmetric 1.2 1
@@ -48,7 +48,7 @@ ndata() { # level n layout
 	esac
 }
 # A file system for each set: ext4 of ndata * (M - 4) MiB (mdadm 1.1 with 1M chunks
-# keeps 3 MiB before the data), 3/4 full of files.
+# keeps 3 MiB before the data; linear: reaching into its last member), 3/4 full of files.
 mkfs_for() { # name size_mib seed
 	local t=$d/tree_$1
 	if [ "$1" = r ]; then # set r: raw content, no file system (probe's content continuity)
@@ -104,6 +104,8 @@ run_boot() { # boot-number sets
 	while read -r name level n chunk layout meta drop; do
 		nd=$(ndata "$level" "$n")
 		fs=$((nd * (M - 4)))
+		# linear: up to 4 MiB on the last member (members hold M - 1 MiB)
+		[ "$level" = linear ] && fs=$((n * (M - 1) - 3))
 		mkfs_for "$name" "$fs" "$((${#name} * 7 + off))"
 		cat "$d/fs_$name.img" >>"$d/fs$1.img"
 		sets="$sets$name $level $n $chunk $layout $meta $off $fs
