@@ -21,7 +21,7 @@ for t in nbdkit nbdcopy dmsetup ddrescuelog; do
 	command -v "$t" >/dev/null || { fail "$t not installed (scripts/deps)"; t_done; }
 done
 d=$T_TMP
-for i in 0 1 2 3; do truncate -s 16M "$d/e$i"; done
+for i in 0 1 2 3; do truncate -s 8M "$d/e$i"; done
 # Member data-area sectors that answer EIO: "START LEN ..." per member.
 ERR=("1000 8" "200 16 3000 8" "200 16" "3000 8")
 {
