@@ -42,7 +42,7 @@ for spec in $TAGS $RAW; do
 	tag=${spec%%:*}
 	n=${spec##*:}
 	for ((i = 0; i < n; i++)); do
-		truncate -s 16M "$d/$tag$i"
+		truncate -s 8M "$d/$tag$i"
 		disks+=(--disk "$tag$i=$d/$tag$i")
 	done
 done
