@@ -21,8 +21,8 @@ cleanup() {
 }
 trap cleanup EXIT
 d=$T_TMP
-for i in 0 1 2 3; do truncate -s 16M "$d/k$i"; done
-for i in 0 1 2 3 4; do truncate -s 16M "$d/r$i"; done
+for i in 0 1 2 3; do truncate -s 8M "$d/k$i"; done
+for i in 0 1 2 3 4; do truncate -s 8M "$d/r$i"; done
 python3 -c 'import random,sys; sys.stdout.buffer.write(random.Random(23).randbytes(2<<20))' >"$d/pat"
 disks=(--disk pat="$d/pat")
 for i in 0 1 2 3; do disks+=(--disk "k$i=$d/k$i"); done
