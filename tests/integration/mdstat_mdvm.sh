@@ -74,8 +74,8 @@ settle() {
 		sleep 0.05
 	done
 }
-# until_status WORDS: until status shows WORDS (the recovery or check held
-# slow has started and shows its progress line; polls of 0.1 s)
+# until_status WORDS: until status shows WORDS (the recovery, check or
+# reshape held slow has started and shows its progress line; polls of 0.1 s)
 until_status() {
 	for _ in $(seq 600); do
 		"$URAID" status md0 | grep -q "$1" && return 0
@@ -120,7 +120,7 @@ for a in a b c d; do
 		"$URAID" add md0 "$d/c1" >/dev/null 2>&1
 		ctl speed 100 200
 		"$URAID" grow md0 --raid-devices=5 >/dev/null 2>&1
-		sleep 3
+		until_status 'reshape ='
 		ushow c reshaping
 		ctl speed 0 0
 		wait_idle
