@@ -176,6 +176,9 @@ $(FUZZ)/%: $(FUZZ)/obj/fuzz/%.o $(patsubst %.c,$(FUZZ)/obj/%.o,$(LIB_SRCS) $(SIM
 	clang -fsanitize=fuzzer,address,undefined -o $@ $^ $(LIBS)
 # The bench's NBD server lives with the CLI, not in the library.
 $(FUZZ)/fuzz_nbd: $(FUZZ)/obj/src/bench/bench_nbd.o
+# Kept after linking (make deletes a pattern rule's intermediates): a rebuild
+# of one target would otherwise recompile the whole library with clang.
+.SECONDARY: $(patsubst %.c,$(FUZZ)/obj/%.o,$(LIB_SRCS) $(SIM_SRCS) $(FUZZ_SRCS))
 fuzz-build: $(FUZZ_BINS)
 fuzz: deps fuzz-build
 	@for f in $(FUZZ_BINS); do echo "== $$f"; mkdir -p build/corpus/$$(basename $$f); \
