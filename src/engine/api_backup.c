@@ -6,6 +6,7 @@
 
 #include "engine/core/engine.h"
 #include "engine/md.h"
+#include "engine/reshape_backup.h"
 #include "member/member.h"
 #include "util/errmsg.h"
 
@@ -55,14 +56,22 @@ int uraid_assemble_backup(const char *const *paths, int n, unsigned flags, const
 		if (rc == 0 && (rc = member_open_file(paths[i], mf, 0, &mm[i], e, sizeof(e))) < 0)
 			errmsg(err, errlen, rc, "%s: %s", paths[i], e);
 	}
-	if (rc == 0)
-		rc = uraid_assemble_members_backup(mm, n, flags, bm, out, err, errlen, warn,
-		                                   warnlen);
-	else
+	if (rc == 0) {
+		struct eng_array *a = NULL;
+		rc = eng_assemble_backup(mm, n, flags, bm, &a, err, errlen, warn, warnlen);
+		if (rc == 0) {
+			*out = &a->h;
+			/* mdadm's sliding backup: the move goes on with the
+			 * file, which the array now closes. */
+			if (eng_slide_adopt(a, bm))
+				bm = NULL;
+		}
+	} else
 		for (int i = 0; i < n; i++)
 			if (mm[i])
 				member_close(mm[i]);
 	free(mm);
-	member_close(bm);
+	if (bm)
+		member_close(bm);
 	return rc;
 }

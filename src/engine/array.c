@@ -126,7 +126,7 @@ void eng_array_free(struct eng_array *a)
 	if (!a)
 		return;
 	sync_workers_free(a->workers);
-	free(a->rs);
+	eng_reshape_free(a->rs);
 	if (a->pers && a->pers->stop)
 		a->pers->stop(a); /* cached writes are lost, as in a crash */
 	if (a->log && a->log->free)

@@ -160,11 +160,31 @@ int eng_reshape_assembled(struct eng_array *a, struct member *backup, char *err,
 	 * change) whose next stripe would be written over rows it reads is
 	 * "too early for auto-recovery": those stripes may be in mdadm's
 	 * backup of the critical section only; with it, they are written
-	 * back first (mdadm's Grow_restart, engine/reshape_backup.c). */
-	bool early = rc == 0 && !a->readonly && !r.backwards && !r.offset_delta &&
-	             r.position < a->rs->size[1] &&
-	             !eng_reshape_move_safe(a, r.position, md_reshape_unit(&r), r.position);
+	 * back first (mdadm's Grow_restart, engine/reshape_backup.c). A
+	 * shrink's is at its end (near sector 0). */
+	uint64_t unit = md_reshape_unit(&r);
+	bool early =
+	    rc == 0 && !a->readonly && !r.offset_delta &&
+	    (r.backwards ? r.position >= unit &&
+	                       !eng_reshape_move_safe(a, r.position - unit, unit, r.position)
+	                 : r.position < a->rs->size[1] &&
+	                       !eng_reshape_move_safe(a, r.position, unit, r.position));
 	bool needed = false;
+	/* mdadm's sliding backup (a reshape in place that keeps or cuts the
+	 * data members): the sections the position lies in restored, and
+	 * the move goes on with the file, window by window. */
+	if (rc == 0 && !a->readonly && backup && eng_slide_kind(&r)) {
+		rc = eng_backup_check_restore(a, backup, &a->rs->restore_bsb, &needed, err, errlen);
+		if (rc == 0 && needed)
+			a->rs->restore = backup;
+		if (rc == 0)
+			rc = eng_slide_attach(a, backup, err, errlen);
+		if (rc < 0) {
+			eng_reshape_free(a->rs);
+			a->rs = NULL;
+		}
+		return rc;
+	}
 	if (early && backup) {
 		rc = eng_backup_check_restore(a, backup, &a->rs->restore_bsb, &needed, err, errlen);
 		if (rc == 0 && !needed)
@@ -192,7 +212,8 @@ int eng_reshape_assembled(struct eng_array *a, struct member *backup, char *err,
 		    "for auto-recovery, as md says: its first stripes, moved in place, "
 		    "may be only in mdadm's backup of the critical section: give the backup "
 		    "file with --backup-file (a backup on the new spare, which mdadm may keep, "
-		    "uraid does not read), or assemble it read-only (--readonly)",
+		    "uraid does not read; a reshape in place that keeps or cuts the data "
+		    "members goes on only with it), or assemble it read-only (--readonly)",
 		    r.old.raid_disks, r.new.raid_disks, (unsigned long long)r.position);
 	}
 	return rc;
@@ -285,9 +306,11 @@ static void reshape_room(const struct eng_array *a, uint64_t *before, uint64_t *
  * slots, a->rs set up, the critical section saved to o's backup first
  * when `backup` (an in-place grow), the superblocks written, the move
  * scheduled. */
+#define INPLACE_GROW  1 /* the critical section backed up once */
+#define INPLACE_SLIDE 2 /* mdadm's sliding backup, window by window */
 static int reshape_begin(struct eng_array *a, const struct md_reshape *r, const int *spares,
                          const int *roles, int need, const struct uraid_reshape_opts *o,
-                         bool backup, char *err, size_t errlen);
+                         int inplace, char *err, size_t errlen);
 
 /* A spare the reshape may give a slot: a spare, or (dry runs, before
  * eng_reshape_stop_recovery) a member a recovery is rebuilding. */
@@ -353,7 +376,7 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 			            (unsigned long long)c);
 		if (rc < 0 || dry)
 			return rc;
-		return reshape_begin(a, &r, spares, roles, need, o, false, err, errlen);
+		return reshape_begin(a, &r, spares, roles, need, o, 0, err, errlen);
 	}
 	if (lvl != URAID_LEVEL_RAID4 && lvl != URAID_LEVEL_RAID5 && lvl != URAID_LEVEL_RAID6)
 		return errmsg(err, errlen, -EOPNOTSUPP,
@@ -432,10 +455,18 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 	 * move backwards from the end; the same count: toward the more room. */
 	uint64_t before, after;
 	reshape_room(a, &before, &after);
+	/* mdadm: with --backup-file the reshape runs in place (the data
+	 * offset kept): a grow backs up its critical section once, one that
+	 * keeps or cuts the members slides a backup along (forwards, or a
+	 * shrink backwards from the end); without one it needs room to move
+	 * the data offset (0.90 never has: its data starts at sector 0). */
+	bool in_place = o->backup_file || o->backup_member;
 	if (need)
 		r.backwards = false;
 	else if (r.new.raid_disks < r.old.raid_disks)
 		r.backwards = true;
+	else if (in_place)
+		r.backwards = false;
 	else if (o->direction)
 		r.backwards = o->direction < 0;
 	else if (degraded_fill(a, &r, got))
@@ -456,13 +487,9 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 		room = 32768;
 	if (o->move_sectors && o->move_sectors < room)
 		room = o->move_sectors;
-	/* mdadm: with --backup-file a grow is reshaped in place (the data
-	 * offset kept, the critical section backed up); without one it needs
-	 * room to move the data offset (0.90 never has: its data starts at
-	 * sector 0). uraid keeps mdadm's backup for grows only, not its
-	 * sliding backup of a reshape that keeps or cuts the member count. */
-	bool backup = (o->backup_file || o->backup_member) && need;
-	if (backup) {
+	int inplace = !in_place ? 0 : need ? INPLACE_GROW : INPLACE_SLIDE;
+	bool backup = inplace == INPLACE_GROW;
+	if (inplace) {
 		rc = eng_backup_check(o, err, errlen);
 		if (rc < 0)
 			return rc;
@@ -478,9 +505,9 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 	} else if (room < want) {
 		return errmsg(
 		    err, errlen, -ENOSPC,
-		    "no room to move the data: %llu free sectors %s the data area, %llu needed "
-		    "(mdadm: \"Cannot grow - need backup-file\"; uraid keeps mdadm's backup for "
-		    "grows only)%s",
+		    "Cannot grow - need backup-file: please provide one with --backup-file=FILE "
+		    "(no room to move the data: %llu free sectors %s the data area, %llu "
+		    "needed%s)",
 		    (unsigned long long)room, r.backwards ? "after" : "before",
 		    (unsigned long long)want,
 		    r.backwards ? "; a smaller --size leaves room after it" : "");
@@ -510,8 +537,8 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 		if (a->slot[role] < 0)
 			roles[took++] = role;
 	if (backup)
-		return reshape_begin(a, &r, spares, NULL, need, o, backup, err, errlen);
-	return reshape_begin(a, &r, spares, roles, took, o, backup, err, errlen);
+		return reshape_begin(a, &r, spares, NULL, need, o, inplace, err, errlen);
+	return reshape_begin(a, &r, spares, roles, took, o, inplace, err, errlen);
 }
 
 static void reshape_room(const struct eng_array *a, uint64_t *before, uint64_t *after)
@@ -533,8 +560,9 @@ static void reshape_room(const struct eng_array *a, uint64_t *before, uint64_t *
  * order); one of the old geometry is filled by the move (rebuilding). */
 static int reshape_begin(struct eng_array *a, const struct md_reshape *rp, const int *spares,
                          const int *roles, int need, const struct uraid_reshape_opts *o,
-                         bool backup, char *err, size_t errlen)
+                         int inplace, char *err, size_t errlen)
 {
+	bool backup = inplace == INPLACE_GROW;
 	struct md_reshape r = *rp;
 	/* The new slots: in sync from the start, as md's raid5_start_reshape
 	 * (and raid10_start_reshape) marks the added members (what they hold
@@ -564,7 +592,8 @@ static int reshape_begin(struct eng_array *a, const struct md_reshape *rp, const
 	/* In place: the critical section saved first, durable before the
 	 * superblocks say the reshape started. */
 	struct eng_backup bk = {0};
-	if (backup && (rc = eng_backup_save(a, o, &bk, err, errlen)) < 0) {
+	if ((backup && (rc = eng_backup_save(a, o, &bk, err, errlen)) < 0) ||
+	    (inplace == INPLACE_SLIDE && (rc = eng_slide_start(a, o, err, errlen)) < 0)) {
 		a->geo = a->rs->geo[0];
 		free(a->rs);
 		a->rs = NULL;

@@ -190,6 +190,18 @@ int eng_backup_check_restore(struct eng_array *a, struct member *m, struct md_ba
 		              "order, this array %s)",
 		              m->name, u1, u2);
 	}
+	/* The sections it holds: the first, and "-2"'s second at devstart +
+	 * devstart2 (mdadm's sliding backup). None: nothing to restore. */
+	struct {
+		uint64_t dev, start, len;
+	} sec[2] = {{bsb->devstart, bsb->arraystart, bsb->length},
+	            {bsb->devstart + bsb->devstart2, bsb->arraystart2, bsb->length2}};
+	int nsec = bsb->version == 2 ? 2 : 1;
+	bool any = false;
+	for (int i = 0; i < nsec; i++)
+		any = any || sec[i].len;
+	if (!any)
+		return 0;
 	/* 1.x: seconds in the low 40 bits (mdadm's getinfo_super1). */
 	uint64_t ut = a->ref.utime & ((1ull << 40) - 1), mt = bsb->mtime;
 	if (ut > mt + BACKUP_AFTER_S || ut + BACKUP_BEFORE_S < mt)
@@ -204,30 +216,48 @@ int eng_backup_check_restore(struct eng_array *a, struct member *m, struct md_ba
 		              "backup file %s: the backup superblock before its data (sector %llu) "
 		              "does not match",
 		              m->name, (unsigned long long)(bsb->devstart ? bsb->devstart - 8 : 0));
-	if (bsb->version == 2 && bsb->length2)
-		return errmsg(err, errlen, -EOPNOTSUPP,
-		              "backup file %s holds two sections (mdadm's sliding backup of a "
-		              "reshape that keeps the size), which uraid does not restore",
-		              m->name);
-	/* Forwards only (uraid's in-place reshapes are grows): a section
-	 * ending before the position is not needed any more. */
-	if (!bsb->length || bsb->arraystart + bsb->length < r->position ||
-	    bsb->arraystart > r->position)
+	/* Grow_restart's "not needed": forwards every section ends before
+	 * the position, backwards every one starts at or past it. */
+	bool need = false;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (int i = 0; i < nsec; i++) {
+		if (!sec[i].len)
+			continue;
+		need = need || (r->backwards ? sec[i].start < r->position
+		                             : sec[i].start + sec[i].len >= r->position);
+		lo = sec[i].start < lo ? sec[i].start : lo;
+		hi = sec[i].start + sec[i].len > hi ? sec[i].start + sec[i].len : hi;
+	}
+	if (!need)
 		return 0;
+	/* What it holds must be where the move stopped: restored in the
+	 * new layout, the position then past it (a section away from the
+	 * position would be written over rows the old layout still reads). */
+	if (r->position < lo || r->position > hi)
+		return errmsg(err, errlen, -EINVAL,
+		              "backup file %s holds sectors %llu to %llu, and the reshape stopped "
+		              "at %llu, outside them",
+		              m->name, (unsigned long long)lo, (unsigned long long)hi,
+		              (unsigned long long)r->position);
 	uint64_t nw = (uint64_t)dd(&a->rs->geo[1]) * a->rs->geo[1].chunk_sectors;
-	if (bsb->arraystart % nw || bsb->length % nw ||
-	    bsb->arraystart + bsb->length > a->rs->size[1])
-		return errmsg(err, errlen, -EINVAL,
-		              "backup file %s: its section (sectors %llu + %llu) is not whole "
-		              "stripes of the new geometry inside the array",
-		              m->name, (unsigned long long)bsb->arraystart,
-		              (unsigned long long)bsb->length);
-	if ((bsb->devstart + bsb->length) * 512 > m->size)
-		return errmsg(err, errlen, -EINVAL,
-		              "backup file %s is shorter than the section it names (%llu sectors "
-		              "from sector %llu)",
-		              m->name, (unsigned long long)bsb->length,
-		              (unsigned long long)bsb->devstart);
+	for (int i = 0; i < nsec; i++) {
+		if (!sec[i].len)
+			continue;
+		if (sec[i].start % nw || sec[i].len % nw ||
+		    sec[i].start + sec[i].len > a->rs->size[1])
+			return errmsg(
+			    err, errlen, -EINVAL,
+			    "backup file %s: its section (sectors %llu + %llu) is not whole "
+			    "stripes of the new geometry inside the array",
+			    m->name, (unsigned long long)sec[i].start,
+			    (unsigned long long)sec[i].len);
+		if ((sec[i].dev + sec[i].len) * 512 > m->size)
+			return errmsg(err, errlen, -EINVAL,
+			              "backup file %s is shorter than the section it names (%llu "
+			              "sectors from sector %llu)",
+			              m->name, (unsigned long long)sec[i].len,
+			              (unsigned long long)sec[i].dev);
+	}
 	*needed = true;
 	return 0;
 }
@@ -245,36 +275,53 @@ int eng_backup_restore(struct eng_array *a, char *err, size_t errlen)
 	uint8_t *buf = malloc(lim * 512);
 	if (!buf)
 		return errmsg(err, errlen, -ENOMEM, "out of memory");
-	/* Grow_restart: the section written in the new layout (whole
-	 * stripes, parity from the data), then the position past it. */
+	/* Grow_restart: each section written in the new layout (whole
+	 * stripes, parity from the data), then the position past them. */
 	int rc = 0;
 	struct eng_req rq = {.q = a->ioq};
-	for (uint64_t done = 0; done < bsb->length && rc == 0;) {
-		uint64_t n = bsb->length - done < lim ? bsb->length - done : lim;
-		rc = member_read(m, buf, n * 512, (bsb->devstart + done) * 512);
-		if (rc == 0) {
-			eng_reshape_view(a, 1);
-			rc = a->pers->write(a, &rq, buf, bsb->arraystart + done, n);
-			eng_reshape_view(a, -1);
+	uint64_t sdev[2] = {bsb->devstart, bsb->devstart + bsb->devstart2};
+	uint64_t sst[2] = {bsb->arraystart, bsb->arraystart2};
+	uint64_t slen[2] = {bsb->length, bsb->version == 2 ? bsb->length2 : 0};
+	uint64_t pos = rs->r.position;
+	bool first = true;
+	for (int i = 0; i < 2 && rc == 0; i++) {
+		for (uint64_t done = 0; done < slen[i] && rc == 0;) {
+			uint64_t n = slen[i] - done < lim ? slen[i] - done : lim;
+			rc = member_read(m, buf, n * 512, (sdev[i] + done) * 512);
+			if (rc == 0) {
+				eng_reshape_view(a, 1);
+				rc = a->pers->write(a, &rq, buf, sst[i] + done, n);
+				eng_reshape_view(a, -1);
+			}
+			done += n;
 		}
-		done += n;
+		if (!slen[i])
+			continue;
+		uint64_t p = rs->r.backwards ? sst[i] : sst[i] + slen[i];
+		if (first || (rs->r.backwards ? p < pos : p > pos))
+			pos = p;
+		first = false;
 	}
 	free(buf);
 	if (rc < 0)
 		return errmsg(err, errlen, rc, "restoring the critical section from %s failed",
 		              m->name);
-	rs->r.position = bsb->arraystart + bsb->length;
+	rs->r.position = pos;
 	rc = eng_reshape_checkpoint(a);
 	if (rc < 0)
 		return errmsg(err, errlen, rc,
 		              "recording the position after the restored critical section failed");
-	fprintf(stderr, "uraid: restored the critical section (sectors %llu + %llu) from %s\n",
-	        (unsigned long long)bsb->arraystart, (unsigned long long)bsb->length, m->name);
+	fprintf(stderr, "uraid: restored the critical section (sectors %llu + %llu%s) from %s\n",
+	        (unsigned long long)(slen[0] ? sst[0] : sst[1]),
+	        (unsigned long long)(slen[0] ? slen[0] : slen[1]),
+	        slen[0] && slen[1] ? " and a second section" : "", m->name);
 	/* As mdadm's monitor does once the move is past it: forgotten, so a
 	 * later restart does not write it over newer data. */
 	if (!m->readonly) {
 		bsb->arraystart = 0;
 		bsb->length = 0;
+		bsb->arraystart2 = 0;
+		bsb->length2 = 0;
 		if (bsb_write(m, bsb) < 0)
 			fprintf(stderr, "uraid: warning: clearing the backup file %s failed\n",
 			        m->name);

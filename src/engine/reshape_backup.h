@@ -13,6 +13,7 @@
 
 #include "engine/core/engine.h"
 #include "meta/md_backup.h"
+#include "meta/md_reshape.h"
 #include "uraid.h"
 
 struct eng_backup {
@@ -46,5 +47,20 @@ int eng_backup_check_restore(struct eng_array *a, struct member *m, struct md_ba
  * position moved past it and recorded, the backup forgotten where the
  * file can be written. */
 int eng_backup_restore(struct eng_array *a, char *err, size_t errlen);
+
+/* engine/reshape_slide.c, mdadm's sliding backup: is r an in-place
+ * reshape (no data offset change) of raid4/5/6 that keeps or cuts the
+ * data members? */
+bool eng_slide_kind(const struct md_reshape *r);
+/* a->rs set up at its start, nothing of the array written: the backup
+ * file created (o's member used instead) for two windows (one: a shrink),
+ * its superblock written empty and flushed; the move then goes window by
+ * window (rs->window). */
+int eng_slide_start(struct eng_array *a, const struct uraid_reshape_opts *o, char *err,
+                    size_t errlen);
+/* Assembly of one in progress: the move goes on with m (the caller's;
+ * eng_slide_adopt hands it to the array, which then closes it). */
+int eng_slide_attach(struct eng_array *a, struct member *m, char *err, size_t errlen);
+bool eng_slide_adopt(struct eng_array *a, struct member *m);
 
 #endif

@@ -213,8 +213,13 @@ int md_sb_role(const struct md_sb *sb)
 		const struct md_sb0_disk *d = &sb->v0.this_disk;
 		if (d->state & (1u << MD_DISK_FAULTY))
 			return -2;
+		/* A shrink in progress (minor 91) still has its old slots:
+		 * raid_disks is the new count. */
+		uint32_t n = sb->raid_disks;
+		if ((sb->feature_map & MD_FEATURE_RESHAPE_ACTIVE) && sb->delta_disks < 0)
+			n += (uint32_t)-sb->delta_disks;
 		if ((d->state & (1u << MD_DISK_ACTIVE)) && (d->state & (1u << MD_DISK_SYNC)) &&
-		    d->raid_disk < sb->raid_disks)
+		    d->raid_disk < n)
 			return (int)d->raid_disk;
 		return -1;
 	}

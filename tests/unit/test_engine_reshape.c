@@ -91,6 +91,16 @@ static const struct rs_cfg rcfgs[] = {
      * with slot 0 missing and no spare (it stays empty) */
     {"raid10_4to5_degraded", URAID_LEVEL_RAID10, 4, 5, -1, 16, 0, 0, 1, 0, 0, -1, 2, 2, 0},
     {"raid10_chunk_degraded", URAID_LEVEL_RAID10, 4, 4, -1, 16, 32, 0, 1, 0, 0, -1, 0, 1, 1},
+    /* in place with mdadm's sliding backup (engine/reshape_slide.c),
+     * rcfgs[22..25]: 0.90 chunk change, 0.90 layout change, 0.90 shrink
+     * 5 -> 4 after --array-size (its critical section at the end), and
+     * a raid6 chunk + layout change on 1.2 (the backup given: in place) */
+    {"raid5_chunk_slide_090", URAID_LEVEL_RAID5, 4, 4, -1, 16, 8, 0, 1, 0, 0, -1, 0, 0, 0},
+    {"raid5_layout_slide_090", URAID_LEVEL_RAID5, 4, 4, LAYOUT_RIGHT_ASYMMETRIC, 16, 0, 0, 1, 0, 0,
+     -1, 0, 0, 0},
+    {"raid5_5to4_slide_090", URAID_LEVEL_RAID5, 5, 4, -1, 16, 0, 0, 0, 0, 0, -1, 0, 0, 0},
+    {"raid6_chunk_slide", URAID_LEVEL_RAID6, 5, 5, LAYOUT_RIGHT_SYMMETRIC, 8, 16, 0, 1, 0, 0, -1, 0,
+     0, 0},
 };
 
 #define RS_SECTORS 512 /* per member */
@@ -405,8 +415,14 @@ static void run(int i)
 	for (uint64_t t = 0; t < trials && total; t++) {
 		/* In place: every other cut inside the start, where the
 		 * critical section is backed up and moved. */
-		uint64_t span = rs_inplace && t % 2 == 0 && start ? start : total;
-		rs_trial(c, seed + t + 1, 1 + t_rand(&rs) % span, &crashed);
+		uint64_t span = rs_inplace && t % 2 == 0 && start ? start : total, from = 0;
+		/* A shrink in place: its critical section, backed up as one
+		 * window, is at the end: every other cut in the last eighth. */
+		if (rs_inplace && c->to_disks < c->ndisks && t % 2 == 0) {
+			span = total / 8 + 1;
+			from = total - span;
+		}
+		rs_trial(c, seed + t + 1, from + 1 + t_rand(&rs) % span, &crashed);
 		crashes += crashed;
 	}
 	CHECKF(crashes > 0 || trials == 0, "%s: no trial cut the power", c->name);
@@ -684,10 +700,76 @@ out:
 	rsc_disks_close(d, 4);
 }
 
+static void raid5_chunk_slide_090(void)
+{
+	rs_inplace = 2;
+	run(22);
+	rs_inplace = 0;
+}
+static void raid5_layout_slide_090(void)
+{
+	rs_inplace = 2;
+	run(23);
+	rs_inplace = 0;
+}
+static void raid5_5to4_slide_090(void)
+{
+	rs_inplace = 2;
+	run(24);
+	rs_inplace = 0;
+}
+static void raid6_chunk_slide(void)
+{
+	rs_inplace = 1;
+	run(25);
+	rs_inplace = 0;
+}
+
+/* A 0.90 chunk change, layout change or shrink without a backup file:
+ * refused in mdadm's words, not a byte written. */
+static void slide_refusals(void)
+{
+	struct te_disk d[5];
+	char err[512] = "";
+	rsc_disks_open(d, 5, "h", 2u << 20);
+	struct uraid_create_opts o = rsc_opts(URAID_LEVEL_RAID5, 5, 16, RS_SECTORS);
+	o.metadata = 0;
+	struct uraid_array *a = NULL;
+	static uint8_t before[5][RS_DISK], after[RS_DISK];
+	if (te_create(&o, d, 5, &a) < 0) {
+		CHECKF(0, "create failed");
+		goto out;
+	}
+	CHECK(uraid_grow(a, URAID_GROW_ARRAY_SIZE, RS_SECTORS * 3, err, sizeof(err)) == 0);
+	CHECK(uraid_flush(a) == 0);
+	for (int i = 0; i < 5; i++)
+		CHECK(te_pread(d[i].fault, before[i], RS_DISK, 0) == RS_DISK);
+	struct uraid_reshape_opts ask[3] = {{.layout = -1, .chunk_sectors = 8},
+	                                    {.layout = LAYOUT_RIGHT_ASYMMETRIC},
+	                                    {.layout = -1, .raid_disks = 4}};
+	for (int k = 0; k < 3; k++) {
+		int rc = uraid_array_reshape_start(a, &ask[k], err, sizeof(err));
+		CHECKF(rc == -ENOSPC && strstr(err, "Cannot grow - need backup-file") &&
+		           strstr(err, "--backup-file"),
+		       "0.90 reshape %d without a backup file: %d %s", k, rc, err);
+	}
+	CHECK(uraid_flush(a) == 0);
+	for (int i = 0; i < 5; i++) {
+		CHECK(te_pread(d[i].fault, after, RS_DISK, 0) == RS_DISK);
+		CHECKF(!memcmp(before[i], after, sizeof(after)), "member %d written", i);
+	}
+out:
+	if (a)
+		uraid_stop(a);
+	rsc_disks_close(d, 5);
+}
+
 TEST_MAIN(T(level_refusals), T(second_reshape), T(raid5_4to5), T(raid6_5to6), T(raid5_chunk_layout),
           T(raid5_5to4), T(raid6_6to5), T(raid5_layout_up), T(raid5_4to5_bitmap), T(raid5_to_raid6),
           T(raid6_to_raid5), T(raid4_to_raid5), T(raid0_to_raid5), T(raid10_refusals),
           T(raid10_4to5), T(raid10_chunk), T(raid10_5to4), T(raid10_near_to_offset),
           T(raid5_4to5_inplace_090), T(raid6_5to6_inplace), T(raid5_4to5_degraded),
           T(raid5_to_raid6_degraded), T(raid5_layout_degraded), T(degraded_refusals),
-          T(raid10_4to5_degraded), T(raid10_chunk_degraded))
+          T(raid10_4to5_degraded), T(raid10_chunk_degraded),
+          T(raid5_chunk_slide_090), T(raid5_layout_slide_090), T(raid5_5to4_slide_090),
+          T(raid6_chunk_slide), T(slide_refusals))

@@ -25,6 +25,13 @@ static uint64_t r10_member_rows(const struct eng_reshape *rs, int d, uint64_t po
 	return (k - (uint64_t)d + rd - 1) / rd * g->chunk_sectors;
 }
 
+void eng_reshape_free(struct eng_reshape *rs)
+{
+	if (rs && rs->slide && rs->slide_owned)
+		member_close(rs->slide);
+	free(rs);
+}
+
 void eng_reshape_view(struct eng_array *a, int v)
 {
 	struct eng_reshape *rs = a->rs;
@@ -279,7 +286,7 @@ int eng_reshape_complete(struct eng_array *a)
 		a->array_sectors = full;
 	int (*then)(struct eng_array *, int) = rs->then;
 	int then_level = rs->then_level;
-	free(rs);
+	eng_reshape_free(rs);
 	a->rs = NULL;
 	/* A takeover due now is recorded in the same write. */
 	if (then)

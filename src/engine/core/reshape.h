@@ -51,7 +51,22 @@ struct eng_reshape {
 	 * the move waits until then. The member is the caller's. */
 	struct member *restore;
 	struct md_backup_sb restore_bsb;
+	/* mdadm's sliding backup (engine/reshape_slide.c): an in-place
+	 * reshape that keeps or cuts the data members copies each window of
+	 * stripes to this file before it moves it. window runs one step of
+	 * such a move (engine/sync/reshape.c calls it: forwards for every
+	 * batch, backwards where the move is no longer safe without it). */
+	struct member *slide;
+	bool slide_owned; /* closed by eng_reshape_free */
+	int slide_part;   /* the section the next window uses (0, 1) */
+	int slide_parts;  /* how many the file holds */
+	uint64_t slide_blocks;
+	struct md_backup_sb slide_bsb;
+	int (*window)(struct eng_array *a, uint64_t *done);
 };
+
+/* rs freed, its sliding backup closed where it owns it. */
+void eng_reshape_free(struct eng_reshape *rs);
 
 /* A member the reshape fills: a slot the old geometry lacks (a takeover's
  * new parity slot, a degraded array's empty one) given to a spare, which

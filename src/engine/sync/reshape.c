@@ -21,6 +21,9 @@ int sync_reshape_batch(struct eng_array *a, uint64_t max, uint64_t *done)
 	if (rs->restore) /* the critical section is written back first */
 		return 0;
 	bool back = rs->r.backwards;
+	/* mdadm's sliding backup: forwards every window is backed up */
+	if (rs->window && !back)
+		return rs->window(a, done);
 	uint64_t w = md_reshape_unit(&rs->r);
 	/* Forwards [pos, pos + n) moves, backwards [pos - n, pos): left is
 	 * how much remains in the direction of the move. */
@@ -51,10 +54,13 @@ int sync_reshape_batch(struct eng_array *a, uint64_t max, uint64_t *done)
 				n = w;
 			continue;
 		}
+		/* a shrink's critical section, at its end: backed up */
+		if (rs->window)
+			return rs->window(a, done);
 		fprintf(stderr,
 		        "uraid: reshape cannot go on safely at sector %llu: the new layout would "
 		        "overwrite old data still needed after a crash (md needs mdadm's backup "
-		        "of the critical section here: start it with --backup-file)\n",
+		        "of the critical section here: start or assemble it with --backup-file)\n",
 		        (unsigned long long)pos);
 		return -ENOSPC;
 	}

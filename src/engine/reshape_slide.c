@@ -1,0 +1,260 @@
+/* mdadm's sliding backup (engine/reshape_backup.h): an in-place reshape
+ * (0.90, or 1.x without room or with --backup-file given) that keeps the
+ * data members (a chunk or layout change) or cuts them (a shrink, backwards
+ * from the end) cannot move a stripe without overwriting old rows a crash
+ * would still read. So, as mdadm's child_monitor does it with the kernel:
+ *
+ *   same data members: every window of stripes (mdadm's backup_blocks,
+ *   whole old and new stripes, doubled toward 16 MiB while under 1/32 of
+ *   a member) is read in the old layout, written to one of the file's two
+ *   sections (alternating: section 1 at devstart, section 2 at devstart +
+ *   devstart2; the superblock "md_backup_data-2" once the second is used),
+ *   the backup superblock recording it written and flushed; then the
+ *   window moved, the members flushed and reshape_position recorded past
+ *   it; then the section forgotten (mdadm's forget_backup), all under the
+ *   array lock, so no request lands in a window whose backup is live;
+ *
+ *   fewer data members: the move runs backwards as usual until it is no
+ *   longer safe (core/reshape.h's rule), near sector 0; the rest, mdadm's
+ *   critical section, is one such window.
+ *
+ * A cut anywhere leaves the superblocks' position either past the window
+ * (the section then restores what is already there) or at its start with
+ * the section durable or not yet recorded (the old rows then untouched): so
+ * assembly with the file (uraid's or mdadm's Grow_restart) restores the
+ * sections the position lies in and goes on. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/core/reshape.h"
+#include "engine/md.h"
+#include "engine/reshape_backup.h"
+#include "member/member.h"
+#include "util/errmsg.h"
+
+bool eng_slide_kind(const struct md_reshape *r)
+{
+	int l = (int)r->old.level;
+	return r->active && !r->offset_delta && l == (int)r->new.level &&
+	       (l == URAID_LEVEL_RAID4 || l == URAID_LEVEL_RAID5 || l == URAID_LEVEL_RAID6) &&
+	       md_reshape_data_disks(&r->new) <= md_reshape_data_disks(&r->old);
+}
+
+/* mdadm's compute_backup_blocks: whole old and new stripes. */
+static uint64_t slide_unit(const struct eng_reshape *rs)
+{
+	return md_backup_blocks(rs->r.old.chunk_sectors, md_reshape_data_disks(&rs->r.old),
+	                        rs->r.new.chunk_sectors, md_reshape_data_disks(&rs->r.new));
+}
+
+/* The window: mdadm's reshape_array grows backup_blocks for the same data
+ * members ("try for 16 megabytes"); a shrink backs up its critical section
+ * once: mdadm's backup_blocks, or more where core/reshape.h's rule finds
+ * the move unsafe further up. */
+static uint64_t slide_blocks(const struct eng_array *a)
+{
+	const struct eng_reshape *rs = a->rs;
+	uint64_t b = slide_unit(rs);
+	if (!b)
+		return 0;
+	if (!rs->r.backwards) {
+		while (b * 32 < a->geo.dev_sectors && b < 16 * 1024 * 2)
+			b *= 2;
+		return b;
+	}
+	uint64_t w = md_reshape_unit(&rs->r), p = w;
+	while (p <= rs->start && !eng_reshape_move_safe(a, p - w, w, p))
+		p += w;
+	return p - w > b ? p - w : b;
+}
+
+static int slide_bsb_write(struct eng_reshape *rs)
+{
+	uint8_t blk[MD_BACKUP_SB_BYTES];
+	rs->slide_bsb.mtime = (uint64_t)time(NULL);
+	md_backup_encode(&rs->slide_bsb, blk);
+	int rc = member_write(rs->slide, blk, sizeof(blk), 0, 0);
+	return rc < 0 ? rc : member_flush(rs->slide);
+}
+
+/* One window: backed up, recorded, moved, the position recorded, forgotten
+ * (engine/sync/reshape.c calls it with the lock held). */
+static int slide_window(struct eng_array *a, uint64_t *done)
+{
+	struct eng_reshape *rs = a->rs;
+	bool back = rs->r.backwards;
+	uint64_t pos = rs->r.position, lo, hi;
+	*done = 0;
+	int rc = rs->safe != pos ? eng_reshape_checkpoint(a) : 0;
+	if (rc < 0)
+		return rc;
+	if (back) {
+		lo = 0;
+		hi = pos;
+		if (hi > rs->slide_blocks) {
+			fprintf(
+			    stderr,
+			    "uraid: reshape cannot go on safely at sector %llu: the critical "
+			    "section (%llu sectors) is more than the backup file holds (%llu)\n",
+			    (unsigned long long)pos, (unsigned long long)hi,
+			    (unsigned long long)rs->slide_blocks);
+			return -ENOSPC;
+		}
+	} else {
+		lo = pos;
+		hi = rs->size[1] - pos < rs->slide_blocks ? rs->size[1] : pos + rs->slide_blocks;
+	}
+	if (hi <= lo)
+		return 0;
+	uint64_t n = hi - lo;
+	int part = rs->slide_part;
+	struct md_backup_sb *b = &rs->slide_bsb;
+	uint64_t dev = b->devstart + (part ? b->devstart2 : 0);
+	uint8_t *buf = malloc(n * 512);
+	if (!buf)
+		return -ENOMEM;
+	/* mdadm's grow_backup: what the array holds there, in the old
+	 * layout (reconstructed where a member cannot serve), to the
+	 * section, then the superblock naming it, durable. */
+	eng_reshape_view(a, 0);
+	rc = a->pers->read(a, buf, lo, n);
+	eng_reshape_view(a, -1);
+	if (rc == 0)
+		rc = member_write(rs->slide, buf, n * 512, dev * 512, 0);
+	free(buf);
+	if (rc == 0) {
+		if (part) {
+			b->version = 2; /* mdadm: "-2" once the second section is used */
+			b->arraystart2 = lo;
+			b->length2 = n;
+		} else {
+			b->arraystart = lo;
+			b->length = n;
+		}
+		rc = slide_bsb_write(rs);
+	}
+	if (rc < 0) {
+		fprintf(stderr,
+		        "uraid: writing the backup of sectors %llu + %llu failed (error %d)\n",
+		        (unsigned long long)lo, (unsigned long long)n, rc);
+		return rc;
+	}
+	/* The window moved in place and recorded past. */
+	rc = a->pers->reshape(a, lo, n);
+	if (rc < 0)
+		return rc;
+	rs->r.position = back ? lo : hi;
+	rc = eng_reshape_checkpoint(a);
+	if (rc < 0)
+		return rc;
+	/* mdadm's forget_backup, before any request may write there. */
+	if (part) {
+		b->arraystart2 = 0;
+		b->length2 = 0;
+	} else {
+		b->arraystart = 0;
+		b->length = 0;
+	}
+	rc = slide_bsb_write(rs);
+	if (rc < 0)
+		return rc;
+	rs->slide_part = rs->slide_parts > 1 ? !part : 0;
+	*done = n;
+	return 0;
+}
+
+/* rs's sliding backup on m, windows of `blocks` sectors, `parts` sections;
+ * its superblock fresh (nothing held). */
+static int slide_set(struct eng_array *a, struct member *m, bool owned, uint64_t blocks, int parts)
+{
+	struct eng_reshape *rs = a->rs;
+	rs->slide = m;
+	rs->slide_owned = owned;
+	rs->slide_blocks = blocks;
+	rs->slide_parts = parts;
+	rs->slide_part = 0;
+	memset(&rs->slide_bsb, 0, sizeof(rs->slide_bsb));
+	rs->slide_bsb.version = 1;
+	md_backup_uuid(&a->ref, rs->slide_bsb.set_uuid);
+	rs->slide_bsb.devstart = MD_BACKUP_FILE_DATA;
+	rs->slide_bsb.devstart2 = blocks;
+	rs->window = slide_window;
+	return 0;
+}
+
+int eng_slide_start(struct eng_array *a, const struct uraid_reshape_opts *o, char *err,
+                    size_t errlen)
+{
+	struct eng_reshape *rs = a->rs;
+	uint64_t blocks = slide_blocks(a);
+	int parts = rs->r.backwards ? 1 : 2;
+	uint64_t bytes = (MD_BACKUP_FILE_DATA + parts * blocks) * 512;
+	struct member *m;
+	char e[256];
+	if (!blocks)
+		return errmsg(err, errlen, -EINVAL, "no backup unit for this reshape");
+	if (o->backup_member) {
+		m = o->backup_member;
+		if (m->size < bytes)
+			return errmsg(err, errlen, -ENOSPC,
+			              "the backup holds %llu bytes, the sliding backup needs %llu",
+			              (unsigned long long)m->size, (unsigned long long)bytes);
+	} else {
+		int rc = member_open_file(o->backup_file, MEMBER_CREATE, bytes, &m, e, sizeof(e));
+		if (rc < 0)
+			return errmsg(err, errlen, rc, "cannot create backup file %s: %s",
+			              o->backup_file, e);
+	}
+	slide_set(a, m, !o->backup_member, blocks, parts);
+	int rc = slide_bsb_write(rs);
+	if (rc < 0) {
+		if (rs->slide_owned)
+			member_close(m);
+		rs->slide = NULL;
+		rs->window = NULL;
+		return errmsg(err, errlen, rc, "writing the backup file's superblock failed");
+	}
+	return 0;
+}
+
+int eng_slide_attach(struct eng_array *a, struct member *m, char *err, size_t errlen)
+{
+	struct eng_reshape *rs = a->rs;
+	uint64_t blocks = slide_blocks(a), unit = slide_unit(rs);
+	uint64_t cap =
+	    m->size / 512 > MD_BACKUP_FILE_DATA ? m->size / 512 - MD_BACKUP_FILE_DATA : 0;
+	int parts = rs->r.backwards ? 1 : 2;
+	if (!blocks || !unit)
+		return errmsg(err, errlen, -EINVAL, "no backup unit for this reshape");
+	/* A file mdadm made holds one window and grows as it writes the
+	 * second: uraid writes inside it, with smaller windows or one
+	 * section. */
+	if (parts == 2 && cap < 2 * blocks) {
+		uint64_t half = cap / 2 - cap / 2 % unit;
+		if (half >= unit)
+			blocks = half;
+		else {
+			blocks = unit;
+			parts = 1;
+		}
+	}
+	if (cap < blocks)
+		return errmsg(err, errlen, -ENOSPC,
+		              "backup file %s holds %llu sectors of data, the reshape's window is "
+		              "%llu",
+		              m->name, (unsigned long long)cap, (unsigned long long)blocks);
+	return slide_set(a, m, false, blocks, parts);
+}
+
+bool eng_slide_adopt(struct eng_array *a, struct member *m)
+{
+	eng_lock(a);
+	bool took = a->rs && a->rs->slide == m;
+	if (took)
+		a->rs->slide_owned = true;
+	eng_unlock(a);
+	return took;
+}
