@@ -9,6 +9,7 @@
 
 #include "engine/md.h"
 #include "engine/core/reshape.h"
+#include "engine/reshape_backup.h"
 #include "engine/sync/sync.h"
 #include "engine/core/log.h"
 #include "engine/sync/workers.h"
@@ -303,6 +304,8 @@ int eng_stop(struct eng_array *a)
 		/* A reshape records how far it got, as md's stop does. */
 		if (rc == 0 && a->rs && !a->broken)
 			rc = eng_reshape_checkpoint(a);
+		if (rc == 0 && a->rs && !a->broken)
+			rc = eng_slide_stop(a);
 		int c = a->broken ? -EIO : eng_mark_clean(a);
 		if (rc == 0)
 			rc = c;

@@ -256,6 +256,11 @@ int eng_reshape_write(struct eng_array *a, const struct eng_req *rq, const uint8
 			if (rc < 0)
 				return rc;
 		}
+		if (is_new && rs->slide) {
+			int rc = eng_slide_written(a, lsec, n);
+			if (rc < 0)
+				return rc;
+		}
 		eng_reshape_view(a, is_new);
 		int rc = a->pers->write(a, rq, buf, lsec, n);
 		eng_reshape_view(a, -1);

@@ -62,5 +62,12 @@ int eng_slide_start(struct eng_array *a, const struct uraid_reshape_opts *o, cha
  * eng_slide_adopt hands it to the array, which then closes it). */
 int eng_slide_attach(struct eng_array *a, struct member *m, char *err, size_t errlen);
 bool eng_slide_adopt(struct eng_array *a, struct member *m);
+/* A write to logical [lsec, lsec + n) on the new side: a live section
+ * holding any of it forgotten first. */
+int eng_slide_written(struct eng_array *a, uint64_t lsec, uint64_t n);
+/* The array stopping: a section covering the position (the last window,
+ * as the array holds it), its time the superblocks', for mdadm's
+ * Grow_restart, which a reshape keeping the data members needs. */
+int eng_slide_stop(struct eng_array *a);
 
 #endif

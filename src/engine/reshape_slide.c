@@ -80,8 +80,71 @@ static int slide_bsb_write(struct eng_reshape *rs)
 	return rc < 0 ? rc : member_flush(rs->slide);
 }
 
-/* One window: backed up, recorded, moved, the position recorded, forgotten
- * (engine/sync/reshape.c calls it with the lock held). */
+/* Section `part` of the backup superblock set to [lo, lo + n) (n 0:
+ * forgotten). */
+static void slide_section(struct md_backup_sb *b, int part, uint64_t lo, uint64_t n)
+{
+	if (part) {
+		if (n)
+			b->version = 2; /* mdadm: "-2" once the second section is used */
+		b->arraystart2 = n ? lo : 0;
+		b->length2 = n;
+	} else {
+		b->arraystart = n ? lo : 0;
+		b->length = n;
+	}
+}
+
+/* The live section forgotten (mdadm's forget_backup), flushed. */
+static int slide_forget(struct eng_reshape *rs)
+{
+	if (rs->slide_live < 0)
+		return 0;
+	slide_section(&rs->slide_bsb, rs->slide_live, 0, 0);
+	rs->slide_live = -1;
+	return slide_bsb_write(rs);
+}
+
+/* Array sectors [lo, lo + n) as view v holds them to section `part`, the
+ * superblock naming it (and nothing else) written and flushed. */
+static int slide_save(struct eng_array *a, int v, int part, uint64_t lo, uint64_t n)
+{
+	struct eng_reshape *rs = a->rs;
+	struct md_backup_sb *b = &rs->slide_bsb;
+	uint64_t dev = b->devstart + (part ? b->devstart2 : 0);
+	/* One section only: the live one is forgotten before its data is
+	 * written over. */
+	int rc = rs->slide_live == part ? slide_forget(rs) : 0;
+	if (rc < 0)
+		return rc;
+	uint8_t *buf = malloc(n * 512);
+	if (!buf)
+		return -ENOMEM;
+	/* mdadm's grow_backup: what the array holds there (reconstructed
+	 * where a member cannot serve), then the superblock naming it. */
+	eng_reshape_view(a, v);
+	rc = a->pers->read(a, buf, lo, n);
+	eng_reshape_view(a, -1);
+	if (rc == 0)
+		rc = member_write(rs->slide, buf, n * 512, dev * 512, 0);
+	free(buf);
+	if (rc < 0)
+		return rc;
+	/* The other section (the window before, already moved) is
+	 * forgotten in the same block: one of the two is live throughout,
+	 * as mdadm's Grow_restart wants one covering the position. */
+	if (rs->slide_live >= 0)
+		slide_section(b, rs->slide_live, 0, 0);
+	slide_section(b, part, lo, n);
+	rs->slide_live = part;
+	return slide_bsb_write(rs);
+}
+
+/* One window: backed up, moved, the position recorded past it
+ * (engine/sync/reshape.c calls it with the lock held). Forwards its
+ * section stays live until the next window's replaces it, or a request
+ * writes there (eng_slide_written); a shrink's is forgotten at once (the
+ * position is then 0). */
 static int slide_window(struct eng_array *a, uint64_t *done)
 {
 	struct eng_reshape *rs = a->rs;
@@ -95,12 +158,11 @@ static int slide_window(struct eng_array *a, uint64_t *done)
 		lo = 0;
 		hi = pos;
 		if (hi > rs->slide_blocks) {
-			fprintf(
-			    stderr,
-			    "uraid: reshape cannot go on safely at sector %llu: the critical "
-			    "section (%llu sectors) is more than the backup file holds (%llu)\n",
-			    (unsigned long long)pos, (unsigned long long)hi,
-			    (unsigned long long)rs->slide_blocks);
+			fprintf(stderr,
+			        "uraid: reshape cannot go on safely at sector %llu: the critical "
+			        "section (%llu sectors) is more than the backup file holds (%llu)\n",
+			        (unsigned long long)pos, (unsigned long long)hi,
+			        (unsigned long long)rs->slide_blocks);
 			return -ENOSPC;
 		}
 	} else {
@@ -111,34 +173,9 @@ static int slide_window(struct eng_array *a, uint64_t *done)
 		return 0;
 	uint64_t n = hi - lo;
 	int part = rs->slide_part;
-	struct md_backup_sb *b = &rs->slide_bsb;
-	uint64_t dev = b->devstart + (part ? b->devstart2 : 0);
-	uint8_t *buf = malloc(n * 512);
-	if (!buf)
-		return -ENOMEM;
-	/* mdadm's grow_backup: what the array holds there, in the old
-	 * layout (reconstructed where a member cannot serve), to the
-	 * section, then the superblock naming it, durable. */
-	eng_reshape_view(a, 0);
-	rc = a->pers->read(a, buf, lo, n);
-	eng_reshape_view(a, -1);
-	if (rc == 0)
-		rc = member_write(rs->slide, buf, n * 512, dev * 512, 0);
-	free(buf);
-	if (rc == 0) {
-		if (part) {
-			b->version = 2; /* mdadm: "-2" once the second section is used */
-			b->arraystart2 = lo;
-			b->length2 = n;
-		} else {
-			b->arraystart = lo;
-			b->length = n;
-		}
-		rc = slide_bsb_write(rs);
-	}
+	rc = slide_save(a, 0, part, lo, n);
 	if (rc < 0) {
-		fprintf(stderr,
-		        "uraid: writing the backup of sectors %llu + %llu failed (error %d)\n",
+		fprintf(stderr, "uraid: writing the backup of sectors %llu + %llu failed (error %d)\n",
 		        (unsigned long long)lo, (unsigned long long)n, rc);
 		return rc;
 	}
@@ -148,22 +185,48 @@ static int slide_window(struct eng_array *a, uint64_t *done)
 		return rc;
 	rs->r.position = back ? lo : hi;
 	rc = eng_reshape_checkpoint(a);
-	if (rc < 0)
-		return rc;
-	/* mdadm's forget_backup, before any request may write there. */
-	if (part) {
-		b->arraystart2 = 0;
-		b->length2 = 0;
-	} else {
-		b->arraystart = 0;
-		b->length = 0;
-	}
-	rc = slide_bsb_write(rs);
+	if (rc == 0 && back)
+		rc = slide_forget(rs);
 	if (rc < 0)
 		return rc;
 	rs->slide_part = rs->slide_parts > 1 ? !part : 0;
 	*done = n;
 	return 0;
+}
+
+int eng_slide_written(struct eng_array *a, uint64_t lsec, uint64_t n)
+{
+	struct eng_reshape *rs = a->rs;
+	if (!rs->slide || rs->slide_live < 0)
+		return 0;
+	const struct md_backup_sb *b = &rs->slide_bsb;
+	uint64_t lo = rs->slide_live ? b->arraystart2 : b->arraystart;
+	uint64_t len = rs->slide_live ? b->length2 : b->length;
+	/* A write into the moved window its live section holds: the section
+	 * would restore what it overwrites. */
+	if (lsec >= lo + len || lsec + n <= lo)
+		return 0;
+	return slide_forget(rs);
+}
+
+int eng_slide_stop(struct eng_array *a)
+{
+	struct eng_reshape *rs = a->rs;
+	if (!rs || !rs->slide || rs->r.backwards)
+		return 0;
+	uint64_t pos = rs->r.position;
+	if (rs->slide_live >= 0)
+		return slide_bsb_write(rs); /* its time, the superblocks' */
+	if (!pos || pos >= rs->size[1])
+		return 0;
+	/* mdadm's Grow_restart wants a section covering the position of a
+	 * reshape that keeps the data members: the last window, as the new
+	 * layout holds it now (restoring it writes what is there). */
+	uint64_t n = pos < rs->slide_blocks ? pos : rs->slide_blocks;
+	uint64_t unit = slide_unit(rs);
+	if (unit)
+		n -= n % unit;
+	return n ? slide_save(a, 1, rs->slide_part, pos - n, n) : 0;
 }
 
 /* rs's sliding backup on m, windows of `blocks` sectors, `parts` sections;
@@ -176,6 +239,7 @@ static int slide_set(struct eng_array *a, struct member *m, bool owned, uint64_t
 	rs->slide_blocks = blocks;
 	rs->slide_parts = parts;
 	rs->slide_part = 0;
+	rs->slide_live = -1;
 	memset(&rs->slide_bsb, 0, sizeof(rs->slide_bsb));
 	rs->slide_bsb.version = 1;
 	md_backup_uuid(&a->ref, rs->slide_bsb.set_uuid);

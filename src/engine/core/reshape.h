@@ -60,6 +60,7 @@ struct eng_reshape {
 	bool slide_owned; /* closed by eng_reshape_free */
 	int slide_part;   /* the section the next window uses (0, 1) */
 	int slide_parts;  /* how many the file holds */
+	int slide_live;   /* the section holding a window (-1: none) */
 	uint64_t slide_blocks;
 	struct md_backup_sb slide_bsb;
 	int (*window)(struct eng_array *a, uint64_t *done);

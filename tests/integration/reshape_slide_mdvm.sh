@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# mdadm's sliding backup (an in-place reshape that keeps the members)
+# against the real kernel (shared/mdvm), one boot; the checks run in the
+# guest (tests/integration/reshape_slide_mdvm.job):
+# a: a 0.90 raid5 chunk change 64K -> 32K started by uraid here with
+#    --backup-file and stopped at 40% (reshape_tool): the guest's mdadm
+#    --assemble --backup-file (Grow_restart, then its own sliding backup
+#    from uraid's position) finishes it; content, mismatch_cnt 0, 0.90
+#    superblocks with the new chunk and no reshape;
+# b: mdadm's own sliding reshape (0.90 chunk change, --backup-file,
+#    throttled) stopped mid-way: uraid assemble --backup-file restores the
+#    sections the position lies in and finishes it; the kernel assembles
+#    it: content, mismatch_cnt 0, the new chunk.
+source "$(dirname "$0")/../lib.sh"
+MDVM=$TOP/tests/mdvm/run
+if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
+	fail "mdvm not available at $MDVM (run $SHARED/mdvm/setup)"
+	t_done
+fi
+d=$T_TMP
+libs=$(uraid_libs)
+cc -O1 -Wall -I"$TOP/include" -o "$d/reshape_tool" "$TOP/tests/integration/reshape_tool.c" \
+	"$TOP/build/rel/liburaid.a" $libs || { fail "reshape_tool builds"; t_done; }
+python3 -c 'import random,sys; sys.stdout.buffer.write(random.Random(16).randbytes(12<<20))' >"$d/pat"
+disks=(--disk pat="$d/pat")
+for n in a b; do
+	for i in 0 1 2 3; do
+		truncate -s $([ $n = a ] && echo 2M || echo 4M) "$d/$n$i"
+		disks+=(--disk "$n$i=$d/$n$i")
+	done
+done
+r=$d/run
+out=$d/a.out
+URAID_RUN_DIR=$r "$URAID" create --level=5 --raid-devices=4 --metadata=0.90 --chunk=64K \
+	--assume-clean --name=a --run "$d"/a[0-3] >"$out" 2>&1
+ab=$(URAID_RUN_DIR=$r "$URAID" detail a | sed -n 's/^ *Array Size : \([0-9]*\).*/\1/p')
+URAID_RUN_DIR=$r "$URAID" stop a >>"$out" 2>&1
+check "a: uraid starts a 0.90 chunk change in place with --backup-file, stopped at 40%" \
+	env FILL="$d/pat" BACKUP="$d/bka" "$d/reshape_tool" 4 -1 32 400 - "$d"/a[0-3]
+URAID_RUN_DIR=$r "$URAID" assemble --name=a "$d"/a[0-3] >"$d/asm.out" 2>&1
+arc=$?
+[ $arc = 0 ] && URAID_RUN_DIR=$r "$URAID" stop a >/dev/null 2>&1
+check "a: without --backup-file assemble refuses it (too early, as md says)" \
+	grep -q "too early" "$d/asm.out"
+pos=$("$URAID" examine "$d/a0" | sed -n "s/^ *Reshape pos'n : \([0-9]*\).*/\1/p")
+check "a: uraid's backup file is mdadm's, one section live, ending at the position (${pos}K)" \
+	python3 - "$d/bka" "$((pos * 2))" <<'PY'
+import struct, sys
+b = open(sys.argv[1], "rb").read(512)
+assert b[:15] == b"md_backup_data-", b[:16]
+dev, s1, l1 = struct.unpack_from("<QQQ", b, 40)
+dev2, s2, l2 = struct.unpack_from("<QQQ", b, 72)
+assert dev == 8 and dev2 > 0, (dev, dev2)
+live = [(s, l) for s, l in ((s1, l1), (s2, l2)) if l]
+assert len(live) == 1 and live[0][0] + live[0][1] == int(sys.argv[2]), (live, sys.argv[2])
+PY
+echo "AB=$((ab * 1024))" >"$d/a.env"
+"$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 300 "${disks[@]}" --put-exe "$URAID" \
+	--put "$d/bka=/tmp/bka" --put "$d/a.env=/tmp/a.env" \
+	--script "$TOP/tests/integration/reshape_slide_mdvm.job" >"$d/vm.log" 2>&1
+rc=$?
+cp "$d/vm.log" "$TOP/build/test-logs/reshape_slide_mdvm.vm.log" 2>/dev/null
+check "VM ran the sliding-backup job (rc $rc)" [ "$rc" -eq 0 ]
+want() { # name what description
+	local l
+	l=$(grep "^RESULT $1 $2 " "$d/vm.log" | head -1)
+	check "$1: $3 (${l#RESULT $1 $2 })" [ "${l#RESULT $1 $2 ok}" != "$l" ]
+}
+want a krestore "mdadm --assemble --backup-file restores the section from uraid's file and starts the array"
+want a kfinish "... the kernel and mdadm's monitor finish it"
+want a kcontent "... the content is the pattern"
+want a kcheck "... check: mismatch_cnt 0"
+want a kfinal "... 0.90 superblocks, chunk 32K, no reshape"
+want b kcut "mdadm's sliding 0.90 chunk change with --backup-file, stopped mid-way"
+want b ufinish "... uraid assemble --backup-file finishes it"
+want b urestore "... uraid restores the backup's sections where the position lies in them (none needed past them)"
+want b kassemble "... the kernel assembles the members uraid finished"
+want b kcontent "... the content is the pattern"
+want b kcheck "... check: mismatch_cnt 0"
+want b kfinal "... 0.90 superblocks, chunk 32K, no reshape"
+[ $T_FAILED = 0 ] || grep -E "RESULT|mdadm:|md/raid|!!!|uraid:|reshape" "$d/vm.log" | head -60
+t_done
