@@ -158,11 +158,12 @@ static int slide_window(struct eng_array *a, uint64_t *done)
 		lo = 0;
 		hi = pos;
 		if (hi > rs->slide_blocks) {
-			fprintf(stderr,
-			        "uraid: reshape cannot go on safely at sector %llu: the critical "
-			        "section (%llu sectors) is more than the backup file holds (%llu)\n",
-			        (unsigned long long)pos, (unsigned long long)hi,
-			        (unsigned long long)rs->slide_blocks);
+			fprintf(
+			    stderr,
+			    "uraid: reshape cannot go on safely at sector %llu: the critical "
+			    "section (%llu sectors) is more than the backup file holds (%llu)\n",
+			    (unsigned long long)pos, (unsigned long long)hi,
+			    (unsigned long long)rs->slide_blocks);
 			return -ENOSPC;
 		}
 	} else {
@@ -175,7 +176,8 @@ static int slide_window(struct eng_array *a, uint64_t *done)
 	int part = rs->slide_part;
 	rc = slide_save(a, 0, part, lo, n);
 	if (rc < 0) {
-		fprintf(stderr, "uraid: writing the backup of sectors %llu + %llu failed (error %d)\n",
+		fprintf(stderr,
+		        "uraid: writing the backup of sectors %llu + %llu failed (error %d)\n",
 		        (unsigned long long)lo, (unsigned long long)n, rc);
 		return rc;
 	}

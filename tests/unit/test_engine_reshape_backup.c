@@ -386,7 +386,8 @@ static int slide_try(int mode, char *err, size_t errlen)
 		CHECK(te_sync_all(a) == 0);
 		memset(&st, 0, sizeof(st));
 		uraid_status(a, &st);
-		CHECKF(st.mismatch_cnt == 0, "%llu mismatches", (unsigned long long)st.mismatch_cnt);
+		CHECKF(st.mismatch_cnt == 0, "%llu mismatches",
+		       (unsigned long long)st.mismatch_cnt);
 		uraid_stop(a);
 	}
 	bk_free(&s);
