@@ -198,6 +198,20 @@ check "0.90 grown: content as written" same g5n 6M
 check "0.90 grown: check clean" clean g5n
 check "the backup file is mdadm's (md_backup_data-1, the section forgotten)" \
 	bash -c '[ "$(head -c 16 bk)" = md_backup_data-1 ] && [ "$(od -An -tu8 -j56 -N8 bk | tr -d " ")" = 0 ]'
+# A chunk change on 0.90 (the same data members: mdadm's sliding backup,
+# window by window through the file): refused without --backup-file.
+sums=$(md5sum n0 n1 n2 n3)
+out=$("$URAID" grow g5n --chunk=32K 2>&1)
+check "0.90 chunk change without --backup-file refused in mdadm's words" \
+	grep -q "Cannot grow - need backup-file" <<<"$out"
+check "that refusal wrote nothing" [ "$sums" = "$(md5sum n0 n1 n2 n3)" ]
+check "0.90 chunk change with --backup-file: started" "$URAID" grow g5n --chunk=32K --backup-file=bk2
+check "the 0.90 chunk change finishes" idle g5n
+check "0.90 chunk now 32K" grep -q '^32K$' <<<"$("$URAID" detail g5n | field 'Chunk Size')"
+check "after the chunk change: content as written" same g5n 6M
+check "after the chunk change: check clean" clean g5n
+check "the sliding backup file is mdadm's (md_backup_data-2, data from sector 8)" \
+	bash -c '[ "$(head -c 16 bk2)" = md_backup_data-2 ] && [ "$(od -An -tu8 -j40 -N8 bk2 | tr -d " ")" = 8 ]'
 "$URAID" stop g5n
 check "mdadm --examine: 0.90 raid5 of 4, no reshape" \
 	bash -c 'mdadm --examine n0 | grep -q "Raid Devices : 4" && ! mdadm --examine n0 | grep -q "Reshape"'

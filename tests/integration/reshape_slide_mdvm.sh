@@ -55,7 +55,7 @@ live = [(s, l) for s, l in ((s1, l1), (s2, l2)) if l]
 assert len(live) == 1 and live[0][0] + live[0][1] == int(sys.argv[2]), (live, sys.argv[2])
 PY
 echo "AB=$((ab * 1024))" >"$d/a.env"
-"$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 300 "${disks[@]}" --put-exe "$URAID" \
+"$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 150 "${disks[@]}" --put-exe "$URAID" \
 	--put "$d/bka=/tmp/bka" --put "$d/a.env=/tmp/a.env" \
 	--script "$TOP/tests/integration/reshape_slide_mdvm.job" >"$d/vm.log" 2>&1
 rc=$?
