@@ -128,6 +128,10 @@ static int slide_save(struct eng_array *a, int v, int part, uint64_t lo, uint64_
 	if (rc == 0)
 		rc = member_write(rs->slide, buf, n * 512, dev * 512, 0);
 	free(buf);
+	/* The data durable before the superblock names it: a cache may
+	 * keep the later write and lose the earlier. */
+	if (rc == 0)
+		rc = member_flush(rs->slide);
 	if (rc < 0)
 		return rc;
 	/* The other section (the window before, already moved) is

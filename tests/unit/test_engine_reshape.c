@@ -770,6 +770,6 @@ TEST_MAIN(T(level_refusals), T(second_reshape), T(raid5_4to5), T(raid6_5to6), T(
           T(raid10_4to5), T(raid10_chunk), T(raid10_5to4), T(raid10_near_to_offset),
           T(raid5_4to5_inplace_090), T(raid6_5to6_inplace), T(raid5_4to5_degraded),
           T(raid5_to_raid6_degraded), T(raid5_layout_degraded), T(degraded_refusals),
-          T(raid10_4to5_degraded), T(raid10_chunk_degraded),
-          T(raid5_chunk_slide_090), T(raid5_layout_slide_090), T(raid5_5to4_slide_090),
-          T(raid6_chunk_slide), T(slide_refusals))
+          T(raid10_4to5_degraded), T(raid10_chunk_degraded), T(raid5_chunk_slide_090),
+          T(raid5_layout_slide_090), T(raid5_5to4_slide_090), T(raid6_chunk_slide),
+          T(slide_refusals))
