@@ -267,6 +267,25 @@ static int sanity(const struct cli_grow_args *ga, const struct uraid_status *st)
 	return 0;
 }
 
+/* mdadm's Grow_reshape, before any change: more members need a spare
+ * each (md counts a member being rebuilt as one), unless --force (the
+ * new slots then left empty, the array degraded). */
+static int spares_refusal(const struct cli_grow_args *ga, const struct uraid_status *st)
+{
+	if (ga->force || ga->raid_devices <= st->raid_disks || st->level == URAID_LEVEL_LINEAR)
+		return 0;
+	int need = ga->raid_devices - st->raid_disks, have = 0;
+	for (int i = 0; i < st->nmembers; i++)
+		have += st->members[i].state == URAID_MEMBER_SPARE ||
+		        st->members[i].state == URAID_MEMBER_REBUILDING;
+	if (have >= need)
+		return 0;
+	cli_error("grow", "Need %d spare%s to avoid degraded array, and only have %d.", need,
+	          need == 1 ? "" : "s", have);
+	fprintf(stderr, "       Use --force to over-ride this check.\n");
+	return 1;
+}
+
 int cmd_grow(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -379,6 +398,8 @@ int cmd_grow(int argc, char **argv)
 		if (uraid_control_status(ga.name, &st, err, sizeof(err)) < 0)
 			return cli_error("grow", "%s", err);
 	}
+	if (spares_refusal(&ga, &st))
+		return 1;
 	/* mdadm sets the array size first, so a shrink can follow. */
 	if (ga.array_size_kib != -1 && do_array_size(&ga))
 		return 1;

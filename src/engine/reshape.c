@@ -421,10 +421,23 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 	for (int i = 0; i < a->nmem && got < LAYOUT_MAX_MEMBERS; i++)
 		if (spare_like(a->mem[i], dry))
 			spares[got++] = i;
-	if (got < need)
+	if (got < need && !o->force)
 		return errmsg(err, errlen, -EINVAL,
-		              "Need %d spare%s to avoid degraded array, and only have %d.", need,
-		              need == 1 ? "" : "s", got);
+		              "Need %d spare%s to avoid degraded array, and only have %d. Use "
+		              "--force to over-ride this check.",
+		              need, need == 1 ? "" : "s", got);
+	/* mdadm's second count (with --force too): enough members for the
+	 * larger geometry's data; reshape_setup then checks both geometries
+	 * readable with the slots left empty (md's raid5_start_reshape). */
+	int data = (int)(r.new.raid_disks > r.old.raid_disks ? r.new.raid_disks : r.old.raid_disks) -
+	           (int)par - (int)r.old.raid_disks;
+	if (data > got)
+		return errmsg(err, errlen, -EINVAL,
+		              "Need %d spare%s to create working array, and only have %d.", data,
+		              data == 1 ? "" : "s", got);
+	int grow = need; /* the new slots; need: those a spare takes */
+	if (got < need)
+		need = got;
 	/* md moves the data offset (mdadm's set_new_data_offset) so that the
 	 * new layout never lands on old rows still needed: one new stripe row
 	 * plus one old row at least. More members: down into the room before
@@ -432,7 +445,7 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 	 * move backwards from the end; the same count: toward the more room. */
 	uint64_t before, after;
 	reshape_room(a, &before, &after);
-	if (need)
+	if (grow)
 		r.backwards = false;
 	else if (r.new.raid_disks < r.old.raid_disks)
 		r.backwards = true;
@@ -461,13 +474,13 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 	 * room to move the data offset (0.90 never has: its data starts at
 	 * sector 0). uraid keeps mdadm's backup for grows only, not its
 	 * sliding backup of a reshape that keeps or cuts the member count. */
-	bool backup = (o->backup_file || o->backup_member) && need;
+	bool backup = (o->backup_file || o->backup_member) && grow;
 	if (backup) {
 		rc = eng_backup_check(o, err, errlen);
 		if (rc < 0)
 			return rc;
 		room = 0;
-	} else if (room < want && need) {
+	} else if (room < want && grow) {
 		return errmsg(
 		    err, errlen, -ENOSPC,
 		    "Cannot grow - need a spare or backup-file to backup critical section "
