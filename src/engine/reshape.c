@@ -429,8 +429,9 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 	/* mdadm's second count (with --force too): enough members for the
 	 * larger geometry's data; reshape_setup then checks both geometries
 	 * readable with the slots left empty (md's raid5_start_reshape). */
-	int data = (int)(r.new.raid_disks > r.old.raid_disks ? r.new.raid_disks : r.old.raid_disks) -
-	           (int)par - (int)r.old.raid_disks;
+	int data =
+	    (int)(r.new.raid_disks > r.old.raid_disks ? r.new.raid_disks : r.old.raid_disks) -
+	    (int)par - (int)r.old.raid_disks;
 	if (data > got)
 		return errmsg(err, errlen, -EINVAL,
 		              "Need %d spare%s to create working array, and only have %d.", data,

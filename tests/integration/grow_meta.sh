@@ -124,6 +124,12 @@ truncate -s 16M r0 r1 r2
 idle g1
 "$URAID" write g1 <data
 "$URAID" add g1 r2
+sleep 2.5
+sums=$(md5sum r0 r1 r2)
+out=$("$URAID" grow g1 --raid-devices=4 2>&1)
+check "raid1 --raid-devices=4 with one spare refused in mdadm's words" \
+	grep -q 'Need 2 spares to avoid degraded array, and only have 1' <<<"$out"
+check "that refusal wrote nothing" [ "$sums" = "$(md5sum r0 r1 r2)" ]
 check "raid1 --raid-devices=3 (spare becomes a mirror)" "$URAID" grow g1 --raid-devices=3
 idle g1
 check "raid1 of 3 in sync" grep -q '\[3/3\] \[UUU\]' <<<"$("$URAID" status)"
@@ -152,8 +158,13 @@ idle g5r
 "$URAID" write g5r <data
 sleep 2.5 # marked clean after 2 s idle
 sums=$(md5sum s0 s1 s2 s3)
-check_fails "--raid-devices=4 without a spare refused" "$URAID" grow g5r --raid-devices=4
-check "that refusal wrote nothing" [ "$sums" = "$(md5sum s0 s1 s2 s3)" ]
+out=$("$URAID" grow g5r --raid-devices=4 2>&1)
+check "--raid-devices=4 without a spare refused in mdadm's words" \
+	grep -q 'Need 1 spare to avoid degraded array, and only have 0' <<<"$out"
+check "... naming --force" grep -q 'Use --force to over-ride this check' <<<"$out"
+check_fails "--raid-devices=5 --force with no spare refused (raid5 would not work)" \
+	"$URAID" grow g5r --raid-devices=5 --force
+check "those refusals wrote nothing" [ "$sums" = "$(md5sum s0 s1 s2 s3)" ]
 "$URAID" add g5r s3 >/dev/null 2>&1
 check "--raid-devices=4 onto the spare: reshape started" "$URAID" grow g5r --raid-devices=4
 check "the reshape finishes" idle g5r
