@@ -32,6 +32,8 @@ static const char usage_text[] =
     "  --level: md's takeovers that move no data (raid0 <-> raid4/5 parity-last\n"
     "    and raid10 near-2, raid1 <-> raid5 of 2, raid5 <-> raid6 with the -6\n"
     "    layout: --layout=preserve); slots added are recovered onto spares.\n"
+    "  --force: more members than spares (mdadm's \"Need N spares\"): the new\n"
+    "    slots are left empty, the array degraded (raid1, raid4/5/6).\n"
     "  --add MEMBER: a linear array appends it; others take it as a spare\n"
     "    first (then --raid-devices can use it).\n"
     "  Changes that restripe (raid4/5/6 members, chunk, layout, and the level\n"
