@@ -186,7 +186,7 @@ static int do_bitmap(const struct cli_grow_args *ga, const struct uraid_status *
 	char err[512];
 	bool add = !strcmp(ga->bitmap, "internal");
 	if (add && st->bitmap_chunk_kib)
-		return cli_error("grow", "%s already has a bitmap", ga->name);
+		return cli_error("grow", "bitmap already present on %s", ga->name);
 	if (!add && !st->bitmap_chunk_kib)
 		return cli_error("grow", "no bitmap found on %s", ga->name);
 	int rc = request(ga->name, add ? "bitmap-internal" : "bitmap-none", 0, err, sizeof(err));
@@ -380,7 +380,7 @@ int cmd_grow(int argc, char **argv)
 	int to = ga.level == -1 ? st.level : md_level(ga.level);
 	if (resolve_layout(&ga, layout_name_arg, to, (int)st.layout))
 		return 1;
-	if (sanity(&ga, &st))
+	if (sanity(&ga, &st) || cli_grow_refuse(&ga, &st, add != NULL))
 		return 1;
 	if (st.readonly)
 		return cli_error("grow", "%s is read-only", ga.name);
