@@ -162,7 +162,7 @@ refuse R0 "Component size change is not supported for RAID0" --size=max
 refuse R5 "New chunk size (4096K) does not evenly divide device size (6144k)" --chunk=4M
 refuse R5 "Need 1 spare to avoid degraded array, and only have 0." --raid-devices=4
 refuse R5 "Need 1 spare to create working array, and only have 0." --raid-devices=5 --force
-refuse RT "Need 1 spare to avoid degraded array" --raid-devices=5 --force
+refuse RT "needs 1 spare(s)" --raid-devices=5 --force
 refuse R1 "Need 1 spare to avoid degraded array, and only have 0." --raid-devices=4
 check "no member changed by the refusals" [ "$sums" = "$(md5sum x*)" ]
 for a in R1 RT RL R5 R6 R9 RP R0; do "$URAID" stop "$a" >/dev/null 2>&1; done
