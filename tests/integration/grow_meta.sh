@@ -296,7 +296,7 @@ idle g10r
 sleep 2.5 # marked clean after 2 s idle
 sums=$(md5sum t0 t1 t2 t3 t4)
 out=$("$URAID" grow g10r --raid-devices=5 2>&1)
-check "raid10 --raid-devices=5 without a spare refused" grep -q "needs 1 spare" <<<"$out"
+check "raid10 --raid-devices=5 without a spare refused (mdadm's words)" grep -q "Need 1 spare to avoid degraded array" <<<"$out"
 out=$("$URAID" grow g10r --layout=f2 2>&1)
 check "raid10 to far-2 refused in mdadm's words" grep -q "Cannot reshape RAID10 to far-mode" <<<"$out"
 out=$("$URAID" grow g10r --layout=n3 2>&1)
