@@ -350,4 +350,22 @@ check_fails "raid0 --raid-devices=3 refused (not done yet)" "$URAID" grow g0 --r
 check "raid0 refusals wrote nothing" [ "$sums" = "$(md5sum z0 z1)" ]
 "$URAID" stop g0
 check_fails "grow of an array not running refused" "$URAID" grow nosuch --size=max
+
+# mdadm --grow --force with no spare: raid5 of 3 -> raid6 of 4 (the Q slot
+# the takeover adds left empty): degraded [4/3], content as written; a
+# spare added later is recovered and check is clean.
+truncate -s 16M q0 q1 q2 q3
+"$URAID" create --level=5 --raid-devices=3 --name=g56f --run q0 q1 q2 >/dev/null 2>&1
+idle g56f
+head -c 6M data | "$URAID" write g56f
+check "raid5 -> raid6 --force, no spare: reshape started" "$URAID" grow g56f --level=6 --force
+check "the forced raid5 -> raid6 finishes" idle g56f
+check "raid6 of 4, the Q slot empty" grep -q 'raid6.*\[4/3\] \[UUU_\]' <<<"$("$URAID" status g56f | tr '\n' ' ')"
+check "after the forced raid5 -> raid6: content as written" same g56f 6M
+"$URAID" add g56f q3 >/dev/null 2>&1
+check "a spare added is recovered into the empty slot" idle g56f
+check "raid6 of 4 in sync" grep -q '\[4/4\] \[UUUU\]' <<<"$("$URAID" status g56f)"
+check "after the recovery: check clean" clean g56f
+check "after the recovery: content as written" same g56f 6M
+"$URAID" stop g56f
 t_done
