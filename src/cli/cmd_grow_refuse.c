@@ -102,6 +102,12 @@ int cli_grow_refuse(const struct cli_grow_args *ga, const struct uraid_status *s
 		        (unsigned long long)(dev_kib - dev_kib % (uint64_t)ga->chunk_kib));
 		return 1;
 	}
+	/* mdadm's freeze(): md freezes an idle array or a recovery only. */
+	bool change = ga->size_kib != -1 || ga->raid_devices != -1 || ga->level != -1 ||
+	              ga->layout != -1 || ga->chunk_kib != -1;
+	if (change && st->sync_action != URAID_SYNC_IDLE && st->sync_action != URAID_SYNC_RECOVER)
+		return cli_error("grow", "%s is performing resync/recovery and cannot be %s",
+		                 ga->name, to != st->level ? "taken over" : "reshaped");
 	const char *why = level_refusal(ga, st, to);
 	if (why)
 		return cli_error("grow", "%s", why);

@@ -165,5 +165,11 @@ refuse R5 "Need 1 spare to create working array, and only have 0." --raid-device
 refuse RT "needs 1 spare(s)" --raid-devices=5 --force
 refuse R1 "Need 1 spare to avoid degraded array, and only have 0." --raid-devices=4
 check "no member changed by the refusals" [ "$sums" = "$(md5sum x*)" ]
+# mdadm's freeze(): a check running (slowed down) refuses every change.
+"$URAID" sync-speed --min=100 --max=100 R5
+"$URAID" action R5 check
+refuse R5 "R5 is performing resync/recovery and cannot be reshaped" --chunk=64K
+refuse R5 "R5 is performing resync/recovery and cannot be taken over" --level=6 --force
+"$URAID" action R5 idle
 for a in R1 RT RL R5 R6 R9 RP R0; do "$URAID" stop "$a" >/dev/null 2>&1; done
 t_done
