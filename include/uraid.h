@@ -549,7 +549,8 @@ int uraid_io_stats(struct uraid_array *a, struct uraid_io_stats *st);
  * LEVEL LAYOUT N (uraid_takeover; LAYOUT "any", N 0 = md's choice),
  * grow-add PATH (uraid_grow_add), reshape RAID_DISKS LAYOUT CHUNK_SECTORS
  * [LEVEL [BACKUP_FILE]] (uraid_array_reshape_start; 0, -1, 0, 0 keep a
- * value; BACKUP_FILE an absolute path, mdadm's --backup-file). Each connection has
+ * value; BACKUP_FILE an absolute path, mdadm's --backup-file; the verb
+ * reshape-force sets uraid_reshape_opts.force, mdadm's --force). Each connection has
  * its own thread.
  *
  * Status and stats bodies: a first line "uraid-status 1" / "uraid-stats 1"
@@ -928,6 +929,12 @@ struct uraid_reshape_opts {
 	 * backup_member, when set, is used instead (not closed). */
 	const char *backup_file;
 	struct member *backup_member;
+	/* mdadm's --force: a grow with fewer spares than new slots goes on,
+	 * the slots without one left empty (the array ends degraded, as md's
+	 * raid5_start_reshape leaves it) as long as the new geometry stays
+	 * readable; false: refused with mdadm's "Need N spares to avoid
+	 * degraded array". raid10 (md refuses it) ignores it. */
+	bool force;
 };
 int uraid_array_reshape_start(struct uraid_array *a, const struct uraid_reshape_opts *o, char *err,
                               size_t errlen);

@@ -32,6 +32,8 @@ static const char usage_text[] =
     "  --level: md's takeovers that move no data (raid0 <-> raid4/5 parity-last\n"
     "    and raid10 near-2, raid1 <-> raid5 of 2, raid5 <-> raid6 with the -6\n"
     "    layout: --layout=preserve); slots added are recovered onto spares.\n"
+    "  --force: more members than spares (mdadm's \"Need N spares\"): the new\n"
+    "    slots are left empty, the array degraded (raid1, raid4/5/6).\n"
     "  --add MEMBER: a linear array appends it; others take it as a spare\n"
     "    first (then --raid-devices can use it).\n"
     "  Changes that restripe (raid4/5/6 members, chunk, layout, and the level\n"
@@ -184,7 +186,7 @@ static int do_bitmap(const struct cli_grow_args *ga, const struct uraid_status *
 	char err[512];
 	bool add = !strcmp(ga->bitmap, "internal");
 	if (add && st->bitmap_chunk_kib)
-		return cli_error("grow", "%s already has a bitmap", ga->name);
+		return cli_error("grow", "bitmap already present on %s", ga->name);
 	if (!add && !st->bitmap_chunk_kib)
 		return cli_error("grow", "no bitmap found on %s", ga->name);
 	int rc = request(ga->name, add ? "bitmap-internal" : "bitmap-none", 0, err, sizeof(err));
@@ -265,6 +267,25 @@ static int sanity(const struct cli_grow_args *ga, const struct uraid_status *st)
 	if (ga->raid_devices != -1 && (ga->raid_devices < 1 || ga->raid_devices > 384))
 		return cli_error("grow", "--raid-devices=%d: must be 1 to 384", ga->raid_devices);
 	return 0;
+}
+
+/* mdadm's Grow_reshape, before any change: more members need a spare
+ * each (md counts a member being rebuilt as one), unless --force (the
+ * new slots then left empty, the array degraded). */
+static int spares_refusal(const struct cli_grow_args *ga, const struct uraid_status *st)
+{
+	if (ga->force || ga->raid_devices <= st->raid_disks || st->level == URAID_LEVEL_LINEAR)
+		return 0;
+	int need = ga->raid_devices - st->raid_disks, have = 0;
+	for (int i = 0; i < st->nmembers; i++)
+		have += st->members[i].state == URAID_MEMBER_SPARE ||
+		        st->members[i].state == URAID_MEMBER_REBUILDING;
+	if (have >= need)
+		return 0;
+	cli_error("grow", "Need %d spare%s to avoid degraded array, and only have %d.", need,
+	          need == 1 ? "" : "s", have);
+	fprintf(stderr, "       Use --force to over-ride this check.\n");
+	return 1;
 }
 
 int cmd_grow(int argc, char **argv)
@@ -359,7 +380,7 @@ int cmd_grow(int argc, char **argv)
 	int to = ga.level == -1 ? st.level : md_level(ga.level);
 	if (resolve_layout(&ga, layout_name_arg, to, (int)st.layout))
 		return 1;
-	if (sanity(&ga, &st))
+	if (sanity(&ga, &st) || cli_grow_refuse(&ga, &st, add != NULL))
 		return 1;
 	if (st.readonly)
 		return cli_error("grow", "%s is read-only", ga.name);
@@ -379,6 +400,8 @@ int cmd_grow(int argc, char **argv)
 		if (uraid_control_status(ga.name, &st, err, sizeof(err)) < 0)
 			return cli_error("grow", "%s", err);
 	}
+	if (spares_refusal(&ga, &st))
+		return 1;
 	/* mdadm sets the array size first, so a shrink can follow. */
 	if (ga.array_size_kib != -1 && do_array_size(&ga))
 		return 1;

@@ -59,7 +59,7 @@ int cli_grow_restripe(const struct cli_grow_args *ga)
 		uraid_ctl_escape(bpath, besc, sizeof(besc));
 	}
 	char line[sizeof(besc) + 128];
-	snprintf(line, sizeof(line), "reshape %d %d %lld %d%s%s",
+	snprintf(line, sizeof(line), "reshape%s %d %d %lld %d%s%s", ga->force ? "-force" : "",
 	         ga->raid_devices > 0 ? ga->raid_devices : 0, ga->layout >= 0 ? ga->layout : -1,
 	         ga->chunk_kib > 0 ? (long long)ga->chunk_kib * 2 : 0LL, level, besc[0] ? " " : "",
 	         besc);

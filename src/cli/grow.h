@@ -25,4 +25,8 @@ int cli_grow_restripe(const struct cli_grow_args *ga);
  * geometry (level, layout, chunk, raid_disks as running). */
 bool cli_grow_needs_restripe(const struct cli_grow_args *ga, int cur_level, int cur_layout,
                              int64_t cur_chunk_kib, int cur_raid_disks);
+/* mdadm's refusals before any request (cmd_grow_refuse.c), in its words:
+ * 1 after the message, 0 when none applies; adding: --add given too. */
+struct uraid_status;
+int cli_grow_refuse(const struct cli_grow_args *ga, const struct uraid_status *st, bool adding);
 #endif

@@ -403,18 +403,21 @@ static int serve_one(struct client *cl, char *line, size_t linelen)
 			rc = uraid_takeover(a, (int)l, (uint32_t)lay, (int)n, err, sizeof(err));
 		else
 			snprintf(err, sizeof(err), "usage: takeover LEVEL LAYOUT|any N");
-	} else if (!strcmp(verb, "reshape") && argc >= 4 && argc <= 6) {
+	} else if ((!strcmp(verb, "reshape") || !strcmp(verb, "reshape-force")) && argc >= 4 &&
+	           argc <= 6) {
 		/* reshape RAID_DISKS LAYOUT CHUNK_SECTORS [LEVEL [BACKUP_FILE]]
-		 * (0, -1, 0, 0: unchanged; the file's absolute path, escaped) */
+		 * (0, -1, 0, 0: unchanged; the file's absolute path, escaped);
+		 * reshape-force: mdadm's --force (uraid_reshape_opts.force) */
 		char *e1, *e2, *e3, *e4 = "";
 		long nd = strtol(argv[1], &e1, 10), lay = strtol(argv[2], &e2, 10);
 		unsigned long ch = strtoul(argv[3], &e3, 10);
-		long lv = argc == 5 ? strtol(argv[4], &e4, 10) : 0;
+		long lv = argc >= 5 ? strtol(argv[4], &e4, 10) : 0;
 		struct uraid_reshape_opts o = {.raid_disks = (int)nd,
 		                               .layout = (int)lay,
 		                               .chunk_sectors = (uint32_t)ch,
 		                               .level = (int)lv,
-		                               .backup_file = argc == 6 ? argv[5] : NULL};
+		                               .backup_file = argc == 6 ? argv[5] : NULL,
+		                               .force = verb[7] == '-'};
 		if (*e1 || *e2 || *e3 || *e4 || nd < 0 || nd > 4096 || lay < -1 ||
 		    ch > UINT32_MAX || lv < 0 || lv > 10) {
 			rc = -EINVAL;

@@ -449,10 +449,24 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 	for (int i = 0; i < a->nmem && got < LAYOUT_MAX_MEMBERS; i++)
 		if (spare_like(a->mem[i], dry))
 			spares[got++] = i;
-	if (got < need)
+	if (got < need && !o->force)
 		return errmsg(err, errlen, -EINVAL,
-		              "Need %d spare%s to avoid degraded array, and only have %d.", need,
-		              need == 1 ? "" : "s", got);
+		              "Need %d spare%s to avoid degraded array, and only have %d. Use "
+		              "--force to over-ride this check.",
+		              need, need == 1 ? "" : "s", got);
+	/* mdadm's second count (with --force too): enough members for the
+	 * larger geometry's data; reshape_setup then checks both geometries
+	 * readable with the slots left empty (md's raid5_start_reshape). */
+	int data =
+	    (int)(r.new.raid_disks > r.old.raid_disks ? r.new.raid_disks : r.old.raid_disks) -
+	    (int)par - (int)r.old.raid_disks;
+	if (data > got)
+		return errmsg(err, errlen, -EINVAL,
+		              "Need %d spare%s to create working array, and only have %d.", data,
+		              data == 1 ? "" : "s", got);
+	int grow = need; /* the new slots; need: those a spare takes */
+	if (got < need)
+		need = got;
 	/* md moves the data offset (mdadm's set_new_data_offset) so that the
 	 * new layout never lands on old rows still needed: one new stripe row
 	 * plus one old row at least. More members: down into the room before
@@ -466,7 +480,7 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 	 * shrink backwards from the end); without one it needs room to move
 	 * the data offset (0.90 never has: its data starts at sector 0). */
 	bool in_place = o->backup_file || o->backup_member;
-	if (need)
+	if (grow)
 		r.backwards = false;
 	else if (r.new.raid_disks < r.old.raid_disks)
 		r.backwards = true;
@@ -492,14 +506,14 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 		room = 32768;
 	if (o->move_sectors && o->move_sectors < room)
 		room = o->move_sectors;
-	int inplace = !in_place ? 0 : need ? INPLACE_GROW : INPLACE_SLIDE;
+	int inplace = !in_place ? 0 : grow ? INPLACE_GROW : INPLACE_SLIDE;
 	bool backup = inplace == INPLACE_GROW;
 	if (inplace) {
 		rc = eng_backup_check(o, err, errlen);
 		if (rc < 0)
 			return rc;
 		room = 0;
-	} else if (room < want && need) {
+	} else if (room < want && grow) {
 		return errmsg(
 		    err, errlen, -ENOSPC,
 		    "Cannot grow - need a spare or backup-file to backup critical section "

@@ -23,6 +23,13 @@
 #define BACKUP_BEFORE_S (10 * 60)
 #define BACKUP_AFTER_S  (2 * 60 * 60)
 
+/* mdadm's check_env: the variable set to a number that is 1. */
+static bool allow_old(void)
+{
+	const char *v = getenv("MDADM_GROW_ALLOW_OLD");
+	return v && atoi(v) == 1;
+}
+
 static uint32_t dd(const struct layout_geometry *g)
 {
 	return (uint32_t)(g->raid_disks - (g->level == URAID_LEVEL_RAID6 ? 2 : 1));
@@ -204,11 +211,17 @@ int eng_backup_check_restore(struct eng_array *a, struct member *m, struct md_ba
 		return 0;
 	/* 1.x: seconds in the low 40 bits (mdadm's getinfo_super1). */
 	uint64_t ut = a->ref.utime & ((1ull << 40) - 1), mt = bsb->mtime;
-	if (ut > mt + BACKUP_AFTER_S || ut + BACKUP_BEFORE_S < mt)
+	if ((ut > mt + BACKUP_AFTER_S || ut + BACKUP_BEFORE_S < mt) && !allow_old())
 		return errmsg(err, errlen, -EINVAL,
-		              "backup file %s is stale: written at %llu, the superblocks at %llu "
-		              "(mdadm's \"too-old timestamp on backup-metadata\")",
+		              "too-old timestamp on backup-metadata on %s (written at %llu, the "
+		              "superblocks at %llu): if you think it is safe, set "
+		              "MDADM_GROW_ALLOW_OLD=1 in the environment, as mdadm asks",
 		              m->name, (unsigned long long)mt, (unsigned long long)ut);
+	if (ut > mt + BACKUP_AFTER_S || ut + BACKUP_BEFORE_S < mt)
+		fprintf(stderr,
+		        "uraid: accepting backup with timestamp %llu for array with timestamp %llu "
+		        "(MDADM_GROW_ALLOW_OLD=1)\n",
+		        (unsigned long long)mt, (unsigned long long)ut);
 	/* Grow_restart: the duplicate 4 KiB before the data agrees. */
 	if (bsb->devstart < 8 || member_read(m, dup, sizeof(dup), (bsb->devstart - 8) * 512) < 0 ||
 	    memcmp(dup, blk, bsb->version == 2 ? 100 : 68))

@@ -172,10 +172,11 @@ static int check(const struct eng_array *a, const struct level_plan *p, char *er
 	int n = a->geo.raid_disks;
 	int after_takeover = p->via >= 0 ? n + p->fill : n;
 	int need = p->ro.raid_disks - after_takeover + p->fill, got = spare_count(a);
-	if (need > got)
+	if (need > got && !p->ro.force)
 		return errmsg(err, errlen, -EINVAL,
-		              "Need %d spare%s to avoid degraded array, and only have %d.", need,
-		              need == 1 ? "" : "s", got);
+		              "Need %d spare%s to avoid degraded array, and only have %d. Use "
+		              "--force to over-ride this check.",
+		              need, need == 1 ? "" : "s", got);
 	return 0;
 }
 

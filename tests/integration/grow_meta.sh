@@ -124,6 +124,12 @@ truncate -s 16M r0 r1 r2
 idle g1
 "$URAID" write g1 <data
 "$URAID" add g1 r2
+sleep 2.5
+sums=$(md5sum r0 r1 r2)
+out=$("$URAID" grow g1 --raid-devices=4 2>&1)
+check "raid1 --raid-devices=4 with one spare refused in mdadm's words" \
+	grep -q 'Need 2 spares to avoid degraded array, and only have 1' <<<"$out"
+check "that refusal wrote nothing" [ "$sums" = "$(md5sum r0 r1 r2)" ]
 check "raid1 --raid-devices=3 (spare becomes a mirror)" "$URAID" grow g1 --raid-devices=3
 idle g1
 check "raid1 of 3 in sync" grep -q '\[3/3\] \[UUU\]' <<<"$("$URAID" status)"
@@ -152,8 +158,13 @@ idle g5r
 "$URAID" write g5r <data
 sleep 2.5 # marked clean after 2 s idle
 sums=$(md5sum s0 s1 s2 s3)
-check_fails "--raid-devices=4 without a spare refused" "$URAID" grow g5r --raid-devices=4
-check "that refusal wrote nothing" [ "$sums" = "$(md5sum s0 s1 s2 s3)" ]
+out=$("$URAID" grow g5r --raid-devices=4 2>&1)
+check "--raid-devices=4 without a spare refused in mdadm's words" \
+	grep -q 'Need 1 spare to avoid degraded array, and only have 0' <<<"$out"
+check "... naming --force" grep -q 'Use --force to over-ride this check' <<<"$out"
+check_fails "--raid-devices=5 --force with no spare refused (raid5 would not work)" \
+	"$URAID" grow g5r --raid-devices=5 --force
+check "those refusals wrote nothing" [ "$sums" = "$(md5sum s0 s1 s2 s3)" ]
 "$URAID" add g5r s3 >/dev/null 2>&1
 check "--raid-devices=4 onto the spare: reshape started" "$URAID" grow g5r --raid-devices=4
 check "the reshape finishes" idle g5r
@@ -299,7 +310,7 @@ idle g10r
 sleep 2.5 # marked clean after 2 s idle
 sums=$(md5sum t0 t1 t2 t3 t4)
 out=$("$URAID" grow g10r --raid-devices=5 2>&1)
-check "raid10 --raid-devices=5 without a spare refused" grep -q "needs 1 spare" <<<"$out"
+check "raid10 --raid-devices=5 without a spare refused (mdadm's words)" grep -q "Need 1 spare to avoid degraded array" <<<"$out"
 out=$("$URAID" grow g10r --layout=f2 2>&1)
 check "raid10 to far-2 refused in mdadm's words" grep -q "Cannot reshape RAID10 to far-mode" <<<"$out"
 out=$("$URAID" grow g10r --layout=n3 2>&1)
@@ -353,4 +364,22 @@ check_fails "raid0 --raid-devices=3 refused (not done yet)" "$URAID" grow g0 --r
 check "raid0 refusals wrote nothing" [ "$sums" = "$(md5sum z0 z1)" ]
 "$URAID" stop g0
 check_fails "grow of an array not running refused" "$URAID" grow nosuch --size=max
+
+# mdadm --grow --force with no spare: raid5 of 3 -> raid6 of 4 (the Q slot
+# the takeover adds left empty): degraded [4/3], content as written; a
+# spare added later is recovered and check is clean.
+truncate -s 16M q0 q1 q2 q3
+"$URAID" create --level=5 --raid-devices=3 --name=g56f --run q0 q1 q2 >/dev/null 2>&1
+idle g56f
+head -c 6M data | "$URAID" write g56f
+check "raid5 -> raid6 --force, no spare: reshape started" "$URAID" grow g56f --level=6 --force
+check "the forced raid5 -> raid6 finishes" idle g56f
+check "raid6 of 4, the Q slot empty" grep -q 'raid6.*\[4/3\] \[UUU_\]' <<<"$("$URAID" status g56f | tr '\n' ' ')"
+check "after the forced raid5 -> raid6: content as written" same g56f 6M
+"$URAID" add g56f q3 >/dev/null 2>&1
+check "a spare added is recovered into the empty slot" idle g56f
+check "raid6 of 4 in sync" grep -q '\[4/4\] \[UUUU\]' <<<"$("$URAID" status g56f)"
+check "after the recovery: check clean" clean g56f
+check "after the recovery: content as written" same g56f 6M
+"$URAID" stop g56f
 t_done

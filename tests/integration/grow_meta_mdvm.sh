@@ -7,7 +7,9 @@
 # -> raid6 preserve, + a spare, -> raid5). The superblock fields both wrote
 # must agree (mdadm --examine in the VM); md assembles uraid's results (and
 # a raid1 1.0 after --bitmap=none, a raid10 taken over from raid0 with its
-# mirrors recovered) with the content written and mismatch_cnt 0; then
+# mirrors recovered, a raid5 grown 3 -> 4 with --force and no spare, which
+# md assembles degraded and rebuilds onto a spare) with the content written
+# and mismatch_cnt 0; then
 # uraid assembles the kernel's results, reads the same content and checks
 # them clean.
 source "$(dirname "$0")/../lib.sh"
@@ -27,7 +29,7 @@ cleanup() {
 trap cleanup EXIT
 idle() {
 	for _ in $(seq 300); do
-		"$URAID" detail "$1" | grep -Eq 'Resync Status|Rebuild Status' || return 0
+		"$URAID" detail "$1" | grep -Eq 'Resync Status|Rebuild Status|Reshape Status' || return 0
 		sleep 0.1
 	done
 	return 1
@@ -87,11 +89,22 @@ check "uraid: raid0 -> raid10" q "$URAID" grow gt --level=10
 "$URAID" add gt "$d/utd"
 idle gt
 "$URAID" stop gt
+# mdadm --grow --force: raid5 3 -> 4 with no spare, slot 3 left empty.
+nocopy=1 opts= prep gf 5 3 6M ufa ufb ufc
+q "$URAID" assemble ufa ufb ufc
+check_fails "uraid: raid5 3 -> 4 without a spare refused without --force" \
+	"$URAID" grow gf --raid-devices=4
+check "uraid: raid5 3 -> 4 --force, no spare" q "$URAID" grow gf --raid-devices=4 --force
+idle gf
+"$URAID" stop gf
 disks=()
 for f in u5a u5b k5a k5b u1a u1b u1c k1a k1b k1c uba ubb \
 	u0a u0b u0c u0d k0a k0b k0c k0d uta utb utc utd; do
 	disks+=(--disk "$f=$d/$f")
 done
+# (24 disks is mdvm's most: the forced grow's members travel as files,
+# loop devices in the guest)
+for f in ufa ufb ufc; do disks+=(--put "$d/$f=/data/$f"); done
 "$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 240 "${disks[@]}" \
 	--script "$TOP/tests/integration/grow_meta_mdvm.job" >"$T_TMP/vm.log" 2>&1
 rc=$?
@@ -120,6 +133,12 @@ for a in U5 U1 UB U0 UT; do
 	check "md assembled uraid's $a: kernel check clean" grep -qx "CHECK_$a=ok" "$T_TMP/vm.log"
 done
 check "md: no bitmap on uraid's raid1 after --bitmap=none" grep -qx 'BITMAP_UB=0' "$T_TMP/vm.log"
+check "md reads uraid's forced grow: 4 raid devices, slot 3 empty" sh -c \
+	"grep -qx 'UF Raid Devices : 4' '$T_TMP/vm.log' && grep -q '^UF Array State : AAA\. ' '$T_TMP/vm.log'"
+check "md assembles it degraded (1 slot missing)" grep -qx 'DEGRADED_UF=1' "$T_TMP/vm.log"
+check "md reads it degraded: content as written" grep -qx "MD5D_UF=$want" "$T_TMP/vm.log"
+check "md rebuilds slot 3 onto a spare: content as written" grep -qx "MD5_UF=$want" "$T_TMP/vm.log"
+check "md rebuilds slot 3 onto a spare: kernel check clean" grep -qx "CHECK_UF=ok" "$T_TMP/vm.log"
 # The kernel's results in uraid.
 kern() { # NAME MEMBERS...
 	local name=$1

@@ -3,7 +3,8 @@
  * 5 with a backup member, the power cut (sim/member_crash.h) at the first
  * point where the superblocks record the reshape and the move has begun.
  * Without the backup, read-write assembly is refused "too early" (nothing
- * written); a backup of another array, a stale one, one with a bad
+ * written); a backup of another array, a stale one (unless
+ * MDADM_GROW_ALLOW_OLD=1, as mdadm's Grow_restart), one with a bad
  * checksum or one holding no section are refused naming the problem,
  * nothing written; the right one is restored: the content is what was
  * written before the grow, the reshape finishes with 5 members, check
@@ -20,7 +21,7 @@
 #define BK_DISK    (2u << 20)
 #define BK_N       5
 
-enum { M_PROBE, M_NONE, M_FOREIGN, M_STALE, M_CSUM, M_EMPTY, M_GOOD };
+enum { M_PROBE, M_NONE, M_FOREIGN, M_STALE, M_CSUM, M_EMPTY, M_GOOD, M_OLD_OK };
 
 struct bk_state {
 	struct te_disk d[BK_N];
@@ -106,7 +107,7 @@ static void bk_edit(struct bk_state *s, int mode)
 	CHECKF(md_backup_decode(blk, &b, err, sizeof(err)) == 0, "%s", err);
 	if (mode == M_FOREIGN)
 		b.set_uuid[5] ^= 0x40;
-	if (mode == M_STALE)
+	if (mode == M_STALE || mode == M_OLD_OK)
 		b.mtime -= 3 * 3600;
 	if (mode == M_EMPTY)
 		b.length = 0;
@@ -131,16 +132,20 @@ static int bk_try(uint64_t cut, int mode, char *err, size_t errlen)
 		mm[i] = te_borrow(&s.d[i]);
 	struct uraid_array *a = NULL;
 	char warn[512];
+	/* mdadm's Grow_restart takes a stale backup with MDADM_GROW_ALLOW_OLD=1 */
+	if (mode == M_OLD_OK)
+		setenv("MDADM_GROW_ALLOW_OLD", "1", 1);
 	rc = mode == M_NONE || mode == M_PROBE
 	         ? uraid_assemble_members(mm, BK_N, URAID_NO_SYNC_THREAD, &a, err, errlen, warn,
 	                                  sizeof(warn))
 	         : uraid_assemble_members_backup(mm, BK_N, URAID_NO_SYNC_THREAD, s.bk, &a, err,
 	                                         errlen, warn, sizeof(warn));
+	unsetenv("MDADM_GROW_ALLOW_OLD");
 	if (rc < 0 && mode != M_PROBE) {
 		bk_images(&s, after);
 		CHECKF(!memcmp(before, after, sizeof(before)), "mode %d: a refusal wrote", mode);
 	}
-	if (rc == 0 && mode == M_GOOD) {
+	if (rc == 0 && (mode == M_GOOD || mode == M_OLD_OK)) {
 		CHECK(te_sync_all(a) == 0);
 		struct uraid_status st;
 		memset(&st, 0, sizeof(st));
@@ -192,7 +197,15 @@ static void restore(void)
 	rc = bk_try(cut, M_FOREIGN, err, sizeof(err));
 	CHECKF(rc == -EINVAL && strstr(err, "another array"), "foreign: %d %s", rc, err);
 	rc = bk_try(cut, M_STALE, err, sizeof(err));
-	CHECKF(rc == -EINVAL && strstr(err, "stale"), "stale: %d %s", rc, err);
+	CHECKF(rc == -EINVAL && strstr(err, "too-old timestamp on backup-metadata") &&
+	           strstr(err, "MDADM_GROW_ALLOW_OLD=1"),
+	       "stale: %d %s", rc, err);
+	setenv("MDADM_GROW_ALLOW_OLD", "yes", 1); /* mdadm's check_env: 1 only */
+	rc = bk_try(cut, M_STALE, err, sizeof(err));
+	CHECKF(rc == -EINVAL && strstr(err, "too-old"), "stale, MDADM_GROW_ALLOW_OLD=yes: %d %s",
+	       rc, err);
+	rc = bk_try(cut, M_OLD_OK, err, sizeof(err));
+	CHECKF(rc == 0, "stale, MDADM_GROW_ALLOW_OLD=1: %d %s", rc, err);
 	rc = bk_try(cut, M_CSUM, err, sizeof(err));
 	CHECKF(rc == -EINVAL && strstr(err, "checksum"), "bad checksum: %d %s", rc, err);
 	rc = bk_try(cut, M_EMPTY, err, sizeof(err));

@@ -24,22 +24,29 @@ struct rf_cfg {
 	int nfail;
 	uint32_t bitmap_chunk; /* bytes: an internal bitmap; 0 none */
 	int degraded;          /* 1: member 0 failed before the reshape (md reshapes so) */
+	int forced;            /* new slots with no spare: mdadm --force, left empty */
 };
 
 static const struct rf_cfg rfcfgs[] = {
-    {"raid5_4to5", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 0, 0},
-    {"raid6_5to6", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64, 2, 0, 0},
-    {"raid5_chunk_layout", URAID_LEVEL_RAID5, 4, 4, LAYOUT_RIGHT_SYMMETRIC, 16, 8, 40, 1, 0, 0},
-    {"raid5_4to5_bitmap", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 4096, 0},
+    {"raid5_4to5", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 0, 0, 0},
+    {"raid6_5to6", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64, 2, 0, 0, 0},
+    {"raid5_chunk_layout", URAID_LEVEL_RAID5, 4, 4, LAYOUT_RIGHT_SYMMETRIC, 16, 8, 40, 1, 0, 0, 0},
+    {"raid5_4to5_bitmap", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 4096, 0, 0},
     /* degraded from the start: the spare fills slot 0 as the move goes,
      * slot 5 stays empty, and one more member dies on the way */
-    {"raid6_5to6_degraded", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64, 1, 0, 1},
+    {"raid6_5to6_degraded", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64, 1, 0, 1, 0},
     /* raid10 near-2 grown by one, one member lost on the way (every
      * chunk keeps a copy in both layouts); and degraded from the start
      * (slot 0 gone: the spare fills it as the move goes, slot 4 stays
      * empty; another loss could take a chunk's last copy) */
-    {"raid10_4to5", URAID_LEVEL_RAID10, 4, 5, -1, 16, 0, 0, 1, 0, 0},
-    {"raid10_4to5_degraded", URAID_LEVEL_RAID10, 4, 5, -1, 16, 0, 0, 0, 0, 1},
+    {"raid10_4to5", URAID_LEVEL_RAID10, 4, 5, -1, 16, 0, 0, 1, 0, 0, 0},
+    {"raid10_4to5_degraded", URAID_LEVEL_RAID10, 4, 5, -1, 16, 0, 0, 0, 0, 1, 0},
+    /* mdadm --grow --force with too few spares: the new slots stay
+     * empty, the array ends degraded by them (and raid6 loses one more
+     * member on the way) */
+    {"raid5_4to5_forced", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 0, 0, 0, 1},
+    {"raid6_5to6_forced", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64, 1, 0, 0, 1},
+    {"raid6_4to6_forced", URAID_LEVEL_RAID6, 4, 6, -1, 16, 0, 64, 0, 0, 0, 2},
 };
 
 #define RF_SECTORS 512 /* per member */
@@ -107,6 +114,32 @@ static int rf_io(struct rf_trial *t, uint64_t *rs)
 	return rc == 0 && !memcmp(t->buf, t->shadow + off, len) ? 0 : -EIO;
 }
 
+/* Without --force the same grow is refused in mdadm's words, no byte of
+ * any member changed. */
+static void rf_unforced(struct rf_trial *t, const struct uraid_reshape_opts *ro)
+{
+	char err[512];
+	uint8_t *before = malloc((size_t)t->c->ndisks * RF_DISK), *after = malloc(RF_DISK);
+	CHECK(uraid_flush(t->a) == 0);
+	for (int i = 0; i < t->c->ndisks; i++)
+		CHECK(member_read(t->d[i].mem, before + (size_t)i * RF_DISK, RF_DISK, 0) == 0);
+	int rc = uraid_array_reshape_start(t->a, ro, err, sizeof(err));
+	char want[96];
+	int n = t->c->to_disks - t->c->ndisks;
+	snprintf(want, sizeof(want), "Need %d spare%s to avoid degraded array, and only have 0", n,
+	         n == 1 ? "" : "s");
+	CHECKF(rc == -EINVAL && strstr(err, want) && strstr(err, "--force"),
+	       "%s: the grow without --force: %d %s", t->c->name, rc, err);
+	CHECK(uraid_flush(t->a) == 0);
+	for (int i = 0; i < t->c->ndisks; i++) {
+		CHECK(member_read(t->d[i].mem, after, RF_DISK, 0) == 0);
+		CHECKF(!memcmp(before + (size_t)i * RF_DISK, after, RF_DISK),
+		       "%s: member %d changed by the refusal", t->c->name, i);
+	}
+	free(before);
+	free(after);
+}
+
 static void rf_trial(const struct rf_cfg *c, uint64_t seed, struct rf_trial *t)
 {
 	uint64_t rs = seed;
@@ -151,7 +184,7 @@ static void rf_trial(const struct rf_cfg *c, uint64_t seed, struct rf_trial *t)
 		rf_kill(&t->d[0]);
 		t->dead[0] = true;
 	}
-	if (c->to_disks > c->ndisks) {
+	if (c->to_disks > c->ndisks && !c->forced) {
 		CHECKF(uraid_add_member(t->a, te_borrow(&t->d[c->ndisks]), err, sizeof(err)) == 0,
 		       "%s: add: %s", c->name, err);
 		t->in[c->ndisks] = true;
@@ -160,6 +193,9 @@ static void rf_trial(const struct rf_cfg *c, uint64_t seed, struct rf_trial *t)
 	                                .layout = c->layout,
 	                                .chunk_sectors = c->to_chunk,
 	                                .move_sectors = c->move};
+	if (c->forced)
+		rf_unforced(t, &ro);
+	ro.force = c->forced > 0;
 	int rc = uraid_array_reshape_start(t->a, &ro, err, sizeof(err));
 	CHECKF(rc == 0, "%s: reshape start: %s", c->name, err);
 	/* The moments (loop turns) the members die: within the move, which
@@ -181,7 +217,7 @@ static void rf_trial(const struct rf_cfg *c, uint64_t seed, struct rf_trial *t)
 				int v;
 				do
 					v = (int)(t_rand(&rs) % (uint64_t)base);
-				while (t->dead[v]);
+				while (t->dead[v] || !t->in[v]);
 				rf_kill(&t->d[v]);
 				t->dead[v] = true;
 				killed++;
@@ -213,8 +249,9 @@ static void rf_trial(const struct rf_cfg *c, uint64_t seed, struct rf_trial *t)
 	CHECKF(rsc_geometry(&st, c->to_disks, c->chunk, c->to_chunk, c->layout),
 	       "%s seed %#llx: geometry %d disks chunk %u layout %u, reshape %d", c->name,
 	       (unsigned long long)seed, st.raid_disks, st.chunk_sectors, st.layout, st.reshape);
-	CHECKF(st.degraded == killed + c->degraded, "%s seed %#llx: %d degraded, %d members lost",
-	       c->name, (unsigned long long)seed, st.degraded, killed + c->degraded);
+	CHECKF(st.degraded == killed + c->degraded + c->forced,
+	       "%s seed %#llx: %d degraded, %d members lost, %d slots forced empty", c->name,
+	       (unsigned long long)seed, st.degraded, killed + c->degraded, c->forced);
 	CHECK(uraid_size(t->a) == t->span);
 	/* md keeps the bitmap through a restripe: its chunks are member
 	 * sectors, which the reshape does not change. */
@@ -227,8 +264,8 @@ static void rf_trial(const struct rf_cfg *c, uint64_t seed, struct rf_trial *t)
 	       "%s seed %#llx: content after the degraded reshape", c->name,
 	       (unsigned long long)seed);
 	/* Fresh spares take the lost slots; recovery, then check. */
-	for (int k = 0; k < killed + c->degraded; k++) {
-		int i = base + k;
+	for (int k = 0; k < killed + c->degraded + c->forced; k++) {
+		int i = k < c->forced ? c->ndisks + k : base + k - c->forced;
 		CHECKF(uraid_add_member(t->a, te_borrow(&t->d[i]), err, sizeof(err)) == 0,
 		       "%s: add spare: %s", c->name, err);
 		t->in[i] = true;
@@ -313,6 +350,21 @@ static void raid10_4to5(void)
 static void raid10_4to5_degraded(void)
 {
 	run(6);
+}
+
+static void raid5_4to5_forced(void)
+{
+	run(7);
+}
+
+static void raid6_5to6_forced(void)
+{
+	run(8);
+}
+
+static void raid6_4to6_forced(void)
+{
+	run(9);
 }
 
 /* One member more than the level can lose, the second in the old view: the
@@ -490,4 +542,5 @@ out:
 
 TEST_MAIN(T(raid5_4to5), T(raid6_5to6), T(raid5_chunk_layout), T(raid5_4to5_bitmap),
           T(raid6_5to6_degraded), T(raid5_beyond), T(inplace_too_early), T(ppl_refused),
-          T(raid10_4to5), T(raid10_4to5_degraded))
+          T(raid10_4to5), T(raid10_4to5_degraded), T(raid5_4to5_forced), T(raid6_5to6_forced),
+          T(raid6_4to6_forced))
