@@ -413,7 +413,7 @@ static void slide_restore(void)
 	int rc = slide_try(SL_FOREIGN, err, sizeof(err));
 	CHECKF(rc == -EINVAL && strstr(err, "another array"), "foreign: %d %s", rc, err);
 	rc = slide_try(SL_STALE, err, sizeof(err));
-	CHECKF(rc == -EINVAL && strstr(err, "stale"), "stale: %d %s", rc, err);
+	CHECKF(rc == -EINVAL && strstr(err, "too-old timestamp"), "stale: %d %s", rc, err);
 	rc = slide_try(SL_OUTSIDE, err, sizeof(err));
 	CHECKF(rc == -EINVAL && strstr(err, "outside them"), "past the position: %d %s", rc, err);
 	rc = slide_try(SL_GOOD, err, sizeof(err));
