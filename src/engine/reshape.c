@@ -155,6 +155,19 @@ int eng_reshape_assembled(struct eng_array *a, struct member *backup, char *err,
 		              "assemble it read-only (--readonly), or let the kernel finish it",
 		              r.old.raid_disks, r.new.raid_disks, (unsigned long long)r.position,
 		              why);
+	/* mdadm's start_array: a reshape in place (no data offset change:
+	 * 0.90, or 1.x without RESHAPE_NO_BACKUP) that keeps or cuts the
+	 * members goes on only under mdadm's sliding backup, so read-write
+	 * assembly without the file is refused before md sees it (a shrink
+	 * would run to its critical section near sector 0 and stop there;
+	 * a chunk or layout change is unsafe at every window). */
+	if (!a->readonly && !backup && !r.offset_delta && r.new.raid_disks <= r.old.raid_disks)
+		return errmsg(err, errlen, -EOPNOTSUPP,
+		              "reshape in progress (%u -> %u members, position %llu, in place): "
+		              "Need a backup file to complete reshape of this array. Please "
+		              "provide one with --backup-file=FILE (mdadm's words; the file the "
+		              "reshape was started with), or assemble it read-only (--readonly)",
+		              r.old.raid_disks, r.new.raid_disks, (unsigned long long)r.position);
 	rc = reshape_setup(a, &r, err, errlen);
 	/* raid5_run: an in-place reshape (0.90, or 1.x without an offset
 	 * change) whose next stripe would be written over rows it reads is

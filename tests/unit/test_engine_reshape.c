@@ -101,6 +101,12 @@ static const struct rs_cfg rcfgs[] = {
     {"raid5_5to4_slide_090", URAID_LEVEL_RAID5, 5, 4, -1, 16, 0, 0, 0, 0, 0, -1, 0, 0, 0},
     {"raid6_chunk_slide", URAID_LEVEL_RAID6, 5, 5, LAYOUT_RIGHT_SYMMETRIC, 8, 16, 0, 1, 0, 0, -1, 0,
      0, 0},
+    /* level changes keeping the data members (mdadm slides these too),
+     * rcfgs[26], [27]: raid5 4 -> raid6 5 and raid6 5 -> raid5 4 on 0.90 */
+    {"raid5_to_raid6_slide_090", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 0, 1, 0, 6,
+     LAYOUT_LEFT_SYMMETRIC, 1, 0, 0},
+    {"raid6_to_raid5_slide_090", URAID_LEVEL_RAID6, 5, 4, -1, 16, 0, 0, 1, 0, 5,
+     LAYOUT_LEFT_SYMMETRIC, 0, 0, 0},
 };
 
 #define RS_SECTORS 512 /* per member */
@@ -313,7 +319,10 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 		struct member *mm[TE_MAX];
 		for (int i = 0; i < nd; i++)
 			mm[i] = te_borrow(&d[i]);
-		rc = uraid_assemble_members_backup(mm, nd, URAID_NO_SYNC_THREAD, bk, &a, err,
+		/* 0.91 keeps no recovery_offset: a slot the move fills counts
+		 * as missing after a cut, so md's raid5_run wants --force */
+		unsigned fl = rs_inplace == 2 && c->spares ? URAID_FORCE : 0;
+		rc = uraid_assemble_members_backup(mm, nd, URAID_NO_SYNC_THREAD | fl, bk, &a, err,
 		                                   sizeof(err), warn, sizeof(warn));
 		if (rc < 0)
 			fprintf(stderr, "assemble with the backup: %s\n", err);
@@ -700,29 +709,35 @@ out:
 	rsc_disks_close(d, 4);
 }
 
+static void slide_run(int kind, int i)
+{
+	rs_inplace = kind;
+	run(i);
+	rs_inplace = 0;
+}
 static void raid5_chunk_slide_090(void)
 {
-	rs_inplace = 2;
-	run(22);
-	rs_inplace = 0;
+	slide_run(2, 22);
 }
 static void raid5_layout_slide_090(void)
 {
-	rs_inplace = 2;
-	run(23);
-	rs_inplace = 0;
+	slide_run(2, 23);
 }
 static void raid5_5to4_slide_090(void)
 {
-	rs_inplace = 2;
-	run(24);
-	rs_inplace = 0;
+	slide_run(2, 24);
 }
 static void raid6_chunk_slide(void)
 {
-	rs_inplace = 1;
-	run(25);
-	rs_inplace = 0;
+	slide_run(1, 25);
+}
+static void raid5_to_raid6_slide_090(void)
+{
+	slide_run(2, 26);
+}
+static void raid6_to_raid5_slide_090(void)
+{
+	slide_run(2, 27);
 }
 
 /* A 0.90 chunk change, layout change or shrink without a backup file:
@@ -772,4 +787,4 @@ TEST_MAIN(T(level_refusals), T(second_reshape), T(raid5_4to5), T(raid6_5to6), T(
           T(raid5_to_raid6_degraded), T(raid5_layout_degraded), T(degraded_refusals),
           T(raid10_4to5_degraded), T(raid10_chunk_degraded), T(raid5_chunk_slide_090),
           T(raid5_layout_slide_090), T(raid5_5to4_slide_090), T(raid6_chunk_slide),
-          T(slide_refusals))
+          T(raid5_to_raid6_slide_090), T(raid6_to_raid5_slide_090), T(slide_refusals))

@@ -25,28 +25,33 @@ struct rf_cfg {
 	uint32_t bitmap_chunk; /* bytes: an internal bitmap; 0 none */
 	int degraded;          /* 1: member 0 failed before the reshape (md reshapes so) */
 	int forced;            /* new slots with no spare: mdadm --force, left empty */
+	int slide;             /* 1: 0.90 in place, mdadm's sliding backup on a member */
 };
 
 static const struct rf_cfg rfcfgs[] = {
-    {"raid5_4to5", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 0, 0, 0},
-    {"raid6_5to6", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64, 2, 0, 0, 0},
-    {"raid5_chunk_layout", URAID_LEVEL_RAID5, 4, 4, LAYOUT_RIGHT_SYMMETRIC, 16, 8, 40, 1, 0, 0, 0},
-    {"raid5_4to5_bitmap", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 4096, 0, 0},
+    {"raid5_4to5", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 0, 0, 0, 0},
+    {"raid6_5to6", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64, 2, 0, 0, 0, 0},
+    {"raid5_chunk_layout", URAID_LEVEL_RAID5, 4, 4, LAYOUT_RIGHT_SYMMETRIC, 16, 8, 40, 1, 0, 0, 0,
+     0},
+    {"raid5_4to5_bitmap", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 1, 4096, 0, 0, 0},
     /* degraded from the start: the spare fills slot 0 as the move goes,
      * slot 5 stays empty, and one more member dies on the way */
-    {"raid6_5to6_degraded", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64, 1, 0, 1, 0},
+    {"raid6_5to6_degraded", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64, 1, 0, 1, 0, 0},
     /* raid10 near-2 grown by one, one member lost on the way (every
      * chunk keeps a copy in both layouts); and degraded from the start
      * (slot 0 gone: the spare fills it as the move goes, slot 4 stays
      * empty; another loss could take a chunk's last copy) */
-    {"raid10_4to5", URAID_LEVEL_RAID10, 4, 5, -1, 16, 0, 0, 1, 0, 0, 0},
-    {"raid10_4to5_degraded", URAID_LEVEL_RAID10, 4, 5, -1, 16, 0, 0, 0, 0, 1, 0},
+    {"raid10_4to5", URAID_LEVEL_RAID10, 4, 5, -1, 16, 0, 0, 1, 0, 0, 0, 0},
+    {"raid10_4to5_degraded", URAID_LEVEL_RAID10, 4, 5, -1, 16, 0, 0, 0, 0, 1, 0, 0},
     /* mdadm --grow --force with too few spares: the new slots stay
      * empty, the array ends degraded by them (and raid6 loses one more
      * member on the way) */
-    {"raid5_4to5_forced", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 0, 0, 0, 1},
-    {"raid6_5to6_forced", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64, 1, 0, 0, 1},
-    {"raid6_4to6_forced", URAID_LEVEL_RAID6, 4, 6, -1, 16, 0, 64, 0, 0, 0, 2},
+    {"raid5_4to5_forced", URAID_LEVEL_RAID5, 4, 5, -1, 16, 0, 48, 0, 0, 0, 1, 0},
+    {"raid6_5to6_forced", URAID_LEVEL_RAID6, 5, 6, -1, 16, 0, 64, 1, 0, 0, 1, 0},
+    {"raid6_4to6_forced", URAID_LEVEL_RAID6, 4, 6, -1, 16, 0, 64, 0, 0, 0, 2, 0},
+    /* a 0.90 chunk change in place (engine/reshape_slide.c), one member
+     * lost on the way: the windows are read degraded into the backup */
+    {"raid5_chunk_slide_090", URAID_LEVEL_RAID5, 4, 4, -1, 16, 8, 0, 1, 0, 0, 0, 1},
 };
 
 #define RF_SECTORS 512 /* per member */
@@ -72,6 +77,7 @@ struct rf_trial {
 	uint8_t *shadow, *buf;
 	uint64_t span; /* bytes of the shadow (the new size) */
 	struct uraid_array *a;
+	struct member *bk; /* the sliding backup (slide) */
 	uint64_t reads, writes, stops, kills;
 };
 
@@ -85,7 +91,18 @@ static int rf_reassemble(struct rf_trial *t)
 		if (t->in[i] && !t->dead[i])
 			idx[n++] = i;
 	warn[0] = 0;
-	int rc = te_assemble(t->d, idx, n, &t->a, warn, sizeof(warn));
+	int rc;
+	if (t->bk) {
+		struct member *mm[TE_MAX];
+		char err[512];
+		for (int i = 0; i < n; i++)
+			mm[i] = te_borrow(&t->d[idx[i]]);
+		rc = uraid_assemble_members_backup(mm, n, URAID_NO_SYNC_THREAD, t->bk, &t->a, err,
+		                                   sizeof(err), warn, sizeof(warn));
+		if (rc < 0)
+			fprintf(stderr, "assemble with the backup: %s\n", err);
+	} else
+		rc = te_assemble(t->d, idx, n, &t->a, warn, sizeof(warn));
 	t->stops++;
 	return rc;
 }
@@ -151,6 +168,11 @@ static void rf_trial(const struct rf_cfg *c, uint64_t seed, struct rf_trial *t)
 	t->nd = base + c->nfail + c->degraded;
 	rsc_disks_open(t->d, t->nd, "f", RF_DISK);
 	struct uraid_create_opts o = rsc_opts(c->level, c->ndisks, c->chunk, RF_SECTORS);
+	if (c->slide) {
+		o.metadata = 0; /* 0.90: in place */
+		if (member_open_mem("backup", 1u << 20, &t->bk) < 0)
+			abort();
+	}
 	int par = c->level == URAID_LEVEL_RAID6 ? 2 : 1;
 	t->span = (uint64_t)RF_SECTORS * (uint64_t)(c->to_disks - par) * 512;
 	uint64_t old = (uint64_t)RF_SECTORS * (uint64_t)(c->ndisks - par) * 512;
@@ -192,7 +214,8 @@ static void rf_trial(const struct rf_cfg *c, uint64_t seed, struct rf_trial *t)
 	struct uraid_reshape_opts ro = {.raid_disks = c->to_disks,
 	                                .layout = c->layout,
 	                                .chunk_sectors = c->to_chunk,
-	                                .move_sectors = c->move};
+	                                .move_sectors = c->move,
+	                                .backup_member = t->bk};
 	if (c->forced)
 		rf_unforced(t, &ro);
 	ro.force = c->forced > 0;
@@ -291,6 +314,9 @@ out:
 		uraid_stop(t->a);
 	t->a = NULL;
 	rsc_disks_close(t->d, t->nd);
+	if (t->bk)
+		member_close(t->bk);
+	t->bk = NULL;
 	free(t->shadow);
 	free(t->buf);
 }
@@ -362,6 +388,10 @@ static void raid6_5to6_forced(void)
 	run(8);
 }
 
+static void raid5_chunk_slide_090(void)
+{
+	run(10);
+}
 static void raid6_4to6_forced(void)
 {
 	run(9);
@@ -540,7 +570,89 @@ out:
 	rsc_disks_close(d, 5);
 }
 
+/* mdadm's start_array: an in-place reshape that keeps or cuts the members
+ * (here a 0.90 shrink 5 -> 4 with its sliding backup, stopped mid-way) is
+ * refused read-write without its backup file in mdadm's words, nothing
+ * written; read-only it assembles; with the file it finishes. */
+static void slide_no_backup(void)
+{
+	struct te_disk d[5];
+	char err[512], warn[1024];
+	struct member *bk = NULL, *mm[5];
+	static uint8_t before[5][RF_DISK], after[RF_DISK];
+	uint64_t fit = (uint64_t)RF_SECTORS * 3 * 512, rs = 0x51d3;
+	uint8_t *shadow = malloc(fit);
+	rsc_disks_open(d, 5, "n", RF_DISK);
+	struct uraid_create_opts o = rsc_opts(URAID_LEVEL_RAID5, 5, 16, RF_SECTORS);
+	o.metadata = 0;
+	struct uraid_array *a = NULL;
+	struct uraid_status st;
+	if (member_open_mem("backup", 1u << 20, &bk) < 0)
+		abort();
+	if (te_create(&o, d, 5, &a) < 0) {
+		CHECKF(0, "create failed");
+		goto out;
+	}
+	CHECK(uraid_grow(a, URAID_GROW_ARRAY_SIZE, fit / 512, err, sizeof(err)) == 0);
+	t_fill(&rs, shadow, fit);
+	CHECK(uraid_write(a, shadow, fit, 0) == 0);
+	struct uraid_reshape_opts ro = {.raid_disks = 4, .layout = -1, .backup_member = bk};
+	CHECKF(uraid_array_reshape_start(a, &ro, err, sizeof(err)) == 0, "start: %s", err);
+	for (int k = 0; k < 8; k++)
+		CHECK(uraid_sync_step(a, 32) >= 0);
+	memset(&st, 0, sizeof(st));
+	uraid_status(a, &st);
+	CHECKF(st.reshape == 2, "the shrink runs backwards (reshape %d)", st.reshape);
+	CHECK(uraid_stop(a) == 0);
+	a = NULL;
+	for (int i = 0; i < 5; i++) {
+		CHECK(member_read(d[i].mem, before[i], RF_DISK, 0) == 0);
+		mm[i] = te_borrow(&d[i]);
+	}
+	int rc = uraid_assemble_members(mm, 5, URAID_NO_SYNC_THREAD, &a, err, sizeof(err), warn,
+	                                sizeof(warn));
+	CHECKF(rc == -EOPNOTSUPP && strstr(err, "Need a backup file to complete reshape") &&
+	           strstr(err, "--backup-file") && strstr(err, "--readonly"),
+	       "read-write without the backup file: %d %s", rc, err);
+	if (rc == 0)
+		uraid_drop(a);
+	a = NULL;
+	for (int i = 0; i < 5; i++) {
+		CHECK(member_read(d[i].mem, after, RF_DISK, 0) == 0);
+		CHECKF(!memcmp(before[i], after, sizeof(after)), "member %d written", i);
+		mm[i] = te_borrow(&d[i]);
+	}
+	rc = uraid_assemble_members(mm, 5, URAID_NO_SYNC_THREAD | URAID_RDONLY, &a, err,
+	                            sizeof(err), warn, sizeof(warn));
+	CHECKF(rc == 0, "read-only without the backup file: %d %s", rc, err);
+	if (rc == 0) {
+		CHECK(te_verify(a, shadow, fit) == 0);
+		uraid_stop(a);
+	}
+	a = NULL;
+	for (int i = 0; i < 5; i++)
+		mm[i] = te_borrow(&d[i]);
+	rc = uraid_assemble_members_backup(mm, 5, URAID_NO_SYNC_THREAD, bk, &a, err, sizeof(err),
+	                                   warn, sizeof(warn));
+	CHECKF(rc == 0, "with the backup file: %d %s", rc, err);
+	if (rc < 0)
+		goto out;
+	CHECK(te_sync_all(a) == 0);
+	memset(&st, 0, sizeof(st));
+	uraid_status(a, &st);
+	CHECKF(st.reshape == 0 && st.raid_disks == 4 && st.spares == 1,
+	       "finished: reshape %d, %d members, %d spares", st.reshape, st.raid_disks, st.spares);
+	CHECK(te_verify(a, shadow, fit) == 0);
+	CHECK(rsc_check(a) == 0);
+out:
+	if (a)
+		uraid_stop(a);
+	member_close(bk);
+	rsc_disks_close(d, 5);
+	free(shadow);
+}
+
 TEST_MAIN(T(raid5_4to5), T(raid6_5to6), T(raid5_chunk_layout), T(raid5_4to5_bitmap),
           T(raid6_5to6_degraded), T(raid5_beyond), T(inplace_too_early), T(ppl_refused),
           T(raid10_4to5), T(raid10_4to5_degraded), T(raid5_4to5_forced), T(raid6_5to6_forced),
-          T(raid6_4to6_forced))
+          T(raid6_4to6_forced), T(raid5_chunk_slide_090), T(slide_no_backup))
