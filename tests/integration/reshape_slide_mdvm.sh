@@ -40,8 +40,8 @@ check "a: uraid starts a 0.90 chunk change in place with --backup-file, stopped 
 URAID_RUN_DIR=$r "$URAID" assemble --name=a "$d"/a[0-3] >"$d/asm.out" 2>&1
 arc=$?
 [ $arc = 0 ] && URAID_RUN_DIR=$r "$URAID" stop a >/dev/null 2>&1
-check "a: without --backup-file assemble refuses it (too early, as md says)" \
-	grep -q "too early" "$d/asm.out"
+check "a: without --backup-file assemble refuses it (in mdadm's words)" \
+	grep -q "Need a backup file to complete reshape" "$d/asm.out"
 pos=$("$URAID" examine "$d/a0" | sed -n "s/^ *Reshape pos'n : \([0-9]*\).*/\1/p")
 check "a: uraid's backup file is mdadm's, one section live, ending at the position (${pos}K)" \
 	python3 - "$d/bka" "$((pos * 2))" <<'PY'
