@@ -744,43 +744,46 @@ static void raid6_to_raid5_slide_090(void)
 	slide_run(2, 27);
 }
 
-/* A 0.90 chunk change, layout change or shrink without a backup file:
- * refused in mdadm's words, not a byte written. */
+/* A 0.90 chunk change, layout change, shrink or raid5 -> raid6 (the data
+ * disks kept) without a backup file: refused in mdadm's words, not a byte
+ * written. */
 static void slide_refusals(void)
 {
-	struct te_disk d[5];
+	struct te_disk d[6];
 	char err[512] = "";
-	rsc_disks_open(d, 5, "h", 2u << 20);
+	rsc_disks_open(d, 6, "h", 2u << 20);
 	struct uraid_create_opts o = rsc_opts(URAID_LEVEL_RAID5, 5, 16, RS_SECTORS);
 	o.metadata = 0;
 	struct uraid_array *a = NULL;
-	static uint8_t before[5][RS_DISK], after[RS_DISK];
+	static uint8_t before[6][RS_DISK], after[RS_DISK];
 	if (te_create(&o, d, 5, &a) < 0) {
 		CHECKF(0, "create failed");
 		goto out;
 	}
 	CHECK(uraid_grow(a, URAID_GROW_ARRAY_SIZE, RS_SECTORS * 3, err, sizeof(err)) == 0);
+	CHECK(uraid_add_member(a, te_borrow(&d[5]), err, sizeof(err)) == 0); /* raid6's Q */
 	CHECK(uraid_flush(a) == 0);
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		CHECK(te_pread(d[i].fault, before[i], RS_DISK, 0) == RS_DISK);
-	struct uraid_reshape_opts ask[3] = {{.layout = -1, .chunk_sectors = 8},
+	struct uraid_reshape_opts ask[4] = {{.layout = -1, .chunk_sectors = 8},
 	                                    {.layout = LAYOUT_RIGHT_ASYMMETRIC},
-	                                    {.layout = -1, .raid_disks = 4}};
-	for (int k = 0; k < 3; k++) {
+	                                    {.layout = -1, .raid_disks = 4},
+	                                    {.layout = -1, .level = 6}};
+	for (int k = 0; k < 4; k++) {
 		int rc = uraid_array_reshape_start(a, &ask[k], err, sizeof(err));
 		CHECKF(rc == -ENOSPC && strstr(err, "Cannot grow - need backup-file") &&
 		           strstr(err, "--backup-file"),
 		       "0.90 reshape %d without a backup file: %d %s", k, rc, err);
 	}
 	CHECK(uraid_flush(a) == 0);
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 6; i++) {
 		CHECK(te_pread(d[i].fault, after, RS_DISK, 0) == RS_DISK);
 		CHECKF(!memcmp(before[i], after, sizeof(after)), "member %d written", i);
 	}
 out:
 	if (a)
 		uraid_stop(a);
-	rsc_disks_close(d, 5);
+	rsc_disks_close(d, 6);
 }
 
 TEST_MAIN(T(level_refusals), T(second_reshape), T(raid5_4to5), T(raid6_5to6), T(raid5_chunk_layout),
