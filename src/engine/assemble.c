@@ -64,10 +64,12 @@ static int role_in(const struct md_sb *fresh, const struct md_sb *own)
 			    d->raid_disk < fresh->raid_disks)
 				return (int)d->raid_disk;
 		}
-		/* A member of a slot a shrink gave up that missed only its
-		 * last write (the one ending it): a spare, as md leaves it. */
+		/* A member of a slot a shrink gave up, or raid6 -> raid5's Q
+		 * (the takeover after the move, delta_disks 0), that missed
+		 * only its last write (the one ending it): a spare, as md
+		 * leaves it. */
 		if (r >= 0 && own->events + 1 == fresh->events &&
-		    (own->feature_map & MD_FEATURE_RESHAPE_ACTIVE) && own->delta_disks < 0 &&
+		    (own->feature_map & MD_FEATURE_RESHAPE_ACTIVE) && own->delta_disks <= 0 &&
 		    !(fresh->feature_map & MD_FEATURE_RESHAPE_ACTIVE) &&
 		    (uint32_t)r >= fresh->raid_disks)
 			return -1;
