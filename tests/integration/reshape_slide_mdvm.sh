@@ -55,6 +55,51 @@ live = [(s, l) for s, l in ((s1, l1), (s2, l2)) if l]
 assert len(live) == 1 and live[0][0] + live[0][1] == int(sys.argv[2]), (live, sys.argv[2])
 PY
 echo "AB=$((ab * 1024))" >"$d/a.env"
+# c: mdadm's sliding reshape power-cut in a first boot (reshape_slide_cut.job),
+# finished by uraid here from the backup file taken out of the ext2 image
+kver=$(sed -n "s/^MDVM_KVER='\(.*\)'/\1/p" "${MDVM_CACHE:-/var/cache/mdvm}/current/info" 2>/dev/null)
+ko=$TOP/build/mdvm-ko/$kver
+if [ -n "$kver" ] && [ ! -f "$ko/ext4.ko" ]; then
+	deb=$(ls "${MDVM_CACHE:-/var/cache/mdvm}"/debs/linux-image-"$kver"_*.deb 2>/dev/null | head -1)
+	mkdir -p "$ko.tmp" && [ -n "$deb" ] &&
+		dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$ko.tmp" --wildcards \
+			'*/fs/ext4/ext4.ko' '*/fs/jbd2/jbd2.ko' '*/fs/mbcache.ko' '*/lib/crc16.ko' &&
+		mkdir -p "$ko" && find "$ko.tmp" -name '*.ko' -exec mv {} "$ko/" \;
+	rm -rf "$ko.tmp"
+fi
+cdisks=(--disk pat="$d/pat" --disk cbk="$d/cbk")
+for i in 0 1 2 3; do
+	truncate -s 4M "$d/c$i"
+	cdisks+=(--disk "c$i=$d/c$i")
+	disks+=(--disk "c$i=$d/c$i")
+done
+truncate -s 8M "$d/cbk"
+mkfs.ext2 -q -F "$d/cbk" >/dev/null 2>&1
+"$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 90 "${cdisks[@]}" --put "$ko=/tmp/ko" --put-exe /usr/sbin/dmsetup \
+	--script "$TOP/tests/integration/reshape_slide_cut.job" >"$d/cut.log" 2>&1
+crc=$?
+cp "$d/cut.log" "$TOP/build/test-logs/reshape_slide_mdvm.cut.log" 2>/dev/null
+cut=$(grep "^CUT " "$d/cut.log" | head -1)
+check "c: mdadm's sliding 0.90 chunk change, backup on ext2, power-cut in the guest (rc $crc, ${cut#CUT })" \
+	sh -c '[ "$1" = 125 ] && [ "${2#CUT at}" != "$2" ]' - "$crc" "$cut"
+debugfs -R "dump /bk $d/bkc" "$d/cbk" >/dev/null 2>&1
+check "c: the backup file taken out of the ext2 image ($(stat -c %s "$d/bkc" 2>/dev/null) bytes)" \
+	[ -s "$d/bkc" ]
+cpos=$("$URAID" examine "$d/c0" | sed -n "s/^ *Reshape pos'n : \([0-9]*\).*/\1/p")
+URAID_RUN_DIR=$r "$URAID" assemble --name=c --backup-file="$d/bkc" "$d"/c[0-3] >"$d/casm.out" 2>&1
+carc=$?
+t=0
+while [ $carc = 0 ] && [ $t -lt 240 ] && URAID_RUN_DIR=$r "$URAID" detail c | grep -q Reshape; do
+	sleep 0.5
+	t=$((t + 1))
+done
+cdet=$(URAID_RUN_DIR=$r "$URAID" detail c 2>&1)
+[ $carc = 0 ] && URAID_RUN_DIR=$r "$URAID" stop c >/dev/null 2>&1
+crest=$(cat "$d/casm.out" "$r/c.log" 2>/dev/null | grep -m1 "restored the critical")
+echo "# c: superblock position ${cpos}K; ${crest:-no section restored (the position past the backup file sections)}"
+check "c: uraid assemble --backup-file takes it (rc $carc)" [ $carc = 0 ]
+check "c: ... and finishes the reshape" sh -c '! echo "$1" | grep -q Reshape' - "$cdet"
+[ $T_FAILED = 0 ] || cat "$d/casm.out" "$r/c.log" 2>/dev/null | head -20
 "$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 150 "${disks[@]}" --put-exe "$URAID" \
 	--put "$d/bka=/tmp/bka" --put "$d/a.env=/tmp/a.env" \
 	--script "$TOP/tests/integration/reshape_slide_mdvm.job" >"$d/vm.log" 2>&1
@@ -78,5 +123,9 @@ want b kassemble "... the kernel assembles the members uraid finished"
 want b kcontent "... the content is the pattern"
 want b kcheck "... check: mismatch_cnt 0"
 want b kfinal "... 0.90 superblocks, chunk 32K, no reshape"
+want c kassemble "c: the kernel assembles the members uraid finished after the cut"
+want c kcontent "c: ... the content is the pattern"
+want c kcheck "c: ... check: mismatch_cnt 0"
+want c kfinal "c: ... 0.90 superblocks, chunk 32K, no reshape"
 [ $T_FAILED = 0 ] || grep -E "RESULT|mdadm:|md/raid|!!!|uraid:|reshape" "$d/vm.log" | head -60
 t_done
