@@ -10,7 +10,16 @@
 # b: mdadm's own sliding reshape (0.90 chunk change, --backup-file,
 #    throttled) stopped mid-way: uraid assemble --backup-file restores the
 #    sections the position lies in and finishes it; the kernel assembles
-#    it: content, mismatch_cnt 0, the new chunk.
+#    it: content, mismatch_cnt 0, the new chunk;
+# c: (a first boot, reshape_slide_cut.job) mdadm's sliding 0.90 chunk
+#    change, backup file on an ext2 disk, members behind dm-delay,
+#    power-cut in the guest (sysrq b) with the reshape under way; the
+#    backup taken out with debugfs; uraid assemble --backup-file here
+#    (prints whether it restored sections) finishes it; in the main boot
+#    the kernel assembles it (mismatch_cnt 0, new chunk, no reshape) and
+#    its content equals mdadm --assemble --backup-file's on a copy of the
+#    same cut (whether that is the pattern is printed: mdadm 4.2 lets the
+#    kernel run past its window, so it often is not).
 source "$(dirname "$0")/../lib.sh"
 MDVM=$TOP/tests/mdvm/run
 if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
