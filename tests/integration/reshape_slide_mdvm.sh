@@ -100,7 +100,8 @@ for i in 0 1 2 3; do # the same cut for mdadm's own restore in the guest
 done
 cp "$d/bkc" "$d/bkm" 2>/dev/null
 cpos=$("$URAID" examine "$d/c0" 2>&1 | grep -m1 -i "reshape pos")
-URAID_RUN_DIR=$r "$URAID" assemble --name=c --backup-file="$d/bkc" "$d"/c[0-3] >"$d/casm.out" 2>&1
+# (bounded: a wrong restore must fail the check, not hang the run)
+URAID_RUN_DIR=$r timeout 120 "$URAID" assemble --name=c --backup-file="$d/bkc" "$d"/c[0-3] >"$d/casm.out" 2>&1
 carc=$?
 t=0
 while [ $carc = 0 ] && [ $t -lt 240 ] && URAID_RUN_DIR=$r "$URAID" detail c | grep -q Reshape; do
@@ -108,7 +109,7 @@ while [ $carc = 0 ] && [ $t -lt 240 ] && URAID_RUN_DIR=$r "$URAID" detail c | gr
 	t=$((t + 1))
 done
 cdet=$(URAID_RUN_DIR=$r "$URAID" detail c 2>&1)
-[ $carc = 0 ] && URAID_RUN_DIR=$r "$URAID" stop c >/dev/null 2>&1
+[ $carc = 0 ] && URAID_RUN_DIR=$r timeout 60 "$URAID" stop c >/dev/null 2>&1
 crest=$(cat "$d/casm.out" "$r/c.log" 2>/dev/null | grep -m1 "restored the critical")
 echo "# c: superblock ${cpos:-no reshape position}; ${crest:-no section restored (the position past the backup file sections)}"
 check "c: uraid assemble --backup-file takes it (rc $carc)" [ $carc = 0 ]
