@@ -1,8 +1,9 @@
 # Host side of the md reshape round trips against the real kernel
 # (shared/mdvm), sourced by reshape_mdvm.sh (the kernel's reshapes, stopped
 # mid-way, finished by uraid) and reshape_rt_mdvm.sh (uraid's, stopped at
-# 40%, finished by the kernel); one boot each. The guest's helpers are
-# reshape_lib.job, sourced by both jobs.
+# 40%, finished by the kernel); one boot each; reshape_slide_mdvm.sh (mdadm's
+# sliding backup) uses rs_setup and want. The guest's helpers are
+# reshape_lib.job, sourced by the first two jobs.
 #   rs_setup        : reshape_tool built, the pattern disk made
 #   rs_add NAME N [MiB] : N disks NAME0.. of 4 MiB (or MiB)
 #   rs_boot JOB ... : the VM run with the disks, uraid, reshape_tool, the lib

@@ -20,18 +20,10 @@
 #    its content equals mdadm --assemble --backup-file's on a copy of the
 #    same cut (whether that is the pattern is printed: mdadm 4.2 lets the
 #    kernel run past its window, so it often is not).
-source "$(dirname "$0")/../lib.sh"
-MDVM=$TOP/tests/mdvm/run
-if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
-	fail "mdvm not available at $MDVM (run $SHARED/mdvm/setup)"
-	t_done
-fi
-d=$T_TMP
-libs=$(uraid_libs)
-cc -O1 -Wall -I"$TOP/include" -o "$d/reshape_tool" "$TOP/tests/integration/reshape_tool.c" \
-	"$TOP/build/rel/liburaid.a" $libs || { fail "reshape_tool builds"; t_done; }
-python3 -c 'import random,sys; sys.stdout.buffer.write(random.Random(16).randbytes(12<<20))' >"$d/pat"
-disks=(--disk pat="$d/pat")
+# the host helpers (mdvm check, reshape_tool, the pattern disk, want) are
+# the reshape round trips'
+source "$(dirname "$0")/reshape_common.bash"
+rs_setup
 for n in a b; do
 	for i in 0 1 2 3; do
 		truncate -s $([ $n = a ] && echo 2M || echo 4M) "$d/$n$i"
@@ -121,11 +113,6 @@ check "c: ... and finishes the reshape" sh -c '! echo "$1" | grep -q Reshape' - 
 rc=$?
 cp "$d/vm.log" "$TOP/build/test-logs/reshape_slide_mdvm.vm.log" 2>/dev/null
 check "VM ran the sliding-backup job (rc $rc)" [ "$rc" -eq 0 ]
-want() { # name what description
-	local l
-	l=$(grep "^RESULT $1 $2 " "$d/vm.log" | head -1)
-	check "$1: $3 (${l#RESULT $1 $2 })" [ "${l#RESULT $1 $2 ok}" != "$l" ]
-}
 want a krestore "mdadm --assemble --backup-file restores the section from uraid's file and starts the array"
 want a kfinish "... the kernel and mdadm's monitor finish it"
 want a kcontent "... the content is the pattern"
