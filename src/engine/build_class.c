@@ -58,13 +58,8 @@ static int rebuild_piece(struct build_array *b, int role, uint64_t msec, void *o
 	b->ops->stripe(&b->g, msec / b->g.chunk_sectors, &s);
 	uint64_t within = msec - s.sector;
 	bool has_q = s.q_role >= 0;
-	int k = s.ndata, nb = k + (has_q ? 2 : 1);
 	int role_of[LAYOUT_MAX_MEMBERS + 2];
-	for (int d = 0; d < k; d++)
-		role_of[has_q ? s.q_index[d] : d] = s.data_role[d];
-	role_of[k] = s.p_role;
-	if (has_q)
-		role_of[k + 1] = s.q_role;
+	int k = s.ndata, nb = layout_stripe_blocks(&s, role_of);
 	uint8_t *mem = malloc((size_t)nb * len);
 	void *blocks[LAYOUT_MAX_MEMBERS + 2];
 	if (!mem)

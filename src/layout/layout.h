@@ -75,6 +75,12 @@ struct layout_stripe {
 	int q_index[LAYOUT_MAX_MEMBERS];
 };
 
+/* The roles of stripe s's blocks in the order src/parity/'s gen and recover
+ * take them (data in syndrome order, then P, then Q when there is one);
+ * returns the number of blocks (ndata + 1 or ndata + 2). role_of holds
+ * LAYOUT_MAX_MEMBERS + 2 entries. */
+int layout_stripe_blocks(const struct layout_stripe *s, int *role_of);
+
 struct layout_ops {
 	int level;
 	const char *name; /* "linear", "raid0", ... as in /proc/mdstat */

@@ -164,6 +164,18 @@ void parity_stripe(const struct layout_geometry *g, uint64_t stripe, struct layo
 		s->q_index[i] = slot_of_role[s->data_role[i]];
 }
 
+int layout_stripe_blocks(const struct layout_stripe *s, int *role_of)
+{
+	bool has_q = s->q_role >= 0;
+	int k = s->ndata;
+	for (int d = 0; d < k; d++)
+		role_of[has_q ? s->q_index[d] : d] = s->data_role[d];
+	role_of[k] = s->p_role;
+	if (has_q)
+		role_of[k + 1] = s->q_role;
+	return k + (has_q ? 2 : 1);
+}
+
 int parity_unmap(const struct layout_geometry *g, int role, uint64_t msec, uint64_t *lsec)
 {
 	if (role < 0 || role >= g->raid_disks || msec >= parity_member_used(g, role))

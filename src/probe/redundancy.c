@@ -47,14 +47,9 @@ static int parity_row(const struct probe_input *in, const struct probe_candidate
 	struct layout_stripe s;
 	ops->stripe(g, msec / g->chunk_sectors, &s);
 	bool has_q = s.q_role >= 0;
-	int k = s.ndata, nb = k + (has_q ? 2 : 1), nmiss = 0, miss[3];
 	int role_of[LAYOUT_MAX_MEMBERS + 2];
 	void *blk[LAYOUT_MAX_MEMBERS + 2];
-	for (int d = 0; d < k; d++)
-		role_of[has_q ? s.q_index[d] : d] = s.data_role[d];
-	role_of[k] = s.p_role;
-	if (has_q)
-		role_of[k + 1] = s.q_role;
+	int k = s.ndata, nb = layout_stripe_blocks(&s, role_of), nmiss = 0, miss[3];
 	bool allzero = true;
 	for (int i = 0; i < nb; i++) {
 		blk[i] = mem + (size_t)i * BLK;

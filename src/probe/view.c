@@ -73,13 +73,8 @@ static int rebuild(const struct probe_view *v, const struct layout_geometry *g,
 	struct layout_stripe s;
 	ops->stripe(g, msec / g->chunk_sectors, &s);
 	bool has_q = s.q_role >= 0;
-	int k = s.ndata, nb = k + (has_q ? 2 : 1), want = -1, nfail = 0;
 	int role_of[LAYOUT_MAX_MEMBERS + 2], fail[LAYOUT_MAX_MEMBERS + 2];
-	for (int d = 0; d < k; d++)
-		role_of[has_q ? s.q_index[d] : d] = s.data_role[d];
-	role_of[k] = s.p_role;
-	if (has_q)
-		role_of[k + 1] = s.q_role;
+	int k = s.ndata, nb = layout_stripe_blocks(&s, role_of), want = -1, nfail = 0;
 	uint8_t *mem = malloc((size_t)nb * len);
 	void *blocks[LAYOUT_MAX_MEMBERS + 2];
 	if (!mem)
