@@ -8,6 +8,20 @@
 
 #define BATCH 64
 
+/* The piece of [lsec, lsec + nsec) that starts at lsec, on one member:
+ * its place and length; -EIO when that member is gone (md's linear and
+ * raid0 never consult the bad block log). */
+static int plain_piece(const struct eng_array *a, uint64_t lsec, uint64_t nsec,
+                       struct layout_loc *loc, uint64_t *len)
+{
+	int rc = a->ops->map(&a->geo, lsec, 0, loc, len);
+	if (rc < 0)
+		return rc;
+	if (*len > nsec)
+		*len = nsec;
+	return eng_role_present(a, loc->role, loc->sector, *len) ? 0 : -EIO;
+}
+
 static int plain_io(struct eng_array *a, struct member_ioq *q, bool shared, uint8_t *buf,
                     uint64_t lsec, uint64_t nsec, bool write)
 {
@@ -17,14 +31,9 @@ static int plain_io(struct eng_array *a, struct member_ioq *q, bool shared, uint
 		while (nsec && n < BATCH) {
 			struct layout_loc loc;
 			uint64_t len;
-			int rc = a->ops->map(&a->geo, lsec, 0, &loc, &len);
+			int rc = plain_piece(a, lsec, nsec, &loc, &len);
 			if (rc < 0)
 				return rc;
-			if (len > nsec)
-				len = nsec;
-			/* md's linear and raid0 never consult the bad block log */
-			if (!eng_role_present(a, loc.role, loc.sector, len))
-				return -EIO;
 			eng_set_io(a, &io[n++], loc.role, write, buf, loc.sector, len);
 			buf += len * 512;
 			lsec += len;
@@ -57,13 +66,9 @@ static int plain_zero(struct eng_array *a, uint64_t lsec, uint64_t nsec, unsigne
 	while (nsec) {
 		struct layout_loc loc;
 		uint64_t len;
-		int rc = a->ops->map(&a->geo, lsec, 0, &loc, &len);
+		int rc = plain_piece(a, lsec, nsec, &loc, &len);
 		if (rc < 0)
 			return rc;
-		if (len > nsec)
-			len = nsec;
-		if (!eng_role_present(a, loc.role, loc.sector, len))
-			return -EIO;
 		if (eng_member_zero(a, loc.role, loc.sector, len, mflags) < 0)
 			return -EIO;
 		lsec += len;
