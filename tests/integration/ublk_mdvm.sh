@@ -22,7 +22,7 @@ python3 -c 'import random,sys; sys.stdout.buffer.write(random.Random(21).randbyt
 disks=(--disk pat="$d/pat")
 for v in ublk nbd; do for i in 0 1 2; do disks+=(--disk "$v$i=$d/$v$i"); done; done
 exes=()
-for p in "$URAID" nbdkit mkfs.xfs xfs_repair blockdev; do
+for p in "$URAID" nbdkit mkfs.xfs xfs_repair blockdev blkdiscard; do
 	e=$(command -v "$p") || { fail "$p not found on the host"; t_done; }
 	exes+=(--put-exe "$e")
 done
@@ -37,7 +37,7 @@ check "VM ran the job (rc $rc)" [ "$rc" -eq 0 ]
 sed -n 's/^T //p' "$d/vm.log"
 grep -q '^T not ok' "$d/vm.log" && { T_FAILED=1; grep -E 'uraid:|!!!|fio:|error' "$d/vm.log" | head -30; }
 n=$(grep -c '^T ok' "$d/vm.log")
-check "all 39 guest checks ran ($n passed)" [ "$n" -eq 39 ]
+check "all 47 guest checks ran ($n passed)" [ "$n" -eq 47 ]
 want=$(md5sum <"$d/pat" | cut -d' ' -f1)
 for v in ublk nbd; do
 	got=$(sed -n "s/^PATMD5_$v=\([0-9a-f]*\).*/\1/p" "$d/vm.log")

@@ -16,6 +16,8 @@
 #include "export/ublk/ublk_int.h"
 #include "uraid.h"
 
+#define UBLK_MAX_DISCARD_SECTORS (1u << 21) /* 1 GiB */
+
 static unsigned shift_of(uint64_t v)
 {
 	unsigned s = 0;
@@ -47,7 +49,7 @@ static int set_params(struct ublk_export *e, const struct ublk_export_opts *o,
 	struct ublk_params p;
 	memset(&p, 0, sizeof(p));
 	p.len = sizeof(p);
-	p.types = UBLK_PARAM_TYPE_BASIC;
+	p.types = UBLK_PARAM_TYPE_BASIC | UBLK_PARAM_TYPE_DISCARD;
 	/* A volatile cache with FUA: the kernel sends flushes and FUA writes,
 	 * which end in uraid_flush (the members' fsync). */
 	p.basic.attrs = UBLK_ATTR_VOLATILE_CACHE | UBLK_ATTR_FUA;
@@ -57,8 +59,16 @@ static int set_params(struct ublk_export *e, const struct ublk_export_opts *o,
 	p.basic.io_opt_shift = (uint8_t)shift_of(ioopt);
 	p.basic.max_sectors = e->max_io >> 9;
 	p.basic.dev_sectors = uraid_size(e->a) >> 9;
-	/* Discard stays off: the engine has no discard (a write of zeros
-	 * would be a lie about its cost). */
+	/* Discard and write-zeroes go to uraid_discard / uraid_write_zeroes,
+	 * which take any 512-byte aligned range (a piece of a stripe is
+	 * written as zeros, whole stripes given back): the granularity is
+	 * the physical block. One range per request (the driver passes a
+	 * request's start and length only); a bound on each so that one
+	 * request of a whole-device discard stays short. */
+	p.discard.discard_granularity = pbs;
+	p.discard.max_discard_sectors = UBLK_MAX_DISCARD_SECTORS;
+	p.discard.max_write_zeroes_sectors = UBLK_MAX_DISCARD_SECTORS;
+	p.discard.max_discard_segments = 1;
 	int rc = ublk_ctrl(UBLK_U_CMD_SET_PARAMS, e->dev_id, &p, sizeof(p), 0);
 	if (rc < 0)
 		snprintf(err, errlen, "ublk device %d: set params: %s", e->dev_id, strerror(-rc));

@@ -83,7 +83,14 @@ static int32_t serve(struct uraid_array *a, const struct ublksrv_io_desc *d, voi
 		rc = uraid_flush(a);
 		len = 0;
 		break;
-	default: /* discard, write zeroes: not advertised */ return -EOPNOTSUPP;
+	case UBLK_IO_OP_DISCARD: rc = uraid_discard(a, off, len); break;
+	case UBLK_IO_OP_WRITE_ZEROES:
+		/* REQ_NOUNMAP: the range must stay allocated */
+		rc = uraid_write_zeroes(
+		    a, off, len,
+		    (ublksrv_get_flags(d) & UBLK_IO_F_NOUNMAP) ? 0 : URAID_ZERO_MAY_TRIM);
+		break;
+	default: return -EOPNOTSUPP;
 	}
 	return rc < 0 ? rc : (int32_t)len;
 }
