@@ -273,7 +273,9 @@ int uraid_locate(struct uraid_array *a, uint64_t off, uint64_t len, unsigned fla
                  struct uraid_place *out, int max, uint64_t *piece);
 const char *uraid_place_kind_name(enum uraid_place_kind k); /* "data", "copy", ... */
 
-#define URAID_STATUS_MAX_MEMBERS 64
+/* Entries for every slot and every member of the largest array (the
+ * engine's 256 members; a missing slot is an entry of its own). */
+#define URAID_STATUS_MAX_MEMBERS 512
 #define URAID_OVERLAY_DIR_MAX    1024 /* an overlay directory's path, NUL included */
 struct uraid_member_status {
 	char name[256];
@@ -590,7 +592,7 @@ int uraid_control_status(const char *name, struct uraid_status *st, char *err, s
 int uraid_control_stats(const char *name, struct uraid_io_stats *st, char *err, size_t errlen);
 #define URAID_CONTROL_MAX_IO   (16u << 20) /* largest read/write per request */
 #define URAID_CONTROL_MAX_LINE 4096u       /* request line, newline included */
-#define URAID_STATUS_TEXT_MAX  65536u      /* an encoded status always fits */
+#define URAID_STATUS_TEXT_MAX  (1u << 20)  /* an encoded status always fits */
 
 /* /proc/mdstat as the md driver prints it (src/control/mdstat.c): the
  * header and trailer lines (no newline) and one array's lines, each ending
@@ -601,6 +603,7 @@ int uraid_control_stats(const char *name, struct uraid_io_stats *st, char *err, 
 	"Personalities : [raid0] [raid1] [raid10] [raid6] [raid5] [raid4] [linear] "
 #define URAID_MDSTAT_UNUSED "unused devices: <none>"
 int uraid_mdstat_format(const char *name, const struct uraid_status *st, char *buf, size_t len);
+#define URAID_MDSTAT_TEXT_MAX (1u << 17) /* one array's lines always fit */
 const char *uraid_md_personality(int level);
 /* $URAID_RUN_DIR/mdstat (src/control/mdstat_file.c): publish the text of
  * the array NAME (served at dir/NAME.sock; NULL text: withdraw it) and

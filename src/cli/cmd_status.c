@@ -218,6 +218,9 @@ int cmd_status(int argc, char **argv)
 	/* md's list of arrays: names sorted, as the run directory's mdstat */
 	qsort(names, (size_t)n, sizeof(names[0]), name_cmp);
 	int status = 0;
+	char *text = json ? NULL : malloc(URAID_MDSTAT_TEXT_MAX);
+	if (!json && !text)
+		return cli_error("status", "out of memory");
 	if (json)
 		printf("[");
 	else
@@ -235,8 +238,7 @@ int cmd_status(int argc, char **argv)
 		} else if (cli_is_geom(st.level)) {
 			print_geom(names[i], &st);
 		} else {
-			char text[16384];
-			if (uraid_mdstat_format(names[i], &st, text, sizeof(text)) > 0)
+			if (uraid_mdstat_format(names[i], &st, text, URAID_MDSTAT_TEXT_MAX) > 0)
 				fputs(text, stdout);
 			if (verbose) {
 				print_verbose(&st);
@@ -250,6 +252,7 @@ int cmd_status(int argc, char **argv)
 		printf("]\n");
 	else
 		printf("%s\n", URAID_MDSTAT_UNUSED);
+	free(text);
 	for (int i = 0; i < nfound; i++)
 		free(found[i]);
 	return status;

@@ -49,8 +49,6 @@ struct uraid_control {
 	struct remote_watch *remote; /* remote members' reconnect policy */
 };
 
-#define MDSTAT_MAX 16384
-
 /* Keep this array's part of the run directory's mdstat current: called
  * from the accept loop (every 200 ms), written only when it changed. */
 static void mdstat_tick(struct uraid_control *c)
@@ -61,12 +59,12 @@ static void mdstat_tick(struct uraid_control *c)
 	if (!on)
 		return;
 	struct uraid_status st;
-	char *text = malloc(MDSTAT_MAX);
+	char *text = malloc(URAID_MDSTAT_TEXT_MAX);
 	if (!text || uraid_status(c->a, &st) < 0) {
 		free(text);
 		return;
 	}
-	if (uraid_mdstat_format(c->mdstat_name, &st, text, MDSTAT_MAX) < 0 ||
+	if (uraid_mdstat_format(c->mdstat_name, &st, text, URAID_MDSTAT_TEXT_MAX) < 0 ||
 	    (c->mdstat && !strcmp(c->mdstat, text)) ||
 	    uraid_mdstat_publish(c->mdstat_dir, c->mdstat_name, text) < 0) {
 		free(text);

@@ -412,6 +412,8 @@ int eng_status(struct eng_array *a, struct uraid_status *st)
 	    !a->dirty && (a->resync_offset == MD_RESYNC_NONE || a->action != URAID_SYNC_RESYNC);
 	st->broken = a->broken;
 	int n = 0;
+	_Static_assert(2 * ENG_MAX_MEMBERS <= URAID_STATUS_MAX_MEMBERS,
+	               "a status lists every slot and every member");
 	/* Slots in order first, as mdadm --detail lists them. */
 	for (int r = 0; r < a->geo.raid_disks && n < URAID_STATUS_MAX_MEMBERS; r++) {
 		struct uraid_member_status *ms = &st->members[n++];

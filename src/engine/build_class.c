@@ -177,7 +177,7 @@ static int build_status(struct uraid_array *h, struct uraid_status *st)
 	st->readonly = true;
 	st->clean = true;
 	st->block_bytes = 512;
-	for (int i = 0; i < b->n && i < URAID_STATUS_MAX_MEMBERS; i++) {
+	for (int i = 0; i < b->n && i < LAYOUT_MAX_MEMBERS; i++) {
 		struct uraid_member_status *ms = &st->members[st->nmembers++];
 		ms->role = i;
 		ms->dev_number = (uint32_t)i;

@@ -5,7 +5,8 @@
 # readwrite / readonly --auto (writes refused, members untouched, status
 # lines as /proc/mdstat prints them), wait, action (frozen holds a resync,
 # resync=PENDING), sync-speed, add-spare (never a re-add) and failing the
-# journal. Bad input: a message, non-zero, nothing written (member checksums).
+# journal, and an array of 70 members listed whole by status and detail.
+# Bad input: a message, non-zero, nothing written (member checksums).
 source "$(dirname "$0")/../lib.sh"
 export URAID_RUN_DIR=$T_TMP/run
 cleanup() {
@@ -151,4 +152,18 @@ check "... naming the journal" grep -q 'journal is missing or failed' err
 check "add-journal makes it writable again" sh -c "truncate -s 8M j2 && '$URAID' add-journal jc j2 &&
 	'$URAID' write jc <d1"
 "$URAID" stop jc
+
+# ---- a wide array: every member in status and detail ----
+# (status once held 64 entries: members 64.. were missing from mdstat's
+# line and shown as "removed" by detail)
+w=()
+for i in $(seq 0 69); do truncate -s 2M "w$i" && w+=("w$i"); done
+"$URAID" create --level=0 --raid-devices=70 --chunk=64K --run --name=wide "${w[@]}" 2>/dev/null
+check "a raid0 of 70 members: mdstat's line lists all 70, w69[69] first" \
+	sh -c "'$URAID' status wide | grep '^wide : active raid0 w69\[69\] ' | grep -o '\[[0-9]*\]' | wc -l | grep -qx 70"
+check "... detail: 70 active sync rows, none removed" \
+	sh -c "'$URAID' detail wide >det && [ \$(grep -c 'active sync' det) -eq 70 ] && ! grep -q removed det"
+check "... the real mdadm --examine of w69: Active device 69 of 70" \
+	sh -c "mdadm --examine w69 >ex && grep -q 'Raid Devices : 70' ex && grep -q 'Device Role : Active device 69' ex"
+"$URAID" stop wide
 t_done
