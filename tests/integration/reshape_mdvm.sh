@@ -13,7 +13,10 @@
 # raid5 4 -> raid6 5 (backwards), raid6 5 -> raid5 (the move to
 # left-symmetric-6), raid4 -> raid5 left-symmetric, raid0 3 -> raid5 5
 # (takeover, then a grow with the parity slot empty); raid10 near-2 4->5,
-# 5->4 (after --array-size) and a chunk change; and a
+# 5->4 (after --array-size) and a chunk change (raid6 -> raid5 and
+# raid4 -> raid5 run to a mid-way sync_max, where md records the position);
+# raid0 3 -> raid5 4 by takeover with md's recovery onto the added member
+# frozen mid-way (its recovery offset), resumed there by uraid; and a
 # 0.90 in-place grow with mdadm's --backup-file stopped in its critical
 # section, restored and finished by uraid assemble --backup-file. The
 # other direction (uraid's reshapes finished by the kernel) is
@@ -89,4 +92,15 @@ for c in "i:raid6 5 -> raid5 (the move to left-symmetric-6)" "n:raid4 4 -> raid5
 	want $n kcheck "... check: mismatch_cnt 0"
 	want $n kfinal "... superblocks without reshape bits"
 done
+want p krecovery "raid0 3 -> raid5 4 by the kernel's takeover, recovery onto the added member frozen mid-way (its recovery_offset)"
+want p examine "... uraid examine's lines are mdadm's"
+want p ucat "... uraid cat reads the pattern"
+want p kquiet "... no mdadm process left"
+want p uresume "... uraid assembles it and resumes the recovery at that offset, not from 0"
+want p ufinish "... and finishes the recovery"
+want p kassemble "... the kernel assembles the members uraid finished"
+want p kgeom "... raid5 parity-last, 4 members"
+want p kcontent "... and reads the pattern"
+want p kcheck "... check: mismatch_cnt 0"
+want p kfinal "... superblocks without reshape or recovery bits"
 rs_done
