@@ -179,7 +179,9 @@ int uraid_mdstat_format(const char *name, const struct uraid_status *st, char *b
 	    pers);
 	devices(&o, st);
 	put(&o, "\n      %llu blocks", (unsigned long long)st->array_sectors / 2);
-	if (st->metadata != 0) /* 0.90 is md's default: no "super" */
+	if (st->metadata < 0) /* built (mdadm --build): no superblocks */
+		put(&o, " super non-persistent");
+	else if (st->metadata != 0) /* 0.90 is md's default: no "super" */
 		put(&o, " super %d.%d", st->metadata / 10, st->metadata % 10);
 	pers_status(&o, st);
 	put(&o, "\n      ");
