@@ -179,6 +179,9 @@ int uraid_mdstat_format(const char *name, const struct uraid_status *st, char *b
 	    pers);
 	devices(&o, st);
 	put(&o, "\n      %llu blocks", (unsigned long long)st->array_sectors / 2);
+	/* md's "super external:NAME" (IMSM/DDF containers) and the bitmap
+	 * line's ", file: PATH" (a bitmap in a file) have no uraid state:
+	 * uraid reads md's native superblocks and internal bitmaps only. */
 	if (st->metadata < 0) /* built (mdadm --build): no superblocks */
 		put(&o, " super non-persistent");
 	else if (st->metadata != 0) /* 0.90 is md's default: no "super" */

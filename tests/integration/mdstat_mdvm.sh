@@ -119,6 +119,22 @@ for a in a b c d; do
 	ctl idle
 	wait "$cpid"
 	ctl speed 0 0
+	if [ $a = b ]; then # as the guest: b0 out and back, written meanwhile
+		"$URAID" fail md0 "$d/b0" && "$URAID" remove md0 "$d/b0"
+		head -c 262144 /dev/urandom | "$URAID" write md0 --offset 0
+		"$URAID" re-add md0 "$d/b0" 2>"$T_TMP/u.b.readd.err" ||
+			fail "b: uraid re-add: $(cat "$T_TMP/u.b.readd.err")"
+		wait_idle
+		# md marks an idle array clean after 200 ms (safe_mode_delay),
+		# uraid after 2 s: polls of 0.1 s, 5 s at most
+		for _ in $(seq 50); do
+			"$URAID" detail md0 | grep -q 'State : clean *$' && break
+			sleep 0.1
+		done
+		settle
+		ushow b readded
+		"$URAID" examine "$d/b0" | sed "s#$d/##g" >"$T_TMP/u.b.readded.examine"
+	fi
 	if [ $a = c ]; then
 		mdadm --zero-superblock "$d/c1" 2>/dev/null
 		"$URAID" add md0 "$d/c1" >/dev/null 2>&1
@@ -152,6 +168,7 @@ norm() { # what must differ, as the header says
 for a in a b c d; do
 	sts="clean degraded rebuilding checking"
 	[ $a = c ] && sts="$sts reshaping"
+	[ $a = b ] && sts="$sts readded"
 	for st in $sts; do
 		for w in mdstat detail export; do
 			k=$T_TMP/k.$a.$st.$w u=$T_TMP/u.$a.$st.$w
@@ -178,6 +195,21 @@ if [ -s "$T_TMP/k.e.built.mdstat" ] && [ -s "$T_TMP/u.e.built.mdstat" ] &&
 	ok "e built: uraid's mdstat is the kernel's (super non-persistent)"
 else
 	fail "e built: uraid's mdstat differs from the kernel's"
+	sed 's/^/#   /' "$T_TMP/diff"
+fi
+# the re-added member's own superblock, as md left it (its checksum, update
+# time and events follow the writes)
+exnorm() {
+	sed -E -e 's#^(/dev/)?(disk-)?b0:$#b0:#' -e 's#^( +Update Time : ).*#\1T#' \
+		-e 's#^( +Checksum : )[0-9a-f]+ - correct$#\1C - correct#' \
+		-e 's#  \(local to host [^)]*\)##; s# \(local to host [^)]*\)##' \
+		-e 's#^( +Events : )[0-9]+$#\1E#' "$1"
+}
+if [ -s "$T_TMP/k.b.readded.examine" ] && [ -s "$T_TMP/u.b.readded.examine" ] &&
+	diff <(exnorm "$T_TMP/k.b.readded.examine") <(exnorm "$T_TMP/u.b.readded.examine") >"$T_TMP/diff"; then
+	ok "b readded: the member's examine is mdadm's of the kernel's re-added one"
+else
+	fail "b readded: the member's examine differs from mdadm's of the kernel's"
 	sed 's/^/#   /' "$T_TMP/diff"
 fi
 # The raid5's recovery held at 200K/sec, 5 s on: md's speed and finish over
