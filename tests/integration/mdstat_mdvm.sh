@@ -12,7 +12,12 @@
 # files: 0 0), "(local to host mdvm)" (another host here), Update Time, the
 # progress numbers and bitmap pages in use (timing: bar, done, per mille,
 # finish, speed; the total is compared), and the order of mdadm's export
-# device lines (sysfs directory order).
+# device lines (sysfs directory order). Also: the raid1's b0 failed,
+# removed, the array written, b0 re-added (mdstat, detail, export and b0's
+# examine, once both marked the array clean); a linear array built of d0 d1
+# (super non-persistent); the raid5's held recovery 4 s on: md's speed and
+# finish over its marks vs uraid's over its own (within a factor 3, never 0
+# where md's is not, each finish its rest at its speed).
 source "$(dirname "$0")/../lib.sh"
 MDVM=$TOP/tests/mdvm/run
 if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
