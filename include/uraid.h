@@ -363,6 +363,12 @@ struct uraid_status {
 	uint64_t sync_speed_min, sync_speed_max; /* KiB/s, uraid_sync_speed's limits */
 	/* uraid_discard_safe: discards deallocate at every level here. */
 	bool discard_safe;
+	/* md's speed window (md_do_sync's marks, a sample every 3 s, over the
+	 * last 30 s or since the job started): sync positions done in it and
+	 * its whole seconds (at least 1); sync_speed_kibs is their quotient.
+	 * 0 and 0 where the class keeps no marks. */
+	uint64_t sync_window_sectors;
+	uint32_t sync_window_secs;
 };
 int uraid_status(struct uraid_array *a, struct uraid_status *st);
 

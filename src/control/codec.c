@@ -90,6 +90,8 @@ static const struct field status_fields[] = {
     SF(sync_speed_min, F_U64),
     SF(sync_speed_max, F_U64),
     SF(discard_safe, F_BOOL),
+    SF(sync_window_sectors, F_U64),
+    SF(sync_window_secs, F_U32),
 };
 #define NSF (sizeof(status_fields) / sizeof(status_fields[0]))
 

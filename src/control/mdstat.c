@@ -130,9 +130,11 @@ static void pers_status(struct out *o, const struct uraid_status *st)
 	put(o, "]");
 }
 
-/* md's status_resync: a 21-wide bar, per mille, remaining time. The kernel
- * measures its speed over a window since the last mark; uraid has the
- * recent speed itself, taken as one second's worth of the window. */
+/* md's status_resync: a 21-wide bar, per mille, remaining time and speed
+ * over the window of the job's marks (db positions in dt whole seconds:
+ * md's marks every 3 s over the last 30 s, kept by the engine as md's
+ * md_do_sync keeps them); a status without a window (another class) gives
+ * its recent speed as one second's worth. */
 static void resync_line(struct out *o, const struct uraid_status *st)
 {
 	uint64_t max = st->sync_total, done = st->sync_done > max ? max : st->sync_done;
@@ -151,7 +153,11 @@ static void resync_line(struct out *o, const struct uraid_status *st)
 	                                                           : "resync"; /* and repair */
 	put(o, " %s =%3u.%u%% (%llu/%llu)", what, (unsigned)(per_milli / 10),
 	    (unsigned)(per_milli % 10), (unsigned long long)done / 2, (unsigned long long)max / 2);
-	uint64_t db = st->sync_speed_kibs * 2, dt = 1; /* sectors in dt seconds */
+	uint64_t db = st->sync_window_sectors, dt = st->sync_window_secs; /* db sectors in dt s */
+	if (!dt) {
+		db = st->sync_speed_kibs * 2;
+		dt = 1;
+	}
 	uint64_t rt = (max - done) / (db / 32 + 1) * dt >> 5;
 	put(o, " finish=%llu.%llumin", (unsigned long long)(rt / 60),
 	    (unsigned long long)(rt % 60) / 6);
@@ -173,7 +179,12 @@ int uraid_mdstat_format(const char *name, const struct uraid_status *st, char *b
 	    pers);
 	devices(&o, st);
 	put(&o, "\n      %llu blocks", (unsigned long long)st->array_sectors / 2);
-	if (st->metadata != 0) /* 0.90 is md's default: no "super" */
+	/* md's "super external:NAME" (IMSM/DDF containers) and the bitmap
+	 * line's ", file: PATH" (a bitmap in a file) have no uraid state:
+	 * uraid reads md's native superblocks and internal bitmaps only. */
+	if (st->metadata < 0) /* built (mdadm --build): no superblocks */
+		put(&o, " super non-persistent");
+	else if (st->metadata != 0) /* 0.90 is md's default: no "super" */
 		put(&o, " super %d.%d", st->metadata / 10, st->metadata % 10);
 	pers_status(&o, st);
 	put(&o, "\n      ");
@@ -185,6 +196,10 @@ int uraid_mdstat_format(const char *name, const struct uraid_status *st, char *b
 		/* md's status_resync: due (recovery_cp) but not running */
 		put(&o, "\tresync=PENDING\n      ");
 	}
+	/* md's resync=DELAYED (a sync waiting for another array's on the same
+	 * disks, md_do_sync's "share one or more physical units") has no
+	 * uraid state: each array's daemon syncs on its own, never waiting
+	 * for another's, so two arrays on one disk sync at once. */
 	if (st->bitmap_chunk_kib) /* pages of 4 KiB */
 		put(&o, "bitmap: %u/%u pages [%uKB], %uKB chunk\n", st->bitmap_pages_used,
 		    st->bitmap_pages, st->bitmap_pages_used * 4, st->bitmap_chunk_kib);

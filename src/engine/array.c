@@ -458,6 +458,13 @@ int eng_status(struct eng_array *a, struct uraid_status *st)
 	st->sync_done = a->sync_pos;
 	st->sync_total = a->sync_end;
 	st->sync_speed_kibs = a->speed_kibs;
+	if (a->action != URAID_SYNC_IDLE) { /* md's: over its marks' window */
+		uint64_t db, dt;
+		rate_marks_window(&a->marks, eng_now_ns(), &db, &dt);
+		st->sync_window_sectors = db;
+		st->sync_window_secs = (uint32_t)dt;
+		st->sync_speed_kibs = db / 2 / dt;
+	}
 	st->sync_speed_min = a->speed_min;
 	st->sync_speed_max = a->speed_max;
 	st->stripe_cache_size = a->pers->cache_size ? a->pers->cache_size(a) : 0;
@@ -479,6 +486,7 @@ int eng_status(struct eng_array *a, struct uraid_status *st)
 			st->sync_done /= nd;
 			st->sync_total /= nd;
 			st->sync_speed_kibs /= nd;
+			st->sync_window_sectors /= nd;
 		}
 		/* md counts a raid10 move to the smaller geometry's size and
 		 * then resyncs a grow's new end, which uraid's move zeroes:

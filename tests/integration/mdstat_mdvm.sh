@@ -12,7 +12,12 @@
 # files: 0 0), "(local to host mdvm)" (another host here), Update Time, the
 # progress numbers and bitmap pages in use (timing: bar, done, per mille,
 # finish, speed; the total is compared), and the order of mdadm's export
-# device lines (sysfs directory order).
+# device lines (sysfs directory order). Also: the raid1's b0 failed,
+# removed, the array written, b0 re-added (mdstat, detail, export and b0's
+# examine, once both marked the array clean); a linear array built of d0 d1
+# (super non-persistent); the raid5's held recovery 4 s on: md's speed and
+# finish over its marks vs uraid's over its own (within a factor 3, never 0
+# where md's is not, each finish its rest at its speed).
 source "$(dirname "$0")/../lib.sh"
 MDVM=$TOP/tests/mdvm/run
 if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
@@ -105,6 +110,10 @@ for a in a b c d; do
 	"$URAID" add md0 "$d/$s"
 	until_status 'recovery ='
 	ushow $a rebuilding
+	if [ $a = a ]; then # as the guest: 4 s on, held at the same limit
+		sleep 4
+		"$URAID" status >"$T_TMP/u.a.speed.mdstat"
+	fi
 	ctl speed 0 0
 	wait_idle
 	ctl speed 100 200
@@ -115,6 +124,22 @@ for a in a b c d; do
 	ctl idle
 	wait "$cpid"
 	ctl speed 0 0
+	if [ $a = b ]; then # as the guest: b0 out and back, written meanwhile
+		"$URAID" fail md0 "$d/${a}0" && "$URAID" remove md0 "$d/${a}0"
+		head -c 262144 /dev/urandom | "$URAID" write md0 --offset 0
+		"$URAID" re-add md0 "$d/${a}0" 2>"$T_TMP/u.$a.readd.err" ||
+			fail "$a: uraid re-add: $(cat "$T_TMP/u.$a.readd.err")"
+		wait_idle
+		# md marks an idle array clean after 200 ms (safe_mode_delay),
+		# uraid after 2 s: polls of 0.1 s, 5 s at most
+		for _ in $(seq 50); do
+			"$URAID" detail md0 | grep -q 'State : clean *$' && break
+			sleep 0.1
+		done
+		settle
+		ushow $a readded
+		"$URAID" examine "$d/${a}0" | sed "s#$d/##g" >"$T_TMP/u.$a.readded.examine"
+	fi
 	if [ $a = c ]; then
 		mdadm --zero-superblock "$d/c1" 2>/dev/null
 		"$URAID" add md0 "$d/c1" >/dev/null 2>&1
@@ -127,6 +152,12 @@ for a in a b c d; do
 	fi
 	"$URAID" stop md0
 done
+
+# built (no superblocks) of d0 d1, read-only as uraid builds
+"$URAID" build --name md0 --level=linear --raid-devices=2 --chunk=64K "$d/d0" "$d/d1" 2>"$T_TMP/u.e.err" ||
+	fail "e: uraid build: $(cat "$T_TMP/u.e.err")"
+"$URAID" status >"$T_TMP/u.e.built.mdstat" && sed -i "s#$d/##g" "$T_TMP/u.e.built.mdstat"
+"$URAID" stop md0
 
 norm() { # what must differ, as the header says
 	sed -E -e 's#^(/dev/)?md0:$#md0:#' \
@@ -142,6 +173,7 @@ norm() { # what must differ, as the header says
 for a in a b c d; do
 	sts="clean degraded rebuilding checking"
 	[ $a = c ] && sts="$sts reshaping"
+	[ $a = b ] && sts="$sts readded"
 	for st in $sts; do
 		for w in mdstat detail export; do
 			k=$T_TMP/k.$a.$st.$w u=$T_TMP/u.$a.$st.$w
@@ -163,6 +195,54 @@ for a in a b c d; do
 	check "$a rebuilding: md's 21-wide progress bar" \
 		grep -Eq '^      \[=*>\.*\]  recovery =' "$T_TMP/u.$a.rebuilding.mdstat"
 done
+if [ -s "$T_TMP/k.e.built.mdstat" ] && [ -s "$T_TMP/u.e.built.mdstat" ] &&
+	diff <(norm "$T_TMP/k.e.built.mdstat" "") <(norm "$T_TMP/u.e.built.mdstat" "") >"$T_TMP/diff"; then
+	ok "e built: uraid's mdstat is the kernel's (super non-persistent)"
+else
+	fail "e built: uraid's mdstat differs from the kernel's"
+	sed 's/^/#   /' "$T_TMP/diff"
+fi
+# the re-added member's own superblock, as md left it (its checksum, update
+# time and events follow the writes)
+exnorm() {
+	sed -E -e 's#^(/dev/)?(disk-)?([bd]0):$#\3:#' -e 's#^( +Update Time : ).*#\1T#' \
+		-e 's#^( +Checksum : )[0-9a-f]+ - correct$#\1C - correct#' \
+		-e 's#  \(local to host [^)]*\)##; s# \(local to host [^)]*\)##' \
+		-e 's#^( +Events : )[0-9]+$#\1E#' "$1"
+}
+for a in b; do
+	if [ -s "$T_TMP/k.$a.readded.examine" ] && [ -s "$T_TMP/u.$a.readded.examine" ] &&
+		diff <(exnorm "$T_TMP/k.$a.readded.examine") <(exnorm "$T_TMP/u.$a.readded.examine") >"$T_TMP/diff"; then
+		ok "$a readded: the member's examine is mdadm's of the kernel's re-added one"
+	else
+		fail "$a readded: the member's examine differs from mdadm's of the kernel's"
+		sed 's/^/#   /' "$T_TMP/diff"
+	fi
+done
+# The raid5's recovery held at 200K/sec, 5 s on: md's speed and finish over
+# its marks (db/dt), uraid's over its own. They run at different speeds, so
+# within a factor of 3 of each other, never 0 where md's is not, and each
+# finish is its own rest at its own speed (tenths of a minute, md's rounding).
+rate() { # done total finish-tenths speed
+	sed -nE 's#.*\(([0-9]+)/([0-9]+)\) finish=([0-9]+)\.([0-9])min speed=([0-9]+)K/sec.*#\1 \2 \3\4 \5#p' "$1"
+}
+read -r kd kt kf ks <<<"$(rate "$T_TMP/k.a.speed.mdstat")"
+read -r ud ut uf us <<<"$(rate "$T_TMP/u.a.speed.mdstat")"
+echo "# md: ${kd}/${kt} finish ${kf} tenths ${ks}K/sec; uraid: ${ud}/${ut} finish ${uf} tenths ${us}K/sec"
+check "a held recovery: md's progress line 5 s on (${ks:-none}K/sec)" [ "${ks:-0}" -gt 0 ]
+check "a held recovery: uraid's speed (${us:-none}K/sec) is not 0 where md's is ${ks:-?}K/sec" \
+	[ "${us:-0}" -gt 0 ]
+check "a held recovery: uraid's speed within a factor 3 of md's" \
+	[ $((${us:-0} * 3)) -ge "${ks:-1}" -a "${us:-0}" -le $((${ks:-0} * 3)) ]
+finish_ok() { # done total tenths speed: tenths = the rest at the speed, to a tenth and 10%
+	local want=$((($2 - $1) / ($4 > 0 ? $4 : 1) / 6)) diff
+	diff=$(($3 - want))
+	[ "${diff#-}" -le $((1 + want / 10)) ]
+}
+check "a held recovery: md's finish is its rest at its speed (this test's arithmetic)" \
+	finish_ok "${kd:-0}" "${kt:-0}" "${kf:-0}" "${ks:-0}"
+check "a held recovery: uraid's finish is its rest at its speed" \
+	finish_ok "${ud:-0}" "${ut:-0}" "${uf:-0}" "${us:-0}"
 # what was compared, for a look after a failure
 rm -rf "$TOP/build/test-logs/mdstat_mdvm.files"
 mkdir -p "$TOP/build/test-logs/mdstat_mdvm.files" && cp "$T_TMP"/[ku].* "$T_TMP/judge.log" "$TOP/build/test-logs/mdstat_mdvm.files/"

@@ -264,6 +264,44 @@ static void mdstat_reshape(void)
 	       "      \n");
 }
 
+/* A rebuild held by the speed limit: speed and finish come from the
+ * window of md's marks (db sectors in dt seconds), checked against plain
+ * arithmetic: speed = db/2/dt KiB/s exactly (md's integer division, never
+ * 0 while db >= 2 dt), the finish the rest at that speed within md's
+ * rounding (its db/32 + 1, the tenths cut off) where db/32 >= 10. The recent
+ * speed, 0 here, is not what is shown. */
+static void mdstat_speed_window(void)
+{
+	static const struct {
+		uint64_t done, db, dt;
+	} w[] = {{3072, 1200, 6}, {3072, 330, 1}, {200, 9, 1}, {14000, 12000, 30}, {8, 60000, 30}};
+	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
+		struct uraid_status st = raid5();
+		st.sync_action = URAID_SYNC_RECOVER;
+		st.sync_done = w[i].done;
+		st.sync_total = 14336;
+		st.sync_speed_kibs = 0;
+		st.sync_window_sectors = w[i].db;
+		st.sync_window_secs = (uint32_t)w[i].dt;
+		char got[4096];
+		CHECK(uraid_mdstat_format("md1", &st, got, sizeof(got)) > 0);
+		const char *f = strstr(got, "finish=");
+		unsigned fm = 0, ft = 0;
+		unsigned long long kib = 0;
+		CHECKF(f && sscanf(f, "finish=%u.%umin speed=%lluK/sec", &fm, &ft, &kib) == 3, "%s",
+		       got);
+		CHECKF(kib == w[i].db / 2 / w[i].dt, "%zu: %llu K/sec", i, kib);
+		CHECKF(kib > 0, "%zu: 0 K/sec", i);
+		if (w[i].db / 32 < 10)
+			continue;
+		double rate = (double)w[i].db / (double)w[i].dt; /* sectors/s */
+		double want = (double)(14336 - w[i].done) / rate / 60, shown = fm + ft / 10.0;
+		double low = want * (1 - 1.0 / (double)(w[i].db / 32 + 1)) - 0.11;
+		CHECKF(shown <= want + 0.01 && shown >= low, "%zu: finish %.1f, want %.2f", i,
+		       shown, want);
+	}
+}
+
 TEST_MAIN(T(mdstat_reshape), T(mdstat_recovery), T(mdstat_check_fail_replace),
           T(mdstat_raid1_bitmap_090), T(mdstat_raid10_0_linear_6), T(mdstat_bind_order),
-          T(mdstat_refusals))
+          T(mdstat_refusals), T(mdstat_speed_window))

@@ -84,6 +84,12 @@ static void disable_then_enable(int metadata)
 	CHECK_EQ_U64(st.stripe_cache_size, 0);
 	CHECK(te_verify(a, t.shadow, t.size) == 0);
 	check_features(&t, MD_FEATURE_MULTIPLE_PPLS);
+	/* A bitmap on top: refused in mdadm's words, nothing changed. */
+	uint64_t before = pt_hash(&t);
+	int rc = uraid_bitmap_add(a, 0, err, sizeof(err));
+	CHECKF(rc == -EINVAL && strstr(err, "Cannot add bitmap to array with PPL"), "%d %s", rc,
+	       err);
+	CHECK(pt_hash(&t) == before);
 	/* mdadm's place: right after the superblock on 1.1/1.2, between the
 	 * data and it on 1.0; every log one valid, empty header. */
 	for (int i = 0; i < 4; i++) {

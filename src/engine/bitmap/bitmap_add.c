@@ -95,6 +95,13 @@ int eng_bitmap_add(struct eng_array *a, uint32_t chunk_bytes, char *err, size_t 
 		rc = errmsg(err, errlen, -EEXIST, "the array already has a bitmap");
 		goto out;
 	}
+	/* md keeps one consistency policy; mdadm's Grow_addbitmap refuses a
+	 * PPL array in these words (the log is named by the superblock's
+	 * feature bits: this file does not know the PPL's descriptor). */
+	if (a->ref.feature_map & (MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS)) {
+		rc = errmsg(err, errlen, -EINVAL, "Cannot add bitmap to array with PPL");
+		goto out;
+	}
 	if (a->log || (a->ref.feature_map & MD_FEATURE_JOURNAL)) {
 		rc = errmsg(
 		    err, errlen, -EINVAL,

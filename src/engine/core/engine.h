@@ -22,6 +22,7 @@
 #include "meta/md_badblocks.h"
 #include "meta/md_super.h"
 #include "uraid.h"
+#include "util/rate_marks.h"
 
 #define ENG_MAX_MEMBERS  LAYOUT_MAX_MEMBERS
 #define ENG_POOL_BUFS    16 /* scratch buffers kept per array */
@@ -183,6 +184,10 @@ struct eng_array {
 	uint64_t speed_min, speed_max; /* KiB/s */
 	uint64_t speed_kibs;
 	uint64_t speed_t0_ns, speed_pos0;
+	/* The job's positions done so far and md's marks over them: the
+	 * speed and finish status shows, as /proc/mdstat's (sync.c). */
+	uint64_t sync_work;
+	struct rate_marks marks;
 	bool thread_running, thread_stop;
 	pthread_t thread;
 	uint64_t persist_ns; /* when progress was last written to the superblocks */

@@ -99,6 +99,24 @@ static void speed_mark(struct eng_array *a)
 	a->speed_pos0 = a->sync_pos;
 }
 
+/* A job starts: the throttle's window and md's marks (status's speed and
+ * finish: md_do_sync's marks, stepped every 3 s, the window the last 30 s
+ * of them) from here. */
+static void job_start(struct eng_array *a)
+{
+	speed_mark(a);
+	a->sync_work = 0;
+	rate_marks_start(&a->marks, a->speed_t0_ns);
+}
+
+/* n more positions done (md's io_sectors: what was worked on, not what
+ * a bitmap let the job skip). */
+static void job_done(struct eng_array *a, uint64_t n)
+{
+	a->sync_work += n;
+	rate_marks_update(&a->marks, eng_now_ns(), a->sync_work);
+}
+
 void eng_sync_schedule(struct eng_array *a)
 {
 	if (a->action != URAID_SYNC_IDLE || a->readonly || a->frozen || a->broken ||
@@ -110,7 +128,7 @@ void eng_sync_schedule(struct eng_array *a)
 		a->sync_pos = eng_reshape_progress(a->rs);
 		a->sync_end = eng_reshape_total(a->rs);
 		a->mismatches = 0;
-		speed_mark(a);
+		job_start(a);
 		a->persist_ns = a->speed_t0_ns;
 		return;
 	}
@@ -158,7 +176,7 @@ void eng_sync_schedule(struct eng_array *a)
 	a->mismatches = 0;
 	if (a->sync_pos > a->sync_end)
 		a->sync_pos = a->sync_end;
-	speed_mark(a);
+	job_start(a);
 	a->persist_ns = a->speed_t0_ns;
 }
 
@@ -291,7 +309,7 @@ static int step_locked(struct eng_array *a, uint64_t max)
 		return -EIO;
 	}
 	if (a->action == URAID_SYNC_RESHAPE) {
-		uint64_t done = 0;
+		uint64_t done = 0, before = a->sync_pos;
 		int rc = sync_reshape_batch(a, max, &done);
 		if (rc < 0) {
 			fprintf(stderr, "uraid: reshape stopped at sector %llu: error %d\n",
@@ -301,6 +319,7 @@ static int step_locked(struct eng_array *a, uint64_t max)
 			return rc;
 		}
 		a->sync_pos = eng_reshape_progress(a->rs);
+		job_done(a, a->sync_pos > before ? a->sync_pos - before : 0);
 		speed_update(a);
 		if (a->sync_pos >= a->sync_end)
 			finish(a);
@@ -355,6 +374,7 @@ static int step_locked(struct eng_array *a, uint64_t max)
 		a->sync_pos = pos + n;
 	if (a->action == URAID_SYNC_RESYNC)
 		a->resync_offset = a->sync_pos;
+	job_done(a, n);
 	speed_update(a);
 	if (a->sync_pos >= a->sync_end)
 		finish(a);
@@ -420,7 +440,7 @@ int eng_sync_action(struct eng_array *a, enum uraid_sync_action act, char *err, 
 			a->sync_pos = 0;
 			a->sync_end = sync_end(a, act);
 			a->mismatches = 0;
-			speed_mark(a);
+			job_start(a);
 		}
 	}
 	pthread_cond_broadcast(&a->cond);
@@ -495,9 +515,26 @@ static void throttle(struct eng_array *a, bool busy)
 		timed_wait(a, due_ns - el < MAX_SLEEP_NS ? due_ns - el : MAX_SLEEP_NS);
 		slept = true;
 		now = eng_now_ns();
+		rate_marks_tick(&a->marks, now); /* md steps its marks while it waits */
 	}
 	if (busy && !slept) /* below speed_min: go on, but let the waiting requests in first */
 		timed_wait(a, 1000000ull);
+}
+
+/* The batch bound: while a speed limit holds the job, half a second's
+ * worth at that limit (KiB/s: as many sectors), 128 KiB at least (md's
+ * window between its speed checks), so the job moves in small steps as
+ * md's does rather than in a few large batches with long sleeps between
+ * (md's marks, and so the speed status shows, would see bursts). */
+static uint64_t batch_bound(const struct eng_array *a, bool busy)
+{
+	uint64_t limit = busy ? a->speed_min : a->speed_max, n = busy ? BUSY_SECTORS : UINT64_MAX;
+	if (limit) {
+		uint64_t half_s = limit < 256 ? 256 : limit;
+		if (half_s < n)
+			n = half_s;
+	}
+	return n;
 }
 
 static void *sync_thread(void *arg)
@@ -536,7 +573,7 @@ static void *sync_thread(void *arg)
 		    a->sync_pos < a->speed_pos0)
 			speed_mark(a);
 		was_busy = busy;
-		step_locked(a, busy ? BUSY_SECTORS : UINT64_MAX);
+		step_locked(a, batch_bound(a, busy));
 		if (a->action != URAID_SYNC_IDLE && !a->thread_stop)
 			throttle(a, busy);
 	}
