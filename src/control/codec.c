@@ -118,7 +118,7 @@ static const char *const state_names[] = {"in_sync",    "faulty", "missing", "sp
                                           "rebuilding", "stale",  "inactive"};
 #define NSTATES    (int)(sizeof(state_names) / sizeof(state_names[0]))
 #define NACTIONS   (sizeof(action_names) / sizeof(action_names[0]))
-#define MAX_FIELDS 64 /* decode()'s duplicate tracking */
+#define MAX_FIELDS 96 /* decode()'s duplicate tracking */
 _Static_assert(sizeof(status_fields) / sizeof(status_fields[0]) <= MAX_FIELDS, "seen[] too small");
 
 /* ---- escaping ---------------------------------------------------------- */
