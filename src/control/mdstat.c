@@ -100,6 +100,10 @@ static void pers_status(struct out *o, const struct uraid_status *st)
 	case URAID_LEVEL_RAID4:
 	case URAID_LEVEL_RAID5:
 	case URAID_LEVEL_RAID6:
+		/* md's raid5_status: the conf's chunk, which is the new one
+		 * while a reshape runs; the array's level and (old) layout */
+		if (st->reshape && st->reshape_new_chunk_sectors)
+			chunk_k = st->reshape_new_chunk_sectors / 2;
 		put(o, " level %d, %uk chunk, algorithm %u", st->level, chunk_k, st->layout);
 		break;
 	case URAID_LEVEL_RAID10: {

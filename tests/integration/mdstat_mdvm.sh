@@ -3,8 +3,9 @@
 # same member images (made by mdadm: raid5 1.2, raid1 1.2 with a bitmap,
 # raid10 n2, raid1 0.90) are assembled in the guest and by uraid, taken
 # through the same states (clean; a member failed and removed; a spare
-# added, recovering slowly; checking slowly; the raid10 grown 4 -> 5
-# slowly: md's reshape total), and /proc/mdstat vs `uraid
+# added, recovering slowly; checking slowly; the raid5's chunk changed
+# 64K -> 32K and the raid10 grown 4 -> 5, slowly: md's chunk and reshape
+# total), and /proc/mdstat vs `uraid
 # status`, mdadm --detail vs `uraid detail`, --detail --export vs `uraid
 # detail --export` compared line by line. Normalised, because they must
 # differ: member names (vdX / files; mapped to the disk names), the detail's
@@ -140,6 +141,15 @@ for a in a b c d; do
 		ushow $a readded
 		"$URAID" examine "$d/${a}0" | sed "s#$d/##g" >"$T_TMP/u.$a.readded.examine"
 	fi
+	if [ $a = a ]; then
+		ctl speed 100 200
+		"$URAID" grow md0 --chunk=32 >/dev/null 2>"$T_TMP/u.a.grow.err" ||
+			fail "a: uraid grow --chunk=32: $(cat "$T_TMP/u.a.grow.err")"
+		until_status 'reshape ='
+		ushow a reshaping
+		ctl speed 0 0
+		wait_idle
+	fi
 	if [ $a = c ]; then
 		mdadm --zero-superblock "$d/c1" 2>/dev/null
 		"$URAID" add md0 "$d/c1" >/dev/null 2>&1
@@ -172,7 +182,7 @@ norm() { # what must differ, as the header says
 }
 for a in a b c d; do
 	sts="clean degraded rebuilding checking"
-	[ $a = c ] && sts="$sts reshaping"
+	[ $a = a ] || [ $a = c ] && sts="$sts reshaping"
 	[ $a = b ] && sts="$sts readded"
 	for st in $sts; do
 		for w in mdstat detail export; do

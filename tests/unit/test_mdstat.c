@@ -262,6 +262,18 @@ static void mdstat_reshape(void)
 	       "      [=>...................]  reshape =  9.6% (1664/15360) finish=0.6min "
 	       "speed=332K/sec\n"
 	       "      \n");
+	/* a chunk change: md prints the conf's chunk, the new one, and the
+	 * array's layout, the old one (raid5_status; mdadm --grow --chunk=32
+	 * on 6.1, mdstat_mdvm: "32k chunk, algorithm 2" with the reshape line) */
+	st.reshape_delta_disks = 0;
+	st.reshape_new_chunk_sectors = 64;
+	st.reshape_new_layout = 0;
+	expect("md0", &st,
+	       "md0 : active raid5 vdf[4] vde[3] vdd[2] vdc[1] vdb[0]\n"
+	       "      46080 blocks super 1.2 level 5, 32k chunk, algorithm 2 [5/5] [UUUUU]\n"
+	       "      [=>...................]  reshape =  9.6% (1664/15360) finish=0.6min "
+	       "speed=332K/sec\n"
+	       "      \n");
 }
 
 /* A rebuild held by the speed limit: speed and finish come from the
