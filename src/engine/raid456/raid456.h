@@ -37,7 +37,7 @@ int eng_stripe_data_pos(const struct eng_stripe_buf *sb, int di);
 int eng_write_full_stripes(struct eng_array *a, const struct eng_req *rq, uint64_t s0, int n,
                            const uint8_t *src);
 /* stripe_mapped.c: the first of whole stripes [s0, s0+n) from src written
- * straight into mapped members (raid4/5); returns how many (0..n), the rest
+ * straight into mapped members (raid4/5/6); returns how many (0..n), the rest
  * for eng_write_full_stripes' member requests. */
 int eng_write_full_mapped(struct eng_array *a, uint64_t s0, int n, const uint8_t *src);
 /* Logical sectors as the members hold them (reconstructed where a member
