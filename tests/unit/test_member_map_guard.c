@@ -210,9 +210,29 @@ out:
 	rmdir(dir);
 }
 
+/* n random writes of 1 to 4 pages inside one chunk (read-modify-writes
+ * where the stripe is wide enough), into the array and the shadow: how
+ * many failed. */
+static int small_writes(struct uraid_array *a, uint8_t *shadow, uint64_t size, size_t clen, int n,
+                        uint64_t *seed)
+{
+	uint8_t buf[4 * 4096];
+	int bad = 0;
+	for (int i = 0; i < n; i++) {
+		uint64_t pages = t_rand(seed) % 4 + 1,
+		         in = t_rand(seed) % (clen / 4096 - pages + 1);
+		uint64_t off = t_rand(seed) % (size / clen) * clen + in * 4096;
+		t_fill(seed, buf, pages * 4096);
+		bad += uraid_write(a, buf, pages * 4096, off) != 0;
+		memcpy(shadow + off, buf, pages * 4096);
+	}
+	return bad;
+}
+
 /* Whole-stripe writes on mapped members go straight into their pages
- * (stripe_mapped.c): runs of whole stripes, partial stripes around them,
- * against a shadow; then a check pass finds P right everywhere (0
+ * (stripe_mapped.c), and so do read-modify-writes inside one chunk (P
+ * updated in place): runs of whole stripes, partial stripes around them,
+ * small writes, against a shadow; then a check pass finds P right everywhere (0
  * mismatches), and after a member is failed the degraded array still reads
  * the shadow (P rebuilds its data). */
 static void full_stripes_mapped(void)
@@ -252,6 +272,8 @@ static void full_stripes_mapped(void)
 		memcpy(shadow + off, buf, len);
 	}
 	CHECKF(bad == 0, "%d writes failed", bad);
+	bad = small_writes(a, shadow, size, 32 * 1024, 300, &seed);
+	CHECKF(bad == 0, "%d small writes failed", bad);
 	CHECK(te_verify(a, shadow, size) == 0);
 	CHECK(uraid_sync_action(a, URAID_SYNC_CHECK, err, sizeof(err)) == 0);
 	CHECK(te_sync_all(a) == 0);
@@ -352,40 +374,43 @@ static uint64_t r6_model_diff(const char (*paths)[96], int n, int layout, size_t
 	return bad;
 }
 
-/* Whole-stripe writes of a RAID6 on six mapped members go straight into
- * their pages (stripe_mapped.c: data copied, P and Q computed there):
- * runs of whole stripes and partial stripes around them, against a
- * shadow; every member then holds what the plain-C model says. A data
- * member cut under the array fails (the guard), the whole stripes written
- * afterwards land on the other five as the model says, and the array reads
- * back the shadow degraded, and doubly degraded (Q rebuilding). */
-static void raid6_mapped_layout(int layout)
+/* Writes of a RAID6 on n mapped members go straight into their pages
+ * (stripe_mapped.c): whole stripes (data copied, P and Q computed there),
+ * and small writes inside one chunk where md would read-modify-write (n >=
+ * 7: P and Q updated in place). Runs of whole stripes, partial stripes
+ * around them, small writes, against a shadow; every member then holds
+ * what the plain-C model says. A data member cut under the array fails
+ * (the guard; under a whole stripe, or under a small write when
+ * `cut_small`), the writes afterwards land on the others as the model says,
+ * and the array reads back the shadow degraded, and doubly degraded (Q
+ * rebuilding). */
+static void raid6_mapped(int layout, int n, bool cut_small)
 {
-	enum { N = 6, K = N - 2 };
-	char dir[64], paths[N][96], err[256];
-	const char *pp[N];
+	char dir[64], paths[8][96], err[256], what[64];
+	const char *pp[8];
+	unsigned all = (1u << n) - 1;
 	if (!make_dir(dir, sizeof(dir)))
 		return;
 	CHECK(uraid_member_map_guard_install() == 0);
-	for (int i = 0; i < N; i++) {
+	for (int i = 0; i < n; i++) {
 		snprintf(paths[i], sizeof(paths[i]), "%s/m%d", dir, i);
 		pp[i] = paths[i];
 	}
 	struct uraid_create_opts o = {0};
 	o.level = 6;
-	o.raid_devices = N;
+	o.raid_devices = n;
 	o.layout_set = true;
 	o.layout = (uint32_t)layout;
 	o.chunk_sectors = 32 * 2;
 	o.assume_clean = true;
 	o.member_bytes = 3 * MB;
 	struct uraid_array *a = NULL;
-	int rc = uraid_create(&o, pp, N, URAID_NO_SYNC_THREAD, &a, err, sizeof(err));
+	int rc = uraid_create(&o, pp, n, URAID_NO_SYNC_THREAD, &a, err, sizeof(err));
 	CHECKF(rc == 0, "create: %s", err);
 	if (rc < 0)
 		goto out;
 	size_t clen = 32 * 1024;
-	uint64_t size = uraid_size(a), width = K * clen, seed = 13;
+	uint64_t size = uraid_size(a), width = (uint64_t)(n - 2) * clen, seed = 13;
 	uint64_t stripes = size / width;
 	uint8_t *shadow = malloc(size), *buf = malloc(8 * width + 8192);
 	/* The first write fills the members' holes by member requests (a
@@ -393,13 +418,11 @@ static void raid6_mapped_layout(int layout)
 	 * into the then backed pages. */
 	t_fill(&seed, shadow, size);
 	CHECK(uraid_write(a, shadow, size, 0) == 0);
-	CHECK(r6_model_diff(paths, N, layout, clen, stripes, shadow, (1u << N) - 1,
-	                    "first write") == 0);
+	CHECK(r6_model_diff(paths, n, layout, clen, stripes, shadow, all, "first write") == 0);
 	t_fill(&seed, shadow, size);
 	CHECK(uraid_write(a, shadow, size, 0) == 0);
-	CHECKF(mappings_under(dir) == N, "%d of %d members mapped", mappings_under(dir), N);
-	CHECK(r6_model_diff(paths, N, layout, clen, stripes, shadow, (1u << N) - 1,
-	                    "whole array") == 0);
+	CHECKF(mappings_under(dir) == n, "%d of %d members mapped", mappings_under(dir), n);
+	CHECK(r6_model_diff(paths, n, layout, clen, stripes, shadow, all, "whole array") == 0);
 	int bad = 0;
 	for (int i = 0; i < 100; i++) {
 		uint64_t len = (t_rand(&seed) % 8 + 1) * width, off = t_rand(&seed) % 3;
@@ -410,38 +433,48 @@ static void raid6_mapped_layout(int layout)
 		memcpy(shadow + off, buf, len);
 	}
 	CHECKF(bad == 0, "%d writes failed", bad);
+	CHECK(r6_model_diff(paths, n, layout, clen, stripes, shadow, all, "random writes") == 0);
+	bad = small_writes(a, shadow, size, clen, 300, &seed);
+	CHECKF(bad == 0, "%d small writes failed", bad);
 	CHECK(te_verify(a, shadow, size) == 0);
-	CHECK(r6_model_diff(paths, N, layout, clen, stripes, shadow, (1u << N) - 1,
-	                    "random writes") == 0);
-	/* Member 2 (data in stripe 0) cut: the first whole stripe faults on
-	 * it, goes the member-request way, and the member fails. */
+	CHECK(r6_model_diff(paths, n, layout, clen, stripes, shadow, all, "small writes") == 0);
+	/* Member 2 cut: the first whole stripe or small write over it
+	 * faults, goes the member-request way, and the member fails. */
 	CHECK(truncate(paths[2], 0) == 0);
-	t_fill(&seed, shadow, size);
-	CHECK(uraid_write(a, shadow, size, 0) == 0);
+	if (cut_small)
+		CHECK(small_writes(a, shadow, size, clen, 100, &seed) == 0);
+	t_fill(&seed, buf, width);
+	for (uint64_t s = 0; s < stripes; s += 2) { /* half the stripes whole */
+		CHECK(uraid_write(a, buf, width, s * width) == 0);
+		memcpy(shadow + s * width, buf, width);
+	}
+	CHECK(small_writes(a, shadow, size, clen, 100, &seed) == 0);
 	struct uraid_status st;
 	uraid_status(a, &st);
-	CHECKF(st.failed == 1 && st.degraded == 1 && st.working == N - 1,
+	CHECKF(st.failed == 1 && st.degraded == 1 && st.working == n - 1,
 	       "failed %d degraded %d working %d", st.failed, st.degraded, st.working);
 	CHECK(te_verify(a, shadow, size) == 0);
-	CHECK(r6_model_diff(paths, N, layout, clen, stripes, shadow, ((1u << N) - 1) & ~(1u << 2),
-	                    "after the cut") == 0);
+	snprintf(what, sizeof(what), "after the cut (%s)", cut_small ? "small" : "whole");
+	CHECK(r6_model_diff(paths, n, layout, clen, stripes, shadow, all & ~(1u << 2), what) == 0);
 	CHECK(uraid_fail(a, "#4", err, sizeof(err)) == 0);
 	CHECK(te_verify(a, shadow, size) == 0);
 	CHECK(uraid_stop(a) == 0);
 	free(shadow);
 	free(buf);
 out:
-	for (int i = 0; i < N; i++)
+	for (int i = 0; i < n; i++)
 		unlink(paths[i]);
 	rmdir(dir);
 }
 
 /* Left-symmetric (mdadm's default: Q order = data order) and
- * left-asymmetric (Q order not the data order). */
+ * left-asymmetric (Q order not the data order); six members (small writes
+ * reconstruct-write) and seven (they read-modify-write). */
 static void raid6_stripes_mapped(void)
 {
-	raid6_mapped_layout(2);
-	raid6_mapped_layout(0);
+	raid6_mapped(2, 6, false);
+	raid6_mapped(0, 7, true);
+	raid6_mapped(2, 7, false);
 }
 
 TEST_MAIN(T(chains_to_previous), T(member_truncated), T(array_member_truncated),

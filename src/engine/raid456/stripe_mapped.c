@@ -19,6 +19,7 @@
  * degraded array's stripes with a missing member do not qualify). A stripe that does not qualify,
  * or whose copy faults (a member file cut under the array), ends this path; the caller writes it
  * and the rest by member requests, which fail that member as any write error does. */
+#include <errno.h>
 #include <string.h>
 
 #include "engine/core/log.h"
@@ -27,7 +28,7 @@
 
 /* raid6: bytes per member per slice; the stripe's data slices stay in the
  * L1/L2 cache between the copies and pq_gen. */
-#define PQ_SLICE ((size_t)16 << 10)
+#define PQ_SLICE ((size_t)64 << 10)
 
 struct mapped_stripe {
 	const struct uraid_parity *pp;
@@ -114,4 +115,56 @@ int eng_write_full_mapped(struct eng_array *a, uint64_t s0, int n, const uint8_t
 			eng_count_io(a, true, clen);
 	}
 	return n;
+}
+
+struct mapped_rmw {
+	const struct uraid_parity *pp;
+	int k, idx;
+	size_t len;
+	void *p, *q, *old;
+	const void *new_;
+	int rc;
+};
+
+/* Under the guard: P (and Q) updated from the old and the new data in the
+ * members' pages, then the new data over the old. */
+static void rmw_fn(void *ctx)
+{
+	struct mapped_rmw *m = ctx;
+	const void *old = m->old;
+	m->rc = m->pp->pq_update(m->k, m->len, m->p, m->q, 1, &m->idx, &old, &m->new_);
+	if (m->rc == 0)
+		memcpy(m->old, m->new_, m->len);
+}
+
+int eng_write_rmw_mapped(struct eng_array *a, const struct eng_stripe_buf *sb, int di, uint64_t co,
+                         uint64_t nrows, const uint8_t *src)
+{
+	if (a->log || a->rs)
+		return 0;
+	int p = sb->has_q ? sb->ls.q_index[di] : di, npar = sb->has_q ? 2 : 1;
+	uint64_t msec = sb->ls.sector + co;
+	size_t len = nrows * 512;
+	void *addr[3] = {0};
+	size_t alen[3] = {len, len, len};
+	int role[3] = {sb->pos_role[p], sb->pos_role[sb->nsyn],
+	               sb->has_q ? sb->pos_role[sb->nsyn + 1] : -1};
+	for (int i = 0; i < 1 + npar; i++)
+		if (!(addr[i] = role_addr(a, role[i], msec, nrows)))
+			return 0;
+	struct mapped_rmw m = {.pp = a->pp,
+	                       .k = sb->nsyn,
+	                       .idx = p,
+	                       .len = len,
+	                       .p = addr[1],
+	                       .q = sb->has_q ? addr[2] : NULL,
+	                       .old = addr[0],
+	                       .new_ = src};
+	if (member_map_run(rmw_fn, &m, addr, alen, 1 + npar) < 0 || m.rc < 0)
+		return -EIO;
+	for (int i = 0; i < 1 + npar; i++) {
+		eng_count_io(a, false, len);
+		eng_count_io(a, true, len);
+	}
+	return 1;
 }
