@@ -11,14 +11,15 @@
  * and Q members' pages. DDF layouts (syndrome positions without a member)
  * go the member-request way.
  *
- * Only where nothing else needs the requests: no log (journal or PPL:
- * they log data and parity before the members get them), no reshape in
- * progress (the member-request path alone knows its views), no bad blocks on
- * the stripe's members (writes there clear them, through member requests),
- * every member of the stripe writable (in sync or being rebuilt: a
- * degraded array's stripes with a missing member do not qualify). A stripe that does not qualify,
- * or whose copy faults (a member file cut under the array), ends this path; the caller writes it
- * and the rest by member requests, which fail that member as any write error does. */
+ * Only where nothing else needs the requests: no log (bitmap, journal or
+ * PPL: their hooks see the stripes before the members get them), no
+ * reshape in progress (the member-request path alone knows its views), no
+ * bad blocks on the stripe's members (writes there clear them, through
+ * member requests), every member of the stripe writable (in sync or being
+ * rebuilt). A stripe that does not qualify, or whose copy faults (a member
+ * file cut under the array), ends this path; the caller writes it and the
+ * rest by member requests, which fail that member as any write error
+ * does. */
 #include <errno.h>
 #include <string.h>
 
