@@ -22,7 +22,9 @@
  * (bit 0 of the first transferred byte inside the rule's range is inverted:
  * in the returned data for reads, in the data stored for writes; the
  * caller's buffer is never modified). Discards pass straight through.
- * member_fault_clear drops all rules; the hit count stays. */
+ * member_fault_clear drops all rules; the hit count stays. While no rule is
+ * set, a mapped inner member's bytes are the wrapper's (member_map_addr);
+ * with one set, none are (every request passes the rules). */
 struct member_fault_rule {
 	enum member_op op; /* READ, WRITE or FLUSH */
 	uint64_t off, len; /* byte range the rule covers (len 0 = everything) */

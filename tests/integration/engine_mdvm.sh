@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Arrays written by uraid — created, filled through the daemon, written while
-# degraded, rebuilt onto a spare — assemble in the real kernel md (shared/mdvm)
+# degraded, rebuilt onto a spare, written in members mapped from /dev/shm —
+# assemble in the real kernel md (shared/mdvm)
 # with the expected content and mismatch_cnt 0 after a kernel "check".
 # The expected content is built independently on the host: the members start
 # as zero files, so the array is zeros with our writes laid over it.
@@ -11,7 +12,7 @@ if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
 	t_done
 fi
 export URAID_RUN_DIR=$T_TMP/run
-cleanup() { for s in "$URAID_RUN_DIR"/*.sock; do [ -e "$s" ] && "$URAID" stop "$(basename "$s" .sock)"; done; rm -rf "$T_TMP"; }
+cleanup() { for s in "$URAID_RUN_DIR"/*.sock; do [ -e "$s" ] && "$URAID" stop "$(basename "$s" .sock)"; done; rm -rf "$T_TMP" "${SHM:-}"; }
 trap cleanup EXIT
 
 wait_idle() {
@@ -183,6 +184,43 @@ check "r6mid: spare stopped mid-rebuild carries a recovery offset" \
 	grep -q 'recovery' <("$URAID" examine "$T_TMP/r6mid/m5" 2>&1 | tr 'A-Z' 'a-z')
 plain_case r0zones --level=0 --chunk=64K
 plain_case lin --level=linear
+# Members in /dev/shm, mapped by the daemon: after a first write has given
+# every page memory, whole stripes go straight into the members' pages
+# (raid456/stripe_mapped.c: data copied, P and Q computed there), then small
+# writes (reconstruct-write at 6 members). Queued for vm2 (24 disks there).
+shm_case() {
+	local name=$1 n=$2; shift 2
+	local dir=$T_TMP/$name
+	mkdir -p "$dir"
+	local members=()
+	for ((i = 0; i < n; i++)); do members+=("$SHM/$name-m$i"); done
+	if ! "$URAID" create --size=8M --name="$name" "$@" --raid-devices="$n" "${members[@]}" \
+		2>"$dir/err"; then
+		fail "$name: create: $(cat "$dir/err")"
+		return
+	fi
+	wait_idle "$name"
+	local bytes
+	bytes=$("$URAID" status --json "$name" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["array_bytes"])')
+	head -c "$bytes" /dev/urandom >"$dir/w0"
+	head -c "$bytes" /dev/urandom >"$dir/expected"
+	"$URAID" write "$name" <"$dir/w0"
+	check "$name: the daemon maps the $n members" \
+		[ "$(cat /proc/[0-9]*/maps 2>/dev/null | grep -c "$SHM/$name-m")" = "$n" ]
+	"$URAID" write "$name" <"$dir/expected"
+	for ((j = 0; j < 40; j++)); do
+		head -c $(((j % 3 + 1) * 4096)) /dev/urandom >"$dir/s"
+		local off=$(((RANDOM * 32768 + RANDOM) % (bytes / 4096 - 3) * 4096))
+		"$URAID" write "$name" --offset "$off" <"$dir/s" && put "$dir/expected" "$off" "$dir/s"
+	done
+	"$URAID" stop "$name"
+	md5sum <"$dir/expected" | cut -d' ' -f1 >"$dir/want"
+	for ((i = 0; i < n; i++)); do VM_DISKS+=(--disk "${name}_m$i=${members[$i]}"); done
+	VM_CHECK="$VM_CHECK $name"
+	for m in "${members[@]}"; do "$URAID" examine "$m"; done >"$dir/examine.txt" 2>&1
+}
+SHM=$(mktemp -d /dev/shm/uraid-emdvm.XXXXXX)
+shm_case r6shm 6 --level=6 --chunk=32K
 # replace (md's want_replacement): uraid rebuilds a new member while the old
 # one serves, with a write during the copy. Array "ra" finishes the replace
 # (the old member is left out, as a faulty one would be); array "rb" is

@@ -6,7 +6,9 @@
  * check: the array read back from every member subset the level's
  * redundancy allows (read-only assemblies) equals the shadow, raid4/5 rows
  * XOR to zero and raid1 copies are identical on the members themselves, and
- * md-style check reports 0 mismatches. Fixed seeds. */
+ * md-style check reports 0 mismatches. Fixed seeds. Members in memory,
+ * or (the _map cases) tmpfs files mapped, so that writes go straight into
+ * their pages where no fault is injected. */
 #include "test_engine_common.h"
 
 #include "meta/md_super.h"
@@ -21,6 +23,7 @@ struct cfg {
 	int metadata;
 	uint64_t seed;
 	unsigned cache; /* stripe cache heads, 0 = off */
+	bool mapped;    /* members: files in /dev/shm, mapped (else memory) */
 };
 
 #define MEMBER_BYTES (2u << 20)
@@ -177,10 +180,18 @@ static void run(const struct cfg *c)
 	struct te_disk disks[TE_MAX];
 	memset(disks, 0, sizeof(disks));
 	int ndisk = c->ndisks + POOL;
+	char dir[64] = "/dev/shm/uraid-te-XXXXXX";
+	if (c->mapped && (uraid_member_map_guard_install() < 0 || !mkdtemp(dir))) {
+		CHECKF(false, "%s: no mapped members", c->name);
+		return;
+	}
 	for (int i = 0; i < ndisk; i++) {
 		char nm[16];
 		snprintf(nm, sizeof(nm), "d%d", i);
-		te_disk_open(&disks[i], nm, MEMBER_BYTES);
+		if (c->mapped)
+			te_disk_open_file(&disks[i], nm, dir, MEMBER_BYTES);
+		else
+			te_disk_open(&disks[i], nm, MEMBER_BYTES);
 	}
 	struct uraid_create_opts o;
 	memset(&o, 0, sizeof(o));
@@ -211,6 +222,12 @@ static void run(const struct cfg *c)
 	                 (c->chunk_kib ? c->chunk_kib * 2 : 64);
 	uint8_t *shadow = malloc(size), *buf = malloc(size);
 	CHECK(uraid_read(a, shadow, size, 0) == 0);
+	if (c->mapped) {
+		/* Every page backed (written), so that later writes go
+		 * straight into the mapped members (raid456/stripe_mapped.c). */
+		t_fill(&rs, shadow, size);
+		CHECK(uraid_write(a, shadow, size, 0) == 0);
+	}
 	int cur[TE_MAX], ncur = c->ndisks;
 	int next_pool = ncur;
 	for (int i = 0; i < ncur; i++)
@@ -364,15 +381,25 @@ free_out:
 out:
 	for (int i = 0; i < ndisk; i++)
 		te_disk_close(&disks[i]);
+	if (c->mapped)
+		rmdir(dir);
 }
 
-#define CFG_SC(fn, cache, ...)                                         \
-	static void fn(void)                                           \
-	{                                                              \
-		static const struct cfg c = {#fn, __VA_ARGS__, cache}; \
-		run(&c);                                               \
+#define CFG_SC(fn, cache, ...)                                                \
+	static void fn(void)                                                  \
+	{                                                                     \
+		static const struct cfg c = {#fn, __VA_ARGS__, cache, false}; \
+		run(&c);                                                      \
 	}
 #define CFG(fn, ...) CFG_SC(fn, 0, __VA_ARGS__)
+/* members mapped (tmpfs files): whole stripes and read-modify-writes
+ * straight in their pages where no fault rule is set */
+#define CFG_MAP(fn, ...)                                                 \
+	static void fn(void)                                             \
+	{                                                                \
+		static const struct cfg c = {#fn, __VA_ARGS__, 0, true}; \
+		run(&c);                                                 \
+	}
 
 CFG(linear3, -1, NULL, 3, 0, 12, 1)
 CFG(raid0_4, 0, NULL, 4, 16, 12, 2)
@@ -405,10 +432,15 @@ CFG_SC(raid5_ls_4_sc, 256, 5, "left-symmetric", 4, 16, 12, 26)
 CFG_SC(raid5_ls_7_sc, 8, 5, "left-symmetric", 7, 8, 12, 27)
 CFG_SC(raid6_ls_8_sc, 16, 6, "left-symmetric", 8, 8, 12, 28)
 CFG_SC(raid6_ra_5_sc, 256, 6, "right-asymmetric", 5, 16, 12, 29)
+CFG_MAP(raid5_ls_7_map, 5, "left-symmetric", 7, 8, 12, 30)
+CFG_MAP(raid6_ls_8_map, 6, "left-symmetric", 8, 8, 12, 31)
+CFG_MAP(raid6_ra_9_map, 6, "right-asymmetric", 9, 8, 11, 32)
+CFG_MAP(raid6_p0_6_map, 6, "parity-first", 6, 8, 12, 33)
 
 TEST_MAIN(T(linear3), T(raid0_4), T(raid1_3), T(raid1_2_v090), T(raid10_n2_4), T(raid10_n2_5),
           T(raid10_f2_4), T(raid10_o2_3), T(raid4_4), T(raid5_ls_4), T(raid5_la_5), T(raid5_rs_4),
           T(raid5_ra_3), T(raid5_p0_4), T(raid5_pn_4), T(raid5_ls_4_v090), T(raid6_ls_4),
           T(raid6_ra_5), T(raid6_p0_6), T(raid6_ls6_5), T(raid6_pn_5), T(raid5_ls_7), T(raid6_ls_8),
           T(raid6_ra_9), T(raid4_4_sc), T(raid5_ls_4_sc), T(raid5_ls_7_sc), T(raid6_ls_8_sc),
-          T(raid6_ra_5_sc))
+          T(raid6_ra_5_sc), T(raid5_ls_7_map), T(raid6_ls_8_map), T(raid6_ra_9_map),
+          T(raid6_p0_6_map))

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../harness.h"
 #include "layout/layout.h"
@@ -23,6 +24,7 @@ struct te_disk {
 	struct member *mem;   /* the storage */
 	struct member *fault; /* wraps mem, owned by the test */
 	char name[32];
+	char path[96]; /* te_disk_open_file: the file, removed on close */
 };
 
 /* The array's view of a disk: forwards to the fault wrapper; closing it
@@ -57,6 +59,10 @@ static inline void te_close(struct member *m)
 {
 	free(m);
 }
+static inline void *te_map_addr(struct member *m, uint64_t off, size_t len)
+{
+	return member_map_addr(((struct te_borrow *)m)->inner, off, len);
+}
 static const struct member_ops te_borrow_ops = {
     .kind = "borrow",
     .pread = te_pread,
@@ -64,6 +70,7 @@ static const struct member_ops te_borrow_ops = {
     .flush = te_flush,
     .fd = te_fd,
     .close = te_close,
+    .map_addr = te_map_addr,
 };
 
 static inline struct member *te_borrow(struct te_disk *d)
@@ -94,11 +101,29 @@ static inline void te_disk_open(struct te_disk *d, const char *name, uint64_t si
 		abort();
 }
 
+/* The same storage as a file in `dir` (a tmpfs: mapped where the process
+ * installed the SIGBUS guard). */
+static inline void te_disk_open_file(struct te_disk *d, const char *name, const char *dir,
+                                     uint64_t size)
+{
+	char err[256];
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	snprintf(d->path, sizeof(d->path), "%s/%s", dir, name);
+	if (member_open_file(d->path, MEMBER_CREATE, size, &d->mem, err, sizeof(err)) < 0 ||
+	    member_fault_wrap(d->mem, &d->fault) < 0) {
+		fprintf(stderr, "%s: %s\n", d->path, err);
+		abort();
+	}
+}
+
 static inline void te_disk_close(struct te_disk *d)
 {
 	if (d->fault)
 		member_close(d->fault); /* owns mem */
 	d->fault = d->mem = NULL;
+	if (d->path[0])
+		unlink(d->path);
+	d->path[0] = 0;
 }
 
 static inline int te_assemble(struct te_disk *disks, const int *idx, int n, struct uraid_array **a,

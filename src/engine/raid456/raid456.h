@@ -37,9 +37,20 @@ int eng_stripe_data_pos(const struct eng_stripe_buf *sb, int di);
 int eng_write_full_stripes(struct eng_array *a, const struct eng_req *rq, uint64_t s0, int n,
                            const uint8_t *src);
 /* stripe_mapped.c: the first of whole stripes [s0, s0+n) from src written
- * straight into mapped members (raid4/5); returns how many (0..n), the rest
+ * straight into mapped members (raid4/5/6); returns how many (0..n), the rest
  * for eng_write_full_stripes' member requests. */
 int eng_write_full_mapped(struct eng_array *a, uint64_t s0, int n, const uint8_t *src);
+/* stripe_mapped.c: a read-modify-write of rows [co, co+nrows) of data index
+ * di of stripe buffer sb (its layout and roles; no bytes read) from src,
+ * straight in mapped members: P (and Q) updated in the parity members'
+ * pages from the old and new data, the new data then over the old. 1: done;
+ * 0: not possible here (a log, a reshape, a member not mapped, writable or
+ * without bad blocks there), nothing written; -EIO: a page faulted part
+ * way, the parity there may be half updated: the caller must reconstruct-
+ * write (parity from the data alone). */
+struct eng_stripe_buf;
+int eng_write_rmw_mapped(struct eng_array *a, const struct eng_stripe_buf *sb, int di, uint64_t co,
+                         uint64_t nrows, const uint8_t *src);
 /* Logical sectors as the members hold them (reconstructed where a member
  * cannot serve; no cache). */
 int eng_parity_read_members(struct eng_array *a, uint8_t *buf, uint64_t lsec, uint64_t nsec);

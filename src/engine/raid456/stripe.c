@@ -445,6 +445,17 @@ static int write_stripe(struct eng_array *a, const struct eng_req *rq, uint64_t 
 	bool synced = a->resync_offset == MD_RESYNC_NONE || msec + nrows <= a->resync_offset;
 	bool rmw =
 	    !rq->force_rcw && synced && all_avail && nuncovered > 0 && ntouched + npar < nuncovered;
+	if (rmw && di0 == di1) {
+		/* One chunk's rows, straight in mapped members, or no write
+		 * there at all (0), or a fault: then reconstruct-write, which
+		 * does not read the parity a fault may have left half updated. */
+		rc = eng_write_rmw_mapped(a, &sb, di0, lo, nrows, src);
+		if (rc == 1) {
+			eng_stripe_buf_free(a, &sb);
+			return 0;
+		}
+		rmw = rc == 0;
+	}
 	if (rmw) {
 		/* Read old data of the touched blocks and old parity. */
 		for (int di = 0; di < sb.k; di++)
