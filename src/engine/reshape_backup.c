@@ -340,5 +340,6 @@ int eng_backup_restore(struct eng_array *a, char *err, size_t errlen)
 			        m->name);
 	}
 	rs->restore = NULL;
+	pthread_cond_broadcast(&a->cond); /* the sync thread waits for it */
 	return 0;
 }

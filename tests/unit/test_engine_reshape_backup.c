@@ -10,11 +10,19 @@
  * written before the grow, the reshape finishes with 5 members, check
  * finds no mismatch, and the backup is forgotten (length 0). And the grow's
  * own refusals: no backup on 0.90 in mdadm's words, an existing backup
- * file, nothing written either time. */
+ * file, nothing written either time. And the sync thread of an array whose
+ * restore is pending (rs->restore set, the state forced here) sleeps: its
+ * CPU time over 0.3 s stays under 20 ms, a stop returns, and the restore's
+ * signal lets the move go on to the end (content, check). */
 #include <errno.h>
+#include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "crash_workload.h"
+#include "engine/core/engine.h"
+#include "engine/core/reshape.h"
+#include "engine/sync/sync.h"
 #include "meta/md_backup.h"
 #include "reshape_common.h"
 
@@ -415,4 +423,86 @@ static void slide_restore(void)
 	CHECKF(rc == 0, "mdadm's two sections restored: %d %s", rc, err);
 }
 
-TEST_MAIN(T(restore), T(grow_refusals), T(slide_restore))
+/* The sync thread's CPU time, ms. */
+static double thread_cpu_ms(pthread_t t)
+{
+	clockid_t cid;
+	struct timespec ts;
+	if (pthread_getcpuclockid(t, &cid) || clock_gettime(cid, &ts))
+		return -1;
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* An array mid-reshape (the grow run whole, then the power cut) with its
+ * restore forced pending and the sync thread started: how much CPU the
+ * thread spends in 0.3 s; then stopped (stop_it) or the restore done and
+ * signalled (the move goes on to the end). */
+static void restore_wait_one(bool stop_it)
+{
+	struct bk_state s;
+	char err[512], warn[512];
+	CHECK(bk_make(&s, 0) == 0);
+	struct member *mm[BK_N];
+	for (int i = 0; i < BK_N; i++)
+		mm[i] = te_borrow(&s.d[i]);
+	struct uraid_array *h = NULL;
+	int rc = uraid_assemble_members_backup(mm, BK_N, URAID_NO_SYNC_THREAD, s.bk, &h, err,
+	                                       sizeof(err), warn, sizeof(warn));
+	CHECKF(rc == 0, "assemble mid-reshape: %d %s", rc, err);
+	if (rc < 0) {
+		bk_free(&s);
+		return;
+	}
+	struct eng_array *a = eng_of(h);
+	CHECK(a->rs && !a->rs->restore);
+	eng_lock(a);
+	a->rs->restore = s.bk; /* as assembly leaves it until it restores */
+	eng_unlock(a);
+	eng_sync_thread_start(a);
+	CHECK(a->thread_running);
+	double t0 = thread_cpu_ms(a->thread);
+	struct timespec nap = {0, 300 * 1000 * 1000};
+	nanosleep(&nap, NULL);
+	double used = thread_cpu_ms(a->thread) - t0;
+	/* spinning, even a tenth of a core gives it 30 ms */
+	CHECKF(t0 >= 0 && used < 20, "the waiting sync thread used %.1f ms of CPU in 0.3 s", used);
+	printf("# waiting sync thread: %.2f ms of CPU in 0.3 s (%s)\n", used,
+	       stop_it ? "then stopped" : "then restored");
+	fflush(stdout);
+	/* a spinning thread starves the lock, and a stop or a restore that
+	 * does not wake it hangs: either fails here */
+	alarm(60);
+	struct uraid_status st;
+	memset(&st, 0, sizeof(st));
+	uraid_status(h, &st);
+	CHECKF(st.reshape, "the reshape waits (not over, not abandoned)");
+	if (stop_it) {
+		CHECK(uraid_stop(h) == 0);
+		alarm(0);
+		bk_free(&s);
+		return;
+	}
+	eng_lock(a);
+	a->rs->restore = NULL;
+	pthread_cond_broadcast(&a->cond); /* what eng_backup_restore does */
+	eng_unlock(a);
+	CHECK(uraid_sync_wait(h) == 0);
+	alarm(0);
+	memset(&st, 0, sizeof(st));
+	uraid_status(h, &st);
+	CHECKF(st.reshape == 0 && st.raid_disks == 5, "reshape %d, %d members", st.reshape,
+	       st.raid_disks);
+	CHECK(te_verify(h, s.shadow, s.size) == 0);
+	uint64_t mis = rsc_check(h);
+	CHECKF(mis == 0, "%llu mismatches (all ones: check did not run)", (unsigned long long)mis);
+	uraid_stop(h);
+	bk_free(&s);
+}
+
+static void restore_wait(void)
+{
+	restore_wait_one(true);
+	restore_wait_one(false);
+}
+
+TEST_MAIN(T(restore), T(grow_refusals), T(slide_restore), T(restore_wait))

@@ -3,7 +3,8 @@
  * personality's reshape op, forwards from sector 0 or backwards from the
  * end (md's reshape_backwards), with md's checkpoint rule (core/reshape.h):
  * the position is recorded before a batch would write over old rows the
- * recorded position still needs, and about once a second. */
+ * recorded position still needs, and about once a second. -EAGAIN while a
+ * restore from mdadm's backup is pending (rs->restore). */
 #include <errno.h>
 #include <stdio.h>
 
@@ -18,8 +19,11 @@ int sync_reshape_batch(struct eng_array *a, uint64_t max, uint64_t *done)
 	*done = 0;
 	if (!rs || !a->pers->reshape)
 		return -EOPNOTSUPP;
-	if (rs->restore) /* the critical section is written back first */
-		return 0;
+	/* The critical section is written back first: nothing to do until
+	 * then, and the caller waits for the restore (or a stop) to signal
+	 * a->cond rather than calling again at once. */
+	if (rs->restore)
+		return -EAGAIN;
 	bool back = rs->r.backwards;
 	/* mdadm's sliding backup: forwards every window is backed up */
 	if (rs->window && !back)

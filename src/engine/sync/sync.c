@@ -311,6 +311,8 @@ static int step_locked(struct eng_array *a, uint64_t max)
 	if (a->action == URAID_SYNC_RESHAPE) {
 		uint64_t done = 0, before = a->sync_pos;
 		int rc = sync_reshape_batch(a, max, &done);
+		if (rc == -EAGAIN) /* a restore pending: the caller waits */
+			return rc;
 		if (rc < 0) {
 			fprintf(stderr, "uraid: reshape stopped at sector %llu: error %d\n",
 			        (unsigned long long)a->sync_pos, rc);
@@ -573,7 +575,13 @@ static void *sync_thread(void *arg)
 		    a->sync_pos < a->speed_pos0)
 			speed_mark(a);
 		was_busy = busy;
-		step_locked(a, batch_bound(a, busy));
+		if (step_locked(a, batch_bound(a, busy)) == -EAGAIN) {
+			/* The reshape waits for its critical section to be
+			 * restored (eng_backup_restore signals), or a stop. */
+			while (!a->thread_stop && a->rs && a->rs->restore)
+				eng_cond_wait(a);
+			continue;
+		}
 		if (a->action != URAID_SYNC_IDLE && !a->thread_stop)
 			throttle(a, busy);
 	}
