@@ -307,14 +307,33 @@ static uint64_t room_before(const struct md_sb *sb, int64_t bm_offset, uint64_t 
 	return (int64_t)sb->data_offset > low ? sb->data_offset - (uint64_t)low : 0;
 }
 
-/* Sectors free after the used part of a 1.x member's data area (md's
- * new_offset_store: the data offset may move up while dev_sectors still
- * fit in the member's data_size). */
+/* Sectors free after the used part of a 1.x member's data area: md's
+ * new_offset_store lets the data offset move up while dev_sectors still fit
+ * in the member's data_size, and super_1_allow_new_offset refuses nothing
+ * upwards, an internal bitmap or not (1.1/1.2 keep it before the data).
+ * On 1.0 the metadata after the data bounds it too, as mdadm's
+ * getinfo_super1 counts space_after: the bad block log and a bitmap below
+ * the superblock, the superblock itself. */
 static uint64_t room_after(const struct eng_array *a, const struct md_sb *sb)
 {
-	if (sb->version == MD_SB_0_90 || (sb->feature_map & MD_FEATURE_BITMAP_OFFSET))
+	if (sb->version == MD_SB_0_90)
 		return 0;
-	return sb->data_size > a->geo.dev_sectors ? sb->data_size - a->geo.dev_sectors : 0;
+	uint64_t dev = a->geo.dev_sectors;
+	uint64_t room = sb->data_size > dev ? sb->data_size - dev : 0;
+	if (sb->version == MD_SB_1_0) {
+		int64_t end = (int64_t)sb->super_offset;
+		int64_t bb = (int64_t)sb->super_offset + (int32_t)sb->bblog_offset;
+		if (sb->bblog_size && bb < end)
+			end = bb;
+		int64_t bm = (int64_t)sb->super_offset + a->ref.bitmap_offset;
+		if ((sb->feature_map & MD_FEATURE_BITMAP_OFFSET) && bm < end)
+			end = bm;
+		int64_t used = (int64_t)(sb->data_offset + dev);
+		uint64_t to_meta = end > used ? (uint64_t)(end - used) : 0;
+		if (to_meta < room)
+			room = to_meta;
+	}
+	return room;
 }
 
 /* The smallest room before and after the data area over the members
