@@ -169,6 +169,8 @@ int eng_reshape_assembled(struct eng_array *a, struct member *backup, char *err,
 		              "reshape was started with), or assemble it read-only (--readonly)",
 		              r.old.raid_disks, r.new.raid_disks, (unsigned long long)r.position);
 	rc = reshape_setup(a, &r, err, errlen);
+	if (rc == 0) /* md's raid10_run sizes it by the new geometry */
+		a->rs->assembled = true;
 	/* raid5_run: an in-place reshape (0.90, or 1.x without an offset
 	 * change) whose next stripe would be written over rows it reads is
 	 * "too early for auto-recovery": those stripes may be in mdadm's

@@ -219,4 +219,110 @@ static void raid10_shrink_cut(void)
 	rsc_disks_close(d, 4);
 }
 
-TEST_MAIN(T(raid10_progress), T(raid10_no_room), T(raid10_shrink_cut))
+/* Assembled mid-reshape, md's raid10_run sizes resync_max_sectors by the
+ * new geometry (conf->geo): calc_sectors and raid10_size with its chunk on
+ * the fewer members. On 5 members of 17 new chunks a chunk change makes
+ * that differ from the old geometry's (85 chunks of 16 are 1360 sectors,
+ * 42 of 32 are 1344): 32 -> 16 (md counts to 1360 after assembly, 1344
+ * before), 16 -> 32 after --array-size 1344; and a 4 -> 5 grow, where
+ * they agree. Started, stepped, stopped, assembled again: the total is
+ * md's formula for the assembled array at every step, in mdstat too. */
+static void raid10_progress_assembled(void)
+{
+	static const struct {
+		int n, to;
+		uint32_t chunk, to_chunk;
+		uint64_t size;
+	} k[] = {{5, 5, 32, 16, 544}, {5, 5, 16, 32, 544}, {4, 5, 16, 0, 544}};
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		struct te_disk d[TE_MAX];
+		memset(d, 0, sizeof(d));
+		int nd = k[i].to > k[i].n ? k[i].to : k[i].n;
+		rsc_disks_open(d, nd, "v", RS_DISK);
+		struct uraid_create_opts o =
+		    rsc_opts(URAID_LEVEL_RAID10, k[i].n, k[i].chunk, k[i].size);
+		struct uraid_array *a = NULL;
+		char err[512], warn[512], line[1024], want[64];
+		if (te_create(&o, d, k[i].n, &a) < 0) {
+			CHECKF(0, "assembled progress %zu: create", i);
+			rsc_disks_close(d, nd);
+			continue;
+		}
+		for (int j = k[i].n; j < nd; j++)
+			CHECK(uraid_add_member(a, te_borrow(&d[j]), err, sizeof(err)) == 0);
+		struct uraid_status st;
+		memset(&st, 0, sizeof(st));
+		uraid_status(a, &st);
+		uint64_t dev = st.dev_sectors;
+		uint32_t l = st.layout, nch = k[i].to_chunk ? k[i].to_chunk : k[i].chunk;
+		uint64_t old_total =
+		    md10_size(md10_dev(dev, k[i].chunk, l, k[i].n), k[i].chunk, l, k[i].n);
+		if (old_total % nch)
+			CHECK(uraid_grow(a, URAID_GROW_ARRAY_SIZE, old_total / nch * nch, err,
+			                 sizeof(err)) == 0);
+		struct uraid_reshape_opts ro = {
+		    .raid_disks = k[i].to, .layout = -1, .chunk_sectors = k[i].to_chunk};
+		CHECKF(uraid_array_reshape_start(a, &ro, err, sizeof(err)) == 0,
+		       "assembled progress %zu: %s", i, err);
+		for (int s = 0; s < 2; s++)
+			CHECK(uraid_sync_step(a, 64) > 0);
+		memset(&st, 0, sizeof(st));
+		uraid_status(a, &st);
+		CHECKF(st.reshape && st.sync_total == (st.reshape == 2 ? st.sync_total : old_total),
+		       "assembled progress %zu: running, total %llu (md's %llu)", i,
+		       (unsigned long long)st.sync_total, (unsigned long long)old_total);
+		CHECK(uraid_stop(a) == 0);
+		struct member *mm[TE_MAX];
+		for (int j = 0; j < nd; j++)
+			mm[j] = te_borrow(&d[j]);
+		a = NULL;
+		int rc = uraid_assemble_members(mm, nd, URAID_NO_SYNC_THREAD, &a, err, sizeof(err),
+		                                warn, sizeof(warn));
+		CHECKF(rc == 0, "assembled progress %zu: assemble: %s", i, err);
+		if (rc < 0) {
+			rsc_disks_close(d, nd);
+			continue;
+		}
+		int fewer = k[i].to < k[i].n ? k[i].to : k[i].n;
+		uint64_t total = md10_size(md10_dev(dev, nch, l, k[i].to), nch, l, fewer);
+		uint64_t steps = 0, shown = 0;
+		memset(&st, 0, sizeof(st));
+		uraid_status(a, &st);
+		while (st.reshape && steps++ < 10000) {
+			if (st.sync_action == URAID_SYNC_RESHAPE) {
+				CHECKF(st.sync_total == total,
+				       "assembled progress %zu (%d -> %d, chunk %u -> %u): total "
+				       "%llu, "
+				       "md's %llu (the old geometry's %llu)",
+				       i, k[i].n, k[i].to, k[i].chunk, nch,
+				       (unsigned long long)st.sync_total, (unsigned long long)total,
+				       (unsigned long long)old_total);
+				snprintf(want, sizeof(want), "(%llu/%llu)",
+				         (unsigned long long)(st.sync_done / 2),
+				         (unsigned long long)(total / 2));
+				CHECKF(uraid_mdstat_format("md0", &st, line, sizeof(line)) > 0 &&
+				           strstr(line, "reshape =") && strstr(line, want),
+				       "assembled progress %zu: mdstat \"%s\", want %s", i, line,
+				       want);
+				shown++;
+			}
+			if (uraid_sync_step(a, 64) <= 0)
+				break;
+			memset(&st, 0, sizeof(st));
+			uraid_status(a, &st);
+		}
+		memset(&st, 0, sizeof(st));
+		uraid_status(a, &st);
+		CHECKF(shown > 0 && !st.reshape, "assembled progress %zu: %llu lines, reshape %d",
+		       i, (unsigned long long)shown, st.reshape);
+		printf(
+		    "# raid10 %d -> %d chunk %u -> %u assembled mid-reshape: md's total %llu, the "
+		    "old geometry's %llu\n",
+		    k[i].n, k[i].to, k[i].chunk, nch, (unsigned long long)total,
+		    (unsigned long long)old_total);
+		uraid_stop(a);
+		rsc_disks_close(d, nd);
+	}
+}
+
+TEST_MAIN(T(raid10_progress), T(raid10_progress_assembled), T(raid10_no_room), T(raid10_shrink_cut))

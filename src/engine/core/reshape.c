@@ -135,11 +135,18 @@ uint64_t eng_reshape_md_total(const struct eng_reshape *rs)
 		return eng_reshape_total(rs);
 	/* md's resync_max_sectors: raid10_run's raid10_size(mddev, 0, 0)
 	 * (the old geometry's, on the members it uses); backwards
-	 * raid10_start_reshape's, the new geometry on the fewer members. */
+	 * raid10_start_reshape's, the new geometry on the fewer members.
+	 * Assembled mid-reshape, raid10_run's conf->geo is the new geometry:
+	 * calc_sectors and raid10_size by it (its chunk and copies) on the
+	 * fewer members, whichever the direction; on an odd member count a
+	 * chunk change makes that differ from the old geometry's. */
+	int fewer = o->raid_disks < n->raid_disks ? o->raid_disks : n->raid_disks;
+	if (rs->assembled)
+		return r10_size(r10_calc_sectors(o->dev_sectors, n), fewer, n);
 	uint64_t dev = r10_calc_sectors(o->dev_sectors, o);
 	if (!rs->r.backwards)
 		return r10_size(dev, o->raid_disks, o);
-	return r10_size(dev, o->raid_disks < n->raid_disks ? o->raid_disks : n->raid_disks, n);
+	return r10_size(dev, fewer, n);
 }
 
 uint64_t eng_reshape_rows(const struct eng_reshape *rs, uint64_t lsec)

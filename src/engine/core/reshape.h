@@ -41,6 +41,7 @@ struct eng_reshape {
 	uint64_t checkpoint_ns; /* when `safe` was last written */
 	uint64_t start;         /* backwards: the position it starts from (md's raid5_size) */
 	int rest;               /* the view at rest: 0 old (a shrink), 1 new */
+	bool assembled;         /* set up from the superblocks (md's raid10_run) */
 	/* Run once the move is over, the array at the new geometry, before
 	 * the superblocks are written (raid6 -> raid5: the takeover that
 	 * drops Q; engine/reshape_level.c). */
