@@ -7,7 +7,7 @@ URAID_ASAN=${URAID_ASAN:-$TOP/build/asan/uraid}
 SHARED=${URAID_SHARED:-$TOP/../shared}
 T_FAILED=0
 T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/uraid-test.XXXXXX")
-trap 'rm -rf "$T_TMP"' EXIT
+trap 't_kill_daemons; rm -rf "$T_TMP"' EXIT
 
 ok() { echo "ok - $*"; }
 fail() { echo "not ok - $*"; T_FAILED=1; }
@@ -38,3 +38,29 @@ t_done() { exit $T_FAILED; }
 # uraid_libs: the link flags a program on build/rel/liburaid.a needs (the
 # Makefile's LIBS: pthread, isa-l, liburing, libnbd as this build has them).
 uraid_libs() { make -s -C "$TOP" print-libs; }
+
+# t_kill_daemons: the uraid daemons of the run directories under $T_TMP
+# (and $URAID_RUN_DIR), by the pid each writes to its NAME.pid, while that
+# process is still "uraid daemon NAME": SIGTERM, then SIGKILL after 10 s
+# (one hung in its assembly has SIGTERM blocked). For the teardowns: a
+# `timeout` that killed the CLI leaves the daemon running.
+t_kill_daemons() {
+	local f p n c pids=() i
+	while IFS= read -r f; do
+		n=$(basename "$f" .pid)
+		p=$(cat "$f" 2>/dev/null) || continue
+		case "$p" in '' | *[!0-9]*) continue ;; esac
+		c=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) || continue
+		[[ "$c" == "uraid daemon $n "* ]] || continue
+		kill -TERM "$p" 2>/dev/null && pids+=("$p")
+	done < <(find "$T_TMP" ${URAID_RUN_DIR:+"$URAID_RUN_DIR"} -name '*.pid' -type f 2>/dev/null)
+	for p in "${pids[@]}"; do
+		for ((i = 0; i < 100; i++)); do
+			# gone, or a zombie (no command line) nobody reaped yet
+			[ -n "$(tr -d '\0' <"/proc/$p/cmdline" 2>/dev/null)" ] || break
+			sleep 0.1
+		done
+		[ "$i" -lt 100 ] || kill -KILL "$p" 2>/dev/null
+	done
+	return 0
+}

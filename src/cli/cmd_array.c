@@ -26,13 +26,9 @@ static void msleep(long ms)
 
 /* uraid daemon NAME MEMBER...: assemble read-write and serve the control
  * socket until "stop" or SIGTERM/SIGINT. */
-int cmd_daemon(int argc, char **argv)
+static int daemon_run(int argc, char **argv)
 {
-	if (argc < 3)
-		return cli_error("daemon", "usage: uraid daemon NAME MEMBER...");
 	const char *name = argv[1];
-	if (cli_check_name("daemon", name))
-		return 1;
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
@@ -175,6 +171,29 @@ int cmd_daemon(int argc, char **argv)
 		uraid_run_unlink(name, ".build", err, sizeof(err));
 	fprintf(stderr, "uraid: daemon %s: stopped%s\n", name, rc < 0 ? " with errors" : "");
 	return rc < 0 ? 1 : 0;
+}
+
+/* The daemon's pid in NAME.pid from its start (before the assembly, so a
+ * hung one can be found) to its exit: whoever started it (a test's
+ * timeout) can stop it by that pid. */
+int cmd_daemon(int argc, char **argv)
+{
+	if (argc < 3)
+		return cli_error("daemon", "usage: uraid daemon NAME MEMBER...");
+	const char *name = argv[1];
+	if (cli_check_name("daemon", name))
+		return 1;
+	char err[512], pid[32];
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (uraid_run_write(name, ".pid", pid, err, sizeof(err)) < 0)
+		fprintf(stderr, "uraid: daemon %s: warning: %s\n", name, err);
+	int rc = daemon_run(argc, argv);
+	/* only ours: a daemon started after a refusal of ours keeps its own */
+	char now[32];
+	if (uraid_run_read(name, ".pid", now, sizeof(now), err, sizeof(err)) >= 0 &&
+	    !strcmp(now, pid))
+		uraid_run_unlink(name, ".pid", err, sizeof(err));
+	return rc;
 }
 
 int cmd_assemble(int argc, char **argv)

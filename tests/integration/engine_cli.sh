@@ -113,7 +113,20 @@ rm -f "$URAID_RUN_DIR/cr.sock"
 check "idle array was marked clean on disk (resync_offset all ones)" [ "$(sb_resync "$D"/c0)" = ffffffffffffffff ]
 "$URAID" assemble "$D"/c0 "$D"/c1 2>"$T_TMP/err"
 check "after an idle-period kill no resync runs" grep -q '"action":"idle"' <("$URAID" status --json cr)
+# NAME.pid: the daemon's pid (the one a kill -9 left replaced), gone at stop
+check "the run directory's cr.pid names the daemon ($(daemon_pid))" \
+	[ "$(cat "$URAID_RUN_DIR/cr.pid" 2>&1)" = "$(daemon_pid)" ]
 check "stop cr" "$URAID" stop cr
+check "stop removes cr.pid" [ ! -e "$URAID_RUN_DIR/cr.pid" ]
+# lib.sh's teardown stops the daemons of the test's run directories by
+# those pids: a shell that assembles cr and exits leaves none running.
+bash -c 'source "$1/tests/lib.sh"; export URAID_RUN_DIR=$T_TMP/run
+	"$URAID" assemble --name=cr "$2"/c0 "$2"/c1 2>/dev/null && cat "$URAID_RUN_DIR/cr.pid"' \
+	- "$TOP" "$D" >"$T_TMP/child.pid"
+cpid=$(cat "$T_TMP/child.pid")
+check "a test's exit stops the daemon it left (pid ${cpid:-none})" \
+	sh -c '[ -n "$1" ] && ! tr "\0" " " <"/proc/$1/cmdline" 2>/dev/null | grep -q "^uraid daemon cr "' \
+	- "$cpid"
 
 # raid1 and raid10 through the same path, with --no-daemon
 check "create raid1 --no-daemon" "$URAID" create --level=1 --raid-devices=2 --size=8M --no-daemon \

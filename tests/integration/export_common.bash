@@ -41,6 +41,7 @@ export_cleanup() {
 		p=$(cat "$f" 2>/dev/null)
 		[ -n "$p" ] && alive "$p" && kill "$p" 2>/dev/null
 	done
+	t_kill_daemons # those stop did not reach (their NAME.pid)
 	# loop devices and mounts still pointing into our directory
 	losetup -l -n -O NAME,BACK-FILE 2>/dev/null | while read -r n f; do
 		case "$f" in "$T_TMP"/*) losetup -d "$n" ;; esac
