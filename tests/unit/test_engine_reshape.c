@@ -5,7 +5,7 @@
  * raid5 -> raid6 with one more member, raid6 -> raid5 with one less, raid4
  * -> raid5 left-symmetric, raid0 -> raid5 with two more), raid10 near-2
  * grown by one, shrunk by one and its chunk changed, and degraded (grown with
- * the missing slot filled, its chunk changed), on crash-simulating members
+ * the missing slot filled, its chunk changed, shrunk), on crash-simulating members
  * (sim/member_crash.h: volatile caches that keep, tear or lose unflushed
  * writes), the power cut at a random member request while the data moves
  * and random writes, discards and flushes go on (one raid5 grow with an
@@ -107,6 +107,9 @@ static const struct rs_cfg rcfgs[] = {
      LAYOUT_LEFT_SYMMETRIC, 1, 0, 0},
     {"raid6_to_raid5_slide_090", URAID_LEVEL_RAID6, 5, 4, -1, 16, 0, 0, 1, 0, 5,
      LAYOUT_LEFT_SYMMETRIC, 0, 0, 0},
+    /* degraded raid10 near-2 shrunk 5 -> 4 with slot 1 missing (rcfgs[28]):
+     * the given-up slot's member recovers it after the move */
+    {"raid10_5to4_degraded", URAID_LEVEL_RAID10, 5, 4, -1, 16, 0, 0, 0, 0, 0, -1, 0, 2, 0},
 };
 
 #define RS_SECTORS 512 /* per member */
@@ -176,6 +179,15 @@ static int rs_flush(struct uraid_array *a, struct rs_state *s)
 	return rc;
 }
 
+/* What a shrink's fewer members hold (mdadm's order: --array-size first). */
+static uint64_t rs_fit(const struct rs_cfg *c)
+{
+	int pd = c->level == URAID_LEVEL_RAID6 ? 2 : 1;
+	if (c->level == URAID_LEVEL_RAID10) /* near-2 */
+		return (uint64_t)RS_SECTORS * (uint64_t)c->to_disks / 2;
+	return (uint64_t)RS_SECTORS * (uint64_t)(c->to_disks - pd);
+}
+
 /* The degraded start: member c->degrade - 1 failed and removed, the
  * spares added, their recovery a few steps on (the reshape stops it, as
  * mdadm freezes the array). */
@@ -230,10 +242,7 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 	}
 	if (c->to_disks < c->ndisks && !c->to_level) {
 		/* mdadm's order: the array cut to what the fewer members hold */
-		int pd = c->level == URAID_LEVEL_RAID6 ? 2 : 1;
-		uint64_t fit = (uint64_t)RS_SECTORS * (uint64_t)(c->to_disks - pd) * 512;
-		if (c->level == URAID_LEVEL_RAID10) /* near-2 */
-			fit = (uint64_t)RS_SECTORS * (uint64_t)c->to_disks / 2 * 512;
+		uint64_t fit = rs_fit(c) * 512;
 		struct uraid_reshape_opts early = {.raid_disks = c->to_disks, .layout = -1};
 		CHECKF(uraid_array_reshape_start(a, &early, err, sizeof(err)) == -ENOSPC &&
 		           strstr(err, "--array-size"),
@@ -348,6 +357,26 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 	bool started =
 	    rsc_geometry(&st, c->to_disks, c->chunk, c->to_chunk, c->layout) &&
 	    (!c->to_level || (st.level == c->to_level && st.layout == (uint32_t)c->want_layout));
+	/* A degraded shrink (raid10_5to4_degraded, slot 1 missing) has two
+	 * legitimate outcomes: cut before the superblocks record it, the old
+	 * geometry (5 slots, slot 1 empty, no spare); after, the new one,
+	 * whole: md leaves the given-up slot's member a spare, which recovers
+	 * the empty slot (so no spare is left; had the missing member been in
+	 * a given-up slot, none either). The first is shrunk here again, so
+	 * that it too is checked whole: content below, then check. */
+	bool shrink = c->to_disks < c->ndisks && !c->to_level;
+	if (!started && shrink && c->degrade && st.raid_disks == c->ndisks && st.degraded == 1) {
+		struct uraid_reshape_opts again = {.raid_disks = c->to_disks, .layout = -1};
+		CHECKF(uraid_grow(a, URAID_GROW_ARRAY_SIZE, rs_fit(c), err, sizeof(err)) == 0 &&
+		           uraid_array_reshape_start(a, &again, err, sizeof(err)) == 0 &&
+		           te_sync_all(a) == 0,
+		       "%s: the old geometry the cut left shrunk again: %s", c->name, err);
+		memset(&st, 0, sizeof(st));
+		uraid_status(a, &st);
+		started = rsc_geometry(&st, c->to_disks, c->chunk, c->to_chunk, c->layout);
+		printf("# %s point %llu: the cut left the old geometry (degraded), shrunk again\n",
+		       c->name, (unsigned long long)crash_point);
+	}
 	CHECKF(st.reshape == 0 &&
 	           st.degraded == (started ? c->want_degraded : c->degrade && !c->spares) &&
 	           (started || crash_point),
@@ -356,7 +385,7 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 	       c->name, (unsigned long long)seed, (unsigned long long)crash_point, st.level,
 	       st.raid_disks, st.chunk_sectors, st.layout, st.reshape, st.degraded);
 	/* md leaves a shrink's removed members as spares. */
-	CHECKF(c->to_disks >= c->ndisks || !started || st.spares == c->ndisks - c->to_disks,
+	CHECKF(!shrink || !started || st.spares == c->ndisks - c->to_disks - (c->degrade ? 1 : 0),
 	       "%s seed %#llx point %llu: %d spares after the shrink", c->name,
 	       (unsigned long long)seed, (unsigned long long)crash_point, st.spares);
 	uint64_t size = uraid_size(a) / 512, lost = 0;
@@ -431,7 +460,9 @@ static void run(int i)
 			span = total / 8 + 1;
 			from = total - span;
 		}
-		rs_trial(c, seed + t + 1, from + 1 + t_rand(&rs) % span, &crashed);
+		/* a degraded shrink: the first cut before its start is recorded */
+		bool first = t == 0 && c->degrade && c->to_disks < c->ndisks;
+		rs_trial(c, seed + t + 1, first ? 1 : from + 1 + t_rand(&rs) % span, &crashed);
 		crashes += crashed;
 	}
 	CHECKF(crashes > 0 || trials == 0, "%s: no trial cut the power", c->name);
@@ -670,6 +701,11 @@ static void raid10_chunk_degraded(void)
 	run(21);
 }
 
+static void raid10_5to4_degraded(void)
+{
+	run(28);
+}
+
 /* A degraded grow md refuses (mdadm: too few spares for the new slot):
  * in mdadm's words, not a byte written. */
 static void degraded_refusals(void)
@@ -790,4 +826,5 @@ TEST_MAIN(T(level_refusals), T(second_reshape), T(raid5_4to5), T(raid6_5to6), T(
           T(raid5_to_raid6_degraded), T(raid5_layout_degraded), T(degraded_refusals),
           T(raid10_4to5_degraded), T(raid10_chunk_degraded), T(raid5_chunk_slide_090),
           T(raid5_layout_slide_090), T(raid5_5to4_slide_090), T(raid6_chunk_slide),
-          T(raid5_to_raid6_slide_090), T(raid6_to_raid5_slide_090), T(slide_refusals))
+          T(raid5_to_raid6_slide_090), T(raid6_to_raid5_slide_090), T(slide_refusals),
+          T(raid10_5to4_degraded))
