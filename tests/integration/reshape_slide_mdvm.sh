@@ -102,6 +102,7 @@ while [ $carc = 0 ] && [ $t -lt 240 ] && URAID_RUN_DIR=$r "$URAID" detail c | gr
 done
 cdet=$(URAID_RUN_DIR=$r "$URAID" detail c 2>&1)
 [ $carc = 0 ] && URAID_RUN_DIR=$r timeout 60 "$URAID" stop c >/dev/null 2>&1
+t_kill_daemons # a daemon a timeout left running (by its c.pid), before the boot uses the disks
 crest=$(cat "$d/casm.out" "$r/c.log" 2>/dev/null | grep -m1 "restored the critical")
 echo "# c: superblock ${cpos:-no reshape position}; ${crest:-no section restored (the position past the backup file sections)}"
 check "c: uraid assemble --backup-file takes it (rc $carc)" [ $carc = 0 ]
