@@ -41,19 +41,20 @@ static const char usage_text[] =
     "  raid4/5 with another layout or more members, done as mdadm does them:\n"
     "  a takeover, then the reshape) are handed to the reshape.\n";
 
-/* A size option: KiB (mdadm's unit) or "max" (-2). */
-static int parse_kib(const char *opt, const char *s, int64_t *out)
+/* A size option: KiB (mdadm's unit) or "max" (-2); at least min KiB.
+ * mdadm's parse errors exit 2, as its option parser does. */
+static int parse_kib(const char *what, const char *s, uint64_t min, int64_t *out)
 {
 	if (!strcmp(s, "max")) {
 		*out = -2;
 		return 0;
 	}
 	unsigned long long v;
-	if (cli_parse_size(s, 1024, &v) < 0 || v % 1024 || v / 1024 > INT64_MAX / 2)
-		return cli_error("grow", "%s=%s: not a size in KiB (K/M/G/T suffixes, or max)", opt,
-		                 s);
-	if (v == 0)
-		return cli_error("grow", "%s=%s: the size must be above 0", opt, s);
+	if (cli_parse_size(s, 1024, &v) < 0 || v % 1024 || v / 1024 > INT64_MAX / 2 ||
+	    v / 1024 < min) {
+		cli_error("grow", "invalid %s: %s", what, s);
+		return 2;
+	}
 	*out = (int64_t)(v / 1024);
 	return 0;
 }
@@ -62,8 +63,10 @@ static int parse_kib(const char *opt, const char *s, int64_t *out)
 static int parse_level(const char *s, int *out)
 {
 	int l;
-	if (level_parse(s, &l) < 0)
-		return cli_error("grow", "--level=%s: not an md level", s);
+	if (level_parse(s, &l) < 0) {
+		cli_error("grow", "invalid raid level: %s", s);
+		return 2;
+	}
 	*out = l == URAID_LEVEL_LINEAR ? LEVEL_LINEAR_ASK : l;
 	return 0;
 }
@@ -71,13 +74,6 @@ static int parse_level(const char *s, int *out)
 static int md_level(int l)
 {
 	return l == LEVEL_LINEAR_ASK ? URAID_LEVEL_LINEAR : l;
-}
-
-/* raid5's layouts and their raid6 "-6" twins (md's ALGORITHM_*_6 = n + 16,
- * parity-first-6 = 20 for PARITY_0). */
-static int layout_6_of(int r5)
-{
-	return r5 >= 0 && r5 <= 3 ? r5 + 16 : r5 == 4 ? 20 : r5 == 5 ? 5 : -1;
 }
 
 bool cli_grow_needs_restripe(const struct cli_grow_args *ga, int cur_level, int cur_layout,
@@ -121,7 +117,7 @@ bool cli_grow_needs_restripe(const struct cli_grow_args *ga, int cur_level, int 
 		if (to == URAID_LEVEL_RAID1)
 			return cur_raid_disks != 2 || n != 2;
 		if (to == URAID_LEVEL_RAID6)
-			return lay != layout_6_of(cur_layout) ||
+			return lay != cli_grow_layout_6_of(cur_layout) ||
 			       (ga->raid_devices != -1 && n != cur_raid_disks + 1);
 		return true;
 	case URAID_LEVEL_RAID6:
@@ -149,8 +145,11 @@ static int do_array_size(const struct cli_grow_args *ga)
 	unsigned long long v =
 	    ga->array_size_kib == -2 ? 0 : (unsigned long long)ga->array_size_kib;
 	int rc = request(ga->name, "array-size", v * 2, err, sizeof(err));
-	if (rc == -E2BIG)
-		return cli_error("grow", "--array-size setting is too large (%s)", err);
+	if (rc == -E2BIG) {
+		cli_error("grow", "--array-size setting is too large.");
+		fprintf(stderr, "       (%s)\n", err);
+		return 1;
+	}
 	if (rc < 0)
 		return cli_error("grow", "Error setting array size: %s", err);
 	return 0;
@@ -162,8 +161,8 @@ static int do_size(const struct cli_grow_args *ga, const struct uraid_status *st
 	unsigned long long v = ga->size_kib == -2 ? 0 : (unsigned long long)ga->size_kib;
 	int rc = request(ga->name, "size", v * 2, err, sizeof(err));
 	if (rc < 0) {
-		cli_error("grow", "Cannot set device size for %s: %s (%s)", ga->name, strerror(-rc),
-		          err);
+		cli_error("grow", "Cannot set device size for %s: %s", ga->name, strerror(-rc));
+		fprintf(stderr, "       (%s)\n", err);
 		if (rc == -EBUSY && st->bitmap_chunk_kib)
 			fprintf(stderr,
 			        "       Bitmap must be removed before size can be changed\n");
@@ -185,6 +184,12 @@ static int do_bitmap(const struct cli_grow_args *ga, const struct uraid_status *
 {
 	char err[512];
 	bool add = !strcmp(ga->bitmap, "internal");
+	if (!add && strcmp(ga->bitmap, "none")) {
+		cli_error("grow", "Cannot set bitmap file for %s: %s", ga->name,
+		          strerror(EOPNOTSUPP));
+		fputs("       (uraid keeps internal bitmaps only)\n", stderr);
+		return 1;
+	}
 	if (add && st->bitmap_chunk_kib)
 		return cli_error("grow", "bitmap already present on %s", ga->name);
 	if (!add && !st->bitmap_chunk_kib)
@@ -225,67 +230,23 @@ static int do_add(const char *name, const char *path, bool linear)
 	return 0;
 }
 
-/* Layout names depend on the level they are for: resolved once the
- * array's level (or the one asked) is known. */
-static int resolve_layout(struct cli_grow_args *ga, const char *name, int level, int cur_layout)
-{
-	if (!name)
-		return 0;
-	if (!strcmp(name, "preserve")) {
-		ga->layout = level == URAID_LEVEL_RAID6 ? layout_6_of(cur_layout) : cur_layout;
-		return ga->layout < 0 ? cli_error("grow", "--layout=preserve: no -6 layout for "
-		                                          "this raid5 layout")
-		                      : 0;
-	}
-	uint32_t v;
-	if (layout_parse(level, name, &v) < 0) {
-		char *end;
-		unsigned long n = strtoul(name, &end, 10);
-		if (!*name || *end || n > 0xffffff)
-			return cli_error("grow", "--layout=%s is not a layout of %s", name,
-			                 level_name(level));
-		v = (uint32_t)n;
-	}
-	ga->layout = (int)v;
-	return 0;
-}
-
-static int sanity(const struct cli_grow_args *ga, const struct uraid_status *st)
+static int sanity(const struct cli_grow_args *ga, const struct uraid_status *st, bool layout)
 {
 	if (st->level == URAID_LEVEL_GMIRROR || st->level == URAID_LEVEL_GRAID3)
 		return cli_error("grow", "%s is a GEOM array: see 'uraid mirror' / 'uraid raid3'",
 		                 ga->name);
-	if (ga->size_kib != -1 &&
-	    (ga->level != -1 || ga->raid_devices != -1 || ga->layout != -1 || ga->chunk_kib != -1))
-		return cli_error("grow", "cannot change component size at the same time as other "
-		                         "changes. Change size first, then check data is intact "
-		                         "before making other changes.");
+	/* mdadm.c's --grow: --array-size is set first, alone. */
+	if (ga->array_size_kib != -1 && (ga->raid_devices != -1 || ga->level != -1)) {
+		cli_error("grow", "cannot change array size in same operation as changing "
+		                  "raiddisks or level.");
+		fputs("    Change size first, then check that data is still intact.\n", stderr);
+		return 1;
+	}
 	if (ga->bitmap && (ga->size_kib != -1 || ga->level != -1 || ga->raid_devices != -1 ||
-	                   ga->layout != -1 || ga->chunk_kib != -1 || ga->array_size_kib != -1))
+	                   layout || ga->chunk_kib != -1 || ga->array_size_kib != -1))
 		return cli_error("grow", "--bitmap changes cannot be used with other geometry "
 		                         "changes in --grow mode");
-	if (ga->raid_devices != -1 && (ga->raid_devices < 1 || ga->raid_devices > 384))
-		return cli_error("grow", "--raid-devices=%d: must be 1 to 384", ga->raid_devices);
 	return 0;
-}
-
-/* mdadm's Grow_reshape, before any change: more members need a spare
- * each (md counts a member being rebuilt as one), unless --force (the
- * new slots then left empty, the array degraded). */
-static int spares_refusal(const struct cli_grow_args *ga, const struct uraid_status *st)
-{
-	if (ga->force || ga->raid_devices <= st->raid_disks || st->level == URAID_LEVEL_LINEAR)
-		return 0;
-	int need = ga->raid_devices - st->raid_disks, have = 0;
-	for (int i = 0; i < st->nmembers; i++)
-		have += st->members[i].state == URAID_MEMBER_SPARE ||
-		        st->members[i].state == URAID_MEMBER_REBUILDING;
-	if (have >= need)
-		return 0;
-	cli_error("grow", "Need %d spare%s to avoid degraded array, and only have %d.", need,
-	          need == 1 ? "" : "s", have);
-	fprintf(stderr, "       Use --force to over-ride this check.\n");
-	return 1;
 }
 
 int cmd_grow(int argc, char **argv)
@@ -312,48 +273,52 @@ int cmd_grow(int argc, char **argv)
 	                           .size_kib = -1,
 	                           .array_size_kib = -1};
 	const char *layout_name_arg = NULL, *add = NULL;
-	int c;
+	int c, rc;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "n:l:p:c:z:Z:b:fa:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'n': {
+		case 'n': { /* mdadm's parse_num */
 			char *end;
+			errno = 0;
 			long v = strtol(optarg, &end, 10);
-			if (!*optarg || *end || v < 1 || v > 384)
-				return cli_error("grow", "--raid-devices=%s: must be 1 to 384",
-				                 optarg);
+			if (end == optarg || *end || errno || v <= 0 || v > INT_MAX) {
+				cli_error("grow", "invalid number of raid devices: %s", optarg);
+				return 2;
+			}
 			ga.raid_devices = (int)v;
 			break;
 		}
 		case 'l':
-			if (parse_level(optarg, &ga.level))
-				return 1;
+			if ((rc = parse_level(optarg, &ga.level)))
+				return rc;
 			break;
 		case 'p': layout_name_arg = optarg; break;
-		case 'c': {
+		case 'c': { /* mdadm: 4K at least, whole KiB; md: a power of two */
 			unsigned long long v;
-			if (cli_parse_size(optarg, 1024, &v) < 0 || v < 4096 || v % 4096 ||
-			    (v & (v - 1)) || v > (1ull << 31))
-				return cli_error("grow", "--chunk=%s: a power of two from 4K to 2G",
-				                 optarg);
+			if (cli_parse_size(optarg, 1024, &v) < 0 || v < 4096 || v % 1024 ||
+			    v > (1ull << 31)) {
+				cli_error("grow", "invalid chunk/rounding value: %s", optarg);
+				return 2;
+			}
 			ga.chunk_kib = (int64_t)(v / 1024);
 			break;
 		}
 		case 'z':
-			if (parse_kib("--size", optarg, &ga.size_kib))
-				return 1;
+			if ((rc = parse_kib("size", optarg, 4, &ga.size_kib)))
+				return rc;
 			break;
 		case 'Z':
-			if (parse_kib("--array-size", optarg, &ga.array_size_kib))
-				return 1;
+			if ((rc = parse_kib("array size", optarg, 1, &ga.array_size_kib)))
+				return rc;
 			break;
 		case 'b':
-			if (strcmp(optarg, "internal") && strcmp(optarg, "none"))
-				return cli_error(
-				    "grow",
-				    "--bitmap=%s: internal or none (bitmap files are not "
-				    "supported)",
-				    optarg);
+			if (strcmp(optarg, "internal") && strcmp(optarg, "none") &&
+			    strcmp(optarg, "clustered") && !strchr(optarg, '/')) {
+				cli_error("grow", "bitmap file must contain a '/', or be "
+				                  "'internal', or be 'clustered', or 'none'");
+				fprintf(stderr, "       not '%s'\n", optarg);
+				return 2;
+			}
 			ga.bitmap = optarg;
 			break;
 		case 'B': ga.backup_file = optarg; break;
@@ -370,17 +335,28 @@ int cmd_grow(int argc, char **argv)
 		                                          "stopped array: assemble it first)");
 	}
 	ga.name = argv[optind];
+	if (ga.raid_devices == 1 && !ga.force) {
+		cli_error("grow",
+		          "'1' is an unusual number of drives for an array, so it is probably");
+		fputs("     a mistake.  If you really mean it you will need to specify --force "
+		      "before\n"
+		      "     setting the number of drives.\n",
+		      stderr);
+		return 2;
+	}
+	/* mdadm says so and exits 0 */
 	if (ga.raid_devices == -1 && ga.level == -1 && !layout_name_arg && ga.chunk_kib == -1 &&
-	    ga.size_kib == -1 && ga.array_size_kib == -1 && !ga.bitmap && !add)
-		return cli_error("grow", "no changes to --grow");
+	    ga.size_kib == -1 && ga.array_size_kib == -1 && !ga.bitmap && !add) {
+		cli_error("grow", "no changes to --grow");
+		return 0;
+	}
 	char err[512];
 	struct uraid_status st;
 	if (uraid_control_status(ga.name, &st, err, sizeof(err)) < 0)
 		return cli_error("grow", "%s", err);
 	int to = ga.level == -1 ? st.level : md_level(ga.level);
-	if (resolve_layout(&ga, layout_name_arg, to, (int)st.layout))
-		return 1;
-	if (sanity(&ga, &st) || cli_grow_refuse(&ga, &st, add != NULL))
+	if (sanity(&ga, &st, layout_name_arg != NULL) ||
+	    cli_grow_refuse(&ga, &st, add != NULL, layout_name_arg))
 		return 1;
 	if (st.readonly)
 		return cli_error("grow", "%s is read-only", ga.name);
@@ -400,8 +376,6 @@ int cmd_grow(int argc, char **argv)
 		if (uraid_control_status(ga.name, &st, err, sizeof(err)) < 0)
 			return cli_error("grow", "%s", err);
 	}
-	if (spares_refusal(&ga, &st))
-		return 1;
 	/* mdadm sets the array size first, so a shrink can follow. */
 	if (ga.array_size_kib != -1 && do_array_size(&ga))
 		return 1;
@@ -439,7 +413,7 @@ int cmd_grow(int argc, char **argv)
 		snprintf(lay, sizeof(lay), "%d", ga.layout);
 	snprintf(line, sizeof(line), "takeover %d %s %d", to, lay,
 	         ga.raid_devices == -1 ? 0 : ga.raid_devices);
-	int rc = uraid_control_request(ga.name, line, NULL, 0, NULL, NULL, err, sizeof(err));
+	rc = uraid_control_request(ga.name, line, NULL, 0, NULL, NULL, err, sizeof(err));
 	if (rc < 0)
 		return cli_error("grow", "%s: %s -> %s: %s", ga.name, level_name(st.level),
 		                 level_name(to), err);

@@ -68,7 +68,7 @@ int cli_grow_restripe(const struct cli_grow_args *ga)
 	int rc = uraid_control_request(name, line, NULL, 0, &body, &blen, err, sizeof(err));
 	free(body);
 	if (rc < 0) {
-		fprintf(stderr, "uraid grow: %s: %s\n", name, err);
+		cli_grow_engine_error(name, err);
 		return 1;
 	}
 	if (bpath[0] && uraid_run_write(name, ".backup_file", bpath, err, sizeof(err)) < 0)

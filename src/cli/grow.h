@@ -26,7 +26,15 @@ int cli_grow_restripe(const struct cli_grow_args *ga);
 bool cli_grow_needs_restripe(const struct cli_grow_args *ga, int cur_level, int cur_layout,
                              int64_t cur_chunk_kib, int cur_raid_disks);
 /* mdadm's refusals before any request (cmd_grow_refuse.c), in its words:
- * 1 after the message, 0 when none applies; adding: --add given too. */
+ * 1 after the message, 0 when none applies; adding: --add given too;
+ * layout_name: --layout's argument (NULL: none), resolved into ga->layout
+ * for the level asked, as mdadm's Grow_reshape parses it. */
 struct uraid_status;
-int cli_grow_refuse(const struct cli_grow_args *ga, const struct uraid_status *st, bool adding);
+int cli_grow_refuse(struct cli_grow_args *ga, const struct uraid_status *st, bool adding,
+                    const char *layout_name);
+/* An error of the daemon's restripe, printed as mdadm words it (its
+ * multi-line refusals on their lines). */
+void cli_grow_engine_error(const char *name, const char *err);
+/* raid5 layout -> its raid6 "-6" twin (md's ALGORITHM_*_6), -1 if none. */
+int cli_grow_layout_6_of(int r5);
 #endif
