@@ -60,7 +60,8 @@ check_fails "--raid-devices=4 on raid5 without a spare refused" "$URAID" grow g5
 check_fails "--size=abc refused" "$URAID" grow g5 --size=abc
 check_fails "--raid-devices=100000 refused" "$URAID" grow g5 --raid-devices=100000
 check_fails "--bitmap=/some/file refused" "$URAID" grow g5 --bitmap=/tmp/bm
-check_fails "no change asked refused" "$URAID" grow g5
+check "no change asked: mdadm's words, exit 0 as mdadm" sh -c \
+	"'$URAID' grow g5 2>&1 | grep -qx 'uraid: grow: no changes to --grow'"
 
 # --array-size: in memory only; a shrink of --size needs it first.
 full=$("$URAID" detail g5 | field 'Array Size' | cut -d' ' -f1)
@@ -286,8 +287,11 @@ sums=$(md5sum b0 b1 b2 b3)
 out=$("$URAID" grow g5b --raid-devices=3 2>&1)
 check "--raid-devices=3 before --array-size refused, naming it" grep -q -- "--array-size" <<<"$out"
 check "that refusal wrote nothing" [ "$sums" = "$(md5sum b0 b1 b2 b3)" ]
-check "--array-size=16M --raid-devices=3: reshape started" \
+check_fails "--array-size with --raid-devices refused (mdadm: change size first)" \
 	"$URAID" grow g5b --array-size=16M --raid-devices=3
+check "that refusal wrote nothing" [ "$sums" = "$(md5sum b0 b1 b2 b3)" ]
+check "--array-size=16M, then --raid-devices=3: reshape started" sh -c \
+	"'$URAID' grow g5b --array-size=16M && '$URAID' grow g5b --raid-devices=3"
 check "the backwards reshape finishes" idle g5b
 check "raid5 of 3 in sync" grep -q '\[3/3\] \[UUU\]' <<<"$("$URAID" status g5b)"
 check "after the shrink: content as written" same g5b 8M
@@ -343,8 +347,8 @@ out=$("$URAID" grow g10r --raid-devices=4 2>&1)
 check "raid10 --raid-devices=4 before --array-size refused, naming it" \
 	grep -q -- "--array-size" <<<"$out"
 check "that refusal wrote nothing" [ "$sums" = "$(md5sum t0 t1 t2 t3 t4)" ]
-check "raid10 --array-size=16M --raid-devices=4: reshape started" \
-	"$URAID" grow g10r --array-size=16M --raid-devices=4
+check "raid10 --array-size=16M, then --raid-devices=4: reshape started" sh -c \
+	"'$URAID' grow g10r --array-size=16M && '$URAID' grow g10r --raid-devices=4"
 check "the raid10 shrink finishes" idle g10r
 check "raid10 of 4 in sync" grep -q '\[4/4\] \[UUUU\]' <<<"$("$URAID" status g10r)"
 check "after the raid10 shrink: content as written" same g10r 8M
