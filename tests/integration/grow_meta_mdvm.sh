@@ -11,7 +11,9 @@
 # md assembles degraded and rebuilds onto a spare) with the content written
 # and mismatch_cnt 0; then
 # uraid assembles the kernel's results, reads the same content and checks
-# them clean.
+# them clean. And mdadm's answers to grow_refuse.table's rows (its arrays
+# made by mdadm on loop devices), compared with the table line for line
+# (grow_takeover.sh compares uraid's).
 source "$(dirname "$0")/../lib.sh"
 MDVM=$TOP/tests/mdvm/run
 if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
@@ -105,6 +107,7 @@ done
 # (24 disks is mdvm's most: the forced grow's members travel as files,
 # loop devices in the guest)
 for f in ufa ufb ufc; do disks+=(--put "$d/$f=/data/$f"); done
+disks+=(--put "$TOP/tests/integration/grow_refuse.table=/data/grow_refuse.table")
 "$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 240 "${disks[@]}" \
 	--script "$TOP/tests/integration/grow_meta_mdvm.job" >"$T_TMP/vm.log" 2>&1
 rc=$?
@@ -139,6 +142,12 @@ check "md assembles it degraded (1 slot missing)" grep -qx 'DEGRADED_UF=1' "$T_T
 check "md reads it degraded: content as written" grep -qx "MD5D_UF=$want" "$T_TMP/vm.log"
 check "md rebuilds slot 3 onto a spare: content as written" grep -qx "MD5_UF=$want" "$T_TMP/vm.log"
 check "md rebuilds slot 3 onto a spare: kernel check clean" grep -qx "CHECK_UF=ok" "$T_TMP/vm.log"
+# grow_refuse.table's rows as mdadm 4.2 answers them (grow_takeover.sh
+# checks uraid's answers against the same table): status and every line.
+source "$TOP/tests/integration/grow_refuse.bash"
+sed -n 's/^GR //p' "$T_TMP/vm.log" >"$T_TMP/gr.mdadm"
+check "mdadm made the table's arrays" sh -c "! grep -q 'create of' '$T_TMP/gr.mdadm'"
+gr_compare "$T_TMP/gr.mdadm" m "mdadm --grow"
 # The kernel's results in uraid.
 kern() { # NAME MEMBERS...
 	local name=$1
