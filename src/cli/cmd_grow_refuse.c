@@ -33,7 +33,11 @@ static int resolve_layout(struct cli_grow_args *ga, const struct uraid_status *s
 	int lvl = st->level, to = md_to(ga, lvl), cur = (int)st->layout;
 	bool same = ga->level == -1; /* mdadm: new_level UnSet */
 	if (!name) {
-		if (lvl == URAID_LEVEL_RAID6 && to == URAID_LEVEL_RAID6 && cur >= 16) {
+		/* (mdadm's "no change requested" comes first) */
+		bool change =
+		    (ga->raid_devices != -1 && ga->raid_devices != st->raid_disks) || to != lvl ||
+		    (ga->chunk_kib != -1 && ga->chunk_kib != (int64_t)st->chunk_sectors / 2);
+		if (change && lvl == URAID_LEVEL_RAID6 && to == URAID_LEVEL_RAID6 && cur >= 16) {
 			cli_error("grow",
 			          "%s has a non-standard layout.  If you wish to preserve this",
 			          ga->name);
