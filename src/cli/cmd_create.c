@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "cli/cli.h"
 #include "cli/cli_array.h"
 #include "cli/create_probe.h"
+#include "cli/create_refuse.h"
 #include "cli/create_zeroes.h"
 #include "layout/layout.h"
 #include "meta/md_bitmap.h"
@@ -148,16 +150,17 @@ static int check_bitmap_chunk(int md, const struct uraid_create_opts *o, uint32_
 	                 (unsigned long long)need / 1024);
 }
 
-/* --raid-devices / --spare-devices: a count from min to the most members a
- * layout takes (LAYOUT_MAX_MEMBERS). */
-static int parse_count(const char *s, unsigned long long min, const char *opt, int *out)
+/* --raid-devices / --spare-devices: mdadm's parse_num, at least min (exit 2
+ * otherwise, in mdadm's words: "invalid number of WHAT: S"). */
+static int parse_count(const char *s, long min, const char *what, int *out)
 {
-	unsigned long long v;
-	if (cli_parse_size(s, 1, &v) < 0 || strpbrk(s, "kKmMgGtTsSbB"))
-		return cli_error("create", "%s '%s': not a number", opt, s);
-	if (v < min || v > LAYOUT_MAX_MEMBERS)
-		return cli_error("create", "%s %s: must be %llu to %d", opt, s, min,
-		                 LAYOUT_MAX_MEMBERS);
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (end == s || *end || errno || v < min || v > INT_MAX) {
+		cli_error("create", "invalid number of %s: %s", what, s);
+		return 2;
+	}
 	*out = (int)v;
 	return 0;
 }
@@ -170,16 +173,16 @@ static int parse_chunk(const char *s, uint32_t *sectors)
 	int rc = cli_parse_size(s, 1024, &v);
 	if (rc == -ERANGE)
 		return cli_error("create", "--chunk=%s is too large (does not fit in 64 bits)", s);
-	if (rc < 0)
-		return cli_error(
-		    "create", "bad --chunk '%s': a size such as 64K or 1M (a bare number is KiB)",
-		    s);
+	if (rc < 0 || v < 4096 || v % 1024) { /* mdadm's option parser: exit 2 */
+		cli_error("create", "invalid chunk/rounding value: %s", s);
+		return 2;
+	}
 	if (v / 512 > UINT32_MAX)
 		return cli_error("create",
 		                 "--chunk=%s is too large: md records the chunk size in 32 bits of "
 		                 "sectors (less than 2 TiB)",
 		                 s);
-	if (v < 4096 || (v & (v - 1)))
+	if (v & (v - 1))
 		return cli_error("create",
 		                 "--chunk=%s (%llu bytes): must be a power of two of at least 4K",
 		                 s, v);
@@ -240,13 +243,14 @@ int cmd_create(int argc, char **argv)
 	bool wm = false, ff = false;
 	struct uraid_create_opts o;
 	memset(&o, 0, sizeof(o));
-	const char *level = NULL, *layout = NULL;
+	struct create_refuse rf = {0};
+	const char *policy = NULL;
 	bool no_daemon = false, have_n = false, run = false, discard = false;
 	enum bitmap_choice bitmap = BITMAP_DEFAULT;
 	uint32_t bitmap_chunk = 0;
 	const char *journal = NULL;
 	unsigned long long v;
-	int c;
+	int c, rc;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "-l:n:c:p:e:x:N:fRh", opts, NULL)) != -1) {
 		switch (c) {
@@ -261,26 +265,51 @@ int cmd_create(int argc, char **argv)
 		case 1002: ff = true; break;
 		case 1003: ff = false; break;
 		case 1004: wm = false; break;
-		case 'l': level = optarg; break;
+		case 'l': /* mdadm parses each option as it comes */
+			if (level_parse(optarg, &o.level) < 0) {
+				cli_error("create", "invalid raid level: %s", optarg);
+				return 2;
+			}
+			if (o.spare_devices > 0 && o.level <= 0) {
+				cli_error(
+				    "create",
+				    "raid level %s is incompatible with spare-devices setting.",
+				    optarg);
+				return 2;
+			}
+			rf.have_level = true;
+			break;
 		case 'n':
-			if (parse_count(optarg, 1, "--raid-devices", &o.raid_devices))
-				return 1;
+			if ((rc = parse_count(optarg, 1, "raid devices", &o.raid_devices)))
+				return rc;
 			have_n = true;
 			break;
 		case 'x':
-			if (parse_count(optarg, 0, "--spare-devices", &o.spare_devices))
-				return 1;
+			if (rf.have_level && o.level <= 0) {
+				cli_error(
+				    "create",
+				    "spare-devices setting is incompatible with raid level %d",
+				    o.level);
+				return 2;
+			}
+			if ((rc = parse_count(optarg, 0, "spare-devices", &o.spare_devices)))
+				return rc;
 			break;
 		case 'c':
-			if (parse_chunk(optarg, &o.chunk_sectors))
-				return 1;
+			if ((rc = parse_chunk(optarg, &o.chunk_sectors)))
+				return rc;
+			rf.chunk_set = true;
 			break;
-		case 'p': layout = optarg; break;
+		case 'p':
+			if ((rc = cli_create_layout(rf.have_level, o.level, optarg, &o.layout)))
+				return rc;
+			o.layout_set = true;
+			break;
 		case 'e':
-			if (parse_metadata(optarg, &o.metadata) < 0)
-				return cli_error("create",
-				                 "unknown --metadata '%s' (0.90, 1.0, 1.1, 1.2)",
-				                 optarg);
+			if (parse_metadata(optarg, &o.metadata) < 0) {
+				cli_error("create", "unrecognised metadata identifier: %s", optarg);
+				return 2;
+			}
 			o.metadata_set = true;
 			break;
 		case 'A': o.assume_clean = true; break;
@@ -295,8 +324,8 @@ int cmd_create(int argc, char **argv)
 				                 optarg, strlen(optarg), sizeof(o.name) - 1);
 			snprintf(o.name, sizeof(o.name), "%s", optarg);
 			break;
-		case 'R':
-		case 'f': run = true; break;
+		case 'f': rf.force = true; /* fall through */
+		case 'R': run = true; break;
 		case 'z':
 			if (cli_parse_size(optarg, 1, &v) < 0 || v == 0)
 				return cli_error("create", "bad --size '%s'", optarg);
@@ -309,11 +338,13 @@ int cmd_create(int argc, char **argv)
 				bitmap = BITMAP_INTERNAL;
 			else if (!strcmp(optarg, "none"))
 				bitmap = BITMAP_NONE;
-			else
-				return cli_error("create",
-				                 "unsupported --bitmap '%s' (internal or none; "
-				                 "bitmap files are not supported)",
-				                 optarg);
+			else if (strcmp(optarg, "clustered") && !strchr(optarg, '/')) {
+				cli_error("create", "bitmap file must contain a '/', or be "
+				                    "'internal', or be 'clustered', or 'none'");
+				fprintf(stderr, "       not '%s'\n", optarg);
+				return 2;
+			}
+			rf.bitmap = optarg;
 			break;
 		case 'B':
 			/* mdadm: a bare number is KiB */
@@ -330,18 +361,15 @@ int cmd_create(int argc, char **argv)
 			o.journal_pos = nmem + 1; /* mdadm's device numbering */
 			break;
 		case 'k':
+			if ((rc = cli_create_policy(optarg)))
+				return rc;
+			policy = optarg;
 			if (!strcmp(optarg, "ppl"))
 				o.consistency_policy = URAID_POLICY_PPL;
 			else if (!strcmp(optarg, "resync"))
 				o.consistency_policy = URAID_POLICY_RESYNC;
 			else if (!strcmp(optarg, "bitmap"))
 				bitmap = BITMAP_INTERNAL;
-			else
-				return cli_error(
-				    "create",
-				    "unsupported --consistency-policy '%s' (resync, ppl or "
-				    "bitmap; a journal comes with --write-journal)",
-				    optarg);
 			break;
 		case 'h': create_usage(stdout); return 0;
 		default: create_usage(stderr); return 2;
@@ -358,19 +386,25 @@ int cmd_create(int argc, char **argv)
 	for (int k = 0; k < nmem; k++)
 		argv[argc - nmem + k] = mem[k];
 	optind = argc - nmem;
-	if (!level)
-		return cli_error("create", "--level is required");
-	if (level_parse(level, &o.level) < 0)
-		return cli_error("create", "unknown RAID level '%s'", level);
-	if (!have_n)
-		return cli_error("create", "--raid-devices is required");
-	if (layout) {
-		if (layout_parse(o.level, layout, &o.layout) < 0)
-			return cli_error("create", "unknown layout '%s' for %s", layout,
-			                 level_name(o.level));
-		o.layout_set = true;
-	}
 	int md = o.metadata_set ? o.metadata : 12;
+	rf.level = o.level;
+	rf.raid_devices = have_n ? o.raid_devices : 0;
+	rf.spares = o.spare_devices;
+	rf.members = argc - optind;
+	rf.layout_set = o.layout_set;
+	rf.layout = o.layout;
+	rf.policy = policy;
+	rf.journal = journal != NULL;
+	rf.metadata = md;
+	if ((rc = cli_create_refuse(&rf)))
+		return rc;
+	/* uraid's own limits and checks */
+	if (o.raid_devices > LAYOUT_MAX_MEMBERS || o.spare_devices > LAYOUT_MAX_MEMBERS)
+		return cli_error("create", "--raid-devices and --spare-devices: at most %d each",
+		                 LAYOUT_MAX_MEMBERS);
+	if (rf.bitmap && strcmp(rf.bitmap, "internal") && strcmp(rf.bitmap, "none"))
+		return cli_error("create", "--bitmap=%s: uraid keeps internal bitmaps only",
+		                 rf.bitmap);
 	if (bitmap_chunk && bitmap != BITMAP_INTERNAL)
 		return cli_error("create", "--bitmap-chunk needs --bitmap=internal");
 	if (bitmap == BITMAP_INTERNAL && !bitmap_supported(md, o.level))
@@ -474,7 +508,7 @@ int cmd_create(int argc, char **argv)
 	if (journal)
 		paths[n] = (char *)journal;
 	o.write_journal = journal != NULL;
-	int rc = uraid_create(&o, (const char *const *)paths, n + (journal ? 1 : 0),
+	rc = uraid_create(&o, (const char *const *)paths, n + (journal ? 1 : 0),
 	                      URAID_NO_SYNC_THREAD, &a, err, sizeof(err));
 	if (rc < 0) {
 		for (int i = 0; i < n; i++)

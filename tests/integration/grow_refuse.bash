@@ -1,13 +1,15 @@
 # grow_refuse.table's arrays and rows (sourced by grow_takeover.sh, which
 # runs uraid on them, and grow_meta_mdvm.sh, whose guest runs mdadm 4.2 on
 # them): the rows' outputs in one form, "ROW K rc=N" then "OUT K LINE" per
-# line printed (the "uraid: grow: " / "mdadm: " prefix off), checked
+# line printed (the "uraid: grow: " or "uraid: create: " / "mdadm: " prefix off), checked
 # against the table line for line.
 GR_TABLE=$TOP/tests/integration/grow_refuse.table
 # gr_arrays: the table's arrays, made by uraid in the current directory
-# (members NAME.1 .. NAME.N, 8 MiB).
+# (members NAME.1 .. NAME.N, 8 MiB), and the create rows' blank members
+# (cm.1 .. cm.5).
 gr_arrays() {
 	local kind name level n opts m devs
+	for m in 1 2 3 4 5; do truncate -s 8M "cm.$m"; done
 	while read -r kind name level n opts; do
 		[ "$kind" = array ] || continue
 		devs=()
@@ -31,12 +33,20 @@ gr_stop() {
 gr_run_uraid() {
 	local kind name want opts k=0 out rc
 	while read -r kind name want opts; do
-		[ "$kind" = row ] || continue
 		rc=0
+		case $kind in
 		# shellcheck disable=SC2086
-		out=$("$URAID" grow "$name" $opts 2>&1 </dev/null) || rc=$?
+		row) out=$("$URAID" grow "$name" $opts 2>&1 </dev/null) || rc=$? ;;
+		crow) # name: the rc, want: the member count
+			# shellcheck disable=SC2086
+			out=$("$URAID" create --run --name=CR $opts $(seq -f cm.%g "$want") 2>&1 \
+				</dev/null) || rc=$?
+			"$URAID" stop CR >/dev/null 2>&1 </dev/null
+			;;
+		*) continue ;;
+		esac
 		echo "ROW $k rc=$rc"
-		[ -z "$out" ] || printf '%s\n' "$out" | sed -e 's/^uraid: grow: //' -e "s/^/OUT $k /"
+		[ -z "$out" ] || printf '%s\n' "$out" | sed -e 's/^uraid: \(grow\|create\): //' -e "s/^/OUT $k /"
 		k=$((k + 1))
 	done <"$GR_TABLE"
 }
@@ -46,12 +56,17 @@ gr_compare() {
 	local file=$1 who=$2 label=$3 want=$T_TMP/gr_want.$2 k n kind name opts d
 	awk -v who="$who" '
 		/^row / { k++; printf "ROW %d rc=%s\n", k, $3; next }
+		/^crow / { k++; printf "ROW %d rc=%s\n", k, $2; next }
 		/^= / || substr($0, 1, 2) == who " " { printf "OUT %d %s\n", k, substr($0, 3) }
 	' k=-1 "$GR_TABLE" >"$want"
-	n=$(grep -c '^row ' "$GR_TABLE")
+	n=$(grep -Ec '^c?row ' "$GR_TABLE")
 	k=0
 	while read -r kind name _ opts; do
-		[ "$kind" = row ] || continue
+		case $kind in
+		row) ;;
+		crow) name=create ;;
+		*) continue ;;
+		esac
 		if d=$(diff <(grep -E "^(ROW|OUT) $k( |\$)" "$want") \
 			<(tr -d '\r' <"$file" | grep -E "^(ROW|OUT) $k( |\$)")); then
 			ok "$label: $name ${opts:-(no options)}"
