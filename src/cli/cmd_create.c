@@ -396,12 +396,14 @@ int cmd_create(int argc, char **argv)
 	rf.policy = policy;
 	rf.journal = journal != NULL;
 	rf.metadata = md;
+	/* uraid's own limit first (mdadm would count the members given) */
+	if (o.raid_devices > LAYOUT_MAX_MEMBERS || o.spare_devices > LAYOUT_MAX_MEMBERS)
+		return cli_error("create",
+		                 "--raid-devices %d, --spare-devices %d: each must be 1 to %d (the "
+		                 "most members uraid takes)",
+		                 o.raid_devices, o.spare_devices, LAYOUT_MAX_MEMBERS);
 	if ((rc = cli_create_refuse(&rf)))
 		return rc;
-	/* uraid's own limits and checks */
-	if (o.raid_devices > LAYOUT_MAX_MEMBERS || o.spare_devices > LAYOUT_MAX_MEMBERS)
-		return cli_error("create", "--raid-devices and --spare-devices: at most %d each",
-		                 LAYOUT_MAX_MEMBERS);
 	if (rf.bitmap && strcmp(rf.bitmap, "internal") && strcmp(rf.bitmap, "none"))
 		return cli_error("create", "--bitmap=%s: uraid keeps internal bitmaps only",
 		                 rf.bitmap);
@@ -509,7 +511,7 @@ int cmd_create(int argc, char **argv)
 		paths[n] = (char *)journal;
 	o.write_journal = journal != NULL;
 	rc = uraid_create(&o, (const char *const *)paths, n + (journal ? 1 : 0),
-	                      URAID_NO_SYNC_THREAD, &a, err, sizeof(err));
+	                  URAID_NO_SYNC_THREAD, &a, err, sizeof(err));
 	if (rc < 0) {
 		for (int i = 0; i < n; i++)
 			if (fresh[i])

@@ -67,7 +67,7 @@ check_fails "--bitmap-chunk without --bitmap=internal refused" \
 check "refused creates left the members untouched" [ "$(md5sum k1 k2)" = "$sum" ]
 check_fails "refused create made no new files" test -e n1
 "$URAID" create --level=0 --raid-devices=2 --bitmap=internal --size=8M n1 n2 2>"$d/err"
-check "refusal names level and metadata" grep -q 'raid0 with metadata 1.2' "$d/err"
+check "refusal in mdadm's words, naming the level" grep -qx 'uraid: create: bitmaps not meaningful with level raid0' "$d/err"
 check_fails "refused create with --size made no new files" test -e n1
 
 # Metadata 1.0 (bitmap below the superblock), 0.90 (after it) and raid10

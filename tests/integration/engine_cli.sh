@@ -150,7 +150,7 @@ bad "unknown level" "level" --level=7 --raid-devices=3 --size=8M "$D"/n0 "$D"/n1
 bad "chunk 3K" "chunk" --level=5 --raid-devices=3 --chunk=3K --size=8M "$D"/n0 "$D"/n1 "$D"/n2
 bad "too few members for raid6" "at least 4|too few|members" --level=6 --raid-devices=3 --size=8M \
 	"$D"/n0 "$D"/n1 "$D"/n2
-bad "member count differs from raid-devices" "need 4" --level=5 --raid-devices=4 --size=8M \
+bad "member count differs from raid-devices" "need 4|enough devices" --level=5 --raid-devices=4 --size=8M \
 	"$D"/n0 "$D"/n1 "$D"/n2
 bad "member too small" "too small|no room" --level=5 --raid-devices=3 --size=64K "$D"/n0 "$D"/n1 "$D"/n2
 bad "unknown layout" "layout" --level=5 --raid-devices=3 --layout=sideways --size=8M "$D"/n0 "$D"/n1 "$D"/n2
