@@ -34,11 +34,10 @@ gr_run_uraid() {
 	local kind name want opts k=0 out rc
 	while read -r kind name want opts; do
 		rc=0
+		# shellcheck disable=SC2086,SC2046
 		case $kind in
-		# shellcheck disable=SC2086
 		row) out=$("$URAID" grow "$name" $opts 2>&1 </dev/null) || rc=$? ;;
 		crow) # name: the rc, want: the member count
-			# shellcheck disable=SC2086
 			out=$("$URAID" create --run --name=CR $opts $(seq -f cm.%g "$want") 2>&1 \
 				</dev/null) || rc=$?
 			"$URAID" stop CR >/dev/null 2>&1 </dev/null
