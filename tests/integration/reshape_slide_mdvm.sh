@@ -59,7 +59,7 @@ echo "AB=$((ab * 1024))" >"$d/a.env"
 # q: uraid's 0.90 raid5 4 -> raid6 5 keeping the data disks (the takeover to
 # left-symmetric-6, then the slide to left-symmetric filling Q), stopped at 40%
 for i in 0 1 2 3 4; do
-	truncate -s 2M "$d/q$i"
+	truncate -s 1M "$d/q$i"
 	disks+=(--disk "q$i=$d/q$i")
 done
 URAID_RUN_DIR=$r "$URAID" create --level=5 --raid-devices=4 --metadata=0.90 --chunk=64K \
@@ -160,7 +160,7 @@ want q kfinal "... 0.90 superblocks, chunk 64K, no reshape"
 want s kcut "mdadm's 0.90 raid5 4 -> raid6 5 keeping the data disks, stopped mid-way"
 want s examine "... uraid examine's reshape lines are mdadm's"
 want s table "... the kernel's device table and counts are what uraid wrote for q mid-way"
-want ms kfinish "... (the reference: mdadm --assemble --backup-file and the kernel finish a copy)"
+want ms kref "... (the reference: mdadm --assemble --backup-file of a copy of the stop)"
 want s ufinish "... uraid assemble --backup-file finishes it"
 want s urestore "... uraid restores the backup's sections where the position lies in them"
 want s kgeom "... the kernel assembles it: raid6, left-symmetric, 5 members"
@@ -169,7 +169,7 @@ want s kcheck "... check: mismatch_cnt 0"
 want s kfinal "... 0.90 superblocks, chunk 64K, no reshape"
 want r kcut "mdadm's 0.90 raid6 5 -> raid5 4 keeping the data disks: the slide to left-symmetric-6 stopped mid-way"
 want r examine "... uraid examine's reshape lines are mdadm's"
-want mr kfinish "... (the reference: mdadm --assemble --backup-file and the kernel finish a copy)"
+want mr kref "... (the reference: mdadm --assemble --backup-file of a copy of the stop)"
 want r ufinish "... uraid assemble --backup-file finishes it"
 want r urestore "... uraid restores the backup's sections where the position lies in them"
 want r kgeom "... the kernel assembles it: raid6 left-symmetric-6, 5 members (mdadm's monitor ended before its takeover)"
