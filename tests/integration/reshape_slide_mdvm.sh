@@ -20,6 +20,20 @@
 #    its content equals mdadm --assemble --backup-file's on a copy of the
 #    same cut (whether that is the pattern is printed: mdadm 4.2 lets the
 #    kernel run past its window, so it often is not).
+# q, s, r: the 0.90 level changes that keep the data disks (in the main
+# boot, members of 1 MiB): q: uraid's raid5 4 -> raid6 5 (the takeover to
+# left-symmetric-6, Q filled by the slide to left-symmetric) started here
+# with --backup-file, stopped at 40%: in the guest mdadm --examine's
+# reshape lines are uraid examine's, uraid cat reads the pattern, mdadm
+# --assemble --backup-file and the kernel finish it (raid6 left-symmetric,
+# content, mismatch_cnt 0); s: mdadm's raid5 4 -> raid6 5 stopped mid-way:
+# the kernel's device table and counts mid-way are what uraid wrote for q
+# (the filling Q member active, not in sync), uraid assemble --backup-file
+# finishes it, the kernel checks it, the content is what mdadm's own
+# --assemble --backup-file makes of a copy of the stop; r: mdadm's raid6 5
+# -> raid5 4 (its slide to left-symmetric-6) the same way, the kernel then
+# finding a raid6 -6; mdadm's takeover to raid5 4 after it leaves Q's
+# member a spare, and uraid assembles it so (check 0, content as before).
 # the host helpers (mdvm check, reshape_tool, the pattern disk, want) are
 # the reshape round trips'
 source "$(dirname "$0")/reshape_common.bash"
