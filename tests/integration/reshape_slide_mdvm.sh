@@ -21,7 +21,7 @@
 #    same cut (whether that is the pattern is printed: mdadm 4.2 lets the
 #    kernel run past its window, so it often is not).
 # q, s, r: the 0.90 level changes that keep the data disks (in the main
-# boot, members of 1 MiB): q: uraid's raid5 4 -> raid6 5 (the takeover to
+# boot, members of 2 MiB): q: uraid's raid5 4 -> raid6 5 (the takeover to
 # left-symmetric-6, Q filled by the slide to left-symmetric) started here
 # with --backup-file, stopped at 40%: in the guest mdadm --examine's
 # reshape lines are uraid examine's, uraid cat reads the pattern, mdadm
@@ -73,7 +73,7 @@ echo "AB=$((ab * 1024))" >"$d/a.env"
 # q: uraid's 0.90 raid5 4 -> raid6 5 keeping the data disks (the takeover to
 # left-symmetric-6, then the slide to left-symmetric filling Q), stopped at 40%
 for i in 0 1 2 3 4; do
-	truncate -s 1M "$d/q$i"
+	truncate -s 2M "$d/q$i"
 	disks+=(--disk "q$i=$d/q$i")
 done
 URAID_RUN_DIR=$r "$URAID" create --level=5 --raid-devices=4 --metadata=0.90 --chunk=64K \
