@@ -140,7 +140,7 @@ check "c: ... and finishes the reshape" sh -c '! echo "$1" | grep -q Reshape' - 
 [ $T_FAILED = 0 ] || cat "$d/casm.out" "$r/c.log" 2>/dev/null | head -20
 "$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 240 "${disks[@]}" --put-exe "$URAID" \
 	--put "$d/bka=/tmp/bka" --put "$d/a.env=/tmp/a.env" --put "$d/bkm=/tmp/bkm" \
-	--put "$d/bkq=/tmp/bkq" --put "$d/q.env=/tmp/q.env" \
+	--put "$d/bkq=/tmp/bkq" --put "$d/q.env=/tmp/q.env" --put-exe /usr/sbin/dmsetup \
 	--put "$TOP/tests/integration/reshape_lib.job=/tmp/reshape_lib.job" \
 	--script "$TOP/tests/integration/reshape_slide_mdvm.job" >"$d/vm.log" 2>&1
 rc=$?
