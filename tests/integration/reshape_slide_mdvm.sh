@@ -26,14 +26,14 @@
 # with --backup-file, stopped at 40%: in the guest mdadm --examine's
 # reshape lines are uraid examine's, uraid cat reads the pattern, mdadm
 # --assemble --backup-file and the kernel finish it (raid6 left-symmetric,
-# content, mismatch_cnt 0); s: mdadm's raid5 4 -> raid6 5 stopped mid-way:
-# the kernel's device table and counts mid-way are what uraid wrote for q
-# (the filling Q member active, not in sync), uraid assemble --backup-file
-# finishes it, the kernel checks it, the content is what mdadm's own
-# --assemble --backup-file makes of a copy of the stop; r: mdadm's raid6 5
-# -> raid5 4 (its slide to left-symmetric-6) the same way, the kernel then
-# finding a raid6 -6; mdadm's takeover to raid5 4 after it leaves Q's
-# member a spare, and uraid assembles it so (check 0, content as before).
+# content, mismatch_cnt 0); s: mdadm's raid5 4 -> raid6 5 (its grow over
+# dm-delay maps) stopped mid-way: the kernel's device table and counts are
+# what uraid wrote for q (the filling Q member active, not in sync), uraid
+# cat reads the pattern, uraid assemble --backup-file finishes it, the
+# kernel checks it (content, mismatch_cnt 0); r: mdadm's raid6 5 -> raid5 4
+# (its slide to left-symmetric-6) the same way, the kernel then finding a
+# raid6 -6; mdadm's takeover to raid5 4 after it leaves Q's member a spare,
+# and uraid assembles it so (check 0, the pattern).
 # the host helpers (mdvm check, reshape_tool, the pattern disk, want) are
 # the reshape round trips'
 source "$(dirname "$0")/reshape_common.bash"
@@ -174,22 +174,22 @@ want q kfinal "... 0.90 superblocks, chunk 64K, no reshape"
 want s kcut "mdadm's 0.90 raid5 4 -> raid6 5 keeping the data disks, stopped mid-way"
 want s examine "... uraid examine's reshape lines are mdadm's"
 want s table "... the kernel's device table and counts are what uraid wrote for q mid-way"
-want ms kref "... (the reference: mdadm --assemble --backup-file of a copy of the stop)"
+want s ucat "... uraid cat reads the pattern mid-way"
 want s ufinish "... uraid assemble --backup-file finishes it"
 want s urestore "... uraid restores the backup's sections where the position lies in them"
 want s kgeom "... the kernel assembles it: raid6, left-symmetric, 5 members"
-want s kcontent "... the content is what mdadm --assemble --backup-file makes of a copy of the same stop"
+want s kcontent "... the content is the pattern"
 want s kcheck "... check: mismatch_cnt 0"
 want s kfinal "... 0.90 superblocks, chunk 64K, no reshape"
 want r kcut "mdadm's 0.90 raid6 5 -> raid5 4 keeping the data disks: the slide to left-symmetric-6 stopped mid-way"
 want r examine "... uraid examine's reshape lines are mdadm's"
-want mr kref "... (the reference: mdadm --assemble --backup-file of a copy of the stop)"
+want r ucat "... uraid cat reads the pattern mid-way"
 want r ufinish "... uraid assemble --backup-file finishes it"
 want r urestore "... uraid restores the backup's sections where the position lies in them"
 want r kgeom "... the kernel assembles it: raid6 left-symmetric-6, 5 members (mdadm's monitor ended before its takeover)"
-want r kcontent "... the content is what mdadm --assemble --backup-file makes of a copy of the same stop"
+want r kcontent "... the content is the pattern"
 want r kcheck "... check: mismatch_cnt 0"
 want r kfinal "... 0.90 superblocks, chunk 64K, no reshape"
-want r qdrop "... mdadm's takeover to raid5 4: uraid assembles it, Q's member a spare, check 0, cat as before"
+want r qdrop "... mdadm's takeover to raid5 4: uraid assembles it, Q's member a spare, check 0, cat the pattern"
 [ $T_FAILED = 0 ] || grep -E "RESULT|mdadm:|md/raid|!!!|uraid:|reshape" "$d/vm.log" | head -60
 t_done
