@@ -440,6 +440,10 @@ int eng_assemble_backup(struct member **mm, int n, unsigned flags, struct member
 		    a->geo.level != URAID_LEVEL_LINEAR) {
 			em->state = URAID_MEMBER_REBUILDING;
 			em->recovery_offset = sbs[i].recovery_offset;
+		} else if (md_sb0_filling(&sbs[i])) {
+			/* filled up to the position (the reshape's view sets it) */
+			em->state = URAID_MEMBER_REBUILDING;
+			em->recovery_offset = 0;
 		} else {
 			em->state = URAID_MEMBER_IN_SYNC;
 		}

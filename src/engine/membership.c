@@ -266,7 +266,8 @@ static bool force_plan(const struct eng_array *a, const struct layout_ops *ops, 
 			const struct eng_member *em = a->mem[i];
 			int role = md_sb_role(&em->sb);
 			if (!em->left_out || in[i] || role < 0 || role >= a->geo.raid_disks ||
-			    slot[role] >= 0 || (em->sb.feature_map & MD_FEATURE_RECOVERY_OFFSET))
+			    slot[role] >= 0 || (em->sb.feature_map & MD_FEATURE_RECOVERY_OFFSET) ||
+			    md_sb0_filling(&em->sb))
 				continue;
 			if (best < 0 || em->sb.events > a->mem[best]->sb.events)
 				best = i;

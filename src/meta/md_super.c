@@ -207,6 +207,14 @@ int md_sb_check_device(const struct md_sb *sb, uint64_t dev_sectors, char *err, 
 	return 0;
 }
 
+bool md_sb0_filling(const struct md_sb *sb)
+{
+	const struct md_sb0_disk *d = &sb->v0.this_disk;
+	return sb->version == MD_SB_0_90 && (sb->feature_map & MD_FEATURE_RESHAPE_ACTIVE) &&
+	       (d->state & (1u << MD_DISK_ACTIVE)) &&
+	       !(d->state & ((1u << MD_DISK_SYNC) | (1u << MD_DISK_FAULTY)));
+}
+
 int md_sb_role(const struct md_sb *sb)
 {
 	if (sb->version == MD_SB_0_90) {
@@ -220,6 +228,10 @@ int md_sb_role(const struct md_sb *sb)
 			n += (uint32_t)-sb->delta_disks;
 		if ((d->state & (1u << MD_DISK_ACTIVE)) && (d->state & (1u << MD_DISK_SYNC)) &&
 		    d->raid_disk < n)
+			return (int)d->raid_disk;
+		/* md's super_90_validate: active without sync during a reshape
+		 * is a slot the move fills (md_sb0_filling) */
+		if (md_sb0_filling(sb) && d->raid_disk < n)
 			return (int)d->raid_disk;
 		return -1;
 	}

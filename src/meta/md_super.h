@@ -134,6 +134,10 @@ int md_sb_check_device(const struct md_sb *sb, uint64_t dev_sectors, char *err, 
  * dev_roles[dev_number] (not dev_number itself); the slot is returned as
  * recorded, callers compare it with raid_disks. 0.90: this_disk. */
 int md_sb_role(const struct md_sb *sb);
+/* A 0.90 member a reshape (minor 91) fills: active without the sync bit
+ * (md's super_90_sync; 0.90 has no recovery_offset, the filled rows follow
+ * reshape_position). md_sb_role gives its slot. */
+bool md_sb0_filling(const struct md_sb *sb);
 /* Is the array clean (resync_offset / 0.90 state)? */
 bool md_sb_clean(const struct md_sb *sb);
 

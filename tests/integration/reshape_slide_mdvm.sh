@@ -20,6 +20,20 @@
 #    its content equals mdadm --assemble --backup-file's on a copy of the
 #    same cut (whether that is the pattern is printed: mdadm 4.2 lets the
 #    kernel run past its window, so it often is not).
+# q, s, r: the 0.90 level changes that keep the data disks (in the main
+# boot, members of 2 MiB): q: uraid's raid5 4 -> raid6 5 (the takeover to
+# left-symmetric-6, Q filled by the slide to left-symmetric) started here
+# with --backup-file, stopped at 40%: in the guest mdadm --examine's
+# reshape lines are uraid examine's, uraid cat reads the pattern, mdadm
+# --assemble --backup-file and the kernel finish it (raid6 left-symmetric,
+# content, mismatch_cnt 0); s: mdadm's raid5 4 -> raid6 5 (its grow over
+# dm-delay maps) stopped mid-way: the kernel's device table and counts are
+# what uraid wrote for q (the filling Q member active, not in sync), uraid
+# cat reads the pattern, uraid assemble --backup-file finishes it, the
+# kernel checks it (content, mismatch_cnt 0); r: mdadm's raid6 5 -> raid5 4
+# (its slide to left-symmetric-6) the same way, the kernel then finding a
+# raid6 -6; mdadm's takeover to raid5 4 after it leaves Q's member a spare,
+# and uraid assembles it so (check 0, the pattern).
 # the host helpers (mdvm check, reshape_tool, the pattern disk, want) are
 # the reshape round trips'
 source "$(dirname "$0")/reshape_common.bash"
@@ -56,6 +70,22 @@ live = [(s, l) for s, l in ((s1, l1), (s2, l2)) if l]
 assert len(live) == 1 and live[0][0] + live[0][1] == int(sys.argv[2]), (live, sys.argv[2])
 PY
 echo "AB=$((ab * 1024))" >"$d/a.env"
+# q: uraid's 0.90 raid5 4 -> raid6 5 keeping the data disks (the takeover to
+# left-symmetric-6, then the slide to left-symmetric filling Q), stopped at 40%
+for i in 0 1 2 3 4; do
+	truncate -s 2M "$d/q$i"
+	disks+=(--disk "q$i=$d/q$i")
+done
+URAID_RUN_DIR=$r "$URAID" create --level=5 --raid-devices=4 --metadata=0.90 --chunk=64K \
+	--assume-clean --name=q --run "$d"/q[0-3] >"$d/q.out" 2>&1
+qb=$(URAID_RUN_DIR=$r "$URAID" detail q | sed -n 's/^ *Array Size : \([0-9]*\).*/\1/p')
+URAID_RUN_DIR=$r "$URAID" stop q >>"$d/q.out" 2>&1
+check "q: uraid starts a 0.90 raid5 4 -> raid6 5 keeping the data disks with --backup-file, stopped at 40%" \
+	env FILL="$d/pat" BACKUP="$d/bkq" LEVEL=6 "$d/reshape_tool" 5 -1 0 400 "$d/q4" "$d"/q[0-3]
+check "q: ... mid-way the members say raid6 left-symmetric-6 -> left-symmetric" \
+	sh -c '"$1" examine "$2" | grep -q "Layout : left-symmetric-6" &&
+		"$1" examine "$2" | grep -q "New Layout : left-symmetric$"' - "$URAID" "$d/q0"
+echo "QB=$((qb * 1024))" >"$d/q.env"
 # c: mdadm's sliding reshape power-cut in a first boot (reshape_slide_cut.job),
 # finished by uraid here from the backup file taken out of the ext2 image
 kver=$(sed -n "s/^MDVM_KVER='\(.*\)'/\1/p" "${MDVM_CACHE:-/var/cache/mdvm}/current/info" 2>/dev/null)
@@ -108,8 +138,10 @@ echo "# c: superblock ${cpos:-no reshape position}; ${crest:-no section restored
 check "c: uraid assemble --backup-file takes it (rc $carc)" [ $carc = 0 ]
 check "c: ... and finishes the reshape" sh -c '! echo "$1" | grep -q Reshape' - "$cdet"
 [ $T_FAILED = 0 ] || cat "$d/casm.out" "$r/c.log" 2>/dev/null | head -20
-"$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 150 "${disks[@]}" --put-exe "$URAID" \
+"$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 240 "${disks[@]}" --put-exe "$URAID" \
 	--put "$d/bka=/tmp/bka" --put "$d/a.env=/tmp/a.env" --put "$d/bkm=/tmp/bkm" \
+	--put "$d/bkq=/tmp/bkq" --put "$d/q.env=/tmp/q.env" --put-exe /usr/sbin/dmsetup \
+	--put "$TOP/tests/integration/reshape_lib.job=/tmp/reshape_lib.job" \
 	--script "$TOP/tests/integration/reshape_slide_mdvm.job" >"$d/vm.log" 2>&1
 rc=$?
 cp "$d/vm.log" "$TOP/build/test-logs/reshape_slide_mdvm.vm.log" 2>/dev/null
@@ -131,5 +163,33 @@ want c mref "mdadm --assemble --backup-file on a copy of the same cut finishes i
 want c kcontent "... the content is what mdadm restored (and the pattern?)"
 want c kcheck "... check: mismatch_cnt 0"
 want c kfinal "... 0.90 superblocks, chunk 32K, no reshape"
+want q examine "uraid's 0.90 raid5 4 -> raid6 5 mid-way: uraid examine's reshape lines are mdadm's"
+want q ucat "... uraid cat reads the pattern mid-way"
+want q krestore "... mdadm --assemble --backup-file restores the section from uraid's file and starts it"
+want q kfinish "... the kernel finishes it"
+want q kgeom "... raid6, left-symmetric, 5 members"
+want q kcontent "... the content is the pattern"
+want q kcheck "... check: mismatch_cnt 0"
+want q kfinal "... 0.90 superblocks, chunk 64K, no reshape"
+want s kcut "mdadm's 0.90 raid5 4 -> raid6 5 keeping the data disks, stopped mid-way"
+want s examine "... uraid examine's reshape lines are mdadm's"
+want s table "... the kernel's device table and counts are what uraid wrote for q mid-way"
+want s ucat "... uraid cat reads the pattern mid-way"
+want s ufinish "... uraid assemble --backup-file finishes it"
+want s urestore "... uraid restores the backup's sections where the position lies in them"
+want s kgeom "... the kernel assembles it: raid6, left-symmetric, 5 members"
+want s kcontent "... the content is the pattern"
+want s kcheck "... check: mismatch_cnt 0"
+want s kfinal "... 0.90 superblocks, chunk 64K, no reshape"
+want r kcut "mdadm's 0.90 raid6 5 -> raid5 4 keeping the data disks: the slide to left-symmetric-6 stopped mid-way"
+want r examine "... uraid examine's reshape lines are mdadm's"
+want r ucat "... uraid cat reads the pattern mid-way"
+want r ufinish "... uraid assemble --backup-file finishes it"
+want r urestore "... uraid restores the backup's sections where the position lies in them"
+want r kgeom "... the kernel assembles it: raid6 left-symmetric-6, 5 members (mdadm's monitor ended before its takeover)"
+want r kcontent "... the content is the pattern"
+want r kcheck "... check: mismatch_cnt 0"
+want r kfinal "... 0.90 superblocks, chunk 64K, no reshape"
+want r qdrop "... mdadm's takeover to raid5 4: uraid assembles it, Q's member a spare, check 0, cat the pattern"
 [ $T_FAILED = 0 ] || grep -E "RESULT|mdadm:|md/raid|!!!|uraid:|reshape" "$d/vm.log" | head -60
 t_done

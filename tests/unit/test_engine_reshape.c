@@ -328,8 +328,12 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 		struct member *mm[TE_MAX];
 		for (int i = 0; i < nd; i++)
 			mm[i] = te_borrow(&d[i]);
-		/* 0.91 keeps no recovery_offset: a slot the move fills counts
-		 * as missing after a cut, so md's raid5_run wants --force */
+		/* 0.91 keeps no recovery_offset: a slot the move fills is
+		 * active without sync (md's super_90_sync), filled up to the
+		 * position, and holds only parity; but each 0.90 member says
+		 * its own role, and a cut before the filling member's own
+		 * superblock says it leaves it a spare, the slot missing: md's
+		 * raid5_run then wants --force for the dirty array */
 		unsigned fl = rs_inplace == 2 && c->spares ? URAID_FORCE : 0;
 		rc = uraid_assemble_members_backup(mm, nd, URAID_NO_SYNC_THREAD | fl, bk, &a, err,
 		                                   sizeof(err), warn, sizeof(warn));

@@ -25,19 +25,26 @@ static uint16_t role_word(const struct eng_member *em)
 
 /* 0.90 keeps a table of disks: as md does, active members are numbered by
  * their slot, every other present member gets a number from raid_disks up,
- * and empty slots are recorded as removed+faulty. */
+ * and empty slots are recorded as removed+faulty. During a reshape (minor
+ * 91) a member the move fills (its slot held, not yet in sync) is active
+ * without the sync bit, as md's super_90_sync writes it: 0.90 has no
+ * recovery_offset, and the filled rows follow reshape_position (md's
+ * raid5_run reads it back so). */
 static void update_ref_090(struct eng_array *a)
 {
 	struct md_sb *r = &a->ref;
 	uint32_t active = 0, working = 0, failed = 0, spare = 0, present = 0;
 	uint32_t next_spare = (uint32_t)a->geo.raid_disks;
+	bool reshape = r->feature_map & MD_FEATURE_RESHAPE_ACTIVE;
 	memset(r->v0.disks, 0, sizeof(r->v0.disks));
 	for (int i = 0; i < a->nmem; i++) {
 		struct eng_member *em = a->mem[i];
 		if (em->left_out)
 			continue; /* not part of the array */
 		bool in_sync = em->role >= 0 && em->state == URAID_MEMBER_IN_SYNC;
-		uint32_t nr = in_sync ? (uint32_t)em->role : next_spare++;
+		bool filling = reshape && em->role >= 0 && em->state == URAID_MEMBER_REBUILDING &&
+		               !em->replacement;
+		uint32_t nr = in_sync || filling ? (uint32_t)em->role : next_spare++;
 		if (nr >= MD_SB0_MAX_DEVS)
 			continue;
 		struct md_sb0_disk *d = &r->v0.disks[nr];
@@ -49,8 +56,8 @@ static void update_ref_090(struct eng_array *a)
 		if (em->state == URAID_MEMBER_FAULTY) {
 			d->state = SB0_FAULTY;
 			failed++;
-		} else if (in_sync) {
-			d->state = SB0_ACTIVE | SB0_SYNC;
+		} else if (in_sync || filling) {
+			d->state = SB0_ACTIVE | (in_sync ? SB0_SYNC : 0);
 			active++;
 			working++;
 		} else {
