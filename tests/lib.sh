@@ -50,14 +50,14 @@ t_kill_daemons() {
 		n=$(basename "$f" .pid)
 		p=$(cat "$f" 2>/dev/null) || continue
 		case "$p" in '' | *[!0-9]*) continue ;; esac
-		c=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) || continue
+		c=$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") || continue
 		[[ "$c" == "uraid daemon $n "* ]] || continue
 		kill -TERM "$p" 2>/dev/null && pids+=("$p")
 	done < <(find "$T_TMP" ${URAID_RUN_DIR:+"$URAID_RUN_DIR"} -name '*.pid' -type f 2>/dev/null)
 	for p in "${pids[@]}"; do
 		for ((i = 0; i < 100; i++)); do
 			# gone, or a zombie (no command line) nobody reaped yet
-			[ -n "$(tr -d '\0' <"/proc/$p/cmdline" 2>/dev/null)" ] || break
+			[ -n "$(tr -d '\0' 2>/dev/null <"/proc/$p/cmdline")" ] || break
 			sleep 0.1
 		done
 		[ "$i" -lt 100 ] || kill -KILL "$p" 2>/dev/null

@@ -52,14 +52,16 @@ export_cleanup() {
 trap export_cleanup EXIT
 
 # mk_array NAME LEVEL NDEV CHUNK MEMBER_SIZE [more create options]: members
-# $T_TMP/NAME/m0.img..., initial resync done, array stopped.
+# $T_TMP/NAME/m0.img..., initial resync done, array stopped. CHUNK is not
+# given for raid1 (mdadm: "specifying chunk size is forbidden for this level").
 mk_array() {
 	local name=$1 level=$2 n=$3 chunk=$4 size=$5
 	shift 5
 	mkdir -p "$T_TMP/$name"
-	local mm=()
+	local mm=() copt=(--chunk="$chunk")
+	[ "$level" = 1 ] && copt=()
 	for ((i = 0; i < n; i++)); do mm+=("$T_TMP/$name/m$i.img"); done
-	"$URAID" create --level="$level" --raid-devices="$n" --chunk="$chunk" --size="$size" \
+	"$URAID" create --level="$level" --raid-devices="$n" "${copt[@]}" --size="$size" \
 		--name="$name" --no-daemon "$@" "${mm[@]}" >"$T_TMP/$name.create.log" 2>&1
 }
 members() { ls "$T_TMP/$1"/m*.img; }
