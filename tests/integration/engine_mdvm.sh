@@ -99,6 +99,20 @@ exit \$bad" >"$log" 2>&1
 	VM_DISKS=() VM_CHECK="" VM_PLAIN=""
 }
 
+# case_create NAME SIZE CREATE-ARGS...: create NAME over the caller's
+# members[] (SIZE each), wait for its resync, set the caller's bytes to the
+# array's size; 1 (the failure said) when create refuses
+case_create() {
+	local name=$1 size=$2; shift 2
+	if ! "$URAID" create --size="$size" --name="$name" "$@" --raid-devices="${#members[@]}" \
+		"${members[@]}" 2>"$T_TMP/$name/err"; then
+		fail "$name: create: $(cat "$T_TMP/$name/err")"
+		return 1
+	fi
+	wait_idle "$name"
+	bytes=$("$URAID" status --json "$name" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["array_bytes"])')
+}
+
 # case NAME CREATE-ARGS... : members NAME/m0.. (count from --raid-devices);
 # queued for the next vm_group
 run_case() {
@@ -107,14 +121,8 @@ run_case() {
 	mkdir -p "$dir"
 	local members=() spare=$dir/m$n
 	for ((i = 0; i < n; i++)); do members+=("$dir/m$i"); done
-	if ! "$URAID" create --size=8M --name="$name" "$@" --raid-devices="$n" "${members[@]}" \
-		2>"$dir/err"; then
-		fail "$name: create: $(cat "$dir/err")"
-		return
-	fi
-	wait_idle "$name"
 	local bytes
-	bytes=$("$URAID" status --json "$name" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["array_bytes"])')
+	case_create "$name" 8M "$@" || return
 	truncate -s "$bytes" "$dir/expected"
 	head -c 3M /dev/urandom >"$dir/w1"
 	head -c 700K /dev/urandom >"$dir/w2"
@@ -194,19 +202,13 @@ shm_case() {
 	mkdir -p "$dir"
 	local members=()
 	for ((i = 0; i < n; i++)); do members+=("$SHM/$name-m$i"); done
-	if ! "$URAID" create --size=8M --name="$name" "$@" --raid-devices="$n" "${members[@]}" \
-		2>"$dir/err"; then
-		fail "$name: create: $(cat "$dir/err")"
-		return
-	fi
-	wait_idle "$name"
 	local bytes
-	bytes=$("$URAID" status --json "$name" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["array_bytes"])')
+	case_create "$name" 8M "$@" || return
 	head -c "$bytes" /dev/urandom >"$dir/w0"
 	head -c "$bytes" /dev/urandom >"$dir/expected"
 	"$URAID" write "$name" <"$dir/w0"
 	check "$name: the daemon maps the $n members" \
-		[ "$(cat /proc/[0-9]*/maps 2>/dev/null | grep -c "$SHM/$name-m")" = "$n" ]
+		[ "$(grep -c "$SHM/$name-m" "/proc/$(cat "$URAID_RUN_DIR/$name.pid")/maps")" = "$n" ]
 	"$URAID" write "$name" <"$dir/expected"
 	for ((j = 0; j < 40; j++)); do
 		head -c $(((j % 3 + 1) * 4096)) /dev/urandom >"$dir/s"
@@ -234,14 +236,8 @@ replace_prep() {
 	mkdir -p "$dir"
 	local members=()
 	for ((i = 0; i < n; i++)); do members+=("$dir/m$i"); done
-	if ! "$URAID" create --size=16M --name="$name" "$@" --raid-devices="$n" "${members[@]}" \
-		2>"$dir/err"; then
-		fail "$name: create: $(cat "$dir/err")"
-		return 1
-	fi
-	wait_idle "$name"
 	local bytes
-	bytes=$("$URAID" status --json "$name" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["array_bytes"])')
+	case_create "$name" 16M "$@" || return 1
 	truncate -s "$bytes" "$dir/expected"
 	head -c 2M /dev/urandom >"$dir/w1"
 	head -c 1M /dev/urandom >"$dir/w2"
