@@ -121,8 +121,11 @@ int eng_reshape_raid10_plan(const struct eng_array *a, const struct uraid_reshap
 	    a->resync_offset != MD_RESYNC_NONE)
 		return errmsg(err, errlen, -EBUSY,
 		              "a resync, recovery or check is pending or running; let it finish");
-	/* md's raid10 sizes its bitmap by the array, which the reshape
-	 * changes; mdadm says so when the kernel answers EBUSY. */
+	/* md's raid10 bitmap counts array sectors, which the reshape
+	 * changes: md resizes it (raid10_start_reshape -> md_bitmap_resize;
+	 * 6.1 grows one 4 -> 5 and changes its chunk). uraid has no bitmap
+	 * resize yet, so it refuses in the words mdadm prints for a bitmap
+	 * the kernel cannot resize. */
 	if (a->log || (a->ref.feature_map & MD_FEATURE_BITMAP_OFFSET))
 		return errmsg(err, errlen, -EBUSY,
 		              "Cannot set array shape: Bitmap must be removed before shape can "
