@@ -179,7 +179,17 @@ int eng_reshape_raid10_plan(const struct eng_array *a, const struct uraid_reshap
 		              "Cannot set array shape: the array size (%llu sectors) is not a "
 		              "multiple of the new chunk (%u sectors)",
 		              (unsigned long long)a->array_sectors, r.new.chunk_sectors);
-	rc = eng_reshape_refuse_cut(a, eng_reshape_geo_size(&g, a->geo.dev_sectors), err, errlen);
+	/* The size to cut the array to first: fewer members with too little
+	 * room after the data get their components cut by the move (below),
+	 * so the size md's raid10_start_reshape then wants is raid10_size on
+	 * what is left (mdadm's estimate, the same without the cut and the
+	 * rounding to whole chunks, can be too large for the kernel). */
+	uint64_t fit_dev = a->geo.dev_sectors, fit_move = min_offset_change(&r);
+	if (r.new.raid_disks < r.old.raid_disks && after < fit_move && fit_dev > fit_move)
+		fit_dev -= fit_move;
+	struct layout_geometry fit = g;
+	fit.dev_sectors = fit_dev;
+	rc = eng_reshape_refuse_cut(a, eng_reshape_geo_size(&fit, fit_dev), err, errlen);
 	if (rc < 0)
 		return rc;
 	/* raid10_start_reshape: at least a spare per new slot (spares: not
@@ -231,23 +241,22 @@ int eng_reshape_raid10_plan(const struct eng_array *a, const struct uraid_reshap
 		 * hand); raid10_start_reshape then needs the array to fit the
 		 * fewer members on what is left. */
 		uint64_t dev = a->geo.dev_sectors > min ? a->geo.dev_sectors - min : 0;
-		struct layout_geometry old = a->geo, cut = g;
-		old.dev_sectors = cut.dev_sectors = dev;
+		struct layout_geometry old = a->geo;
+		old.dev_sectors = dev;
 		if (!dev || eng_reshape_geo_size(&old, dev) < a->array_sectors)
 			return errmsg(err, errlen, -ENOSPC,
 			              "cannot reduce component size (by %llu sectors, for the data "
 			              "offset to move up: the array of %llu sectors would not fit)",
 			              (unsigned long long)min,
 			              (unsigned long long)a->array_sectors);
+		/* The size check above counted the cut; kept as md's own
+		 * refusal should the two ever part (raid10_start_reshape). */
+		struct layout_geometry cut = g;
+		cut.dev_sectors = dev;
 		if (eng_reshape_geo_size(&cut, dev) < a->array_sectors)
-			return errmsg(
-			    err, errlen, -ENOSPC,
-			    "Cannot set array shape: array size must be reduced before "
-			    "number of disks (%u members on components cut by %llu sectors "
-			    "for the data offset to move up hold %lluK; use --grow "
-			    "--array-size first)",
-			    r.new.raid_disks, (unsigned long long)min,
-			    (unsigned long long)eng_reshape_geo_size(&cut, dev) / 2);
+			return errmsg(err, errlen, -ENOSPC,
+			              "Cannot set array shape: array size must be reduced before "
+			              "number of disks");
 		*cutp = dev;
 		room = min;
 	}

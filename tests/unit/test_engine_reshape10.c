@@ -116,7 +116,7 @@ static void raid10_no_room(void)
 {
 	struct te_disk d[6];
 	memset(d, 0, sizeof(d));
-	char err[512] = "";
+	char err[512] = "", cutwant[160];
 	enum { NR_DISK = RS_DISK + 4096 };
 	static uint8_t before[6][NR_DISK], after[NR_DISK];
 	for (int kind = 0; kind < 4; kind++) {
@@ -146,10 +146,16 @@ static void raid10_no_room(void)
 			struct uraid_status st;
 			memset(&st, 0, sizeof(st));
 			uraid_status(a, &st);
-			/* all 3 members hold, but not on components cut by a chunk */
+			/* all 3 members hold, but not on components cut by a
+			 * chunk: the size asked for first is md's raid10_size of
+			 * the cut ones */
 			CHECK(uraid_grow(a, URAID_GROW_ARRAY_SIZE, st.dev_sectors / 16 * 3 / 2 * 16,
 			                 err, sizeof(err)) == 0);
-			want = "array size must be reduced before number of disks";
+			snprintf(cutwant, sizeof(cutwant),
+			         "this change will reduce the size of the array: use --grow "
+			         "--array-size first to truncate the array (e.g. --array-size=%lluK)",
+			         (unsigned long long)((st.dev_sectors - 16) / 16 * 3 / 2 * 16 / 2));
+			want = cutwant;
 		} else {
 			CHECK(uraid_fail(a, "n1", err, sizeof(err)) == 0 &&
 			      uraid_remove(a, "n1", err, sizeof(err)) == 0);
