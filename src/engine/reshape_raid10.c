@@ -185,7 +185,7 @@ int eng_reshape_raid10_plan(const struct eng_array *a, const struct uraid_reshap
 	 * what is left (mdadm's estimate, the same without the cut and the
 	 * rounding to whole chunks, can be too large for the kernel). */
 	uint64_t fit_dev = a->geo.dev_sectors, fit_move = min_offset_change(&r);
-	if (r.new.raid_disks < r.old.raid_disks && after < fit_move && fit_dev > fit_move)
+	if (r.new.raid_disks < r.old.raid_disks && after < fit_move &&fit_dev > fit_move)
 		fit_dev -= fit_move;
 	struct layout_geometry fit = g;
 	fit.dev_sectors = fit_dev;
