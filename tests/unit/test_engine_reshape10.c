@@ -151,10 +151,11 @@ static void raid10_no_room(void)
 			 * the cut ones */
 			CHECK(uraid_grow(a, URAID_GROW_ARRAY_SIZE, st.dev_sectors / 16 * 3 / 2 * 16,
 			                 err, sizeof(err)) == 0);
-			snprintf(cutwant, sizeof(cutwant),
-			         "this change will reduce the size of the array: use --grow "
-			         "--array-size first to truncate the array (e.g. --array-size=%lluK)",
-			         (unsigned long long)((st.dev_sectors - 16) / 16 * 3 / 2 * 16 / 2));
+			snprintf(
+			    cutwant, sizeof(cutwant),
+			    "this change will reduce the size of the array: use --grow "
+			    "--array-size first to truncate the array (e.g. --array-size=%lluK)",
+			    (unsigned long long)((st.dev_sectors - 16) / 16 * 3 / 2 * 16 / 2));
 			want = cutwant;
 		} else {
 			CHECK(uraid_fail(a, "n1", err, sizeof(err)) == 0 &&
