@@ -28,6 +28,47 @@ static uint64_t md10_size(uint64_t dev, uint32_t chunk, uint32_t layout, int rd)
  * raid10_start_reshape's (new geometry, fewer members) backwards, and
  * /proc/mdstat prints "reshape = x% (done/total)" in KiB; a grow's new end,
  * which md resyncs after, shows as a resync. */
+/* Step a reshape to its end (URAID_NO_SYNC_THREAD), checking each status on
+ * the way: while it reshapes, the total is md's `total` and mdstat's
+ * reshape line shows (done/total); while a grow's new end resyncs, the
+ * total is `resync_total` (0: not checked). Then no reshape is left and
+ * at least one reshape line was seen. */
+static void walk_progress(struct uraid_array *a, uint64_t total, uint64_t resync_total,
+                          const char *what, size_t i)
+{
+	struct uraid_status st;
+	char line[1024], want[64];
+	uint64_t steps = 0, shown = 0;
+	memset(&st, 0, sizeof(st));
+	uraid_status(a, &st);
+	while (st.reshape && steps++ < 10000) {
+		if (st.sync_action == URAID_SYNC_RESHAPE) {
+			CHECKF(st.sync_total == total, "%s %zu: reshape total %llu, md's %llu",
+			       what, i, (unsigned long long)st.sync_total,
+			       (unsigned long long)total);
+			snprintf(want, sizeof(want), "(%llu/%llu)",
+			         (unsigned long long)(st.sync_done / 2),
+			         (unsigned long long)(total / 2));
+			CHECKF(uraid_mdstat_format("md0", &st, line, sizeof(line)) > 0 &&
+			           strstr(line, "reshape =") && strstr(line, want),
+			       "%s %zu: mdstat \"%s\", want %s", what, i, line, want);
+			shown++;
+		} else if (resync_total) {
+			CHECKF(st.sync_total == resync_total,
+			       "%s %zu: resync total %llu, md's %llu", what, i,
+			       (unsigned long long)st.sync_total, (unsigned long long)resync_total);
+		}
+		if (uraid_sync_step(a, 64) <= 0)
+			break;
+		memset(&st, 0, sizeof(st));
+		uraid_status(a, &st);
+	}
+	memset(&st, 0, sizeof(st));
+	uraid_status(a, &st);
+	CHECKF(shown > 0 && !st.reshape, "%s %zu: %llu lines, reshape %d", what, i,
+	       (unsigned long long)shown, st.reshape);
+}
+
 static void raid10_progress(void)
 {
 	static const struct {
@@ -44,7 +85,7 @@ static void raid10_progress(void)
 		struct uraid_create_opts o =
 		    rsc_opts(URAID_LEVEL_RAID10, k[i].n, k[i].chunk, RS_SECTORS);
 		struct uraid_array *a = NULL;
-		char err[512], line[1024], want[64];
+		char err[512];
 		if (te_create(&o, d, k[i].n, &a) < 0) {
 			CHECKF(0, "raid10 progress %zu: create", i);
 			rsc_disks_close(d, nd);
@@ -73,34 +114,7 @@ static void raid10_progress(void)
 		uint64_t mdev = md10_dev(dev, k[i].chunk, ol, k[i].n);
 		uint64_t total = st.reshape == 2 ? md10_size(mdev, nch, nl, fewer)
 		                                 : md10_size(mdev, k[i].chunk, ol, k[i].n);
-		uint64_t steps = 0, shown = 0;
-		while (st.reshape && steps++ < 10000) {
-			CHECKF(st.sync_total == (st.sync_action == URAID_SYNC_RESHAPE
-			                             ? total
-			                             : md10_size(dev, nch, nl, k[i].to)),
-			       "raid10 progress %zu (%d -> %d): %s total %llu, md's %llu", i,
-			       k[i].n, k[i].to,
-			       st.sync_action == URAID_SYNC_RESHAPE ? "reshape" : "resync",
-			       (unsigned long long)st.sync_total, (unsigned long long)total);
-			if (st.sync_action == URAID_SYNC_RESHAPE &&
-			    uraid_mdstat_format("md0", &st, line, sizeof(line)) > 0) {
-				snprintf(want, sizeof(want), "(%llu/%llu)",
-				         (unsigned long long)(st.sync_done / 2),
-				         (unsigned long long)(total / 2));
-				CHECKF(strstr(line, "reshape =") && strstr(line, want),
-				       "raid10 progress %zu: mdstat \"%s\", want %s", i, line,
-				       want);
-				shown++;
-			}
-			if (uraid_sync_step(a, 64) <= 0)
-				break;
-			memset(&st, 0, sizeof(st));
-			uraid_status(a, &st);
-		}
-		memset(&st, 0, sizeof(st));
-		uraid_status(a, &st);
-		CHECKF(shown > 0 && !st.reshape, "raid10 progress %zu: %llu lines, reshape %d", i,
-		       (unsigned long long)shown, st.reshape);
+		walk_progress(a, total, md10_size(dev, nch, nl, k[i].to), "raid10 progress", i);
 		uraid_stop(a);
 		rsc_disks_close(d, nd);
 	}
@@ -249,7 +263,7 @@ static void raid10_progress_assembled(void)
 		struct uraid_create_opts o =
 		    rsc_opts(URAID_LEVEL_RAID10, k[i].n, k[i].chunk, k[i].size);
 		struct uraid_array *a = NULL;
-		char err[512], warn[512], line[1024], want[64];
+		char err[512], warn[512];
 		if (te_create(&o, d, k[i].n, &a) < 0) {
 			CHECKF(0, "assembled progress %zu: create", i);
 			rsc_disks_close(d, nd);
@@ -292,36 +306,7 @@ static void raid10_progress_assembled(void)
 		}
 		int fewer = k[i].to < k[i].n ? k[i].to : k[i].n;
 		uint64_t total = md10_size(md10_dev(dev, nch, l, k[i].to), nch, l, fewer);
-		uint64_t steps = 0, shown = 0;
-		memset(&st, 0, sizeof(st));
-		uraid_status(a, &st);
-		while (st.reshape && steps++ < 10000) {
-			if (st.sync_action == URAID_SYNC_RESHAPE) {
-				CHECKF(st.sync_total == total,
-				       "assembled progress %zu (%d -> %d, chunk %u -> %u): total "
-				       "%llu, "
-				       "md's %llu (the old geometry's %llu)",
-				       i, k[i].n, k[i].to, k[i].chunk, nch,
-				       (unsigned long long)st.sync_total, (unsigned long long)total,
-				       (unsigned long long)old_total);
-				snprintf(want, sizeof(want), "(%llu/%llu)",
-				         (unsigned long long)(st.sync_done / 2),
-				         (unsigned long long)(total / 2));
-				CHECKF(uraid_mdstat_format("md0", &st, line, sizeof(line)) > 0 &&
-				           strstr(line, "reshape =") && strstr(line, want),
-				       "assembled progress %zu: mdstat \"%s\", want %s", i, line,
-				       want);
-				shown++;
-			}
-			if (uraid_sync_step(a, 64) <= 0)
-				break;
-			memset(&st, 0, sizeof(st));
-			uraid_status(a, &st);
-		}
-		memset(&st, 0, sizeof(st));
-		uraid_status(a, &st);
-		CHECKF(shown > 0 && !st.reshape, "assembled progress %zu: %llu lines, reshape %d",
-		       i, (unsigned long long)shown, st.reshape);
+		walk_progress(a, total, 0, "assembled progress", i);
 		printf(
 		    "# raid10 %d -> %d chunk %u -> %u assembled mid-reshape: md's total %llu, the "
 		    "old geometry's %llu\n",
