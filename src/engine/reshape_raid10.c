@@ -185,7 +185,7 @@ int eng_reshape_raid10_plan(const struct eng_array *a, const struct uraid_reshap
 	 * what is left (mdadm's estimate, the same without the cut and the
 	 * rounding to whole chunks, can be too large for the kernel). */
 	uint64_t fit_dev = a->geo.dev_sectors, fit_move = min_offset_change(&r);
-	if (r.new.raid_disks < r.old.raid_disks && after < fit_move &&fit_dev > fit_move)
+	if (r.new.raid_disks < r.old.raid_disks && after < fit_move && (fit_dev > fit_move))
 		fit_dev -= fit_move;
 	struct layout_geometry fit = g;
 	fit.dev_sectors = fit_dev;
@@ -249,14 +249,8 @@ int eng_reshape_raid10_plan(const struct eng_array *a, const struct uraid_reshap
 			              "offset to move up: the array of %llu sectors would not fit)",
 			              (unsigned long long)min,
 			              (unsigned long long)a->array_sectors);
-		/* The size check above counted the cut; kept as md's own
-		 * refusal should the two ever part (raid10_start_reshape). */
-		struct layout_geometry cut = g;
-		cut.dev_sectors = dev;
-		if (eng_reshape_geo_size(&cut, dev) < a->array_sectors)
-			return errmsg(err, errlen, -ENOSPC,
-			              "Cannot set array shape: array size must be reduced before "
-			              "number of disks");
+		/* (the fewer members hold the array on what is left: the size
+		 * check above counted this cut) */
 		*cutp = dev;
 		room = min;
 	}
