@@ -108,7 +108,7 @@ struct member;
  * URAID_DIRECT: open member files with O_DIRECT.
  * The other assemble flags are defined beside the calls they serve:
  * URAID_FORCE 8, URAID_CREATED 16, URAID_UPDATE_NO_BBL 32,
- * URAID_UPDATE_FORCE_NO_BBL 64, URAID_OVERLAY 128; a new one takes the next
+ * URAID_UPDATE_FORCE_NO_BBL 64, URAID_OVERLAY 128, URAID_FROZEN 256; a new one takes the next
  * free bit (src/engine/api.c checks that no two share one). */
 #define URAID_RDONLY         1u
 #define URAID_NO_SYNC_THREAD 2u
@@ -845,6 +845,10 @@ int uraid_uuid_parse(const char *s, char out[36]);
  * is made durable by uraid_flush: writes not flushed when the process dies
  * may be lost, as on a power cut. */
 #define URAID_OVERLAY 128u
+/* Assemble flag: the array starts with md's sync_action frozen (no resync,
+ * recovery or reshape runs until uraid_sync_freeze(a, false)), so that a
+ * caller can set limits (uraid_sync_speed) before the first sync batch. */
+#define URAID_FROZEN 256u
 int uraid_assemble_overlay(const char *const *paths, int n, unsigned flags, const char *dir,
                            struct uraid_array **out, char *err, size_t errlen, char *warn,
                            size_t warnlen);

@@ -52,6 +52,8 @@ static int daemon_run(int argc, char **argv)
 	const char *cv = getenv("URAID_DAEMON_CREATED");
 	flags |= cv && !strcmp(cv, "1") ? URAID_CREATED : 0;
 	unsetenv("URAID_DAEMON_CREATED");
+	/* frozen until the speed limits below are set */
+	flags |= URAID_FROZEN;
 	char overlay[URAID_OVERLAY_DIR_MAX] = "";
 	const char *ov = getenv("URAID_DAEMON_OVERLAY");
 	if (ov && *ov)
@@ -110,11 +112,15 @@ static int daemon_run(int argc, char **argv)
 		fprintf(stderr, "uraid: daemon %s: warning: %s", name, warn);
 	if (rc < 0)
 		return cli_error("daemon", "%s", err);
-	/* md's sync_speed_min/max, KiB/s */
+	/* md's sync_speed_min/max, KiB/s: set while the array is still
+	 * frozen (URAID_FROZEN above), so the first sync batch keeps them. */
 	const char *smin = getenv("URAID_SYNC_SPEED_MIN"), *smax = getenv("URAID_SYNC_SPEED_MAX");
 	if (smin || smax)
 		uraid_sync_speed(a, smin ? strtoull(smin, NULL, 10) : 1000,
 		                 smax ? strtoull(smax, NULL, 10) : 0);
+	int frc = uraid_sync_freeze(a, false, err, sizeof(err));
+	if (frc < 0 && frc != -EOPNOTSUPP) /* GEOM arrays have no frozen */
+		fprintf(stderr, "uraid: daemon %s: warning: %s\n", name, err);
 	/* md's stripe_cache_size default for raid4/5/6 (URAID_STRIPE_CACHE
 	 * overrides, 0 = off; `uraid stripe-cache` changes it later). */
 	const char *scs = getenv("URAID_STRIPE_CACHE");

@@ -17,10 +17,10 @@
 /* One bit each: flags defined in different sections of uraid.h once
  * shared a value, and an assembly then did what another flag asked. */
 _Static_assert((URAID_RDONLY ^ URAID_NO_SYNC_THREAD ^ URAID_DIRECT ^ URAID_FORCE ^ URAID_CREATED ^
-                URAID_UPDATE_NO_BBL ^ URAID_UPDATE_FORCE_NO_BBL ^ URAID_OVERLAY) ==
+                URAID_UPDATE_NO_BBL ^ URAID_UPDATE_FORCE_NO_BBL ^ URAID_OVERLAY ^ URAID_FROZEN) ==
                    (URAID_RDONLY | URAID_NO_SYNC_THREAD | URAID_DIRECT | URAID_FORCE |
                     URAID_CREATED | URAID_UPDATE_NO_BBL | URAID_UPDATE_FORCE_NO_BBL |
-                    URAID_OVERLAY),
+                    URAID_OVERLAY | URAID_FROZEN),
                "two assemble flags share a bit");
 
 static void close_all(struct member **mm, int n)

@@ -112,6 +112,8 @@ int eng_array_setup(struct eng_array *a, char *err, size_t errlen)
 		if (rc < 0)
 			return rc;
 	}
+	if (a->h.flags & URAID_FROZEN)
+		a->frozen = true;
 	if (!a->readonly) {
 		eng_lock(a);
 		eng_sync_schedule(a);

@@ -2,7 +2,8 @@
  * actually wrong), stale members left out at assembly, an interrupted
  * rebuild resuming from its checkpoint (raid5; raid10 near, far and offset
  * after a crash), sync_speed_min holding under foreground load, create
- * refusing bad parameters without writing anything, and a small write above
+ * refusing bad parameters without writing anything, an assembly frozen until
+ * unfrozen (URAID_FROZEN), and a small write above
  * the resync point making parity right (reconstruct-write, as md forces
  * there). Fixed seeds. */
 #include <pthread.h>
@@ -477,6 +478,50 @@ static void speed_min_holds_under_load(void)
 	close_disks(d, 5);
 }
 
+/* URAID_FROZEN (the daemon's assembly, limits set before the first
+ * batch): with the sync thread running, an interrupted rebuild does not
+ * move until unfrozen, and then it resumes at its checkpoint under the
+ * limits set meanwhile. */
+static void frozen_assembly_waits_for_unfreeze(void)
+{
+	struct te_disk d[5];
+	struct uraid_array *a = mk(d, 5, 5, "left-symmetric", 4, 16);
+	CHECK(a != NULL);
+	if (!a)
+		return;
+	uint64_t size = uraid_size(a);
+	uint8_t *shadow = fill(a, 66);
+	char err[256], warn[1024];
+	CHECK(uraid_fail(a, "#1", err, sizeof(err)) == 0);
+	CHECK(uraid_add_member(a, te_borrow(&d[4]), err, sizeof(err)) == 0);
+	CHECK(uraid_sync_step(a, 1024) == 1);
+	CHECK(uraid_stop(a) == 0);
+	struct member *mm[5];
+	for (int i = 0; i < 5; i++)
+		mm[i] = te_borrow(&d[i]);
+	CHECK(uraid_assemble_members(mm, 5, URAID_FROZEN, &a, err, sizeof(err), warn,
+	                             sizeof(warn)) == 0);
+	if (!a)
+		return;
+	struct uraid_status st;
+	uraid_status(a, &st);
+	uint64_t at = st.members[1].recovery_offset;
+	CHECK(st.frozen && st.sync_action == URAID_SYNC_IDLE);
+	sleep_ms(300); /* the sync thread runs: it must not start the job */
+	uraid_status(a, &st);
+	CHECK(st.frozen && st.sync_action == URAID_SYNC_IDLE);
+	CHECK_EQ_U64(st.members[1].recovery_offset, at);
+	uraid_sync_speed(a, 1, 100);
+	CHECK(uraid_sync_freeze(a, false, err, sizeof(err)) == 0);
+	uraid_status(a, &st);
+	CHECK(!st.frozen && st.sync_action == URAID_SYNC_RECOVER);
+	CHECK(st.sync_speed_max == 100);
+	CHECK(te_verify(a, shadow, size) == 0);
+	uraid_stop(a);
+	free(shadow);
+	close_disks(d, 5);
+}
+
 static bool all_zero(struct te_disk *d)
 {
 	uint8_t *b = malloc(d->mem->size);
@@ -537,4 +582,4 @@ TEST_MAIN(T(raid6_repair_fixes_the_wrong_member), T(raid5_and_raid1_check_counts
           T(stale_member_left_out), T(interrupted_rebuild_resumes),
           T(raid10_rebuild_resumes_after_crash), T(checkpoints_on_4k_boundaries),
           T(speed_min_holds_under_load), T(create_refuses_without_writing),
-          T(write_above_resync_point_rebuilds_parity))
+          T(write_above_resync_point_rebuilds_parity), T(frozen_assembly_waits_for_unfreeze))
