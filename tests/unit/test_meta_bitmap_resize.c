@@ -8,15 +8,12 @@
 #include "../harness.h"
 #include "meta/md_bitmap.h"
 
-/* Header + bits in 512-byte sectors, counted bit by bit. */
+/* Header + bits in 512-byte sectors: a chunk per started chunk of
+ * blocks, a byte per started 8 bits, a sector per started 512 bytes. */
 static uint64_t model_sectors(uint64_t blocks, uint64_t chunk_sectors)
 {
-	uint64_t nbits = 0;
-	for (uint64_t s = 0; s < blocks; s += chunk_sectors)
-		nbits++;
-	uint64_t bytes = 256;
-	for (uint64_t b = 0; b < nbits; b += 8)
-		bytes++;
+	uint64_t nbits = blocks / chunk_sectors + (blocks % chunk_sectors ? 1 : 0);
+	uint64_t bytes = 256 + nbits / 8 + (nbits % 8 ? 1 : 0);
 	uint64_t sect = 0;
 	while (sect * 512 < bytes)
 		sect++;
@@ -31,8 +28,8 @@ static uint32_t model_chunk(uint32_t chunk, uint64_t blocks, uint64_t space)
 	return (uint32_t)c;
 }
 
-static bool model_bit(const uint8_t *old, uint64_t onb, uint64_t oc, uint64_t oblocks,
-                      uint64_t nnb, uint64_t nc, bool mark_new, uint64_t j)
+static bool model_bit(const uint8_t *old, uint64_t onb, uint64_t oc, uint64_t oblocks, uint64_t nnb,
+                      uint64_t nc, bool mark_new, uint64_t j)
 {
 	uint64_t lo = j * nc, hi = (j + 1) * nc;
 	if (mark_new && hi > oblocks)
@@ -80,8 +77,8 @@ static void chunk_choice(void)
 static void carry_bits(void)
 {
 	uint64_t rs = 12;
-	uint8_t old[64], nbm[160];
-	for (int t = 0; t < 4000; t++) {
+	uint8_t old[16], nbm[40];
+	for (int t = 0; t < 3000; t++) {
 		uint64_t oc = 1ull << (t_rand(&rs) % 6);
 		uint64_t oblocks = 1 + t_rand(&rs) % (8 * sizeof(old) * oc);
 		uint64_t onb = (oblocks + oc - 1) / oc;
@@ -100,13 +97,14 @@ static void carry_bits(void)
 		md_bitmap_resize_bits(old, onb, oc, oblocks, nbm, nnb, nc, mark);
 		for (uint64_t j = 0; j < nnb; j++) {
 			bool want = model_bit(old, onb, oc, oblocks, nnb, nc, mark, j);
-			CHECKF(md_bitmap_test(nbm, j) == want,
-			       "t %d bit %llu: old %llu x %llu (%llu sectors), new %llu x %llu: %d, "
-			       "model %d",
-			       t, (unsigned long long)j, (unsigned long long)onb,
-			       (unsigned long long)oc, (unsigned long long)oblocks,
-			       (unsigned long long)nnb, (unsigned long long)nc,
-			       md_bitmap_test(nbm, j), want);
+			CHECKF(
+			    md_bitmap_test(nbm, j) == want,
+			    "t %d bit %llu: old %llu x %llu (%llu sectors), new %llu x %llu: %d, "
+			    "model %d",
+			    t, (unsigned long long)j, (unsigned long long)onb,
+			    (unsigned long long)oc, (unsigned long long)oblocks,
+			    (unsigned long long)nnb, (unsigned long long)nc, md_bitmap_test(nbm, j),
+			    want);
 		}
 		for (uint64_t j = nnb; j < (nnb + 7) / 8 * 8; j++) /* the byte's rest untouched */
 			CHECK(md_bitmap_test(nbm, j) == ((0xa5 >> (j % 8)) & 1));
