@@ -93,9 +93,9 @@ static int grow_size(struct eng_array *a, uint64_t want, char *err, size_t errle
 	if (!a->pers->resize)
 		return errmsg(err, errlen, -EINVAL, "%s has no per-member size to change",
 		              a->ops->name);
-	if (a->log == &eng_log_bitmap)
-		return errmsg(err, errlen, -EBUSY, "the array has a bitmap");
-	if (a->log)
+	/* An internal bitmap is resized with the array (raid1/5/10_resize ->
+	 * md_bitmap_resize); the other logs are not. */
+	if (a->log && a->log != &eng_log_bitmap)
 		return errmsg(err, errlen, -EBUSY, "the array has a %s",
 		              a->log->name ? a->log->name : "log");
 	if (sync_busy(a))
@@ -167,7 +167,12 @@ static int grow_size(struct eng_array *a, uint64_t want, char *err, size_t errle
 	 * end (md's recovery_cp = old size; raid10 in array sectors). */
 	if (dev > old_dev && a->resync_offset > old_sync)
 		a->resync_offset = old_sync;
-	rc = eng_sb_write_all(a);
+	/* The bitmap follows the new sync size: a larger one is written
+	 * before the superblocks name the size, a smaller one after. */
+	rc = a->log == &eng_log_bitmap ? eng_bitmap_resize(a, eng_bitmap_coverage(a), err, errlen)
+	                               : 0;
+	if (rc == 0 && (rc = eng_sb_write_all(a)) < 0)
+		errmsg(err, errlen, rc, "writing the superblocks failed");
 	if (rc < 0) {
 		a->geo.dev_sectors = old_dev;
 		a->ref.size = old_ref;
@@ -175,7 +180,10 @@ static int grow_size(struct eng_array *a, uint64_t want, char *err, size_t errle
 		a->resync_offset = old_resync;
 		for (int i = 0; i < a->nmem; i++)
 			a->mem[i]->sb = saved[i];
-		return errmsg(err, errlen, rc, "writing the superblocks failed");
+		char e2[64];
+		if (a->log == &eng_log_bitmap)
+			eng_bitmap_resize(a, old_sync, e2, sizeof(e2));
+		return rc;
 	}
 	eng_sync_schedule(a);
 	pthread_cond_broadcast(&a->cond);

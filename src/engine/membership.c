@@ -35,6 +35,11 @@ struct field {
 	 * size too: a raid0's superblocks record none, and a level change
 	 * from raid0 records the takeover with the reshape's start.) */
 	bool reshape;
+	/* A size change (grow --size, md's update_size) writes the
+	 * superblocks one after the other with the events bumped: a member
+	 * one event behind the freshest may hold the old size; the freshest
+	 * speaks for the array, as md's analyze_sbs takes it. */
+	bool resized;
 };
 
 static void show_uuid(const struct md_sb *s, char *buf, size_t len)
@@ -93,17 +98,23 @@ static void show_features(const struct md_sb *s, char *buf, size_t len)
 }
 
 static const struct field fields[] = {
-    {"array uuid", show_uuid, false, false},     {"metadata version", show_version, false, false},
-    {"creation time", show_ctime, false, false}, {"level", show_level, false, true},
-    {"layout", show_layout, false, true},        {"chunk size", show_chunk, false, true},
-    {"size per member", show_size, false, true}, {"raid devices", show_disks, false, true},
-    {"feature map", show_features, true, true},
+    {"array uuid", show_uuid, false, false, false},
+    {"metadata version", show_version, false, false, false},
+    {"creation time", show_ctime, false, false, false},
+    {"level", show_level, false, true, false},
+    {"layout", show_layout, false, true, false},
+    {"chunk size", show_chunk, false, true, false},
+    {"size per member", show_size, false, true, true},
+    {"raid devices", show_disks, false, true, false},
+    {"feature map", show_features, true, true, false},
 };
 
 /* Is member s left out of the comparison of field f? */
 static bool skip_field(const struct field *f, const struct md_sb *s, const struct md_sb *fresh)
 {
 	if (f->current_only && !eng_sb_current(s, fresh))
+		return true;
+	if (f->resized && s->events + 1 == fresh->events)
 		return true;
 	return f->reshape && s->events < fresh->events &&
 	       ((s->feature_map | fresh->feature_map) & MD_FEATURE_RESHAPE_ACTIVE);

@@ -52,9 +52,15 @@ int eng_readd(struct eng_array *a, struct member **mp, bool strict, char *err, s
 	if (a->slot[role] >= 0)
 		return REFUSE(-EBUSY, "%s: its slot %d is held by %s", m->name, role,
 		              a->mem[a->slot[role]]->m ? a->mem[a->slot[role]]->m->name : "?");
+	/* The size may have changed while it was gone (grow --size: md's
+	 * super_1_load compares uuid, level, layout and chunk only; its bits
+	 * were resized with the array): then it needs room for the new one. */
+	bool resized = sb.size != a->geo.dev_sectors && sb.version != MD_SB_0_90 &&
+	               sb.data_size >= a->geo.dev_sectors;
 	if (sb.level != a->geo.level || sb.layout != a->ref.layout ||
 	    sb.chunk_sectors != a->geo.chunk_sectors ||
-	    sb.raid_disks != (uint32_t)a->geo.raid_disks || sb.size != a->geo.dev_sectors)
+	    sb.raid_disks != (uint32_t)a->geo.raid_disks ||
+	    (sb.size != a->geo.dev_sectors && !resized))
 		return REFUSE(-EINVAL, "%s: its superblock describes another geometry", m->name);
 	rc = md_sb_check_device(&sb, m->size / 512, e, sizeof(e));
 	if (rc < 0)

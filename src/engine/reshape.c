@@ -645,7 +645,14 @@ static int reshape_begin(struct eng_array *a, const struct md_reshape *rp, const
 	/* In place: the critical section saved first, durable before the
 	 * superblocks say the reshape started. */
 	struct eng_backup bk = {0};
-	if ((backup && (rc = eng_backup_save(a, o, &bk, err, errlen)) < 0) ||
+	/* raid10_start_reshape with another member count: the bitmap (array
+	 * sectors) resized to the new geometry's size before the superblocks
+	 * say the reshape started (md_bitmap_resize, chunk doubled when the
+	 * bits outgrow the space). */
+	bool resize = r.new.level == URAID_LEVEL_RAID10 &&
+	              a->log == &eng_log_bitmap &&r.new.raid_disks != r.old.raid_disks;
+	if ((resize && (rc = eng_bitmap_resize(a, a->rs->size[1], err, errlen)) < 0) ||
+	    (backup && (rc = eng_backup_save(a, o, &bk, err, errlen)) < 0) ||
 	    (inplace == INPLACE_SLIDE && (rc = eng_slide_start(a, o, err, errlen)) < 0)) {
 		a->geo = a->rs->geo[0];
 		free(a->rs);

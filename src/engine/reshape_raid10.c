@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/bitmap/bitmap.h"
 #include "engine/core/log.h"
 #include "engine/core/reshape.h"
 #include "engine/md.h"
@@ -121,15 +122,14 @@ int eng_reshape_raid10_plan(const struct eng_array *a, const struct uraid_reshap
 	    a->resync_offset != MD_RESYNC_NONE)
 		return errmsg(err, errlen, -EBUSY,
 		              "a resync, recovery or check is pending or running; let it finish");
-	/* md's raid10 bitmap counts array sectors, which the reshape
-	 * changes: md resizes it (raid10_start_reshape -> md_bitmap_resize;
-	 * 6.1 grows one 4 -> 5 and changes its chunk). uraid has no bitmap
-	 * resize yet, so it refuses in the words mdadm prints for a bitmap
-	 * the kernel cannot resize. */
-	if (a->log || (a->ref.feature_map & MD_FEATURE_BITMAP_OFFSET))
-		return errmsg(err, errlen, -EBUSY,
-		              "Cannot set array shape: Bitmap must be removed before shape can "
-		              "be changed (uraid grow --bitmap=none first)");
+	/* md's raid10 bitmap counts array sectors: a member count change
+	 * resizes it (reshape_begin -> eng_bitmap_resize, as
+	 * raid10_start_reshape -> md_bitmap_resize); another chunk or layout
+	 * keeps the size and the bitmap. A journal or PPL (not raid10's)
+	 * still refuses. */
+	if (a->log && a->log != &eng_log_bitmap)
+		return errmsg(err, errlen, -EBUSY, "Cannot set array shape: the array has a %s",
+		              a->log->name ? a->log->name : "log");
 	struct md_reshape r;
 	eng_reshape_shape(a, URAID_LEVEL_RAID10, o, &r);
 	if (far_mode(r.old.layout))

@@ -89,6 +89,46 @@ uint64_t md_bitmap_bytes(const struct md_bitmap_sb *sb)
 	return (b + MD_BITMAP_SB_BYTES + 511) / 512 * 512 - MD_BITMAP_SB_BYTES;
 }
 
+uint32_t md_bitmap_resize_chunk(uint32_t chunk_bytes, uint64_t blocks, uint64_t space_sectors)
+{
+	uint64_t chunk = chunk_bytes;
+	for (;;) {
+		uint64_t per = chunk / 512;
+		uint64_t bytes = MD_BITMAP_SB_BYTES + ((blocks + per - 1) / per + 7) / 8;
+		/* md stops doubling below the 32-bit header field's top bit */
+		if (bytes <= space_sectors * 512 || chunk >= (1ull << 30))
+			return (uint32_t)chunk;
+		chunk *= 2;
+	}
+}
+
+void md_bitmap_resize_bits(const uint8_t *old, uint64_t old_nbits, uint64_t old_chunk_sectors,
+                           uint64_t old_blocks, uint8_t *nbm, uint64_t nbits,
+                           uint64_t chunk_sectors, bool mark_new)
+{
+	/* Walk the common range in steps that end at the next boundary of
+	 * either chunk size, as md's copy loop does. */
+	uint64_t end = old_nbits * old_chunk_sectors, nend = nbits * chunk_sectors;
+	if (nend < end)
+		end = nend;
+	for (uint64_t j = 0; j < nbits; j++)
+		md_bitmap_assign(nbm, j, false);
+	for (uint64_t s = 0; s < end;) {
+		uint64_t i = s / old_chunk_sectors, j = s / chunk_sectors;
+		uint64_t next_old = (i + 1) * old_chunk_sectors, next_new = (j + 1) * chunk_sectors;
+		if (md_bitmap_test(old, i)) {
+			md_bitmap_assign(nbm, j, true);
+			s = next_old < next_new ? next_old : next_new;
+		} else {
+			s = next_old;
+		}
+	}
+	if (!mark_new)
+		return;
+	for (uint64_t j = old_blocks / chunk_sectors; j < nbits; j++)
+		md_bitmap_assign(nbm, j, true);
+}
+
 bool md_bitmap_test(const uint8_t *bits, uint64_t bit)
 {
 	return (bits[bit / 8] >> (bit % 8)) & 1;

@@ -61,6 +61,20 @@ uint64_t md_bitmap_bits(const struct md_bitmap_sb *sb);
  * after the header (as the kernel reads it). */
 uint64_t md_bitmap_bytes(const struct md_bitmap_sb *sb);
 
+/* md_bitmap_resize with chunksize 0 (an array resized or a raid10 reshaped
+ * to `blocks` sectors of bits): the chunk (bytes) stays while header + bits
+ * fit `space_sectors`, else it doubles until they fit (never past 2^30). */
+uint32_t md_bitmap_resize_chunk(uint32_t chunk_bytes, uint64_t blocks, uint64_t space_sectors);
+/* The bits of the resized bitmap: new bit j is set when an old set bit's
+ * chunk overlaps j's chunk below both ends, and (mark_new) for every new
+ * chunk reaching past old_blocks (the sectors the old bits stood for:
+ * what md's resize marks needing sync, here on disk too, so a resync
+ * narrowed by the bitmap still covers it). `nbits` bits written, bytes
+ * after them untouched. */
+void md_bitmap_resize_bits(const uint8_t *old, uint64_t old_nbits, uint64_t old_chunk_sectors,
+                           uint64_t old_blocks, uint8_t *nbm, uint64_t nbits,
+                           uint64_t chunk_sectors, bool mark_new);
+
 bool md_bitmap_test(const uint8_t *bits, uint64_t bit);
 void md_bitmap_assign(uint8_t *bits, uint64_t bit, bool dirty);
 uint64_t md_bitmap_count(const uint8_t *bits, uint64_t nbits);

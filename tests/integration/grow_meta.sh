@@ -87,7 +87,35 @@ check "raid5 after shrink: content as written" same g5 8M
 check "--bitmap=internal" "$URAID" grow g5 --bitmap=internal
 check "status shows the bitmap" grep -q 'bitmap:' <<<"$("$URAID" status)"
 check_fails "--bitmap=internal again refused" "$URAID" grow g5 --bitmap=internal
-check_fails "--size with a bitmap refused (md: remove it first)" "$URAID" grow g5 --size=max
+# md resizes the bitmap with the members (raid5_resize -> md_bitmap_resize):
+# mdadm -X of a member (over a read-only loop device) must then show the new
+# per-member size as its sync size, bits for all of it, and the chunk md's
+# rule gives (the old one doubled while header + bits outgrow the old
+# bitmap's sectors); then back to 4M (after --array-size).
+bmx() { # NAME FIELD of mdadm -X on member a
+	local l r=
+	if command -v losetup >/dev/null && l=$(losetup -f --show -r a 2>/dev/null); then
+		r=$(mdadm -X "$l" 2>/dev/null | sed -n "s/^ *$1 : //p" | head -1)
+		losetup -d "$l"
+	fi
+	echo "$r"
+}
+ck0=$(bmx Chunksize)
+check "--size=max with a bitmap" "$URAID" grow g5 --size=max
+idle g5
+uds=$("$URAID" detail g5 | field 'Used Dev Size' | cut -d' ' -f1)
+xs=$(bmx 'Sync Size' | cut -d' ' -f1)
+xb=$(bmx Bitmap | cut -d' ' -f1)
+xc=$(bmx Chunksize)
+echo "# uraid: $uds KiB per member; mdadm -X: sync size $xs KiB, chunk $xc (was $ck0), $xb bits"
+if [ -n "$xs" ]; then
+	check "mdadm -X: sync size is the new per-member size" [ "$xs" = "$uds" ]
+	read -r cn cu <<<"$xc"
+	case $cu in B) cb=$cn ;; KB) cb=$((cn << 10)) ;; MB) cb=$((cn << 20)) ;; *) cb=$((cn << 30)) ;; esac
+	check "mdadm -X: $xb bits of $xc for $uds KiB" [ "$xb" = $(( (uds * 1024 + cb - 1) / cb )) ]
+fi
+check "--array-size=8M, --size=4M again, bitmap kept" sh -c \
+	"'$URAID' grow g5 --array-size=8M && '$URAID' grow g5 --size=4M"
 head -c 1M /dev/urandom >more
 "$URAID" write g5 --offset 1M <more
 dd if=more of=data bs=1M seek=1 conv=notrunc status=none

@@ -9,7 +9,7 @@
  * (sim/member_crash.h: volatile caches that keep, tear or lose unflushed
  * writes), the power cut at a random member request while the data moves
  * and random writes, discards and flushes go on (one raid5 grow with an
- * internal bitmap); then reassembled, the reshape
+ * internal bitmap, a raid10 grow and chunk change with one); then reassembled, the reshape
  * resumed and finished. Every sector must hold a legal state (its value at
  * the last acknowledged flush, or a write issued after it; what the grow
  * adds: zeros), the geometry must be the new one with no reshape left, and
@@ -110,6 +110,11 @@ static const struct rs_cfg rcfgs[] = {
     /* degraded raid10 near-2 shrunk 5 -> 4 with slot 1 missing (rcfgs[28]):
      * the given-up slot's member recovers it after the move */
     {"raid10_5to4_degraded", URAID_LEVEL_RAID10, 5, 4, -1, 16, 0, 0, 0, 0, 0, -1, 0, 2, 0},
+    /* raid10 near-2 with an internal bitmap (rcfgs[29], [30]): grown by
+     * one (md's raid10_start_reshape resizes the bitmap to the new array
+     * size first), and its chunk changed (the bitmap kept) */
+    {"raid10_4to5_bitmap", URAID_LEVEL_RAID10, 4, 5, -1, 16, 0, 0, 1, 4096, 0, -1, 0, 0, 0},
+    {"raid10_chunk_bitmap", URAID_LEVEL_RAID10, 4, 4, -1, 16, 32, 0, 1, 4096, 0, -1, 0, 0, 0},
 };
 
 #define RS_SECTORS 512 /* per member */
@@ -393,6 +398,15 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 	       "%s seed %#llx point %llu: %d spares after the shrink", c->name,
 	       (unsigned long long)seed, (unsigned long long)crash_point, st.spares);
 	uint64_t size = uraid_size(a) / 512, lost = 0;
+	/* The bitmap stands for the array's sync range after it (raid10:
+	 * array sectors, resized with the member count; raid5: per member). */
+	uint64_t bcov = c->level == URAID_LEVEL_RAID10 ? size : st.dev_sectors;
+	uint64_t bcs = (uint64_t)st.bitmap_chunk_kib * 2;
+	CHECKF(!c->bitmap_chunk || (bcs && st.bitmap_chunks == (bcov + bcs - 1) / bcs),
+	       "%s seed %#llx point %llu: %llu bitmap chunks of %llu sectors for %llu", c->name,
+	       (unsigned long long)seed, (unsigned long long)crash_point,
+	       (unsigned long long)st.bitmap_chunks, (unsigned long long)bcs,
+	       (unsigned long long)bcov);
 	for (uint64_t s0 = 0; s0 < size; s0 += 64) {
 		uint64_t k = size - s0 < 64 ? size - s0 : 64;
 		CHECK(uraid_read(a, buf, k * 512, s0 * 512) == 0);
@@ -660,6 +674,16 @@ static void raid6_to_raid5_slide_090(void)
 	slide_run(2, 27);
 }
 
+static void raid10_4to5_bitmap(void)
+{
+	run(29);
+}
+
+static void raid10_chunk_bitmap(void)
+{
+	run(30);
+}
+
 TEST_MAIN(T(second_reshape), T(raid5_4to5), T(raid6_5to6), T(raid5_chunk_layout), T(raid5_5to4),
           T(raid6_6to5), T(raid5_layout_up), T(raid5_4to5_bitmap), T(raid5_to_raid6),
           T(raid6_to_raid5), T(raid4_to_raid5), T(raid0_to_raid5), T(raid10_4to5), T(raid10_chunk),
@@ -668,4 +692,4 @@ TEST_MAIN(T(second_reshape), T(raid5_4to5), T(raid6_5to6), T(raid5_chunk_layout)
           T(raid5_layout_degraded), T(raid10_4to5_degraded), T(raid10_chunk_degraded),
           T(raid5_chunk_slide_090), T(raid5_layout_slide_090), T(raid5_5to4_slide_090),
           T(raid6_chunk_slide), T(raid5_to_raid6_slide_090), T(raid6_to_raid5_slide_090),
-          T(raid10_5to4_degraded))
+          T(raid10_5to4_degraded), T(raid10_4to5_bitmap), T(raid10_chunk_bitmap))

@@ -249,7 +249,28 @@ static void sizes(void)
 	CHECK_EQ_U64(uraid_size(a), 8192 * 512);
 	CHECK(uraid_grow(a, URAID_GROW_BITMAP_NONE, 0, err, sizeof(err)) == -ENOENT);
 	CHECK(uraid_grow(a, URAID_GROW_BITMAP_INTERNAL, 0, err, sizeof(err)) == 0);
-	CHECK(uraid_grow(a, URAID_GROW_SIZE, 0, err, sizeof(err)) == -EBUSY);
+	/* md resizes the bitmap with the members (raid5_resize ->
+	 * md_bitmap_resize): its bits follow the new per-member size, the
+	 * chunk doubled while header + bits outgrow 1.2's space (the old
+	 * bitmap's sectors). */
+	status(a, &st);
+	uint64_t ck = st.bitmap_chunk_kib * 2, nb0 = st.bitmap_chunks;
+	uint64_t space = (256 + (nb0 + 7) / 8 + 511) / 512;
+	CHECK_EQ_U64(nb0, (4096 + ck - 1) / ck);
+	CHECK(uraid_grow(a, URAID_GROW_SIZE, 0, err, sizeof(err)) == 0);
+	settle(a);
+	status(a, &st);
+	CHECK(st.dev_sectors > 4096);
+	while (256 + ((st.dev_sectors + ck - 1) / ck + 7) / 8 > space * 512)
+		ck *= 2;
+	CHECK_EQ_U64(st.bitmap_chunk_kib * 2, ck);
+	CHECK_EQ_U64(st.bitmap_chunks, (st.dev_sectors + ck - 1) / ck);
+	CHECK(same(a) && clean(a));
+	CHECK(uraid_grow(a, URAID_GROW_ARRAY_SIZE, 8192, err, sizeof(err)) == 0);
+	CHECKF(uraid_grow(a, URAID_GROW_SIZE, 4096, err, sizeof(err)) == 0, "%s", err);
+	CHECK(uraid_grow(a, URAID_GROW_ARRAY_SIZE, 0, err, sizeof(err)) == 0);
+	status(a, &st);
+	CHECK_EQ_U64(st.bitmap_chunks, (4096 + ck - 1) / ck);
 	CHECK(uraid_grow(a, URAID_GROW_BITMAP_NONE, 0, err, sizeof(err)) == 0);
 	status(a, &st);
 	CHECK(st.bitmap_chunk_kib == 0);

@@ -9,8 +9,6 @@
 #include "engine/core/engine.h"
 #include "util/errmsg.h"
 
-#define BM_MAX_IMAGE (8u << 20) /* refuse absurd bitmaps rather than allocate */
-
 static bool bm_level_ok(int level)
 {
 	return level == URAID_LEVEL_RAID1 || level == URAID_LEVEL_RAID4 ||
@@ -88,6 +86,11 @@ static int bm_write_range(struct eng_array *a, size_t from, size_t to)
 	return eng_array_readable(a) ? 0 : -EIO;
 }
 
+int eng_bitmap_write_header(struct eng_array *a)
+{
+	return bm_write_range(a, 0, 512);
+}
+
 int eng_bitmap_write_all(struct eng_array *a)
 {
 	return bm_write_range(a, 0, eng_bitmap_of(a)->img_len);
@@ -109,7 +112,7 @@ int eng_bitmap_alloc(struct eng_array *a, const struct md_bitmap_sb *sb, char *e
 	 * raid10). */
 	cov.sync_size = eng_bitmap_coverage(a);
 	uint64_t len = MD_BITMAP_SB_BYTES + md_bitmap_bytes(&cov);
-	if (len > BM_MAX_IMAGE)
+	if (len > ENG_BITMAP_MAX_IMAGE)
 		return errmsg(err, errlen, -EINVAL, "bitmap of %llu bytes is too large",
 		              (unsigned long long)len);
 	struct eng_bitmap *b = calloc(1, sizeof(*b));
@@ -120,6 +123,7 @@ int eng_bitmap_alloc(struct eng_array *a, const struct md_bitmap_sb *sb, char *e
 		return errmsg(err, errlen, -ENOMEM, "out of memory for the bitmap");
 	}
 	b->sb = cov;
+	b->blocks = cov.sync_size;
 	b->nbits = md_bitmap_bits(&cov);
 	b->touched = calloc(b->nbits ? b->nbits : 1, 1);
 	if (!b->touched || member_ioq_open(16, &b->q) < 0) {
@@ -207,6 +211,15 @@ int eng_bitmap_load(struct eng_array *a, char *err, size_t errlen)
 	 * missed writes, so only a fresh one may narrow the resync. */
 	b->use_for_resync = a->resync_offset != MD_RESYNC_NONE && sb.events >= a->events &&
 	                    !(sb.state & MD_BITMAP_STALE);
+	if (sb.state & MD_BITMAP_STALE) {
+		/* As md_bitmap_load: a stale bitmap (one a resize left half
+		 * written, engine/bitmap/bitmap_resize.c) counts as all dirty,
+		 * and the flag goes with the next header write. */
+		for (uint64_t i = 0; i < b->nbits; i++)
+			md_bitmap_assign(bits, i, true);
+		b->sb.state &= ~MD_BITMAP_STALE;
+		b->hdr_events = UINT64_MAX;
+	}
 	return 0;
 }
 

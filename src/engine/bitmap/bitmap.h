@@ -15,6 +15,8 @@
 #ifndef URAID_ENGINE_BITMAP_H
 #define URAID_ENGINE_BITMAP_H
 
+#define ENG_BITMAP_MAX_IMAGE (8u << 20) /* refuse absurd bitmaps rather than allocate */
+
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,6 +35,10 @@ struct eng_bitmap {
 	struct md_bitmap_sb sb;
 	uint64_t nbits;
 	uint64_t chunk_sectors;
+	uint64_t blocks; /* sectors the bits stand for (coverage at load or resize) */
+	/* md's bitmap_info.space: sectors header + bits may take here, 0
+	 * until the first resize works it out (engine/bitmap/bitmap_resize.c) */
+	uint64_t space;
 	uint8_t *img; /* header + bits, as written */
 	size_t img_len;
 	uint64_t hdr_events; /* events in the header as last written */
@@ -111,6 +117,19 @@ int eng_bitmap_clear_synced(struct eng_array *a);
  * `end`; *len receives how far that dirty run may go. Every other sync
  * action, and a recovery of a member that was not re-added, gets pos. */
 uint64_t eng_bitmap_next_dirty(struct eng_array *a, uint64_t pos, uint64_t end, uint64_t *len);
+/* md_bitmap_resize with chunksize 0 (engine/bitmap/bitmap_resize.c): the
+ * bitmap made to stand for `blocks` sectors (md: the raid10 size of a
+ * reshape's new geometry, the new sync size of a --size change), the chunk
+ * doubled until it fits md's space, old set bits carried to every new
+ * chunk they overlap, new chunks past the old end set. A grow is written
+ * before the caller writes the superblocks (a chunk change first marks
+ * the header stale, so a power cut in between means a full resync, never
+ * a missed dirty chunk); a shrink only in memory (the caller's superblocks
+ * first, the bits follow with the next bitmap write). Only for an array
+ * whose log is the bitmap (the caller checks). */
+int eng_bitmap_resize(struct eng_array *a, uint64_t blocks, char *err, size_t errlen);
+/* The header sector alone, to every member in use. */
+int eng_bitmap_write_header(struct eng_array *a);
 /* Write header + bits to every member in use (readd.c, engine/bitmap/bitmap_add.c). */
 int eng_bitmap_write_all(struct eng_array *a);
 /* Allocate the bitmap (a->log_state) for header `sb` covering the array

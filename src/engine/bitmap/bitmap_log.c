@@ -10,6 +10,15 @@ static int bm_synced(struct eng_array *a, bool stopping)
 	return eng_bitmap_clear_synced(a);
 }
 
+static int bm_cover(struct eng_array *a)
+{
+	uint64_t want = eng_bitmap_coverage(a);
+	if (want <= eng_bitmap_of(a)->blocks)
+		return 0;
+	char e[160];
+	return eng_bitmap_resize(a, want, e, sizeof(e));
+}
+
 uint64_t eng_bitmap_skipped(struct eng_array *a, bool recovery)
 {
 	eng_lock(a);
@@ -28,6 +37,7 @@ const struct eng_log_ops eng_log_bitmap = {
     .write_ready = eng_bitmap_covered,
     .write_prepare = eng_bitmap_prepare,
     .synced = bm_synced,
+    .cover = bm_cover,
     .next_dirty = eng_bitmap_next_dirty,
     .full_recovery = eng_bitmap_full_recovery,
     .covers_since = eng_bitmap_covers_since,

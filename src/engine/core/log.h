@@ -72,6 +72,9 @@ struct eng_log_ops {
 	int (*role)(const struct eng_array *a, uint16_t *role_word);
 	/* After every superblock update of the members. */
 	int (*sb_written)(struct eng_array *a);
+	/* Before superblocks that make the array's sync range larger are
+	 * written: cover it (the bitmap resizes, durable first). */
+	int (*cover)(struct eng_array *a);
 
 	/* Background work. */
 	/* Resync, or recovery of a re-added member: the first position >= pos

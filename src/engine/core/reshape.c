@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/core/log.h"
 #include "engine/core/reshape.h"
 #include "util/errmsg.h"
 
@@ -298,6 +299,14 @@ int eng_reshape_complete(struct eng_array *a)
 	/* A takeover due now is recorded in the same write. */
 	if (then)
 		then(a, then_level);
+	/* A raid10 grow assembled mid-way loaded its bitmap for the smaller
+	 * size (as md's raid10_run sizes it): it follows the larger one
+	 * before the superblocks export it. */
+	if (a->log && a->log->cover) {
+		int rc = a->log->cover(a);
+		if (rc < 0)
+			return rc;
+	}
 	return eng_sb_write_all(a);
 }
 

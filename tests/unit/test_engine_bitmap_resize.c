@@ -1,0 +1,380 @@
+/* The internal bitmap resized with the array (engine/bitmap/bitmap_resize.c,
+ * md's raid1/5/10_resize -> md_bitmap_resize): `grow --size` up to the
+ * members' room and back down (after --array-size) on raid1, raid5 and
+ * raid10 near-2 with a bitmap whose bits outgrow 1.2's space (the old
+ * bitmap's sectors), so the chunk doubles. Crash-simulating members
+ * (sim/member_crash.h), random writes, discards and flushes before and
+ * after the size change, and the power cut at a random member request:
+ * reassembled, the resync run, every sector must hold its value at the last
+ * acknowledged flush or a write issued after it, and check must find no
+ * mismatch. Without a cut the bitmap must have md's chunk (doubled from
+ * the old one until header + bits fit the old bitmap's sectors) and bits
+ * for the whole new sync size. BMRESIZE_TRIALS (default 10) and
+ * BMRESIZE_SEED scale and move it. */
+#include "crash_workload.h"
+#include "reshape_common.h"
+
+struct br_cfg {
+	const char *name;
+	int level, ndisks;
+	uint64_t sectors, to_sectors; /* per member; to 0: max */
+};
+
+#define BR_DISK  (12u << 20)
+#define BR_CHUNK 4096 /* bitmap chunk bytes before the resize */
+
+/* raid1 and raid5: bits per member sector; raid10: per array sector (two
+ * copies on four members): chosen so the bits just fit one sector before
+ * the grow (2,000 of at most 2,048) and not after it. */
+static const struct br_cfg bcfgs[] = {
+    {"raid1_grow", URAID_LEVEL_RAID1, 2, 16000, 0},
+    {"raid5_grow", URAID_LEVEL_RAID5, 3, 16000, 0},
+    {"raid10_grow", URAID_LEVEL_RAID10, 4, 8000, 0},
+    {"raid1_shrink", URAID_LEVEL_RAID1, 2, 16000, 8000},
+    {"raid5_shrink", URAID_LEVEL_RAID5, 3, 16000, 8000},
+    {"raid10_shrink", URAID_LEVEL_RAID10, 4, 8000, 4000},
+};
+
+struct br_state {
+	uint64_t seed, boundary, issued, span;
+	uint64_t *durable, *cur;
+	struct cw_write *log;
+	int nlog;
+};
+
+static int br_write(struct uraid_array *a, struct br_state *s, uint64_t *rs, uint8_t *buf)
+{
+	uint64_t nsec = 1 + t_rand(rs) % 24;
+	uint64_t lsec = t_rand(rs) % (s->span - nsec + 1);
+	if (s->issued + 1 >= (uint64_t)s->nlog)
+		return 0;
+	uint64_t id = ++s->issued;
+	bool zero = t_rand(rs) % 5 == 0;
+	s->log[id] = (struct cw_write){lsec, nsec, zero};
+	int rc;
+	if (zero) {
+		rc = uraid_discard(a, lsec * 512, nsec * 512);
+	} else {
+		for (uint64_t k = 0; k < nsec; k++)
+			cw_stamp(s->seed, id, lsec + k, buf + k * 512);
+		rc = uraid_write(a, buf, nsec * 512, lsec * 512);
+	}
+	if (rc == 0)
+		for (uint64_t k = 0; k < nsec; k++)
+			s->cur[lsec + k] = zero ? 0 : id;
+	return rc;
+}
+
+static int br_flush(struct uraid_array *a, struct br_state *s)
+{
+	uint64_t issued = s->issued;
+	int rc = uraid_flush(a);
+	if (rc == 0) {
+		memcpy(s->durable, s->cur, s->span * sizeof(uint64_t));
+		s->boundary = issued;
+	}
+	return rc;
+}
+
+static bool br_legal(const struct br_state *s, uint64_t sec, uint64_t id)
+{
+	if (id == s->durable[sec])
+		return true;
+	for (uint64_t w = s->boundary + 1; w <= s->issued; w++)
+		if (s->log[w].lsec <= sec && sec < s->log[w].lsec + s->log[w].nsec &&
+		    (s->log[w].zero ? id == 0 : id == w))
+			return true;
+	return false;
+}
+
+/* md's chunk for the resized bitmap, worked out here from the rule: the
+ * old bitmap's sectors are the space; double while header + bits exceed. */
+static uint64_t br_model_chunk(uint64_t old_cov, uint64_t new_cov)
+{
+	uint64_t cs = BR_CHUNK / 512;
+	uint64_t space = (256 + ((old_cov + cs - 1) / cs + 7) / 8 + 511) / 512;
+	while (256 + ((new_cov + cs - 1) / cs + 7) / 8 > space * 512)
+		cs *= 2;
+	return cs;
+}
+
+static uint64_t br_cov(const struct br_cfg *c, uint64_t dev)
+{
+	return c->level == URAID_LEVEL_RAID10 ? dev * (uint64_t)c->ndisks / 2 : dev;
+}
+
+/* Member requests from the arming to the write after the resize. */
+static uint64_t br_mark;
+
+static uint64_t br_trial(const struct br_cfg *c, uint64_t seed, uint64_t crash_point, bool *crashed)
+{
+	struct te_disk d[TE_MAX];
+	struct crash_ctl *ctl;
+	uint64_t rs = seed, used = 0;
+	memset(d, 0, sizeof(d));
+	*crashed = false;
+	if (crash_ctl_new(&ctl) < 0)
+		abort();
+	for (int i = 0; i < c->ndisks; i++) {
+		snprintf(d[i].name, sizeof(d[i].name), "b%d", i);
+		if (member_open_mem(d[i].name, BR_DISK, &d[i].mem) < 0 ||
+		    member_crash_wrap(d[i].mem, ctl, &d[i].fault) < 0)
+			abort();
+	}
+	struct uraid_create_opts o = rsc_opts(c->level, c->ndisks, 16, c->sectors);
+	struct uraid_array *a = NULL;
+	struct br_state s = {.seed = seed, .nlog = 4096};
+	uint8_t *buf = malloc(64 * 512);
+	char err[512], warn[1024];
+	if (te_create(&o, d, c->ndisks, &a) < 0) {
+		CHECKF(0, "%s: create failed", c->name);
+		goto out;
+	}
+	CHECKF(uraid_bitmap_add(a, BR_CHUNK, err, sizeof(err)) == 0, "%s: bitmap: %s", c->name,
+	       err);
+	bool shrink = c->to_sectors && c->to_sectors < c->sectors;
+	uint64_t full = uraid_size(a) / 512;
+	/* A shrink: mdadm's order, --array-size first; the writes stay below. */
+	s.span = shrink ? full * c->to_sectors / c->sectors : full;
+	if (shrink)
+		CHECKF(uraid_grow(a, URAID_GROW_ARRAY_SIZE, s.span, err, sizeof(err)) == 0,
+		       "%s: array size: %s", c->name, err);
+	s.durable = calloc(s.span, sizeof(uint64_t));
+	s.cur = calloc(s.span, sizeof(uint64_t));
+	s.log = calloc((size_t)s.nlog, sizeof(*s.log));
+	for (uint64_t l = 0; l < s.span; l += 32) {
+		uint64_t id = ++s.issued;
+		uint64_t n = s.span - l < 32 ? s.span - l : 32;
+		s.log[id] = (struct cw_write){l, n, false};
+		for (uint64_t k = 0; k < n; k++)
+			cw_stamp(seed, id, l + k, buf + k * 512);
+		CHECK(uraid_write(a, buf, n * 512, l * 512) == 0);
+		for (uint64_t k = 0; k < n; k++)
+			s.cur[l + k] = id;
+	}
+	CHECK(br_flush(a, &s) == 0);
+	struct uraid_status st0;
+	memset(&st0, 0, sizeof(st0));
+	uraid_status(a, &st0);
+	uint64_t base = crash_ctl_requests(ctl);
+	crash_ctl_arm(ctl, crash_point ? base + crash_point : 0);
+	/* writes in flight (their bits set, not flushed) when the size changes */
+	int rc = 0;
+	for (int k = 0; k < 6 && rc == 0 && !crash_ctl_crashed(ctl); k++)
+		rc = br_write(a, &s, &rs, buf);
+	if (rc == 0 && !crash_ctl_crashed(ctl)) {
+		rc = uraid_grow(a, URAID_GROW_SIZE, c->to_sectors, err, sizeof(err));
+		if (!crash_ctl_crashed(ctl))
+			CHECKF(rc == 0, "%s: --size: %s", c->name, err);
+	}
+	/* One write more: the bitmap's header as fresh as the superblocks
+	 * again, so a cut now leaves a resync the bitmap narrows (the
+	 * writes before the resize still unflushed: their bits must have
+	 * been carried). */
+	if (rc == 0 && !crash_ctl_crashed(ctl))
+		rc = br_write(a, &s, &rs, buf);
+	br_mark = crash_ctl_requests(ctl) - base;
+	for (int k = 0; k < 400 && rc >= 0 && !crash_ctl_crashed(ctl); k++) {
+		uint64_t r = k < 4 ? 0 : t_rand(&rs) % 8;
+		if (r < 3)
+			rc = br_write(a, &s, &rs, buf);
+		else if (r == 3)
+			rc = br_flush(a, &s);
+		if (rc < 0 || crash_ctl_crashed(ctl))
+			break;
+		rc = uraid_sync_step(a, 64);
+		if (rc == 0 && k > 40)
+			break;
+		rc = rc < 0 ? rc : 0;
+	}
+	if (!crash_ctl_crashed(ctl)) {
+		CHECKF(rc >= 0, "%s seed %#llx: failed: %d", c->name, (unsigned long long)seed, rc);
+		struct uraid_status st;
+		memset(&st, 0, sizeof(st));
+		uraid_status(a, &st);
+		uint64_t want_cs = br_model_chunk(br_cov(c, c->sectors), br_cov(c, st.dev_sectors));
+		uint64_t cov = br_cov(c, st.dev_sectors);
+		CHECKF(st.dev_sectors != c->sectors && st.bitmap_chunk_kib * 2 == want_cs &&
+		           st.bitmap_chunks == (cov + want_cs - 1) / want_cs,
+		       "%s: %llu sectors per member, bitmap chunk %u KiB (md's: %llu), %llu bits",
+		       c->name, (unsigned long long)st.dev_sectors, st.bitmap_chunk_kib,
+		       (unsigned long long)want_cs / 2, (unsigned long long)st.bitmap_chunks);
+		CHECKF(shrink || want_cs > BR_CHUNK / 512, "%s: the chunk did not double", c->name);
+	}
+	used = crash_ctl_requests(ctl) - base;
+	*crashed = crash_ctl_crashed(ctl);
+	uraid_drop(a);
+	a = NULL;
+	struct crash_stats cs;
+	CHECK(crash_apply(ctl, seed ^ 0xfeed, &cs) == 0);
+	int idx[TE_MAX];
+	for (int i = 0; i < c->ndisks; i++)
+		idx[i] = i;
+	warn[0] = 0;
+	if (te_assemble(d, idx, c->ndisks, &a, warn, sizeof(warn)) < 0) {
+		CHECKF(0, "%s seed %#llx point %llu: assemble failed", c->name,
+		       (unsigned long long)seed, (unsigned long long)crash_point);
+		goto out;
+	}
+	CHECKF(te_sync_all(a) == 0, "%s seed %#llx point %llu: resync failed", c->name,
+	       (unsigned long long)seed, (unsigned long long)crash_point);
+	uint64_t lost = 0;
+	for (uint64_t s0 = 0; s0 < s.span; s0 += 64) {
+		uint64_t k = s.span - s0 < 64 ? s.span - s0 : 64;
+		CHECK(uraid_read(a, buf, k * 512, s0 * 512) == 0);
+		for (uint64_t j = 0; j < k; j++) {
+			uint64_t sec = s0 + j, id = cw_decode(seed, sec, buf + j * 512);
+			if (!br_legal(&s, sec, id) && lost++ < 3)
+				fprintf(stderr,
+				        "%s seed %#llx point %llu: sector %llu holds %llu (durable "
+				        "%llu)\n",
+				        c->name, (unsigned long long)seed,
+				        (unsigned long long)crash_point, (unsigned long long)sec,
+				        (unsigned long long)id, (unsigned long long)s.durable[sec]);
+		}
+	}
+	CHECKF(lost == 0, "%s seed %#llx point %llu: %llu sectors lost", c->name,
+	       (unsigned long long)seed, (unsigned long long)crash_point, (unsigned long long)lost);
+	uint64_t mm = rsc_check(a);
+	CHECKF(mm == 0, "%s seed %#llx point %llu: %llu mismatches", c->name,
+	       (unsigned long long)seed, (unsigned long long)crash_point, (unsigned long long)mm);
+out:
+	if (a)
+		uraid_stop(a);
+	for (int i = 0; i < c->ndisks; i++)
+		if (d[i].fault)
+			member_close(d[i].fault);
+	crash_ctl_free(ctl);
+	free(s.durable);
+	free(s.cur);
+	free(s.log);
+	free(buf);
+	return used;
+}
+
+static void run(int i)
+{
+	const struct br_cfg *c = &bcfgs[i];
+	uint64_t seed = cw_env("BMRESIZE_SEED", 0xb17e0000ULL) + (uint64_t)i * 0x100000;
+	uint64_t trials = cw_env("BMRESIZE_TRIALS", 10);
+	bool crashed;
+	uint64_t total = br_trial(c, seed, 0, &crashed), mark = br_mark;
+	CHECKF(total > 10, "%s: %llu member requests", c->name, (unsigned long long)total);
+	uint64_t rs = seed ^ 0xabc, crashes = 0;
+	for (uint64_t t = 0; t < trials && total; t++) {
+		/* every other cut up to a few requests past the write after
+		 * the resize, the others anywhere */
+		uint64_t span = t % 2 ? total : mark + 8;
+		br_trial(c, seed + t + 1, 1 + t_rand(&rs) % span, &crashed);
+		crashes += crashed;
+	}
+	CHECKF(crashes > 0 || trials == 0, "%s: no trial cut the power", c->name);
+	printf("# %s: %llu member requests, %llu trials cut\n", c->name, (unsigned long long)total,
+	       (unsigned long long)crashes);
+}
+
+static void raid1_grow(void)
+{
+	run(0);
+}
+static void raid5_grow(void)
+{
+	run(1);
+}
+static void raid10_grow(void)
+{
+	run(2);
+}
+static void raid1_shrink(void)
+{
+	run(3);
+}
+static void raid5_shrink(void)
+{
+	run(4);
+}
+static void raid10_shrink(void)
+{
+	run(5);
+}
+
+/* A degraded array resized: its bits are all a re-add has (bits are never
+ * cleared while a member is missing), so the chunks written while it was
+ * gone, before and after the resize, must be the ones recovered. The
+ * content against a shadow, check = 0, and the recovery must have skipped
+ * clean chunks (it went by the bitmap). */
+static void readd_after(int level, int n, uint64_t sectors)
+{
+	struct te_disk d[TE_MAX];
+	memset(d, 0, sizeof(d));
+	rsc_disks_open(d, n, "q", BR_DISK);
+	struct uraid_create_opts o = rsc_opts(level, n, 16, sectors);
+	struct uraid_array *a = NULL;
+	char err[512];
+	if (te_create(&o, d, n, &a) < 0) {
+		CHECK(0);
+		rsc_disks_close(d, n);
+		return;
+	}
+	CHECKF(uraid_bitmap_add(a, BR_CHUNK, err, sizeof(err)) == 0, "bitmap: %s", err);
+	uint64_t rs = 0x5eed + (uint64_t)level;
+	uint64_t size = uraid_size(a);
+	uint8_t *shadow = malloc(64u << 20);
+	t_fill(&rs, shadow, size);
+	CHECK(uraid_write(a, shadow, size, 0) == 0);
+	CHECK(uraid_flush(a) == 0 && uraid_flush(a) == 0);
+	CHECKF(uraid_fail(a, "#1", err, sizeof(err)) == 0 &&
+	           uraid_remove(a, d[1].name, err, sizeof(err)) == 0,
+	       "fail/remove: %s", err);
+	uint8_t buf[8 * 512];
+	for (int k = 0; k < 8; k++) {
+		uint64_t at = t_rand(&rs) % (size / 512 - 8);
+		t_fill(&rs, buf, sizeof(buf));
+		CHECK(uraid_write(a, buf, sizeof(buf), at * 512) == 0);
+		memcpy(shadow + at * 512, buf, sizeof(buf));
+	}
+	CHECKF(uraid_grow(a, URAID_GROW_SIZE, 0, err, sizeof(err)) == 0, "--size: %s", err);
+	uint64_t nsize = uraid_size(a);
+	CHECK(nsize > size);
+	/* the grown region: zeros on the member left, as on the one gone */
+	memset(shadow + size, 0, nsize - size);
+	for (int k = 0; k < 8; k++) {
+		uint64_t at = t_rand(&rs) % (nsize / 512 - 8);
+		t_fill(&rs, buf, sizeof(buf));
+		CHECK(uraid_write(a, buf, sizeof(buf), at * 512) == 0);
+		memcpy(shadow + at * 512, buf, sizeof(buf));
+	}
+	uint64_t skipped0 = uraid_bitmap_recovery_skipped(a);
+	CHECKF(uraid_re_add_member(a, te_borrow(&d[1]), err, sizeof(err)) == 0, "re-add: %s", err);
+	CHECK(te_sync_all(a) == 0);
+	uint64_t skipped = uraid_bitmap_recovery_skipped(a) - skipped0;
+	struct uraid_status st;
+	memset(&st, 0, sizeof(st));
+	uraid_status(a, &st);
+	CHECKF(st.degraded == 0 && skipped > 0, "degraded %d, recovery skipped %llu", st.degraded,
+	       (unsigned long long)skipped);
+	uint8_t *got = malloc(nsize);
+	CHECK(uraid_read(a, got, nsize, 0) == 0 && !memcmp(got, shadow, nsize));
+	uint64_t mm = rsc_check(a);
+	CHECKF(mm == 0, "level %d: %llu mismatches after the re-add", level,
+	       (unsigned long long)mm);
+	printf("# level %d: re-add after the resize skipped %llu sectors, chunk %u KiB\n", level,
+	       (unsigned long long)skipped, st.bitmap_chunk_kib);
+	free(got);
+	free(shadow);
+	uraid_stop(a);
+	rsc_disks_close(d, n);
+}
+
+static void raid1_readd(void)
+{
+	readd_after(URAID_LEVEL_RAID1, 2, 16000);
+}
+
+static void raid10_readd(void)
+{
+	readd_after(URAID_LEVEL_RAID10, 4, 8000);
+}
+
+TEST_MAIN(T(raid1_grow), T(raid5_grow), T(raid10_grow), T(raid1_shrink), T(raid5_shrink),
+          T(raid10_shrink), T(raid1_readd), T(raid10_readd))
