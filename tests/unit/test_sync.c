@@ -171,20 +171,35 @@ static void stale_member_left_out(void)
 	close_disks(d, 3);
 }
 
-static void interrupted_rebuild_resumes(void)
+/* A raid5 of 4 + a spare whose rebuild into member `fail` (after writes
+ * of pattern `seed`) stopped part-way; the disks stay open, the shadow of
+ * what was written in *shadow. false when the array could not be made. */
+static bool half_rebuilt(struct te_disk *d, uint64_t seed, const char *fail, uint8_t **shadow,
+                         uint64_t *size)
 {
-	struct te_disk d[5];
 	struct uraid_array *a = mk(d, 5, 5, "left-symmetric", 4, 16);
 	CHECK(a != NULL);
 	if (!a)
-		return;
-	uint64_t size = uraid_size(a);
-	uint8_t *shadow = fill(a, 65);
-	char err[256], warn[1024];
-	CHECK(uraid_fail(a, "#2", err, sizeof(err)) == 0);
+		return false;
+	*size = uraid_size(a);
+	*shadow = fill(a, seed);
+	char err[256];
+	CHECK(uraid_fail(a, fail, err, sizeof(err)) == 0);
 	CHECK(uraid_add_member(a, te_borrow(&d[4]), err, sizeof(err)) == 0);
 	CHECK(uraid_sync_step(a, 1024) == 1); /* part of the rebuild */
 	CHECK(uraid_stop(a) == 0);
+	return true;
+}
+
+static void interrupted_rebuild_resumes(void)
+{
+	struct te_disk d[5];
+	uint8_t *shadow;
+	uint64_t size;
+	if (!half_rebuilt(d, 65, "#2", &shadow, &size))
+		return;
+	struct uraid_array *a;
+	char warn[1024];
 	int all[] = {0, 1, 2, 3, 4};
 	CHECK(te_assemble(d, all, 5, &a, warn, sizeof(warn)) == 0);
 	if (!a)
@@ -485,17 +500,12 @@ static void speed_min_holds_under_load(void)
 static void frozen_assembly_waits_for_unfreeze(void)
 {
 	struct te_disk d[5];
-	struct uraid_array *a = mk(d, 5, 5, "left-symmetric", 4, 16);
-	CHECK(a != NULL);
-	if (!a)
+	uint8_t *shadow;
+	uint64_t size;
+	if (!half_rebuilt(d, 66, "#1", &shadow, &size))
 		return;
-	uint64_t size = uraid_size(a);
-	uint8_t *shadow = fill(a, 66);
+	struct uraid_array *a;
 	char err[256], warn[1024];
-	CHECK(uraid_fail(a, "#1", err, sizeof(err)) == 0);
-	CHECK(uraid_add_member(a, te_borrow(&d[4]), err, sizeof(err)) == 0);
-	CHECK(uraid_sync_step(a, 1024) == 1);
-	CHECK(uraid_stop(a) == 0);
 	struct member *mm[5];
 	for (int i = 0; i < 5; i++)
 		mm[i] = te_borrow(&d[i]);
