@@ -61,6 +61,55 @@ static inline void cw_stamp(uint64_t seed, uint64_t id, uint64_t lsec, uint8_t *
 	memcpy(s + 16, &lsec, 8);
 }
 
+/* A trial's span of logical sectors: the write that each sector holds now
+ * (cur, 0 = zeros) and held at the last acknowledged flush (durable), and
+ * every write issued (log[1..issued]; boundary: the last one the flush
+ * covered). */
+struct cw_span {
+	uint64_t seed, boundary, issued, span;
+	uint64_t *durable, *cur;
+	struct cw_write *log;
+	int nlog;
+};
+
+/* One random write of 1-24 sectors, a discard one time in five (its zeros
+ * split at a reshape position too); 0 once the log is full. */
+static inline int cw_span_write(struct uraid_array *a, struct cw_span *s, uint64_t *rs,
+                                uint8_t *buf)
+{
+	uint64_t nsec = 1 + t_rand(rs) % 24;
+	uint64_t lsec = t_rand(rs) % (s->span - nsec + 1);
+	if (s->issued + 1 >= (uint64_t)s->nlog)
+		return 0;
+	uint64_t id = ++s->issued;
+	bool zero = t_rand(rs) % 5 == 0;
+	s->log[id] = (struct cw_write){lsec, nsec, zero};
+	int rc;
+	if (zero) {
+		rc = uraid_discard(a, lsec * 512, nsec * 512);
+	} else {
+		for (uint64_t k = 0; k < nsec; k++)
+			cw_stamp(s->seed, id, lsec + k, buf + k * 512);
+		rc = uraid_write(a, buf, nsec * 512, lsec * 512);
+	}
+	if (rc == 0)
+		for (uint64_t k = 0; k < nsec; k++)
+			s->cur[lsec + k] = zero ? 0 : id;
+	return rc;
+}
+
+/* A flush: once acknowledged, what every sector holds is durable. */
+static inline int cw_span_flush(struct uraid_array *a, struct cw_span *s)
+{
+	uint64_t issued = s->issued;
+	int rc = uraid_flush(a);
+	if (rc == 0) {
+		memcpy(s->durable, s->cur, s->span * sizeof(uint64_t));
+		s->boundary = issued;
+	}
+	return rc;
+}
+
 /* The write id a sector holds, or UINT64_MAX when it is no write's stamp. */
 static inline uint64_t cw_decode(uint64_t seed, uint64_t lsec, const uint8_t *s)
 {

@@ -35,48 +35,7 @@ static const struct br_cfg bcfgs[] = {
     {"raid10_shrink", URAID_LEVEL_RAID10, 4, 8000, 4000},
 };
 
-struct br_state {
-	uint64_t seed, boundary, issued, span;
-	uint64_t *durable, *cur;
-	struct cw_write *log;
-	int nlog;
-};
-
-static int br_write(struct uraid_array *a, struct br_state *s, uint64_t *rs, uint8_t *buf)
-{
-	uint64_t nsec = 1 + t_rand(rs) % 24;
-	uint64_t lsec = t_rand(rs) % (s->span - nsec + 1);
-	if (s->issued + 1 >= (uint64_t)s->nlog)
-		return 0;
-	uint64_t id = ++s->issued;
-	bool zero = t_rand(rs) % 5 == 0;
-	s->log[id] = (struct cw_write){lsec, nsec, zero};
-	int rc;
-	if (zero) {
-		rc = uraid_discard(a, lsec * 512, nsec * 512);
-	} else {
-		for (uint64_t k = 0; k < nsec; k++)
-			cw_stamp(s->seed, id, lsec + k, buf + k * 512);
-		rc = uraid_write(a, buf, nsec * 512, lsec * 512);
-	}
-	if (rc == 0)
-		for (uint64_t k = 0; k < nsec; k++)
-			s->cur[lsec + k] = zero ? 0 : id;
-	return rc;
-}
-
-static int br_flush(struct uraid_array *a, struct br_state *s)
-{
-	uint64_t issued = s->issued;
-	int rc = uraid_flush(a);
-	if (rc == 0) {
-		memcpy(s->durable, s->cur, s->span * sizeof(uint64_t));
-		s->boundary = issued;
-	}
-	return rc;
-}
-
-static bool br_legal(const struct br_state *s, uint64_t sec, uint64_t id)
+static bool br_legal(const struct cw_span *s, uint64_t sec, uint64_t id)
 {
 	if (id == s->durable[sec])
 		return true;
@@ -123,7 +82,7 @@ static uint64_t br_trial(const struct br_cfg *c, uint64_t seed, uint64_t crash_p
 	}
 	struct uraid_create_opts o = rsc_opts(c->level, c->ndisks, 16, c->sectors);
 	struct uraid_array *a = NULL;
-	struct br_state s = {.seed = seed, .nlog = 4096};
+	struct cw_span s = {.seed = seed, .nlog = 4096};
 	uint8_t *buf = malloc(64 * 512);
 	char err[512], warn[1024];
 	if (te_create(&o, d, c->ndisks, &a) < 0) {
@@ -152,7 +111,7 @@ static uint64_t br_trial(const struct br_cfg *c, uint64_t seed, uint64_t crash_p
 		for (uint64_t k = 0; k < n; k++)
 			s.cur[l + k] = id;
 	}
-	CHECK(br_flush(a, &s) == 0);
+	CHECK(cw_span_flush(a, &s) == 0);
 	struct uraid_status st0;
 	memset(&st0, 0, sizeof(st0));
 	uraid_status(a, &st0);
@@ -161,7 +120,7 @@ static uint64_t br_trial(const struct br_cfg *c, uint64_t seed, uint64_t crash_p
 	/* writes in flight (their bits set, not flushed) when the size changes */
 	int rc = 0;
 	for (int k = 0; k < 6 && rc == 0 && !crash_ctl_crashed(ctl); k++)
-		rc = br_write(a, &s, &rs, buf);
+		rc = cw_span_write(a, &s, &rs, buf);
 	if (rc == 0 && !crash_ctl_crashed(ctl)) {
 		rc = uraid_grow(a, URAID_GROW_SIZE, c->to_sectors, err, sizeof(err));
 		if (!crash_ctl_crashed(ctl))
@@ -172,14 +131,14 @@ static uint64_t br_trial(const struct br_cfg *c, uint64_t seed, uint64_t crash_p
 	 * writes before the resize still unflushed: their bits must have
 	 * been carried). */
 	if (rc == 0 && !crash_ctl_crashed(ctl))
-		rc = br_write(a, &s, &rs, buf);
+		rc = cw_span_write(a, &s, &rs, buf);
 	br_mark = crash_ctl_requests(ctl) - base;
 	for (int k = 0; k < 400 && rc >= 0 && !crash_ctl_crashed(ctl); k++) {
 		uint64_t r = k < 4 ? 0 : t_rand(&rs) % 8;
 		if (r < 3)
-			rc = br_write(a, &s, &rs, buf);
+			rc = cw_span_write(a, &s, &rs, buf);
 		else if (r == 3)
-			rc = br_flush(a, &s);
+			rc = cw_span_flush(a, &s);
 		if (rc < 0 || crash_ctl_crashed(ctl))
 			break;
 		rc = uraid_sync_step(a, 64);

@@ -130,58 +130,15 @@ static int rs_inplace;
  * moves its critical section there). */
 static uint64_t rs_start_used;
 
-struct rs_state {
-	uint64_t seed, boundary, issued;
-	uint64_t *durable, *cur;
-	struct cw_write *log;
-	uint64_t span;
-	int nlog;
-};
-
-static int rs_write(struct uraid_array *a, struct rs_state *s, uint64_t *rs, uint8_t *buf)
-{
-	uint64_t nsec = 1 + t_rand(rs) % 24;
-	uint64_t lsec = t_rand(rs) % (s->span - nsec + 1);
-	if (s->issued + 1 >= (uint64_t)s->nlog)
-		return 0;
-	uint64_t id = ++s->issued;
-	/* One request in five a discard: zeros split at the position too. */
-	bool zero = t_rand(rs) % 5 == 0;
-	s->log[id] = (struct cw_write){lsec, nsec, zero};
-	int rc;
-	if (zero) {
-		rc = uraid_discard(a, lsec * 512, nsec * 512);
-	} else {
-		for (uint64_t k = 0; k < nsec; k++)
-			cw_stamp(s->seed, id, lsec + k, buf + k * 512);
-		rc = uraid_write(a, buf, nsec * 512, lsec * 512);
-	}
-	if (rc == 0)
-		for (uint64_t k = 0; k < nsec; k++)
-			s->cur[lsec + k] = zero ? 0 : id;
-	return rc;
-}
-
 /* Does a discard issued after the last acknowledged flush cover sector
  * sec (zeros are then a legal content)? */
-static bool zero_in_flight(const struct rs_state *s, uint64_t sec)
+static bool zero_in_flight(const struct cw_span *s, uint64_t sec)
 {
 	for (uint64_t id = s->boundary + 1; id <= s->issued; id++)
 		if (s->log[id].zero && s->log[id].lsec <= sec &&
 		    sec < s->log[id].lsec + s->log[id].nsec)
 			return true;
 	return false;
-}
-
-static int rs_flush(struct uraid_array *a, struct rs_state *s)
-{
-	uint64_t issued = s->issued;
-	int rc = uraid_flush(a);
-	if (rc == 0) {
-		memcpy(s->durable, s->cur, s->span * sizeof(uint64_t));
-		s->boundary = issued;
-	}
-	return rc;
 }
 
 /* What a shrink's fewer members hold (mdadm's order: --array-size first). */
@@ -234,7 +191,7 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 	if (rs_inplace == 2)
 		o.metadata = 0; /* 0.90 */
 	struct uraid_array *a = NULL;
-	struct rs_state s = {.seed = seed, .nlog = 4096};
+	struct cw_span s = {.seed = seed, .nlog = 4096};
 	struct member *bk = NULL, *bk_mem = NULL;
 	if (rs_inplace && (member_open_mem("backup", 1u << 20, &bk_mem) < 0 ||
 	                   member_crash_wrap(bk_mem, ctl, &bk) < 0))
@@ -272,7 +229,7 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 		for (uint64_t k = 0; k < 32; k++)
 			s.cur[l + k] = id;
 	}
-	CHECK(rs_flush(a, &s) == 0);
+	CHECK(cw_span_flush(a, &s) == 0);
 	if (c->degrade)
 		rs_degrade(a, c, d, nd);
 	for (int i = c->ndisks; i < nd && c->to_level && !c->degrade; i++)
@@ -304,9 +261,9 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 	while (rc == 0 && !crash_ctl_crashed(ctl)) {
 		uint64_t r = t_rand(&rs) % 8;
 		if (r < 3 && !c->degrade)
-			rc = rs_write(a, &s, &rs, buf);
+			rc = cw_span_write(a, &s, &rs, buf);
 		else if (r == 3)
-			rc = rs_flush(a, &s);
+			rc = cw_span_flush(a, &s);
 		if (rc < 0 || crash_ctl_crashed(ctl))
 			break;
 		rc = uraid_sync_step(a, 32);
