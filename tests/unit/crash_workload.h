@@ -110,6 +110,39 @@ static inline int cw_span_flush(struct uraid_array *a, struct cw_span *s)
 	return rc;
 }
 
+/* A trial's start: span sectors of known content (writes of 32 sectors,
+ * stamped with s->seed) written and flushed; buf holds 32 sectors. */
+static inline int cw_span_start(struct uraid_array *a, struct cw_span *s, uint64_t span,
+                                uint8_t *buf)
+{
+	s->span = span;
+	s->durable = calloc(span, sizeof(uint64_t));
+	s->cur = calloc(span, sizeof(uint64_t));
+	s->log = calloc((size_t)s->nlog, sizeof(*s->log));
+	if (!s->durable || !s->cur || !s->log)
+		return -ENOMEM;
+	for (uint64_t l = 0; l < span; l += 32) {
+		uint64_t id = ++s->issued;
+		uint64_t n = span - l < 32 ? span - l : 32;
+		s->log[id] = (struct cw_write){l, n, false};
+		for (uint64_t k = 0; k < n; k++)
+			cw_stamp(s->seed, id, l + k, buf + k * 512);
+		int rc = uraid_write(a, buf, n * 512, l * 512);
+		if (rc < 0)
+			return rc;
+		for (uint64_t k = 0; k < n; k++)
+			s->cur[l + k] = id;
+	}
+	return cw_span_flush(a, s);
+}
+
+static inline void cw_span_free(struct cw_span *s)
+{
+	free(s->durable);
+	free(s->cur);
+	free(s->log);
+}
+
 /* The write id a sector holds, or UINT64_MAX when it is no write's stamp. */
 static inline uint64_t cw_decode(uint64_t seed, uint64_t lsec, const uint8_t *s)
 {

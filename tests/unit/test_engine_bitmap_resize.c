@@ -98,20 +98,7 @@ static uint64_t br_trial(const struct br_cfg *c, uint64_t seed, uint64_t crash_p
 	if (shrink)
 		CHECKF(uraid_grow(a, URAID_GROW_ARRAY_SIZE, s.span, err, sizeof(err)) == 0,
 		       "%s: array size: %s", c->name, err);
-	s.durable = calloc(s.span, sizeof(uint64_t));
-	s.cur = calloc(s.span, sizeof(uint64_t));
-	s.log = calloc((size_t)s.nlog, sizeof(*s.log));
-	for (uint64_t l = 0; l < s.span; l += 32) {
-		uint64_t id = ++s.issued;
-		uint64_t n = s.span - l < 32 ? s.span - l : 32;
-		s.log[id] = (struct cw_write){l, n, false};
-		for (uint64_t k = 0; k < n; k++)
-			cw_stamp(seed, id, l + k, buf + k * 512);
-		CHECK(uraid_write(a, buf, n * 512, l * 512) == 0);
-		for (uint64_t k = 0; k < n; k++)
-			s.cur[l + k] = id;
-	}
-	CHECK(cw_span_flush(a, &s) == 0);
+	CHECK(cw_span_start(a, &s, s.span, buf) == 0);
 	struct uraid_status st0;
 	memset(&st0, 0, sizeof(st0));
 	uraid_status(a, &st0);
@@ -204,9 +191,7 @@ out:
 		if (d[i].fault)
 			member_close(d[i].fault);
 	crash_ctl_free(ctl);
-	free(s.durable);
-	free(s.cur);
-	free(s.log);
+	cw_span_free(&s);
 	free(buf);
 	return used;
 }

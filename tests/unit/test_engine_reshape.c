@@ -215,21 +215,8 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 	if (c->bitmap_chunk)
 		CHECKF(uraid_bitmap_add(a, c->bitmap_chunk, err, sizeof(err)) == 0,
 		       "%s: bitmap: %s", c->name, err);
-	s.span = uraid_size(a) / 512;
-	s.durable = calloc(s.span, sizeof(uint64_t));
-	s.cur = calloc(s.span, sizeof(uint64_t));
-	s.log = calloc((size_t)s.nlog, sizeof(*s.log));
 	/* Known content everywhere first. */
-	for (uint64_t l = 0; l < s.span; l += 32) {
-		uint64_t id = ++s.issued;
-		s.log[id] = (struct cw_write){l, 32, false};
-		for (uint64_t k = 0; k < 32; k++)
-			cw_stamp(seed, id, l + k, buf + k * 512);
-		CHECK(uraid_write(a, buf, 32 * 512, l * 512) == 0);
-		for (uint64_t k = 0; k < 32; k++)
-			s.cur[l + k] = id;
-	}
-	CHECK(cw_span_flush(a, &s) == 0);
+	CHECK(cw_span_start(a, &s, uraid_size(a) / 512, buf) == 0);
 	if (c->degrade)
 		rs_degrade(a, c, d, nd);
 	for (int i = c->ndisks; i < nd && c->to_level && !c->degrade; i++)
@@ -407,9 +394,7 @@ out:
 	if (bk)
 		member_close(bk);
 	crash_ctl_free(ctl);
-	free(s.durable);
-	free(s.cur);
-	free(s.log);
+	cw_span_free(&s);
 	free(buf);
 	return used;
 }
