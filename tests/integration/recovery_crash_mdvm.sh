@@ -42,10 +42,18 @@ for c in $CASES; do
 done
 python3 -c 'import random,sys; sys.stdout.buffer.write(random.Random(13).randbytes(8<<20))' >"$d/pat"
 { echo "PHASE=make CASES='$CASES'"; cat "$job"; } >"$d/make.sh"
-"$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 240 "${disks[@]}" --disk pat="$d/pat" \
-	--script "$d/make.sh" >"$d/make.log" 2>&1
-rc=$?
-grep -h '^mdvm: exit status' "$d/make.log" | sed 's/^/# /'
+# The first boot is the kernel's and mdadm's alone (no uraid code runs in
+# it): when it ends without the crash (a guest starved by a loaded host), its
+# failing lines are printed and it runs once more on fresh members.
+for try in 1 2; do
+	for f in "${disks[@]}"; do case $f in *=*) truncate -s 0 "${f#*=}" && truncate -s 4M "${f#*=}" ;; esac; done
+	"$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 240 "${disks[@]}" --disk pat="$d/pat" \
+		--script "$d/make.sh" >"$d/make.log" 2>&1
+	rc=$?
+	grep -h '^mdvm: exit status' "$d/make.log" | sed "s/^/# try $try: /"
+	[ "$rc" -eq 125 ] && grep -q '^CRASH at' "$d/make.log" && break
+	grep -h '^!!!\|^mdadm: \|^sh: \|job.sh: \|^mdvm-job: ' "$d/make.log" | tail -6 | sed "s/^/# try $try: /"
+done
 check "VM: md recovering onto spares, crashed under writes (rc $rc: no job status)" \
 	sh -c "[ $rc -eq 125 ] && grep -q '^CRASH at' '$d/make.log' && ! grep -q '^MDVM-RC=' '$d/make.log'"
 [ "$rc" -eq 125 ] || { tail -40 "$d/make.log"; t_done; }
