@@ -1,8 +1,9 @@
 /* The internal bitmap resized with the array (engine/bitmap/bitmap_resize.c,
  * md's raid1/5/10_resize -> md_bitmap_resize): `grow --size` up to the
  * members' room and back down (after --array-size) on raid1, raid5 and
- * raid10 near-2 with a bitmap whose bits outgrow 1.2's space (the old
- * bitmap's sectors), so the chunk doubles. Crash-simulating members
+ * raid10 near-2, and a raid10 4 -> 5 member reshape (md's
+ * raid10_start_reshape resizes it first), with a bitmap whose bits outgrow
+ * 1.2's space (the old bitmap's sectors), so the chunk doubles. Crash-simulating members
  * (sim/member_crash.h), random writes, discards and flushes before and
  * after the size change, and the power cut at a random member request:
  * reassembled, the resync run, every sector must hold its value at the last
@@ -18,6 +19,7 @@ struct br_cfg {
 	const char *name;
 	int level, ndisks;
 	uint64_t sectors, to_sectors; /* per member; to 0: max */
+	int to_disks;                 /* a raid10 member-count reshape to these (0: --size) */
 };
 
 #define BR_DISK  (12u << 20)
@@ -27,12 +29,16 @@ struct br_cfg {
  * copies on four members): chosen so the bits just fit one sector before
  * the grow (2,000 of at most 2,048) and not after it. */
 static const struct br_cfg bcfgs[] = {
-    {"raid1_grow", URAID_LEVEL_RAID1, 2, 16000, 0},
-    {"raid5_grow", URAID_LEVEL_RAID5, 3, 16000, 0},
-    {"raid10_grow", URAID_LEVEL_RAID10, 4, 8000, 0},
-    {"raid1_shrink", URAID_LEVEL_RAID1, 2, 16000, 8000},
-    {"raid5_shrink", URAID_LEVEL_RAID5, 3, 16000, 8000},
-    {"raid10_shrink", URAID_LEVEL_RAID10, 4, 8000, 4000},
+    {"raid1_grow", URAID_LEVEL_RAID1, 2, 16000, 0, 0},
+    {"raid5_grow", URAID_LEVEL_RAID5, 3, 16000, 0, 0},
+    {"raid10_grow", URAID_LEVEL_RAID10, 4, 8000, 0, 0},
+    {"raid1_shrink", URAID_LEVEL_RAID1, 2, 16000, 8000, 0},
+    {"raid5_shrink", URAID_LEVEL_RAID5, 3, 16000, 8000, 0},
+    {"raid10_shrink", URAID_LEVEL_RAID10, 4, 8000, 4000, 0},
+    /* 4 -> 5 members: 2,500 bits of 8 sectors for the new array; md's
+     * raid10_start_reshape resizes the bitmap before the first stripe
+     * moves, so a cut anywhere in the reshape finds the doubled chunk */
+    {"raid10_reshape", URAID_LEVEL_RAID10, 4, 8000, 0, 5},
 };
 
 static bool br_legal(const struct cw_span *s, uint64_t sec, uint64_t id)
@@ -57,9 +63,27 @@ static uint64_t br_model_chunk(uint64_t old_cov, uint64_t new_cov)
 	return cs;
 }
 
-static uint64_t br_cov(const struct br_cfg *c, uint64_t dev)
+static uint64_t br_cov(const struct br_cfg *c, int ndisks, uint64_t dev)
 {
-	return c->level == URAID_LEVEL_RAID10 ? dev * (uint64_t)c->ndisks / 2 : dev;
+	return c->level == URAID_LEVEL_RAID10 ? dev * (uint64_t)ndisks / 2 : dev;
+}
+
+/* The bitmap has md's chunk and bits for the array of `ndisks` members of
+ * dev_sectors each (after the resize: a grow doubles the chunk). */
+static void br_check_bitmap(const struct br_cfg *c, const struct uraid_status *st, int ndisks,
+                            const char *when)
+{
+	uint64_t want_cs =
+	    br_model_chunk(br_cov(c, c->ndisks, c->sectors), br_cov(c, ndisks, st->dev_sectors));
+	uint64_t cov = br_cov(c, ndisks, st->dev_sectors);
+	CHECKF(st->raid_disks == ndisks && st->bitmap_chunk_kib * 2 == want_cs &&
+	           st->bitmap_chunks == (cov + want_cs - 1) / want_cs,
+	       "%s %s: %d members of %llu sectors, bitmap chunk %u KiB (md's: %llu), %llu bits",
+	       c->name, when, st->raid_disks, (unsigned long long)st->dev_sectors,
+	       st->bitmap_chunk_kib, (unsigned long long)want_cs / 2,
+	       (unsigned long long)st->bitmap_chunks);
+	CHECKF(c->to_sectors || want_cs > BR_CHUNK / 512, "%s %s: the chunk did not double",
+	       c->name, when);
 }
 
 /* Member requests from the arming to the write after the resize. */
@@ -70,11 +94,12 @@ static uint64_t br_trial(const struct br_cfg *c, uint64_t seed, uint64_t crash_p
 	struct te_disk d[TE_MAX];
 	struct crash_ctl *ctl;
 	uint64_t rs = seed, used = 0;
+	int nd = c->to_disks > c->ndisks ? c->to_disks : c->ndisks;
 	memset(d, 0, sizeof(d));
 	*crashed = false;
 	if (crash_ctl_new(&ctl) < 0)
 		abort();
-	for (int i = 0; i < c->ndisks; i++) {
+	for (int i = 0; i < nd; i++) {
 		snprintf(d[i].name, sizeof(d[i].name), "b%d", i);
 		if (member_open_mem(d[i].name, BR_DISK, &d[i].mem) < 0 ||
 		    member_crash_wrap(d[i].mem, ctl, &d[i].fault) < 0)
@@ -99,6 +124,9 @@ static uint64_t br_trial(const struct br_cfg *c, uint64_t seed, uint64_t crash_p
 		CHECKF(uraid_grow(a, URAID_GROW_ARRAY_SIZE, s.span, err, sizeof(err)) == 0,
 		       "%s: array size: %s", c->name, err);
 	CHECK(cw_span_start(a, &s, s.span, buf) == 0);
+	if (c->to_disks)
+		CHECKF(uraid_add_member(a, te_borrow(&d[c->ndisks]), err, sizeof(err)) == 0,
+		       "%s: add: %s", c->name, err);
 	struct uraid_status st0;
 	memset(&st0, 0, sizeof(st0));
 	uraid_status(a, &st0);
@@ -108,7 +136,19 @@ static uint64_t br_trial(const struct br_cfg *c, uint64_t seed, uint64_t crash_p
 	int rc = 0;
 	for (int k = 0; k < 6 && rc == 0 && !crash_ctl_crashed(ctl); k++)
 		rc = cw_span_write(a, &s, &rs, buf);
-	if (rc == 0 && !crash_ctl_crashed(ctl)) {
+	if (rc == 0 && !crash_ctl_crashed(ctl) && c->to_disks) {
+		struct uraid_reshape_opts ro = {
+		    .raid_disks = c->to_disks, .layout = -1, .direction = 1};
+		rc = uraid_array_reshape_start(a, &ro, err, sizeof(err));
+		if (!crash_ctl_crashed(ctl)) {
+			CHECKF(rc == 0, "%s: reshape start: %s", c->name, err);
+			struct uraid_status st1;
+			memset(&st1, 0, sizeof(st1));
+			uraid_status(a, &st1);
+			CHECKF(st1.reshape == 1, "%s: no reshape running", c->name);
+			br_check_bitmap(c, &st1, c->to_disks, "at the reshape's start");
+		}
+	} else if (rc == 0 && !crash_ctl_crashed(ctl)) {
 		rc = uraid_grow(a, URAID_GROW_SIZE, c->to_sectors, err, sizeof(err));
 		if (!crash_ctl_crashed(ctl))
 			CHECKF(rc == 0, "%s: --size: %s", c->name, err);
@@ -120,7 +160,7 @@ static uint64_t br_trial(const struct br_cfg *c, uint64_t seed, uint64_t crash_p
 	if (rc == 0 && !crash_ctl_crashed(ctl))
 		rc = cw_span_write(a, &s, &rs, buf);
 	br_mark = crash_ctl_requests(ctl) - base;
-	for (int k = 0; k < 400 && rc >= 0 && !crash_ctl_crashed(ctl); k++) {
+	for (int k = 0; k < 4000 && rc >= 0 && !crash_ctl_crashed(ctl); k++) {
 		uint64_t r = k < 4 ? 0 : t_rand(&rs) % 8;
 		if (r < 3)
 			rc = cw_span_write(a, &s, &rs, buf);
@@ -138,14 +178,10 @@ static uint64_t br_trial(const struct br_cfg *c, uint64_t seed, uint64_t crash_p
 		struct uraid_status st;
 		memset(&st, 0, sizeof(st));
 		uraid_status(a, &st);
-		uint64_t want_cs = br_model_chunk(br_cov(c, c->sectors), br_cov(c, st.dev_sectors));
-		uint64_t cov = br_cov(c, st.dev_sectors);
-		CHECKF(st.dev_sectors != c->sectors && st.bitmap_chunk_kib * 2 == want_cs &&
-		           st.bitmap_chunks == (cov + want_cs - 1) / want_cs,
-		       "%s: %llu sectors per member, bitmap chunk %u KiB (md's: %llu), %llu bits",
-		       c->name, (unsigned long long)st.dev_sectors, st.bitmap_chunk_kib,
-		       (unsigned long long)want_cs / 2, (unsigned long long)st.bitmap_chunks);
-		CHECKF(shrink || want_cs > BR_CHUNK / 512, "%s: the chunk did not double", c->name);
+		CHECKF(st.reshape == 0 && (c->to_disks || st.dev_sectors != c->sectors),
+		       "%s: %llu sectors per member, reshape %d", c->name,
+		       (unsigned long long)st.dev_sectors, st.reshape);
+		br_check_bitmap(c, &st, nd, "at the end");
 	}
 	used = crash_ctl_requests(ctl) - base;
 	*crashed = crash_ctl_crashed(ctl);
@@ -154,16 +190,32 @@ static uint64_t br_trial(const struct br_cfg *c, uint64_t seed, uint64_t crash_p
 	struct crash_stats cs;
 	CHECK(crash_apply(ctl, seed ^ 0xfeed, &cs) == 0);
 	int idx[TE_MAX];
-	for (int i = 0; i < c->ndisks; i++)
+	for (int i = 0; i < nd; i++)
 		idx[i] = i;
 	warn[0] = 0;
-	if (te_assemble(d, idx, c->ndisks, &a, warn, sizeof(warn)) < 0) {
+	if (te_assemble(d, idx, nd, &a, warn, sizeof(warn)) < 0) {
 		CHECKF(0, "%s seed %#llx point %llu: assemble failed", c->name,
 		       (unsigned long long)seed, (unsigned long long)crash_point);
 		goto out;
 	}
 	CHECKF(te_sync_all(a) == 0, "%s seed %#llx point %llu: resync failed", c->name,
 	       (unsigned long long)seed, (unsigned long long)crash_point);
+	if (c->to_disks) {
+		/* cut before the superblocks recorded the reshape: the old
+		 * geometry and bitmap, the new member a spare; else the
+		 * reshape finished with md's resized bitmap */
+		struct uraid_status st;
+		memset(&st, 0, sizeof(st));
+		uraid_status(a, &st);
+		bool started = st.raid_disks == c->to_disks;
+		CHECKF(st.reshape == 0 && (started || (crash_point && st.raid_disks == c->ndisks &&
+		                                       st.bitmap_chunk_kib * 2 == BR_CHUNK / 512)),
+		       "%s seed %#llx point %llu: %d members, reshape %d, bitmap chunk %u KiB",
+		       c->name, (unsigned long long)seed, (unsigned long long)crash_point,
+		       st.raid_disks, st.reshape, st.bitmap_chunk_kib);
+		if (started)
+			br_check_bitmap(c, &st, c->to_disks, "after the cut");
+	}
 	uint64_t lost = 0;
 	for (uint64_t s0 = 0; s0 < s.span; s0 += 64) {
 		uint64_t k = s.span - s0 < 64 ? s.span - s0 : 64;
@@ -187,7 +239,7 @@ static uint64_t br_trial(const struct br_cfg *c, uint64_t seed, uint64_t crash_p
 out:
 	if (a)
 		uraid_stop(a);
-	for (int i = 0; i < c->ndisks; i++)
+	for (int i = 0; i < nd; i++)
 		if (d[i].fault)
 			member_close(d[i].fault);
 	crash_ctl_free(ctl);
@@ -240,6 +292,10 @@ static void raid5_shrink(void)
 static void raid10_shrink(void)
 {
 	run(5);
+}
+static void raid10_reshape(void)
+{
+	run(6);
 }
 
 /* A degraded array resized: its bits are all a re-add has (bits are never
@@ -321,4 +377,4 @@ static void raid10_readd(void)
 }
 
 TEST_MAIN(T(raid1_grow), T(raid5_grow), T(raid10_grow), T(raid1_shrink), T(raid5_shrink),
-          T(raid10_shrink), T(raid1_readd), T(raid10_readd))
+          T(raid10_shrink), T(raid10_reshape), T(raid1_readd), T(raid10_readd))
