@@ -19,7 +19,9 @@ static void usage(FILE *f)
 	           "  role order, 'missing' for an absent one, for linear, raid0, raid1, raid4,\n"
 	           "  raid5, raid6 and raid10. Nothing is ever written to a member: the array is\n"
 	           "  read-only (cat NAME, serve NAME --readonly, attach NAME --readonly, stop).\n"
-	           "  --chunk (default 512K), --data-offset (default 0: where each member's data\n"
+	           "  --chunk (default 64K for linear, whose rounding it is, and raid0, as in\n"
+	           "  mdadm --build; 512K for the others; linear takes 0, no rounding, as md's\n"
+	           "  1.x linear arrays have), --data-offset (default 0: where each member's data\n"
 	           "  starts) and --size (data used of each member; default all of the smallest)\n"
 	           "  take K/M/G suffixes or s for sectors; a bare number is KiB, as in mdadm.\n"
 	           "  `uraid probe` prints this line for members whose superblocks are gone.\n");
@@ -59,6 +61,7 @@ static int parse_opts(int argc, char **argv, struct uraid_build_opts *o, const c
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {NULL, 0, NULL, 0}};
 	const char *level = NULL, *layout = NULL;
+	bool chunk_zero = false;
 	int c;
 	uint64_t v;
 	optind = 1;
@@ -80,10 +83,14 @@ static int parse_opts(int argc, char **argv, struct uraid_build_opts *o, const c
 		case 'c':
 			if (parse_sectors("--chunk", optarg, &v))
 				return 1;
-			if (v < 8 || (v & (v - 1)) || v > UINT32_MAX)
+			/* 0: a linear array without rounding (md's 1.x ones),
+			 * which mdadm --build cannot give (--chunk=0 refused) */
+			if (v == 0)
+				chunk_zero = true;
+			else if (v < 8 || (v & (v - 1)) || v > UINT32_MAX)
 				return cli_error("build",
 				                 "--chunk=%s: must be a power of two of at "
-				                 "least 4K",
+				                 "least 4K (0: a linear array without rounding)",
 				                 optarg);
 			o->chunk_sectors = (uint32_t)v;
 			break;
@@ -103,6 +110,8 @@ static int parse_opts(int argc, char **argv, struct uraid_build_opts *o, const c
 		return cli_error("build", "--level and --raid-devices are required");
 	if (level_parse(level, &o->level) < 0)
 		return cli_error("build", "unknown level '%s'", level);
+	if (chunk_zero && o->level != URAID_LEVEL_LINEAR)
+		return cli_error("build", "--chunk=0: only a linear array goes without (its rounding)");
 	if (layout) {
 		if (layout_parse(o->level, layout, &o->layout) < 0)
 			return cli_error("build", "unknown layout '%s' for %s", layout,
@@ -111,6 +120,11 @@ static int parse_opts(int argc, char **argv, struct uraid_build_opts *o, const c
 	}
 	if (optind >= argc)
 		return cli_error("build", "no members given");
+	/* mdadm's --build default for these (Build.c): 64K chunk or rounding;
+	 * the library's (512K, none) is what the other levels keep */
+	if (!o->chunk_sectors && !chunk_zero &&
+	    (o->level == URAID_LEVEL_RAID0 || o->level == URAID_LEVEL_LINEAR))
+		o->chunk_sectors = 128;
 	return 0;
 }
 

@@ -59,7 +59,8 @@ static int build_argv(const struct probe_candidate *c, char **members, const cha
 	snprintf(words[k++], PATH_MAX, "--name=%s", name);
 	snprintf(words[k++], PATH_MAX, "--level=%s", level_name(c->level));
 	snprintf(words[k++], PATH_MAX, "--raid-devices=%d", c->raid_devices);
-	if (c->chunk_sectors && c->level != URAID_LEVEL_RAID1)
+	/* linear: its rounding, 0 said outright (build's default is mdadm's 64K) */
+	if ((c->chunk_sectors && c->level != URAID_LEVEL_RAID1) || c->level == URAID_LEVEL_LINEAR)
 		snprintf(words[k++], PATH_MAX, "--chunk=%uK", c->chunk_sectors / 2);
 	if ((c->level == URAID_LEVEL_RAID5 || c->level == URAID_LEVEL_RAID6 ||
 	     c->level == URAID_LEVEL_RAID10) &&

@@ -75,4 +75,41 @@ check "... cat rebuilds m1's part from parity" \
 	[ "$("$URAID" cat b2 | head -c $((bytes * 1024)) | md5sum)" = "$(cat "$d/want")" ]
 "$URAID" stop b2
 check "build, cat, serve --readonly and stop changed no member" [ "$(sha)" = "$before" ]
+
+# raid0 without --chunk: mdadm --build's default, 64K (Build.c), not create's 512K.
+for i in 0 1; do truncate -s 8M "$d/z$i"; done
+"$URAID" create --name z --level=raid0 --raid-devices=2 --chunk=64K "$d/z0" "$d/z1" 2>/dev/null
+head -c $((4 << 20)) /dev/urandom | "$URAID" write z
+zb=$("$URAID" detail z | sed -n 's/^ *Array Size : \([0-9]*\).*/\1/p')
+zoff=$("$URAID" examine "$d/z0" | sed -n 's/^ *Data Offset : \([0-9]*\).*/\1/p')
+zwant=$("$URAID" cat z | md5sum)
+"$URAID" stop z
+check "build --level=raid0 without --chunk reads the 64K-chunk array" bash -c \
+	"'$URAID' build --name=z0 --level=raid0 --raid-devices=2 --data-offset=${zoff}s '$d/z0' '$d/z1' &&
+	[ \"\$('$URAID' cat z0 | head -c $((zb * 1024)) | md5sum)\" = '$zwant' ] &&
+	'$URAID' detail z0 | grep -q 'Chunk Size : 64K'"
+"$URAID" stop z0 2>/dev/null
+
+# linear: mdadm --build rounds each member to 64K (as without --chunk);
+# md's 1.x linear arrays have no rounding, which --chunk=0 gives (and
+# probe's build line says): members of 8M + 36K here.
+for i in 0 1; do truncate -s $(((8 << 20) + 36864)) "$d/l$i"; done
+"$URAID" create --name l --level=linear --raid-devices=2 "$d/l0" "$d/l1" 2>/dev/null
+head -c $((12 << 20)) /dev/urandom | "$URAID" write l
+lb=$("$URAID" detail l | sed -n 's/^ *Array Size : \([0-9]*\).*/\1/p')
+loff=$("$URAID" examine "$d/l0" | sed -n 's/^ *Data Offset : \([0-9]*\).*/\1/p')
+lwant=$("$URAID" cat l | md5sum)
+"$URAID" stop l
+for i in 0 1; do dd if=/dev/zero of="$d/l$i" bs=4096 seek=1 count=1 conv=notrunc status=none; done
+check "build --level=linear --chunk=0 reads md's linear array (no rounding)" bash -c \
+	"'$URAID' build --name=l0 --level=linear --raid-devices=2 --chunk=0 --data-offset=${loff}s '$d/l0' '$d/l1' &&
+	[ \"\$('$URAID' cat l0 | md5sum)\" = '$lwant' ]"
+"$URAID" stop l0 2>/dev/null
+check "... without --chunk each member is rounded down to 64K, as mdadm --build does" bash -c \
+	"'$URAID' build --name=l1 --level=linear --raid-devices=2 --data-offset=${loff}s '$d/l0' '$d/l1' &&
+	[ \$(( \$('$URAID' detail l1 | sed -n 's/^ *Array Size : \\([0-9]*\\).*/\\1/p') )) -eq \
+		\$(( ($lb / 2 / 64 * 64) * 2 )) ]"
+"$URAID" stop l1 2>/dev/null
+refused "--chunk=0 for a striped level" "only a linear array" --level=raid0 --raid-devices=2 --chunk=0 \
+	"$d/l0" "$d/l1"
 t_done

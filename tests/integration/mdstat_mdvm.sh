@@ -163,8 +163,8 @@ for a in a b c d; do
 	"$URAID" stop md0
 done
 
-# built (no superblocks) of d0 d1, read-only as uraid builds
-"$URAID" build --name md0 --level=linear --raid-devices=2 --chunk=64K "$d/d0" "$d/d1" 2>"$T_TMP/u.e.err" ||
+# built (no superblocks, the default rounding) of d0 d1, read-only as uraid builds
+"$URAID" build --name md0 --level=linear --raid-devices=2 "$d/d0" "$d/d1" 2>"$T_TMP/u.e.err" ||
 	fail "e: uraid build: $(cat "$T_TMP/u.e.err")"
 "$URAID" status >"$T_TMP/u.e.built.mdstat" && sed -i "s#$d/##g" "$T_TMP/u.e.built.mdstat"
 "$URAID" stop md0
