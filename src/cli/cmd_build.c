@@ -111,7 +111,8 @@ static int parse_opts(int argc, char **argv, struct uraid_build_opts *o, const c
 	if (level_parse(level, &o->level) < 0)
 		return cli_error("build", "unknown level '%s'", level);
 	if (chunk_zero && o->level != URAID_LEVEL_LINEAR)
-		return cli_error("build", "--chunk=0: only a linear array goes without (its rounding)");
+		return cli_error("build",
+		                 "--chunk=0: only a linear array goes without (its rounding)");
 	if (layout) {
 		if (layout_parse(o->level, layout, &o->layout) < 0)
 			return cli_error("build", "unknown layout '%s' for %s", layout,
