@@ -743,10 +743,12 @@ int uraid_geom_ctl(struct uraid_array *a, const char *request, char *err, size_t
 /* Re-add a member that was briefly missing (failed and removed, or absent
  * at assembly) into the slot its superblock names (md's --re-add). With a
  * bitmap whose events_cleared the member has not fallen behind, only the
- * chunks marked dirty are recovered; else (or without a bitmap) all of it.
- * A faulty entry of the same member is dropped first. -EINVAL when it is not
- * a former member of an empty slot (use uraid_add), -EBUSY while another
- * recovery runs. uraid_add re-adds such a member by itself when the bitmap
+ * chunks marked dirty are recovered. A member that missed writes no bitmap
+ * covers is refused with -ESTALE, as md refuses it (uraid_add takes it as a
+ * spare, recovered completely); one that missed nothing is recovered
+ * completely. A faulty entry of the same member is dropped first. -EINVAL
+ * when it is not a former member of an empty slot (use uraid_add), -EBUSY
+ * while another recovery runs. uraid_add re-adds such a member by itself when the bitmap
  * allows the partial recovery. */
 int uraid_re_add(struct uraid_array *a, const char *path, char *err, size_t errlen);
 /* The same for an opened member; the array takes ownership (closed on

@@ -54,10 +54,20 @@ int uraid_remote_reconnect(struct uraid_array *a, char *log, size_t loglen)
 		if (l[i].state != URAID_MEMBER_FAULTY)
 			continue;
 		int rc = uraid_re_add(a, l[i].name, err, sizeof(err));
+		const char *how = "";
+		if (rc == -ESTALE) {
+			/* it missed writes no bitmap covers: back as a spare,
+			 * recovered completely (md's --add after a refused
+			 * --re-add) */
+			rc = uraid_remove(a, l[i].name, err, sizeof(err));
+			if (rc == 0)
+				rc = uraid_add(a, l[i].name, err, sizeof(err));
+			how = " as a spare (no bitmap covers what it missed: full recovery)";
+		}
 		if (rc == 0) {
 			back++;
 			logf_(log, loglen, &at, "%s: server answers again, re-added%s\n", l[i].name,
-			      "");
+			      how);
 		} else {
 			logf_(log, loglen, &at, "%s: not re-added: %s\n", l[i].name, err);
 		}

@@ -3,7 +3,9 @@
  * that still covers everything it missed (md's rule: its events >= the
  * bitmap's events_cleared; bits are never cleared while the array is
  * degraded) only the chunks marked dirty are recovered; the rest of it is
- * trusted. Otherwise it is recovered completely. */
+ * trusted. A member that missed writes the bitmap does not cover (or with no
+ * bitmap) is refused, as md refuses it; `add` takes it as a spare, recovered
+ * completely. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -76,6 +78,7 @@ int eng_readd(struct eng_array *a, struct member **mp, bool strict, char *err, s
 	bool partial = log && log->covers_since(a, sb.events);
 	if (!partial && !strict)
 		return 0; /* add: a spare, rebuilt completely */
+
 	if (a->nmem >= ENG_MAX_MEMBERS)
 		return errmsg(err, errlen, -ENOSPC, "too many members");
 	struct eng_member *em = calloc(1, sizeof(*em));
@@ -115,8 +118,7 @@ int eng_readd(struct eng_array *a, struct member **mp, bool strict, char *err, s
 	        "uraid: %s re-added in slot %d (events %" PRIu64 ", array %" PRIu64 "): %s\n",
 	        m->name, role, sb.events, a->events,
 	        partial ? "recovering the chunks the bitmap marks"
-	        : log   ? "behind the bitmap's events_cleared, full recovery"
-	                : "no bitmap, full recovery");
+	                : "nothing missed, recovered completely (no bitmap to go by)");
 	rc = eng_sb_write_all(a);
 	if (rc < 0 || em->state == URAID_MEMBER_FAULTY)
 		return errmsg(err, errlen, rc < 0 ? rc : -EIO, "%s: writing superblocks failed",
@@ -124,6 +126,29 @@ int eng_readd(struct eng_array *a, struct member **mp, bool strict, char *err, s
 	eng_sync_schedule(a);
 	pthread_cond_broadcast(&a->cond);
 	return 1;
+}
+
+/* md takes back a member that missed writes only where its bitmap says
+ * which (super_1_validate leaves it raid_disk -1, add_new_disk refuses the
+ * re-add: mdadm's "not possible"); all of it is `add`'s job, as a spare.
+ * Checked before anything changes; eng_readd names any other problem. */
+static int readd_possible(struct eng_array *a, struct member *m, char *err, size_t errlen)
+{
+	struct md_sb sb;
+	char e[256];
+	if (md_sb_load(m, &sb, e, sizeof(e)) < 0 || memcmp(sb.set_uuid, a->ref.set_uuid, 16) ||
+	    sb.events >= a->events)
+		return 0;
+	const struct eng_log_ops *log = a->log && a->log->covers_since ? a->log : NULL;
+	if (log && log->covers_since(a, sb.events))
+		return 0;
+	return errmsg(err, errlen, -ESTALE,
+	              "--re-add for %s is not possible: %s; `add` recovers it completely as a "
+	              "spare",
+	              m->name,
+	              log ? "it fell behind the bitmap (its events are older than the bitmap's "
+	                    "events_cleared)"
+	                  : "it missed writes and the array has no write-intent bitmap");
 }
 
 /* Forget a faulty/spare entry of the same member before it comes back. */
@@ -154,7 +179,9 @@ int eng_re_add_member(struct eng_array *a, struct member *m, char *err, size_t e
 		return rc;
 	}
 	eng_lock(a);
-	int rc = drop_entry(a, m->name, err, errlen);
+	int rc = readd_possible(a, m, err, errlen);
+	if (rc == 0)
+		rc = drop_entry(a, m->name, err, errlen);
 	if (rc == 0) {
 		rc = member_lock(m);
 		if (rc < 0)

@@ -12,7 +12,9 @@
 #   then read-auto ((auto-read-only)) in /proc/mdstat vs `uraid status` for
 #   the same steps, and mdadm --detail's State line vs `uraid detail`'s;
 # - a raid5 with a write journal: /proc/mdstat's line (the journal's device
-#   number) vs `uraid status` of the same array made by uraid create.
+#   number) vs `uraid status` of the same array made by uraid create;
+# - --re-add of a raid1 member that missed writes, no bitmap: refused by
+#   both ("not possible", nothing written), then add recovers it as a spare.
 # Normalised: the array's name and member device names (vdX / files).
 source "$(dirname "$0")/../lib.sh"
 MDVM=$TOP/tests/mdvm/run
@@ -30,7 +32,7 @@ d=$T_TMP/img
 mkdir -p "$d" "$T_TMP/u"
 cd "$d" || exit 1
 mk() { "$URAID" create --run --no-daemon --assume-clean "$@" >/dev/null 2>&1; }
-truncate -s 8M z0 z1 v0 v1 f0 f1 g0 g1 p0 p1 j0 j1 j2 jj q0 q1 k0 k1 k2 kj
+truncate -s 8M z0 z1 v0 v1 f0 f1 g0 g1 p0 p1 j0 j1 j2 jj q0 q1 k0 k1 k2 kj r0 r1 s0 s1
 mk --level=1 --raid-devices=2 --name=z z0 z1
 mk --level=1 --raid-devices=2 --metadata=0.90 v0 v1
 mk --level=1 --raid-devices=2 --metadata=1.2 --name=v --force v0 v1
@@ -41,7 +43,7 @@ mk --level=1 --raid-devices=2 --name=f --failfast f0 --write-mostly --nofailfast
 mk --level=1 --raid-devices=2 --metadata=0.90 g0 --write-mostly g1
 "$URAID" examine f0 f1 >"$T_TMP/u/examine" 2>&1
 disks=()
-for n in f0 f1 g0 g1 zc zm vc vm p0 p1 j0 j1 j2 jj; do disks+=(--disk "$n=$d/$n"); done
+for n in f0 f1 g0 g1 zc zm vc vm p0 p1 j0 j1 j2 jj r0 r1; do disks+=(--disk "$n=$d/$n"); done
 "$MDVM" --accel "${URAID_MDVM_ACCEL:-tcg}" --timeout 400 "${disks[@]}" \
 	--script "$TOP/tests/integration/mdtools_mdvm.job" >"$T_TMP/vm.log" 2>&1
 rc=$?
@@ -112,4 +114,30 @@ check "journal: status line = /proc/mdstat's (device numbers)" cmp -s "$T_TMP/k.
 	"$T_TMP/u.journal"
 diff "$T_TMP/k.journal" "$T_TMP/u.journal" | sed 's/^/# /'
 section "journal detail" | grep -E 'journal|Number' | sed 's/^/# mdadm: /'
+
+# re-add of a member that missed writes, no bitmap: md refuses it (nothing
+# written), add takes it as a spare; uraid the same on its own raid1
+"$URAID" create --run --assume-clean --level=1 --raid-devices=2 --metadata=1.2 --bitmap=none \
+	--name=r s0 s1 >"$T_TMP/r.create" 2>&1 || cat "$T_TMP/r.create"
+"$URAID" fail r s1 && "$URAID" remove r s1
+head -c 256K /dev/urandom | "$URAID" write r
+sum=$(sha256sum <s1)
+"$URAID" re-add r s1 >"$T_TMP/u.readd" 2>&1
+urc=$?
+sed 's/^/# uraid: /' "$T_TMP/u.readd"
+section "readd" | head -1 | sed 's/^/# /'
+check "re-add without bitmap: mdadm refuses it (not possible, rc 1), nothing written" sh -c \
+	"grep -q '^READD-RC=1$' '$log' && grep -q '^READD-UNCHANGED$' '$log' &&
+	 awk '/^=== readd$/{f=1;next} /^===/{f=0} f' '$log' | grep -q -- '--re-add for /dev/disk-r1 to /dev/md3 is not possible'"
+check "... uraid refuses it too (rc $urc), in mdadm's words, s1 unchanged" sh -c \
+	"[ $urc -eq 1 ] && grep -q -- '--re-add for [^ ]*/s1 is not possible' '$T_TMP/u.readd' &&
+	 [ \"\$(sha256sum <s1)\" = '$sum' ]"
+check "... then mdadm --add takes it as a spare, recovered: [2/2]" sh -c \
+	"grep -q '^ADD-RC=0$' '$log' && awk '/^=== readd mdstat$/{f=1;next} /^===/{f=0} f' '$log' |
+	 grep -q '\\[2/2\\] \\[UU\\]'"
+check "... uraid add too" "$URAID" add r s1
+for _ in $(seq 100); do "$URAID" status --json r | grep -q '"action":"idle"' && break; sleep 0.1; done
+check "... two working members after its recovery" sh -c \
+	"'$URAID' detail r | grep -q 'Working Devices : 2' && '$URAID' status r | grep -q '\\[2/2\\] \\[UU\\]'"
+"$URAID" stop r
 t_done

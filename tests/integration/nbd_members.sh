@@ -11,7 +11,9 @@
 # kernel (mdvm, one boot) with that content and md's check at 0 mismatches. The raid6 goes
 # through another fio verify run while one server is killed and another stops
 # answering (SIGSTOP): the stalled member's request outlives the 3 s timeout,
-# the member fails, the array goes on without both, nothing hangs. Refused
+# the member fails, the array goes on without both, nothing hangs; when the
+# stalled server answers again its member comes back as a spare (no bitmap
+# covers what it missed), recovered completely. Refused
 # with clear errors: a malformed URI, a server that is not there (Unix socket
 # and TCP port), a server that requires TLS asked in plain text, an unknown
 # URI parameter.
@@ -205,5 +207,13 @@ check "both failed, the array goes on" wait_for r6 '"failed":2' 50
 check "raid6 without two members reads back the whole export" \
 	timeout 60 nbdcopy "$uri6" "$T_TMP/r6.out"
 kill -CONT "${PID[b1]}"
+# b1 missed writes and r6 has no bitmap: md refuses its re-add, so the
+# reconnect policy takes it back as a spare, recovered completely
+check "b1's server answers again: back as a spare, recovered (no bitmap to go by)" \
+	wait_for r6 '"working":3.*"action":"idle"\|"action":"idle".*"working":3' 300
+check "... the daemon log says so" \
+	grep -q "b1.sock: server answers again, re-added as a spare" "$LOG6"
+check "... and r6 reads back the export as before" \
+	sh -c "timeout 60 nbdcopy '$uri6' - | cmp -s - '$T_TMP/r6.out'"
 check "stop r6" "$URAID" stop r6
 t_done

@@ -7,7 +7,8 @@
  * the rest is trusted; afterwards the array reads back its shadow, `check`
  * finds no mismatch, and with another member failed the re-added one serves
  * correct data. A member that fell behind the bitmap's events_cleared (the
- * bits were cleared after a spare rebuilt its slot) gets a full recovery.
+ * bits were cleared after a spare rebuilt its slot) is refused a re-add, as
+ * md refuses it, and gets a full recovery through add.
  * A dirty degraded raid4/5/6 is refused at assembly unless forced, members
  * untouched; raid1 and clean arrays are not refused. A re-add's recovery md
  * interrupted (MD_FEATURE_RECOVERY_BITMAP) resumes bitmap-guided. */
@@ -294,8 +295,9 @@ static void readd_raid10_o2(void)
 }
 
 /* Too far behind: the slot was rebuilt onto a spare and the bits cleared,
- * so the old member's events are below events_cleared: full recovery. Add
- * (not re-add) of a member the bitmap covers re-adds it by itself. */
+ * so the old member's events are below events_cleared: re-add refused (as
+ * md refuses it), add recovers it completely. Add (not re-add) of a member
+ * the bitmap covers re-adds it by itself. */
 static void behind_events_cleared(void)
 {
 	static const struct setup s = {"raid5_4", URAID_LEVEL_RAID5, "left-symmetric", 4};
@@ -324,11 +326,21 @@ static void behind_events_cleared(void)
 	CHECK(uraid_fail(a, "#1", err, sizeof(err)) == 0);
 	CHECK(uraid_remove(a, "d4", err, sizeof(err)) == 0);
 	scribble(a, shadow, size, &rs, 3, &s, 1, NULL, dev);
-	/* add: d1 is too old for a partial recovery, so it becomes a spare */
+	/* d1 is too old for a partial recovery: md refuses the re-add
+	 * (mdadm: "not possible"), nothing changes; add takes it as a spare,
+	 * recovered completely */
+	struct uraid_status st1;
+	uraid_status(a, &st1);
+	CHECKF(uraid_re_add_member(a, te_borrow(&d[1]), err, sizeof(err)) == -ESTALE &&
+	           strstr(err, "--re-add for d1 is not possible"),
+	       "%s", err);
+	struct uraid_status st2;
+	uraid_status(a, &st2);
+	CHECK(st2.degraded == st1.degraded && st2.events == st1.events && st2.spares == st1.spares);
 	struct cnt c;
 	cnt_init(&c, &d[1]);
 	c.on = true;
-	CHECKF(uraid_re_add_member(a, &c.m, err, sizeof(err)) == 0, "%s", err);
+	CHECKF(uraid_add_member(a, &c.m, err, sizeof(err)) == 0, "%s", err);
 	CHECK(te_sync_all(a) == 0);
 	c.on = false;
 	uint64_t ngot = 0;
