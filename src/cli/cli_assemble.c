@@ -10,6 +10,8 @@
 
 #include "cli/cli.h"
 #include "cli/cli_array.h"
+#include "member/member.h"
+#include "meta/md_super.h"
 #include "uraid.h"
 
 int cli_update_flags(const char *update, unsigned *flags)
@@ -26,6 +28,90 @@ int cli_update_flags(const char *update, unsigned *flags)
 	return 0;
 }
 
+int cli_uuid_filter(const char *verb, const char *uuid, int *n, char **members)
+{
+	char want[36];
+	if (uraid_uuid_parse(uuid, want) < 0)
+		return cli_error(verb, "Bad uuid: %s", uuid), -EINVAL;
+	int kept = 0;
+	for (int i = 0; i < *n; i++) {
+		struct member *m;
+		struct md_sb sb;
+		char err[512], got[36];
+		bool other = false;
+		if (member_open_file(members[i], MEMBER_RDONLY, 0, &m, err, sizeof(err)) == 0) {
+			static const uint8_t zero[16];
+			if (md_sb_load(m, &sb, err, sizeof(err)) == 0 &&
+			    memcmp(sb.set_uuid, zero, sizeof(zero))) {
+				md_uuid_format(sb.set_uuid, got);
+				other = strcmp(got, want) != 0;
+			}
+			member_close(m);
+		}
+		/* (one that cannot be read stays: the assembly refuses it) */
+		if (other)
+			cli_error(verb, "%s has wrong uuid.", members[i]);
+		else
+			members[kept++] = members[i];
+	}
+	*n = kept;
+	return kept ? 0 : -ENOENT;
+}
+
+int cli_dirty_degraded(const char *verb, const struct uraid_status *st, const char *member)
+{
+	/* mdadm's Assemble: "/dev/mdN assembled from N drives - not enough
+	 * to start the array while not clean - consider --force." */
+	const char *colon = strchr(st->name, ':');
+	const char *nm = colon ? colon + 1 : st->name;
+	int ok = 0;
+	for (int i = 0; i < st->nmembers; i++)
+		ok += st->members[i].role >= 0 && st->members[i].state == URAID_MEMBER_IN_SYNC;
+	return cli_error(verb,
+	                 "%s assembled from %d drive%s - not enough to start the array while not "
+	                 "clean - consider --force.",
+	                 nm[0] ? nm : member, ok, ok == 1 ? "" : "s");
+}
+
+int cli_update_refuse(const char *verb, const char *update)
+{
+	/* mdadm.c's --update words (mdadm 4.2) */
+	static const char *const md[] = {"sparc2.2",
+	                                 "super-minor",
+	                                 "summaries",
+	                                 "resync",
+	                                 "uuid",
+	                                 "name",
+	                                 "homehost",
+	                                 "home-cluster",
+	                                 "nodes",
+	                                 "devicesize",
+	                                 "bitmap",
+	                                 "no-bitmap",
+	                                 "bbl",
+	                                 "no-bbl",
+	                                 "force-no-bbl",
+	                                 "ppl",
+	                                 "no-ppl",
+	                                 "metadata",
+	                                 "revert-reshape",
+	                                 "layout-original",
+	                                 "layout-alternate",
+	                                 "layout-unspecified",
+	                                 "byteorder"};
+	for (size_t i = 0; i < sizeof(md) / sizeof(md[0]); i++)
+		if (!strcmp(update, md[i]))
+			return cli_error(verb,
+			                 "--update=%s is not supported (uraid knows no-bbl and "
+			                 "force-no-bbl)",
+			                 update);
+	cli_error(verb,
+	          "'--update=%s' is invalid.  Valid --update options are:\n"
+	          "     'no-bbl', 'force-no-bbl'",
+	          update);
+	return 2;
+}
+
 int cli_assemble_start(const char *verb, const char *want, bool force, const char *update,
                        const char *overlay, int n, char **members)
 {
@@ -36,7 +122,7 @@ int cli_assemble_start(const char *verb, const char *want, bool force, const cha
 	struct uraid_array *a;
 	unsigned uflags;
 	if (cli_update_flags(update, &uflags) < 0)
-		return cli_error(verb, "--update=%s is not supported", update);
+		return cli_update_refuse(verb, update);
 	int rc = uraid_assemble_overlay((const char *const *)members, n,
 	                                URAID_RDONLY | URAID_NO_SYNC_THREAD |
 	                                    (force ? URAID_FORCE : 0) | uflags,
@@ -49,16 +135,13 @@ int cli_assemble_start(const char *verb, const char *want, bool force, const cha
 	char ovdir[URAID_OVERLAY_DIR_MAX] = "";
 	if (overlay)
 		snprintf(ovdir, sizeof(ovdir), "%s", uraid_overlay_dir(a));
-	/* The read-only check only warns about a dirty degraded array; the
-	 * daemon's read-write assembly would refuse it. */
-	if (!force && strstr(warn, "dirty degraded array")) {
-		uraid_stop(a);
-		return cli_error(verb, "cannot start dirty degraded array (see the warning above); "
-		                       "--force starts it anyway");
-	}
 	struct uraid_status st;
 	uraid_status(a, &st);
 	uraid_stop(a);
+	/* The read-only check only warns about a dirty degraded array; the
+	 * daemon's read-write assembly would refuse it. */
+	if (!force && strstr(warn, "dirty degraded array"))
+		return cli_dirty_degraded(verb, &st, members[0]);
 	char nm[URAID_NAME_MAX + 1];
 	if (cli_pick_name(verb, want, st.name, members[0], nm, sizeof(nm)))
 		return 1;
