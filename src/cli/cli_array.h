@@ -48,9 +48,12 @@ int cli_update_refuse(const char *verb, const char *update);
  * mdadm's words (st: the check's status; member names it without a name). */
 int cli_dirty_degraded(const char *verb, const struct uraid_status *st, const char *member);
 /* Assemble members read-only to check them, pick the name (want, else the
- * md name ...), then start the daemon: 0 or an exit status (printed). */
-int cli_assemble_start(const char *verb, const char *want, bool force, const char *update,
-                       const char *overlay, int n, char **members);
+ * md name ...), then start the daemon: 0 or an exit status (printed).
+ * partial: start it with members missing that the superblocks still count
+ * as working (mdadm's --run, --force, or members found by a configuration);
+ * else refused as mdadm refuses it ("need all N to start it"). */
+int cli_assemble_start(const char *verb, const char *want, bool force, bool partial,
+                       const char *update, const char *overlay, int n, char **members);
 
 /* The configuration file (cmd_scan.c): path (--config) or NULL for
  * $URAID_CONFIG / the default. 0 and *c, or 1 with the problem printed. */

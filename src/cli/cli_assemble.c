@@ -112,8 +112,82 @@ int cli_update_refuse(const char *verb, const char *update)
 	return 2;
 }
 
-int cli_assemble_start(const char *verb, const char *want, bool force, const char *update,
-                       const char *overlay, int n, char **members)
+/* mdadm's req_cnt: the members the freshest superblock of those given
+ * counts as working (1.x: roles in a slot; 0.90: disks active, in sync and
+ * not faulty in a slot); -1 when none has an md superblock. */
+static int working_recorded(int n, char **members)
+{
+	struct md_sb *best = malloc(2 * sizeof(*best)), *sb = best + 1;
+	bool have = false;
+	for (int i = 0; best && i < n; i++) {
+		struct member *m;
+		char err[512];
+		if (member_open_file(members[i], MEMBER_RDONLY, 0, &m, err, sizeof(err)) < 0)
+			continue;
+		if (md_sb_load(m, sb, err, sizeof(err)) == 0 &&
+		    (!have || sb->events > best->events)) {
+			*best = *sb;
+			have = true;
+		}
+		member_close(m);
+	}
+	int req = -1;
+	if (have && best->version == MD_SB_0_90) {
+		req = 0;
+		for (int d = 0; d < MD_SB0_MAX_DEVS; d++) {
+			const struct md_sb0_disk *k = &best->v0.disks[d];
+			/* md_p.h: faulty 0, active 1, sync 2 */
+			req += (k->state & 6u) == 6u && !(k->state & 1u) &&
+			       k->raid_disk < best->raid_disks;
+		}
+	} else if (have) {
+		req = 0;
+		for (uint32_t d = 0; d < best->max_dev && d < MD_SB1_MAX_DEVS; d++)
+			req += best->dev_roles[d] < best->raid_disks;
+	}
+	free(best);
+	return req;
+}
+
+/* mdadm's Assemble without --run: "/dev/mdN assembled from N drives -
+ * need all M to start it (use --run to insist)." 0, or the exit status
+ * (printed). */
+static int partial_refuse(const char *verb, const struct uraid_status *st, const char *name, int n,
+                          char **members)
+{
+	int ok = 0, rebuilding = 0, spares = 0;
+	for (int i = 0; i < st->nmembers; i++) {
+		const struct uraid_member_status *m = &st->members[i];
+		/* (a replacement being copied counts as rebuilding, one copied
+		 * not at all, as mdadm counts them) */
+		if (m->role >= 0) {
+			ok += m->state == URAID_MEMBER_IN_SYNC &&
+			      !(m->flags & URAID_MEMBER_F_REPLACEMENT);
+			rebuilding += m->state == URAID_MEMBER_REBUILDING;
+		} else if (m->state == URAID_MEMBER_SPARE) {
+			spares++;
+		}
+	}
+	int req = working_recorded(n, members);
+	if (req < 0 || ok + rebuilding >= req)
+		return 0;
+	char more[96] = "";
+	if (rebuilding)
+		snprintf(more, sizeof(more), "%s %d rebuilding", spares ? "," : " and", rebuilding);
+	if (spares)
+		snprintf(more + strlen(more), sizeof(more) - strlen(more), " and %d spare%s",
+		         spares, spares == 1 ? "" : "s");
+	char need[64];
+	if (req == st->raid_disks)
+		snprintf(need, sizeof(need), "need all %d to start it", req);
+	else
+		snprintf(need, sizeof(need), "need %d to start", req);
+	return cli_error(verb, "%s assembled from %d drive%s%s - %s (use --run to insist).", name,
+	                 ok, ok == 1 ? "" : "s", more, need);
+}
+
+int cli_assemble_start(const char *verb, const char *want, bool force, bool partial,
+                       const char *update, const char *overlay, int n, char **members)
 {
 	if (want && cli_run_ready(verb, want))
 		return 1;
@@ -145,6 +219,8 @@ int cli_assemble_start(const char *verb, const char *want, bool force, const cha
 	char nm[URAID_NAME_MAX + 1];
 	if (cli_pick_name(verb, want, st.name, members[0], nm, sizeof(nm)))
 		return 1;
+	if (!partial && (rc = partial_refuse(verb, &st, nm, n, members)) != 0)
+		return rc;
 	if (force)
 		setenv("URAID_DAEMON_FORCE", "1", 1);
 	if (update)

@@ -263,10 +263,11 @@ int cmd_assemble(int argc, char **argv)
 			    "incremental)\n"
 			    "  Checks the members, then starts a daemon that runs the array\n"
 			    "  (resync/recovery in the background) and serves its control "
-			    "socket;\n"
-			    "  degraded too (--run, as mdadm's, changes nothing). --uuid=UUID, as\n"
-			    "  mdadm's: members of another array are left out (\"X has wrong\n"
-			    "  uuid.\"), exit 2 when none is left.\n"
+			    "socket.\n"
+			    "  As mdadm's: a member missing that the superblocks still count as\n"
+			    "  working is waited for (\"need all N to start it\"): --run starts\n"
+			    "  the array degraded. --uuid=UUID: members of another array are\n"
+			    "  left out (\"X has wrong uuid.\"), exit 2 when none is left.\n"
 			    "  NAME: an ARRAY line of the configuration file (--config, else\n"
 			    "  $URAID_CONFIG, else " URAID_CONFIG_DEFAULT "); its members are the\n"
 			    "  DEVICE candidates whose superblock has its UUID. --scan: every\n"
@@ -337,7 +338,8 @@ int cmd_assemble(int argc, char **argv)
 	int n = argc - optind;
 	if (uuid && cli_uuid_filter("assemble", uuid, &n, argv + optind) < 0)
 		return 2;
-	return cli_assemble_start("assemble", name, force, update, overlay, n, argv + optind);
+	return cli_assemble_start("assemble", name, force, force || run, update, overlay, n,
+	                          argv + optind);
 }
 
 /* Members are known to the daemon by absolute path. */
