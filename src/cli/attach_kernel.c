@@ -119,8 +119,7 @@ int attach_ublk(const char *verb, int n, char **members, const char *want, const
 	uraid_status(a, &st);
 	uraid_stop(a);
 	if (!force && strstr(warn, "dirty degraded array"))
-		return cli_error(verb, "cannot start dirty degraded array (see the warning above); "
-		                       "--force starts it anyway");
+		return cli_dirty_degraded(verb, &st, members[0]);
 	if (cli_pick_name(verb, want, st.name, members[0], s->name, sizeof(s->name)))
 		return 1;
 	struct attach_state old;

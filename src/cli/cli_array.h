@@ -36,10 +36,24 @@ int cli_sock_path(const char *name, char *path, size_t len, char *err, size_t er
 /* mdadm's --update words uraid knows ("no-bbl", "force-no-bbl") as
  * assemble flags: 0 and *flags, or -EINVAL for any other word. NULL: 0. */
 int cli_update_flags(const char *update, unsigned *flags);
+/* mdadm's --uuid on assemble: the members whose superblock names another
+ * array are left out ("X has wrong uuid."), the rest kept in order in
+ * members[0 .. *n); -ENOENT when none is left, -EINVAL for a bad UUID. */
+int cli_uuid_filter(const char *verb, const char *uuid, int *n, char **members);
+/* An --update=WORD uraid does not know: mdadm's "'--update=WORD' is
+ * invalid" (exit 2) for one mdadm does not know either, "not supported"
+ * (exit 1) for one it does. Returns the exit status (printed). */
+int cli_update_refuse(const char *verb, const char *update);
+/* A dirty degraded raid4/5/6 the read-only check warned about, refused in
+ * mdadm's words (st: the check's status; member names it without a name). */
+int cli_dirty_degraded(const char *verb, const struct uraid_status *st, const char *member);
 /* Assemble members read-only to check them, pick the name (want, else the
- * md name ...), then start the daemon: 0 or an exit status (printed). */
-int cli_assemble_start(const char *verb, const char *want, bool force, const char *update,
-                       const char *overlay, int n, char **members);
+ * md name ...), then start the daemon: 0 or an exit status (printed).
+ * partial: start it with members missing that the superblocks still count
+ * as working (mdadm's --run, --force, or members found by a configuration);
+ * else refused as mdadm refuses it ("need all N to start it"). */
+int cli_assemble_start(const char *verb, const char *want, bool force, bool partial,
+                       const char *update, const char *overlay, int n, char **members);
 
 /* The configuration file (cmd_scan.c): path (--config) or NULL for
  * $URAID_CONFIG / the default. 0 and *c, or 1 with the problem printed. */

@@ -204,23 +204,38 @@ int cmd_daemon(int argc, char **argv)
 
 int cmd_assemble(int argc, char **argv)
 {
-	static const struct option opts[] = {{"name", required_argument, NULL, 'N'},
-	                                     {"force", no_argument, NULL, 'f'},
-	                                     {"scan", no_argument, NULL, 's'},
-	                                     {"config", required_argument, NULL, 'c'},
-	                                     {"incremental", no_argument, NULL, 'I'},
-	                                     {"run", no_argument, NULL, 'R'},
-	                                     {"update", required_argument, NULL, 'U'},
-	                                     {"overlay", required_argument, NULL, 'O'},
-	                                     {"help", no_argument, NULL, 'h'},
-	                                     {"backup-file", required_argument, NULL, 'B'},
-	                                     {NULL, 0, NULL, 0}};
-	const char *name = NULL, *config = NULL, *update = NULL, *overlay = NULL, *backup = NULL;
+	static const struct option opts[] = {
+	    {"name", required_argument, NULL, 'N'},   {"force", no_argument, NULL, 'f'},
+	    {"scan", no_argument, NULL, 's'},         {"config", required_argument, NULL, 'c'},
+	    {"incremental", no_argument, NULL, 'I'},  {"run", no_argument, NULL, 'R'},
+	    {"update", required_argument, NULL, 'U'}, {"overlay", required_argument, NULL, 'O'},
+	    {"help", no_argument, NULL, 'h'},         {"backup-file", required_argument, NULL, 'B'},
+	    {"uuid", required_argument, NULL, 'u'},   {NULL, 0, NULL, 0}};
+	const char *name = NULL, *config = NULL, *update = NULL, *overlay = NULL, *backup = NULL,
+	           *uuid = NULL;
 	bool force = false, scan = false, incremental = false, run = false;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "N:fsc:IRU:O:hB:", opts, NULL)) != -1) {
+	/* getopt's complaints as mdadm's read: "uraid: assemble: ..." */
+	char prog[] = "uraid: assemble", *argv0 = argv[0];
+	argv[0] = prog;
+	while ((c = getopt_long(argc, argv, "N:fsc:IRU:O:hB:u:", opts, NULL)) != -1) {
 		switch (c) {
+		case 'u':
+			if (uuid) {
+				argv[0] = argv0;
+				cli_error("assemble", "uuid cannot be set twice.  Second value %s.",
+				          optarg);
+				return 2;
+			}
+			uuid = optarg;
+			char parsed[36];
+			if (uraid_uuid_parse(uuid, parsed) < 0) {
+				argv[0] = argv0;
+				cli_error("assemble", "Bad uuid: %s", optarg);
+				return 2;
+			}
+			break;
 		case 'N': name = optarg; break;
 		case 'f': force = true; break;
 		case 's': scan = true; break;
@@ -232,15 +247,15 @@ int cmd_assemble(int argc, char **argv)
 		case 'U':
 			update = optarg;
 			unsigned uflags;
-			if (cli_update_flags(optarg, &uflags) < 0)
-				return cli_error("assemble",
-				                 "--update=%s is not supported (uraid knows no-bbl "
-				                 "and force-no-bbl)",
-				                 optarg);
+			if (cli_update_flags(optarg, &uflags) < 0) {
+				argv[0] = argv0;
+				return cli_update_refuse("assemble", optarg);
+			}
 			break;
 		case 'h':
 			printf(
-			    "usage: uraid assemble [--name NAME] [--force] [--update=no-bbl|"
+			    "usage: uraid assemble [--name NAME] [--force] [--uuid=UUID] "
+			    "[--update=no-bbl|"
 			    "force-no-bbl] [--overlay DIR] [--backup-file=FILE] MEMBER...\n"
 			    "       uraid assemble [--config FILE] [--force] NAME\n"
 			    "       uraid assemble [--config FILE] --scan\n"
@@ -249,6 +264,10 @@ int cmd_assemble(int argc, char **argv)
 			    "  Checks the members, then starts a daemon that runs the array\n"
 			    "  (resync/recovery in the background) and serves its control "
 			    "socket.\n"
+			    "  As mdadm's: a member missing that the superblocks still count as\n"
+			    "  working is waited for (\"need all N to start it\"): --run starts\n"
+			    "  the array degraded. --uuid=UUID: members of another array are\n"
+			    "  left out (\"X has wrong uuid.\"), exit 2 when none is left.\n"
 			    "  NAME: an ARRAY line of the configuration file (--config, else\n"
 			    "  $URAID_CONFIG, else " URAID_CONFIG_DEFAULT "); its members are the\n"
 			    "  DEVICE candidates whose superblock has its UUID. --scan: every\n"
@@ -269,15 +288,23 @@ int cmd_assemble(int argc, char **argv)
 			    "  --backup-file=FILE: mdadm's backup of an in-place reshape's\n"
 			    "  critical section (mdadm --grow --backup-file, uraid grow\n"
 			    "  --backup-file): restored first where the reshape stopped in it.\n");
+			argv[0] = argv0;
 			return 0;
-		default: return 2;
+		default:
+			argv[0] = argv0;
+			fprintf(stderr, "Usage: uraid assemble --help\n  for help\n");
+			return 2;
 		}
 	}
+	argv[0] = argv0;
 	if ((update || overlay) &&
 	    (incremental || scan || (argc - optind == 1 && access(argv[optind], F_OK))))
 		return cli_error("assemble",
 		                 "--update and --overlay go with the members named on the "
 		                 "command line");
+	if (uuid && (incremental || scan || (argc - optind == 1 && access(argv[optind], F_OK))))
+		return cli_error("assemble",
+		                 "--uuid goes with the members named on the command line");
 	/* mdadm's --backup-file: handed to the daemon (which works from "/")
 	 * as an absolute path, for a reshape interrupted in its critical
 	 * section (restored from it, engine/reshape_backup.c). */
@@ -296,8 +323,6 @@ int cmd_assemble(int argc, char **argv)
 	}
 	if (incremental)
 		return cli_incremental("assemble", config, run, scan, argc - optind, argv + optind);
-	if (run)
-		return cli_error("assemble", "--run goes with --incremental");
 	if (scan) {
 		if (optind < argc || name)
 			return cli_error("assemble", "--scan takes no members and no --name");
@@ -310,7 +335,10 @@ int cmd_assemble(int argc, char **argv)
 		return cli_assemble_named("assemble", config, argv[optind], name, force);
 	if (config)
 		return cli_error("assemble", "--config goes with an array NAME or --scan");
-	return cli_assemble_start("assemble", name, force, update, overlay, argc - optind,
+	int n = argc - optind;
+	if (uuid && cli_uuid_filter("assemble", uuid, &n, argv + optind) < 0)
+		return 2;
+	return cli_assemble_start("assemble", name, force, force || run, update, overlay, n,
 	                          argv + optind);
 }
 

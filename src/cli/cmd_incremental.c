@@ -145,7 +145,7 @@ static int maybe_start(const char *verb, const char *name, struct pending *p, bo
 	coverage(p, &have, &need);
 	if (have < need && !(run && can_start(p)))
 		return 0;
-	int rc = cli_assemble_start(verb, name, false, NULL, NULL, p->n, p->dev);
+	int rc = cli_assemble_start(verb, name, false, true, NULL, NULL, p->n, p->dev);
 	if (rc)
 		return rc;
 	*started = true;

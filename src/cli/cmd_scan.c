@@ -40,7 +40,7 @@ static int assemble_line(const char *verb, const struct uraid_config *c,
 		return cli_error(verb, "%s (%s line %d): no member found among the candidates",
 		                 a->devname[0] ? a->devname : a->name, c->file, a->line);
 	}
-	int rc = cli_assemble_start(verb, name, force, NULL, NULL, n, paths);
+	int rc = cli_assemble_start(verb, name, force, true, NULL, NULL, n, paths);
 	if (rc == 0)
 		fprintf(stderr, "uraid: %s: %s has been started with %d member%s\n", verb,
 		        name ? name : a->uuid, n, n == 1 ? "" : "s");

@@ -96,6 +96,11 @@ int uraid_assemble(const char *const *paths, int n, unsigned flags, struct uraid
 				rc = errmsg(err, errlen, -EINVAL, "%s given twice", paths[i]);
 		if (rc == 0)
 			rc = open_path(paths[i], mf, &mm[i], err, errlen);
+		if (rc == -ENOENT || rc == -EACCES)
+			/* mdadm's select_devices */
+			errmsg(err, errlen, rc,
+			       "cannot open device %s: %s\n%s has no superblock - assembly aborted",
+			       paths[i], strerror(-rc), paths[i]);
 		if (rc < 0) {
 			close_all(mm, n);
 			free(mm);

@@ -135,6 +135,23 @@ static bool only_parity(const struct eng_array *a, int role)
 	return only_parity_geo(&rs->geo[0], role) && (filled || only_parity_geo(&rs->geo[1], role));
 }
 
+/* mdadm's "/dev/mdN assembled from N drives" (the in-sync members in a
+ * slot): the array by its md name (without "host:"), else by its first
+ * member's. */
+static void started_from(const struct eng_array *a, char *buf, size_t len)
+{
+	const char *nm = a->ref.version != MD_SB_0_90 ? a->ref.set_name : "";
+	const char *colon = strchr(nm, ':');
+	if (colon)
+		nm = colon + 1;
+	if (!nm[0])
+		nm = a->nmem ? a->mem[0]->m->name : "the array";
+	int ok = 0;
+	for (int r = 0; r < a->geo.raid_disks; r++)
+		ok += a->slot[r] >= 0 && a->mem[a->slot[r]]->state == URAID_MEMBER_IN_SYNC;
+	snprintf(buf, len, "%s assembled from %d drive%s", nm, ok, ok == 1 ? "" : "s");
+}
+
 /* md's raid5_run: a raid4/5/6 that was not stopped cleanly and misses more
  * members than parity-only slots being rebuilt does not start ("cannot start
  * dirty degraded array"): parity written at the crash may not match its
@@ -177,12 +194,15 @@ static int dirty_degraded(struct eng_array *a, unsigned flags, char *err, size_t
 			snprintf(warn + used, warnlen - used, "%s", msg);
 		return 0;
 	}
+	char what[300];
+	started_from(a, what, sizeof(what));
 	return errmsg(err, errlen, -EUCLEAN,
-	              "cannot start dirty degraded array: %s not stopped cleanly with %d of %d "
-	              "slot(s) not in sync; its parity may not match its data (the missing "
-	              "blocks would be rebuilt wrong). Assemble with --force (URAID_FORCE) to "
-	              "start it anyway, or add back the missing member",
-	              level_name(lvl), degraded, a->geo.raid_disks);
+	              "%s - not enough to start the array while not clean - consider --force.\n"
+	              "       (%s not stopped cleanly with %d of %d slot(s) not in sync: its "
+	              "parity may not match its data, the missing blocks would be rebuilt "
+	              "wrong; --force (URAID_FORCE) starts it anyway, or add back the missing "
+	              "member)",
+	              what, level_name(lvl), degraded, a->geo.raid_disks);
 }
 
 /* md's bad block log of a member: loaded (md refuses a log it cannot
@@ -263,7 +283,10 @@ int eng_assemble_backup(struct member **mm, int n, unsigned flags, struct member
 		rc = md_sb_load(mm[i], &sbs[i], e, sizeof(e));
 		if (rc < 0) {
 			if (rc == -ENOENT)
-				errmsg(err, errlen, rc, "%s: no md superblock", mm[i]->name);
+				errmsg(err, errlen, rc,
+				       "no recogniseable superblock on %s\n%s has no superblock - "
+				       "assembly aborted",
+				       mm[i]->name, mm[i]->name);
 			else
 				errmsg(err, errlen, rc, "%s: %s", mm[i]->name,
 				       named(e, mm[i]->name));
@@ -430,8 +453,19 @@ int eng_assemble_backup(struct member **mm, int n, unsigned flags, struct member
 			continue;
 		}
 		if (a->slot[role] >= 0) {
-			rc = errmsg(err, errlen, -EINVAL, "%s and %s both claim slot %d",
-			            a->mem[a->slot[role]]->m->name, em->m->name, role);
+			const struct eng_member *o = a->mem[a->slot[role]];
+			if (sbs[i].version == MD_SB_0_90 && o->sb.events == sbs[i].events)
+				/* mdadm's fail-safe for 0.90 (Assemble.c) */
+				rc = errmsg(
+				    err, errlen, -EINVAL,
+				    "WARNING %s and %s appear to have very similar "
+				    "superblocks.\n      If they are really different, please "
+				    "--zero the superblock on one\n      If they are the same or "
+				    "overlap, please remove one from the list.",
+				    o->m->name, em->m->name);
+			else
+				rc = errmsg(err, errlen, -EINVAL, "%s and %s both claim slot %d",
+				            o->m->name, em->m->name, role);
 			goto fail_a;
 		}
 		a->slot[role] = a->nmem - 1;
@@ -468,11 +502,19 @@ int eng_assemble_backup(struct member **mm, int n, unsigned flags, struct member
 	char hint[512] = "";
 	if (!(flags & URAID_FORCE))
 		eng_force_hint(a, hint, sizeof(hint));
+	char from[300];
+	started_from(a, from, sizeof(from));
 	rc = eng_array_setup(a, err, errlen);
 	if (rc < 0) {
 		eng_array_free(a);
-		if (rc == -ENODEV && hint[0] && err && strlen(err) + 1 < errlen)
-			snprintf(err + strlen(err), errlen - strlen(err), "%s", hint);
+		if (rc == -ENODEV && err && errlen) {
+			/* mdadm's words first, uraid's reason (and --force's
+			 * plan) after them */
+			char why[1024];
+			snprintf(why, sizeof(why), "%s%s", err, hint);
+			errmsg(err, errlen, rc, "%s - not enough to start the array.\n       (%s)",
+			       from, why);
+		}
 		return rc;
 	}
 	if (a->rs && a->rs->restore) {

@@ -223,17 +223,21 @@ int eng_members_agree(struct member *const *mm, const struct md_sb *sbs, int n, 
 			char odd[300], rest[300];
 			names_with(names, sbs, n, f, v, fresh, odd, sizeof(odd));
 			names_with(names, sbs, n, f, most, fresh, rest, sizeof(rest));
+			/* mdadm's compare_super refusal first, uraid's finding after */
 			if (fi == 0)
 				return errmsg(
 				    err, errlen, -EINVAL,
-				    "members of two different arrays: %s (array %s) and %s "
-				    "(array %s)",
-				    odd, v, rest, most);
-			return errmsg(err, errlen, -EINVAL,
-			              "the members' superblocks do not match: %s %s %s, %s %s; "
-			              "refusing to assemble (a damaged, foreign or replaced "
-			              "superblock must not redefine the array)",
-			              odd, f->name, v, rest, most);
+				    "superblock on %s doesn't match others - assembly "
+				    "aborted\n       (members of two different arrays: %s "
+				    "(array %s) and %s (array %s))",
+				    odd, odd, v, rest, most);
+			return errmsg(
+			    err, errlen, -EINVAL,
+			    "superblock on %s doesn't match others - assembly aborted\n"
+			    "       (the members' superblocks do not match: %s %s %s, %s %s; "
+			    "a damaged, foreign or replaced superblock must not redefine "
+			    "the array)",
+			    odd, odd, f->name, v, rest, most);
 		}
 	}
 	for (int i = 0; i < n; i++)

@@ -6,7 +6,7 @@
 # check finds 0 mismatches and the data reads back, also with another
 # member failed. re-add refuses what is not a former member. A daemon
 # killed while the array was active leaves it dirty: assembled without one
-# member, `uraid assemble` refuses ("cannot start dirty degraded array",
+# member, `uraid assemble` refuses ("not enough to start the array while not clean",
 # members' sha256 unchanged), --force starts it. bench --bitmap prints the
 # with/without rows.
 source "$(dirname "$0")/../lib.sh"
@@ -67,7 +67,7 @@ sum=$(sha256sum "$D"/d0 "$D"/d2 "$D"/d3)
 rc=$?
 check "dirty degraded assembly refused (exit $rc)" [ "$rc" -ne 0 ]
 check "message names the problem and --force" \
-	sh -c "grep -q 'cannot start dirty degraded array' '$T_TMP/err' && grep -q -- '--force' '$T_TMP/err'"
+	sh -c "grep -q 'not enough to start the array while not clean' '$T_TMP/err' && grep -q -- '--force' '$T_TMP/err'"
 check "members unchanged (sha256)" [ "$(sha256sum "$D"/d0 "$D"/d2 "$D"/d3)" = "$sum" ]
 check "assemble --force starts it" "$URAID" assemble --force --name dd "$D"/d0 "$D"/d2 "$D"/d3
 check "forced array reads the data" cmp -s "$T_TMP/c" <("$URAID" cat --offset 1M --length 1M dd)

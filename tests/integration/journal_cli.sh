@@ -136,7 +136,7 @@ check "replayed, r0 failed: its data rebuilt from the replayed parity" \
 	[ "$("$URAID" cat jr --length 1M | md5sum | cut -d' ' -f1)" = "$want_md5" ]
 "$URAID" stop jr
 check "assemble after the crash without r0: replayed degraded" \
-	"$URAID" assemble --name=jr deg/jr.img deg/r1.img deg/r2.img deg/r3.img deg/r4.img
+	"$URAID" assemble --run --name=jr deg/jr.img deg/r1.img deg/r2.img deg/r3.img deg/r4.img
 check "replayed without r0: its data rebuilt from the replayed parity" \
 	[ "$("$URAID" cat jr --length 1M | md5sum | cut -d' ' -f1)" = "$want_md5" ]
 "$URAID" stop jr

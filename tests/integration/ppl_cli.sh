@@ -90,8 +90,8 @@ check "cat refuses a log with impossible contents, naming the member" \
 	sh -c "grep -q 'm0' bad.err && grep -q 'PPL' bad.err && grep -q 'entries' bad.err"
 check_fails "assemble refuses it too" "$URAID" assemble --name=pb bad/m0 bad/m1 bad/m2
 check "... nothing written" [ "$(cat bad/m0 bad/m1 bad/m2 | sha256sum)" = "$sumb" ]
-if "$URAID" assemble --name=pc "${keep[@]}" 2>asm.err; then
-	ok "assemble of the dirty degraded PPL array (no --force, as md)"
+if "$URAID" assemble --run --name=pc "${keep[@]}" 2>asm.err; then
+	ok "assemble --run of the dirty degraded PPL array (no --force, as md)"
 	check "... recovered: m$v's blocks read back right" \
 		[ "$("$URAID" cat pc --length 1M | md5)" = "$want" ]
 	check "... from the log, no resync" \

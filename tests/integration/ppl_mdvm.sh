@@ -98,7 +98,7 @@ check "without the logs k$va's blocks rebuilt wrong (teeth)" \
 for i in 0 1 2; do cp k$i uf$i; cp k$i af$i; done
 j=0
 for m in "${keep_a[@]}"; do cp "$m" ud$j; cp "$m" ad$j; j=$((j + 1)); done
-if "$URAID" assemble --name=ka ud0 ud1 2>asm.err; then
+if "$URAID" assemble --run --name=ka ud0 ud1 2>asm.err; then
 	ok "uraid assembles the kernel's dirty degraded PPL array"
 	check "... its recovery: k$va's blocks read back right" \
 		[ "$("$URAID" cat ka --length 1M | md5)" = "$want" ]

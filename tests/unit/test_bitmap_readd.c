@@ -456,7 +456,7 @@ static void dirty_degraded(void)
 		if (cases[k].refused) {
 			CHECKF(rc == -EUCLEAN, "level %d: dirty degraded assembled (rc %d)",
 			       cases[k].level, rc);
-			CHECKF(strstr(err, "cannot start dirty degraded array") &&
+			CHECKF(strstr(err, "not enough to start the array while not clean") &&
 			           strstr(err, level_name(cases[k].level)) &&
 			           strstr(err, "--force"),
 			       "%s", err);
