@@ -41,21 +41,43 @@ static const char usage_text[] =
     "  raid4/5 with another layout or more members, done as mdadm does them:\n"
     "  a takeover, then the reshape) are handed to the reshape.\n";
 
-/* A size option: KiB (mdadm's unit) or "max" (-2); at least min KiB.
- * mdadm's parse errors exit 2, as its option parser does. */
-static int parse_kib(const char *what, const char *s, uint64_t min, int64_t *out)
+/* mdadm's parse_size: a number above 0, then K (the default), M, G, T or
+ * s (sectors), upper case only; sectors, or -1 when it is none of those. */
+static long long md_parse_size(const char *size)
+{
+	char *c;
+	errno = 0;
+	long long s = strtoll(size, &c, 10), mul = 2;
+	if (s <= 0 || errno)
+		return -1;
+	switch (*c) {
+	case 'K': c++; break;
+	case 'M': c++, mul = 2048; break;
+	case 'G': c++, mul = 2048LL * 1024; break;
+	case 'T': c++, mul = 2048LL * 1024 * 1024; break;
+	case 's': c++, mul = 1; break;
+	default: break;
+	}
+	if (*c || s > LLONG_MAX / 4 / mul)
+		return -1;
+	return s * mul;
+}
+
+/* --size (at least 8 sectors) and --array-size (KiB, uraid's unit: at
+ * least 2 sectors, where mdadm would set md's array_size to 0): mdadm's
+ * KiB, or "max" (-2). Its parse errors exit 2, as its option parser does. */
+static int parse_kib(const char *what, const char *s, long long min_sectors, int64_t *out)
 {
 	if (!strcmp(s, "max")) {
 		*out = -2;
 		return 0;
 	}
-	unsigned long long v;
-	if (cli_parse_size(s, 1024, &v) < 0 || v % 1024 || v / 1024 > INT64_MAX / 2 ||
-	    v / 1024 < min) {
+	long long v = md_parse_size(s);
+	if (v < min_sectors) {
 		cli_error("grow", "invalid %s: %s", what, s);
 		return 2;
 	}
-	*out = (int64_t)(v / 1024);
+	*out = (int64_t)(v / 2);
 	return 0;
 }
 
@@ -230,7 +252,7 @@ static int do_add(const char *name, const char *path, bool linear)
 	return 0;
 }
 
-static int sanity(const struct cli_grow_args *ga, const struct uraid_status *st, bool layout)
+static int sanity(const struct cli_grow_args *ga, const struct uraid_status *st)
 {
 	if (st->level == URAID_LEVEL_GMIRROR || st->level == URAID_LEVEL_GRAID3)
 		return cli_error("grow", "%s is a GEOM array: see 'uraid mirror' / 'uraid raid3'",
@@ -242,11 +264,48 @@ static int sanity(const struct cli_grow_args *ga, const struct uraid_status *st,
 		fputs("    Change size first, then check that data is still intact.\n", stderr);
 		return 1;
 	}
-	if (ga->bitmap && (ga->size_kib != -1 || ga->level != -1 || ga->raid_devices != -1 ||
-	                   layout || ga->chunk_kib != -1 || ga->array_size_kib != -1))
+	return 0;
+}
+
+/* mdadm.c's --grow after the array size: --add alone (no --raid-devices
+ * or --level) takes no geometry change; --bitmap none but --level. */
+static int alone(const struct cli_grow_args *ga, bool layout, bool add)
+{
+	bool geometry = ga->size_kib != -1 || ga->chunk_kib != -1 || layout;
+	if (add && ga->raid_devices == -1 && ga->level == -1 && (geometry || ga->bitmap))
+		return cli_error("grow", "--add cannot be used with other geometry changes in "
+		                         "--grow mode");
+	if (ga->bitmap && (geometry || ga->raid_devices != -1 || add))
 		return cli_error("grow", "--bitmap changes cannot be used with other geometry "
 		                         "changes in --grow mode");
 	return 0;
+}
+
+/* mdadm.c's refusal of an option given a second time (its text, with
+ * the second value for %s), NULL if c is not one already set. */
+static const char *once(int c, const struct cli_grow_args *ga, const char *layout)
+{
+	switch (c) {
+	case 'n': return ga->raid_devices != -1 ? "raid-devices set twice" : NULL;
+	case 'l':
+		return ga->level != -1 ? "raid level may only be set once.  Second value is %s."
+		                       : NULL;
+	case 'p': return layout ? "layout may only be sent once.  Second value was %s" : NULL;
+	case 'c':
+		return ga->chunk_kib != -1
+		           ? "chunk/rounding may only be specified once. Second value is %s."
+		           : NULL;
+	case 'z':
+		return ga->size_kib != -1 ? "size may only be specified once. Second value is %s."
+		                          : NULL;
+	case 'Z':
+		return ga->array_size_kib != -1
+		           ? "array-size may only be specified once. Second value is %s."
+		           : NULL;
+	case 'b': return ga->bitmap ? "bitmap cannot be set twice. Second value: %s." : NULL;
+	case 'B': return ga->backup_file ? "backup file already specified, rejecting %s" : NULL;
+	}
+	return NULL;
 }
 
 int cmd_grow(int argc, char **argv)
@@ -276,6 +335,16 @@ int cmd_grow(int argc, char **argv)
 	int c, rc;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "n:l:p:c:z:Z:b:fa:h", opts, NULL)) != -1) {
+		/* mdadm.c: each option once (exit 2), checked before its value */
+		const char *twice = once(c, &ga, layout_name_arg);
+		if (twice) {
+			if (c == 'n')
+				cli_error("grow", "raid-devices set twice: %d and %s",
+				          ga.raid_devices, optarg);
+			else
+				cli_error("grow", twice, optarg);
+			return 2;
+		}
 		switch (c) {
 		case 'n': { /* mdadm's parse_num */
 			char *end;
@@ -293,22 +362,21 @@ int cmd_grow(int argc, char **argv)
 				return rc;
 			break;
 		case 'p': layout_name_arg = optarg; break;
-		case 'c': { /* mdadm: 4K at least, whole KiB; md: a power of two */
-			unsigned long long v;
-			if (cli_parse_size(optarg, 1024, &v) < 0 || v < 4096 || v % 1024 ||
-			    v > (1ull << 31)) {
+		case 'c': { /* mdadm: 8 sectors at least, whole KiB; md: a power of two */
+			long long v = md_parse_size(optarg);
+			if (v < 8 || v % 2 || v > (1ll << 22)) {
 				cli_error("grow", "invalid chunk/rounding value: %s", optarg);
 				return 2;
 			}
-			ga.chunk_kib = (int64_t)(v / 1024);
+			ga.chunk_kib = (int64_t)(v / 2);
 			break;
 		}
 		case 'z':
-			if ((rc = parse_kib("size", optarg, 4, &ga.size_kib)))
+			if ((rc = parse_kib("size", optarg, 8, &ga.size_kib)))
 				return rc;
 			break;
 		case 'Z':
-			if ((rc = parse_kib("array size", optarg, 1, &ga.array_size_kib)))
+			if ((rc = parse_kib("array size", optarg, 2, &ga.array_size_kib)))
 				return rc;
 			break;
 		case 'b':
@@ -355,7 +423,12 @@ int cmd_grow(int argc, char **argv)
 	if (uraid_control_status(ga.name, &st, err, sizeof(err)) < 0)
 		return cli_error("grow", "%s", err);
 	int to = ga.level == -1 ? st.level : md_level(ga.level);
-	if (sanity(&ga, &st, layout_name_arg != NULL) ||
+	if (sanity(&ga, &st))
+		return 1;
+	/* mdadm sets the array size first (in memory), whatever follows. */
+	if (ga.array_size_kib != -1 && !st.readonly && do_array_size(&ga))
+		return 1;
+	if (alone(&ga, layout_name_arg != NULL, add != NULL) ||
 	    cli_grow_refuse(&ga, &st, add != NULL, layout_name_arg))
 		return 1;
 	if (st.readonly)
@@ -376,9 +449,6 @@ int cmd_grow(int argc, char **argv)
 		if (uraid_control_status(ga.name, &st, err, sizeof(err)) < 0)
 			return cli_error("grow", "%s", err);
 	}
-	/* mdadm sets the array size first, so a shrink can follow. */
-	if (ga.array_size_kib != -1 && do_array_size(&ga))
-		return 1;
 	if (ga.size_kib != -1)
 		return do_size(&ga, &st);
 	int cur_layout = (int)st.layout;

@@ -6,6 +6,7 @@
  * engine's (cli_grow_engine_error puts the ones mdadm words on several
  * lines back on them). tests/integration/grow_refuse.table lists them. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -24,6 +25,25 @@ static int md_to(const struct cli_grow_args *ga, int cur)
 int cli_grow_layout_6_of(int r5)
 {
 	return r5 >= 0 && r5 <= 3 ? r5 + 16 : r5 == 4 ? 20 : r5 == 5 ? 5 : -1;
+}
+
+/* mdadm 4.2's parse_layout_10 ('n', 'o' or 'f' and 1 to 200 copies, no
+ * more): the layout, or LAYOUT_BAD_10 for its -1, which is not mdadm's
+ * UnSet, so analyse_change goes on with it (and refuses it as a layout
+ * of another copy count). */
+static int parse_layout_10(const char *layout)
+{
+	char *cp;
+	if (layout[0] != 'n' && layout[0] != 'f' && layout[0] != 'o')
+		return LAYOUT_BAD_10;
+	int copies = (int)strtoul(layout + 1, &cp, 10);
+	if (copies < 1 || copies > 200 || *cp)
+		return LAYOUT_BAD_10;
+	if (layout[0] == 'n')
+		return 256 + copies;
+	if (layout[0] == 'o')
+		return 0x10000 + (copies << 8) + 1;
+	return 1 + (copies << 8);
 }
 
 /* Grow_reshape's layout parsing: the name is for the level asked (or the
@@ -72,15 +92,13 @@ static int resolve_layout(struct cli_grow_args *ga, const struct uraid_status *s
 	}
 	if (to != URAID_LEVEL_RAID5 && to != URAID_LEVEL_RAID6 && to != URAID_LEVEL_RAID10)
 		return cli_error("grow", "layout not meaningful with this level");
-	uint32_t v;
-	if (layout_parse(to, name, &v) < 0) {
-		/* mdadm 4.2's parse_layout_10 answers -1, which is not its
-		 * UnSet: analyse_change then sees another copy count. */
-		if (to == URAID_LEVEL_RAID10)
-			return cli_error("grow",
-			                 "Cannot change number of copies when reshaping RAID10");
-		return cli_error("grow", "layout %s not understood for this level", name);
+	if (to == URAID_LEVEL_RAID10) {
+		ga->layout = parse_layout_10(name);
+		return 0;
 	}
+	uint32_t v;
+	if (layout_parse(to, name, &v) < 0)
+		return cli_error("grow", "layout %s not understood for this level", name);
 	ga->layout = (int)v;
 	return 0;
 }
@@ -267,6 +285,14 @@ int cli_grow_refuse(struct cli_grow_args *ga, const struct uraid_status *st, boo
 	const char *why = level_refusal(ga, st, to);
 	if (why)
 		return cli_error("grow", "%s", why);
+	/* raid10 -> raid10: mdadm's -1 has 255 x 255 copies; other uses
+	 * of it would reach the kernel. */
+	if (ga->layout == LAYOUT_BAD_10)
+		return st->level == URAID_LEVEL_RAID10
+		           ? cli_error("grow",
+		                       "Cannot change number of copies when reshaping RAID10")
+		           : cli_error("grow", "layout %s not understood for this level",
+		                       layout_name);
 	if (reshape_refusal(ga, st, adding))
 		return 1;
 	/* md's check_reshape: a power-of-two chunk (mdadm: the kernel's EINVAL) */
@@ -306,6 +332,11 @@ void cli_grow_engine_error(const char *name, const char *err)
 		const char *why = strchr(err + bl, '(');
 		if (why)
 			fprintf(stderr, "       %s\n", why);
+		return;
+	}
+	/* reshape_open_backup_file's, which names the array too */
+	if (!strncmp(err, "cannot create backup file ", 26)) {
+		cli_error("grow", "%s: %s", name, err);
 		return;
 	}
 	if (el > fl && !strcmp(err + el - fl, force)) {

@@ -8,7 +8,7 @@ struct cli_grow_args {
 	const char *name;       /* array name (run dir) or NULL with members */
 	int raid_devices;       /* -1: unchanged */
 	int level;              /* -1: unchanged; md level numbers, linear -1 is LEVEL_LINEAR_ASK */
-	int layout;             /* -1: unchanged; md layout number */
+	int layout;             /* -1: unchanged; md layout number (LAYOUT_BAD_10) */
 	int64_t chunk_kib;      /* -1: unchanged */
 	int64_t size_kib;       /* -1: unchanged, -2: max */
 	int64_t array_size_kib; /* -1: unchanged, -2: max */
@@ -17,6 +17,7 @@ struct cli_grow_args {
 	bool force;
 };
 #define LEVEL_LINEAR_ASK (-100) /* --level=linear asked */
+#define LAYOUT_BAD_10    (-2)   /* a raid10 layout mdadm's parse_layout_10 refuses */
 /* Changes that move data (raid-devices of raid4/5/6/10, chunk, layout,
  * level changes needing a restripe): 0 on success, exit-status style
  * non-zero with a message on stderr on failure. */
