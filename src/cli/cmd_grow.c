@@ -181,6 +181,11 @@ static int do_size(const struct cli_grow_args *ga, const struct uraid_status *st
 {
 	char err[512];
 	unsigned long long v = ga->size_kib == -2 ? 0 : (unsigned long long)ga->size_kib;
+	/* Grow_reshape sets a size other than the one there (or max) only */
+	if (v && v == st->dev_sectors / 2) {
+		fprintf(stderr, "uraid: grow: %s: no change requested\n", ga->name);
+		return 0;
+	}
 	int rc = request(ga->name, "size", v * 2, err, sizeof(err));
 	if (rc < 0) {
 		cli_error("grow", "Cannot set device size for %s: %s", ga->name, strerror(-rc));
@@ -209,7 +214,10 @@ static int do_bitmap(const struct cli_grow_args *ga, const struct uraid_status *
 	if (!add && strcmp(ga->bitmap, "none")) {
 		cli_error("grow", "Cannot set bitmap file for %s: %s", ga->name,
 		          strerror(EOPNOTSUPP));
-		fputs("       (uraid keeps internal bitmaps only)\n", stderr);
+		fputs(strcmp(ga->bitmap, "clustered")
+		          ? "       (uraid keeps internal bitmaps only)\n"
+		          : "       (uraid has no clustered md)\n",
+		      stderr);
 		return 1;
 	}
 	if (add && st->bitmap_chunk_kib)
@@ -239,8 +247,11 @@ static int do_raid_devices(const struct cli_grow_args *ga)
 static int do_add(const char *name, const char *path, bool linear)
 {
 	char *r = realpath(path, NULL);
+	/* Grow_Add_device's words for a linear array, Manage_subdevs' others */
+	if (!r && linear)
+		return cli_error("grow", "cannot open %s", path);
 	if (!r)
-		return cli_error("grow", "%s: %s", path, strerror(errno));
+		return cli_error("grow", "stat failed for %s: %s", path, strerror(errno));
 	char esc[PATH_MAX * 3 + 1], line[sizeof(esc) + 16], err[512];
 	size_t need = uraid_ctl_escape(r, esc, sizeof(esc));
 	free(r);

@@ -192,15 +192,64 @@ static int chunk_refusal(const struct cli_grow_args *ga, const struct uraid_stat
 	return 0;
 }
 
+static bool striped(int level)
+{
+	return level == URAID_LEVEL_RAID0 || level == URAID_LEVEL_RAID4 ||
+	       level == URAID_LEVEL_RAID5 || level == URAID_LEVEL_RAID6;
+}
+
+int cli_grow_data_disks(const struct cli_grow_args *ga, const struct uraid_status *st, int to,
+                        int *before, int *after)
+{
+	int from = st->level;
+	if (!striped(from) || !striped(to))
+		return -1;
+	*before = st->raid_disks - parity_of(from);
+	*after = ga->raid_devices > 0 ? ga->raid_devices - parity_of(to) : *before;
+	if (from == URAID_LEVEL_RAID0)
+		return to == URAID_LEVEL_RAID0 ? URAID_LEVEL_RAID4 : to;
+	if (from == URAID_LEVEL_RAID6 || to == URAID_LEVEL_RAID6)
+		return URAID_LEVEL_RAID6;
+	return to == URAID_LEVEL_RAID5 ? URAID_LEVEL_RAID5 : from;
+}
+
+/* reshape_array's spare counts for a level change between raid0/4/5/6:
+ * for the larger geometry at the intermediate level (unless --force, and
+ * not to or from raid0), and for its data members. */
+static int level_spares_refusal(const struct cli_grow_args *ga, const struct uraid_status *st,
+                                int have)
+{
+	int to = md_to(ga, st->level), before, after;
+	int re = cli_grow_data_disks(ga, st, to, &before, &after);
+	if (re < 0)
+		return 0;
+	int most = before > after ? before : after;
+	int need = most + parity_of(re) - st->raid_disks;
+	if (!ga->force && to > 1 && st->level > 1 && need > have) {
+		cli_error("grow", "Need %d spare%s to avoid degraded array, and only have %d.",
+		          need, need == 1 ? "" : "s", have);
+		fputs("       Use --force to over-ride this check.\n", stderr);
+		return 1;
+	}
+	need = most - st->raid_disks;
+	if (need > have)
+		return cli_error("grow",
+		                 "Need %d spare%s to create working array, and only have %d.", need,
+		                 need == 1 ? "" : "s", have);
+	return 0;
+}
+
 /* reshape_array's counts for a raid4/5/6/10 reshape that keeps the level:
  * spares for the new data members (with --force too), and the size. */
 static int reshape_refusal(const struct cli_grow_args *ga, const struct uraid_status *st,
                            bool adding)
 {
 	int lvl = st->level, n = ga->raid_devices == -1 ? st->raid_disks : ga->raid_devices;
-	if (md_to(ga, lvl) != lvl || (parity_of(lvl) == 0 && lvl != URAID_LEVEL_RAID10))
-		return 0;
 	int par = parity_of(lvl), have = spares_of(st, adding);
+	if (md_to(ga, lvl) != lvl)
+		return level_spares_refusal(ga, st, have);
+	if (parity_of(lvl) == 0 && lvl != URAID_LEVEL_RAID10)
+		return 0;
 	int need = n - par - st->raid_disks;
 	if (need > have)
 		return cli_error("grow",

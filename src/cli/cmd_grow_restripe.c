@@ -11,11 +11,6 @@
 #include "cli/grow.h"
 #include "uraid.h"
 
-static int parity(int level)
-{
-	return level == URAID_LEVEL_RAID6 ? 2 : level == URAID_LEVEL_RAID0 ? 0 : 1;
-}
-
 static uint64_t gcd(uint64_t a, uint64_t b)
 {
 	while (b) {
@@ -33,17 +28,13 @@ static uint64_t gcd(uint64_t a, uint64_t b)
 static uint64_t backup_sectors(const struct cli_grow_args *ga, const struct uraid_status *st,
                                int to)
 {
-	bool r0456 = st->level == URAID_LEVEL_RAID0 || st->level == URAID_LEVEL_RAID4 ||
-	             st->level == URAID_LEVEL_RAID5 || st->level == URAID_LEVEL_RAID6;
-	if (!r0456 || (to != URAID_LEVEL_RAID0 && to != URAID_LEVEL_RAID4 &&
-	               to != URAID_LEVEL_RAID5 && to != URAID_LEVEL_RAID6))
+	int before, after;
+	if (cli_grow_data_disks(ga, st, to, &before, &after) < 0 || before == after ||
+	    before <= 0 || after <= 0 || !st->chunk_sectors)
 		return 0;
-	uint64_t before = (uint64_t)(st->raid_disks - parity(st->level));
-	uint64_t after = ga->raid_devices > 0 ? (uint64_t)(ga->raid_devices - parity(to)) : before;
 	uint64_t oc = st->chunk_sectors, nc = ga->chunk_kib > 0 ? (uint64_t)ga->chunk_kib * 2 : oc;
-	if (before == after || !after || !oc)
-		return 0;
-	return oc * nc * before * after / gcd(oc * before, nc * after);
+	uint64_t od = (uint64_t)before, nd = (uint64_t)after;
+	return oc * nc * od * nd / gcd(oc * od, nc * nd);
 }
 
 /* mdadm's reshape_array at "started:" (a reshape in place: --backup-file,

@@ -36,6 +36,11 @@ int cli_grow_refuse(struct cli_grow_args *ga, const struct uraid_status *st, boo
 /* An error of the daemon's restripe, printed as mdadm words it (its
  * multi-line refusals on their lines). */
 void cli_grow_engine_error(const char *name, const char *err);
+/* mdadm's analyse_change for a change between raid0/4/5/6 (to: the level
+ * asked): the data members before and after, and the intermediate level it
+ * reshapes at returned; -1 for other levels. */
+int cli_grow_data_disks(const struct cli_grow_args *ga, const struct uraid_status *st, int to,
+                        int *before, int *after);
 /* raid5 layout -> its raid6 "-6" twin (md's ALGORITHM_*_6), -1 if none. */
 int cli_grow_layout_6_of(int r5);
 #endif
