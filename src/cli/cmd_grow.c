@@ -236,9 +236,11 @@ static int do_raid_devices(const struct cli_grow_args *ga)
 	char err[512];
 	int rc = request(ga->name, "raid-devices", (unsigned long long)ga->raid_devices, err,
 	                 sizeof(err));
-	if (rc < 0)
-		return cli_error("grow", "Cannot set raid-devices for %s: %s (%s)", ga->name,
-		                 strerror(-rc), err);
+	if (rc < 0) { /* reshape_array's, md having refused the raid_disks */
+		cli_error("grow", "failed to set raid disks");
+		fprintf(stderr, "       (%s: %s)\n", strerror(-rc), err);
+		return 1;
+	}
 	return 0;
 }
 
