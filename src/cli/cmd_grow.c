@@ -34,8 +34,8 @@ static const char usage_text[] =
     "    layout: --layout=preserve); slots added are recovered onto spares.\n"
     "  --force: more members than spares (mdadm's \"Need N spares\"): the new\n"
     "    slots are left empty, the array degraded (raid1, raid4/5/6).\n"
-    "  --add MEMBER: a linear array appends it; others take it as a spare\n"
-    "    first (then --raid-devices can use it).\n"
+    "  --add MEMBER: a linear array appends it; others take it with\n"
+    "    --raid-devices or --level, as a spare first.\n"
     "  Changes that restripe (raid4/5/6 members, chunk, layout, and the level\n"
     "  changes raid5 -> raid6, raid6 -> raid5, raid4 -> raid5 and raid0 ->\n"
     "  raid4/5 with another layout or more members, done as mdadm does them:\n"
@@ -281,13 +281,17 @@ static int sanity(const struct cli_grow_args *ga, const struct uraid_status *st)
 }
 
 /* mdadm.c's --grow after the array size: --add alone (no --raid-devices
- * or --level) takes no geometry change; --bitmap none but --level. */
-static int alone(const struct cli_grow_args *ga, bool layout, bool add)
+ * or --level) takes no geometry change and is Grow_Add_device's, for
+ * linear arrays only; --bitmap none but --level. */
+static int alone(const struct cli_grow_args *ga, int level, bool layout, bool add)
 {
 	bool geometry = ga->size_kib != -1 || ga->chunk_kib != -1 || layout;
-	if (add && ga->raid_devices == -1 && ga->level == -1 && (geometry || ga->bitmap))
+	bool add_alone = add && ga->raid_devices == -1 && ga->level == -1;
+	if (add_alone && (geometry || ga->bitmap))
 		return cli_error("grow", "--add cannot be used with other geometry changes in "
 		                         "--grow mode");
+	if (add_alone && level != URAID_LEVEL_LINEAR)
+		return cli_error("grow", "can only add devices to linear arrays");
 	if (ga->bitmap && (geometry || ga->raid_devices != -1 || add))
 		return cli_error("grow", "--bitmap changes cannot be used with other geometry "
 		                         "changes in --grow mode");
@@ -441,7 +445,7 @@ int cmd_grow(int argc, char **argv)
 	/* mdadm sets the array size first (in memory), whatever follows. */
 	if (ga.array_size_kib != -1 && !st.readonly && do_array_size(&ga))
 		return 1;
-	if (alone(&ga, layout_name_arg != NULL, add != NULL) ||
+	if (alone(&ga, st.level, layout_name_arg != NULL, add != NULL) ||
 	    cli_grow_refuse(&ga, &st, add != NULL, layout_name_arg))
 		return 1;
 	if (st.readonly)

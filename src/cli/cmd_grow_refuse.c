@@ -324,8 +324,7 @@ int cli_grow_refuse(struct cli_grow_args *ga, const struct uraid_status *st, boo
 	/* analyse_change */
 	if (chunk_refusal(ga, st, to))
 		return 1;
-	if (st->level == URAID_LEVEL_LINEAR && ga->raid_devices != -1 &&
-	    !(adding && ga->raid_devices == st->raid_disks + 1 && ga->level == -1))
+	if (st->level == URAID_LEVEL_LINEAR && ga->raid_devices != -1)
 		return cli_error("grow", "Only --add is supported for LINEAR, setting --raid-disks "
 		                         "is not needed");
 	if (st->level == URAID_LEVEL_LINEAR && (ga->level != -1 || ga->layout != -1))
