@@ -34,28 +34,50 @@ static const char usage_text[] =
     "    layout: --layout=preserve); slots added are recovered onto spares.\n"
     "  --force: more members than spares (mdadm's \"Need N spares\"): the new\n"
     "    slots are left empty, the array degraded (raid1, raid4/5/6).\n"
-    "  --add MEMBER: a linear array appends it; others take it as a spare\n"
-    "    first (then --raid-devices can use it).\n"
+    "  --add MEMBER: a linear array appends it; others take it with\n"
+    "    --raid-devices or --level, as a spare first.\n"
     "  Changes that restripe (raid4/5/6 members, chunk, layout, and the level\n"
     "  changes raid5 -> raid6, raid6 -> raid5, raid4 -> raid5 and raid0 ->\n"
     "  raid4/5 with another layout or more members, done as mdadm does them:\n"
     "  a takeover, then the reshape) are handed to the reshape.\n";
 
-/* A size option: KiB (mdadm's unit) or "max" (-2); at least min KiB.
- * mdadm's parse errors exit 2, as its option parser does. */
-static int parse_kib(const char *what, const char *s, uint64_t min, int64_t *out)
+/* mdadm's parse_size: a number above 0, then K (the default), M, G, T or
+ * s (sectors), upper case only; sectors, or -1 when it is none of those. */
+static long long md_parse_size(const char *size)
+{
+	char *c;
+	errno = 0;
+	long long s = strtoll(size, &c, 10), mul = 2;
+	if (s <= 0 || errno)
+		return -1;
+	switch (*c) {
+	case 'K': c++; break;
+	case 'M': c++, mul = 2048; break;
+	case 'G': c++, mul = 2048LL * 1024; break;
+	case 'T': c++, mul = 2048LL * 1024 * 1024; break;
+	case 's': c++, mul = 1; break;
+	default: break;
+	}
+	if (*c || s > LLONG_MAX / 4 / mul)
+		return -1;
+	return s * mul;
+}
+
+/* --size (at least 8 sectors) and --array-size (KiB, uraid's unit: at
+ * least 2 sectors, where mdadm would set md's array_size to 0): mdadm's
+ * KiB, or "max" (-2). Its parse errors exit 2, as its option parser does. */
+static int parse_kib(const char *what, const char *s, long long min_sectors, int64_t *out)
 {
 	if (!strcmp(s, "max")) {
 		*out = -2;
 		return 0;
 	}
-	unsigned long long v;
-	if (cli_parse_size(s, 1024, &v) < 0 || v % 1024 || v / 1024 > INT64_MAX / 2 ||
-	    v / 1024 < min) {
+	long long v = md_parse_size(s);
+	if (v < min_sectors) {
 		cli_error("grow", "invalid %s: %s", what, s);
 		return 2;
 	}
-	*out = (int64_t)(v / 1024);
+	*out = (int64_t)(v / 2);
 	return 0;
 }
 
@@ -159,6 +181,11 @@ static int do_size(const struct cli_grow_args *ga, const struct uraid_status *st
 {
 	char err[512];
 	unsigned long long v = ga->size_kib == -2 ? 0 : (unsigned long long)ga->size_kib;
+	/* Grow_reshape sets a size other than the one there (or max) only */
+	if (v && v == st->dev_sectors / 2) {
+		fprintf(stderr, "uraid: grow: %s: no change requested\n", ga->name);
+		return 0;
+	}
 	int rc = request(ga->name, "size", v * 2, err, sizeof(err));
 	if (rc < 0) {
 		cli_error("grow", "Cannot set device size for %s: %s", ga->name, strerror(-rc));
@@ -187,7 +214,10 @@ static int do_bitmap(const struct cli_grow_args *ga, const struct uraid_status *
 	if (!add && strcmp(ga->bitmap, "none")) {
 		cli_error("grow", "Cannot set bitmap file for %s: %s", ga->name,
 		          strerror(EOPNOTSUPP));
-		fputs("       (uraid keeps internal bitmaps only)\n", stderr);
+		fputs(strcmp(ga->bitmap, "clustered")
+		          ? "       (uraid keeps internal bitmaps only)\n"
+		          : "       (uraid has no clustered md)\n",
+		      stderr);
 		return 1;
 	}
 	if (add && st->bitmap_chunk_kib)
@@ -206,9 +236,11 @@ static int do_raid_devices(const struct cli_grow_args *ga)
 	char err[512];
 	int rc = request(ga->name, "raid-devices", (unsigned long long)ga->raid_devices, err,
 	                 sizeof(err));
-	if (rc < 0)
-		return cli_error("grow", "Cannot set raid-devices for %s: %s (%s)", ga->name,
-		                 strerror(-rc), err);
+	if (rc < 0) { /* reshape_array's, md having refused the raid_disks */
+		cli_error("grow", "failed to set raid disks");
+		fprintf(stderr, "       (%s: %s)\n", strerror(-rc), err);
+		return 1;
+	}
 	return 0;
 }
 
@@ -217,8 +249,11 @@ static int do_raid_devices(const struct cli_grow_args *ga)
 static int do_add(const char *name, const char *path, bool linear)
 {
 	char *r = realpath(path, NULL);
+	/* Grow_Add_device's words for a linear array, Manage_subdevs' others */
+	if (!r && linear)
+		return cli_error("grow", "cannot open %s", path);
 	if (!r)
-		return cli_error("grow", "%s: %s", path, strerror(errno));
+		return cli_error("grow", "stat failed for %s: %s", path, strerror(errno));
 	char esc[PATH_MAX * 3 + 1], line[sizeof(esc) + 16], err[512];
 	size_t need = uraid_ctl_escape(r, esc, sizeof(esc));
 	free(r);
@@ -230,7 +265,7 @@ static int do_add(const char *name, const char *path, bool linear)
 	return 0;
 }
 
-static int sanity(const struct cli_grow_args *ga, const struct uraid_status *st, bool layout)
+static int sanity(const struct cli_grow_args *ga, const struct uraid_status *st)
 {
 	if (st->level == URAID_LEVEL_GMIRROR || st->level == URAID_LEVEL_GRAID3)
 		return cli_error("grow", "%s is a GEOM array: see 'uraid mirror' / 'uraid raid3'",
@@ -242,11 +277,52 @@ static int sanity(const struct cli_grow_args *ga, const struct uraid_status *st,
 		fputs("    Change size first, then check that data is still intact.\n", stderr);
 		return 1;
 	}
-	if (ga->bitmap && (ga->size_kib != -1 || ga->level != -1 || ga->raid_devices != -1 ||
-	                   layout || ga->chunk_kib != -1 || ga->array_size_kib != -1))
+	return 0;
+}
+
+/* mdadm.c's --grow after the array size: --add alone (no --raid-devices
+ * or --level) takes no geometry change and is Grow_Add_device's, for
+ * linear arrays only; --bitmap none but --level. */
+static int alone(const struct cli_grow_args *ga, int level, bool layout, bool add)
+{
+	bool geometry = ga->size_kib != -1 || ga->chunk_kib != -1 || layout;
+	bool add_alone = add && ga->raid_devices == -1 && ga->level == -1;
+	if (add_alone && (geometry || ga->bitmap))
+		return cli_error("grow", "--add cannot be used with other geometry changes in "
+		                         "--grow mode");
+	if (add_alone && level != URAID_LEVEL_LINEAR)
+		return cli_error("grow", "can only add devices to linear arrays");
+	if (ga->bitmap && (geometry || ga->raid_devices != -1 || add))
 		return cli_error("grow", "--bitmap changes cannot be used with other geometry "
 		                         "changes in --grow mode");
 	return 0;
+}
+
+/* mdadm.c's refusal of an option given a second time (its text, with
+ * the second value for %s), NULL if c is not one already set. */
+static const char *once(int c, const struct cli_grow_args *ga, const char *layout)
+{
+	switch (c) {
+	case 'n': return ga->raid_devices != -1 ? "raid-devices set twice" : NULL;
+	case 'l':
+		return ga->level != -1 ? "raid level may only be set once.  Second value is %s."
+		                       : NULL;
+	case 'p': return layout ? "layout may only be sent once.  Second value was %s" : NULL;
+	case 'c':
+		return ga->chunk_kib != -1
+		           ? "chunk/rounding may only be specified once. Second value is %s."
+		           : NULL;
+	case 'z':
+		return ga->size_kib != -1 ? "size may only be specified once. Second value is %s."
+		                          : NULL;
+	case 'Z':
+		return ga->array_size_kib != -1
+		           ? "array-size may only be specified once. Second value is %s."
+		           : NULL;
+	case 'b': return ga->bitmap ? "bitmap cannot be set twice. Second value: %s." : NULL;
+	case 'B': return ga->backup_file ? "backup file already specified, rejecting %s" : NULL;
+	}
+	return NULL;
 }
 
 int cmd_grow(int argc, char **argv)
@@ -276,6 +352,16 @@ int cmd_grow(int argc, char **argv)
 	int c, rc;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "n:l:p:c:z:Z:b:fa:h", opts, NULL)) != -1) {
+		/* mdadm.c: each option once (exit 2), checked before its value */
+		const char *twice = once(c, &ga, layout_name_arg);
+		if (twice) {
+			if (c == 'n')
+				cli_error("grow", "raid-devices set twice: %d and %s",
+				          ga.raid_devices, optarg);
+			else
+				cli_error("grow", twice, optarg);
+			return 2;
+		}
 		switch (c) {
 		case 'n': { /* mdadm's parse_num */
 			char *end;
@@ -293,22 +379,21 @@ int cmd_grow(int argc, char **argv)
 				return rc;
 			break;
 		case 'p': layout_name_arg = optarg; break;
-		case 'c': { /* mdadm: 4K at least, whole KiB; md: a power of two */
-			unsigned long long v;
-			if (cli_parse_size(optarg, 1024, &v) < 0 || v < 4096 || v % 1024 ||
-			    v > (1ull << 31)) {
+		case 'c': { /* mdadm: 8 sectors at least, whole KiB; md: a power of two */
+			long long v = md_parse_size(optarg);
+			if (v < 8 || v % 2 || v > (1ll << 22)) {
 				cli_error("grow", "invalid chunk/rounding value: %s", optarg);
 				return 2;
 			}
-			ga.chunk_kib = (int64_t)(v / 1024);
+			ga.chunk_kib = (int64_t)(v / 2);
 			break;
 		}
 		case 'z':
-			if ((rc = parse_kib("size", optarg, 4, &ga.size_kib)))
+			if ((rc = parse_kib("size", optarg, 8, &ga.size_kib)))
 				return rc;
 			break;
 		case 'Z':
-			if ((rc = parse_kib("array size", optarg, 1, &ga.array_size_kib)))
+			if ((rc = parse_kib("array size", optarg, 2, &ga.array_size_kib)))
 				return rc;
 			break;
 		case 'b':
@@ -355,7 +440,12 @@ int cmd_grow(int argc, char **argv)
 	if (uraid_control_status(ga.name, &st, err, sizeof(err)) < 0)
 		return cli_error("grow", "%s", err);
 	int to = ga.level == -1 ? st.level : md_level(ga.level);
-	if (sanity(&ga, &st, layout_name_arg != NULL) ||
+	if (sanity(&ga, &st))
+		return 1;
+	/* mdadm sets the array size first (in memory), whatever follows. */
+	if (ga.array_size_kib != -1 && !st.readonly && do_array_size(&ga))
+		return 1;
+	if (alone(&ga, st.level, layout_name_arg != NULL, add != NULL) ||
 	    cli_grow_refuse(&ga, &st, add != NULL, layout_name_arg))
 		return 1;
 	if (st.readonly)
@@ -376,9 +466,6 @@ int cmd_grow(int argc, char **argv)
 		if (uraid_control_status(ga.name, &st, err, sizeof(err)) < 0)
 			return cli_error("grow", "%s", err);
 	}
-	/* mdadm sets the array size first, so a shrink can follow. */
-	if (ga.array_size_kib != -1 && do_array_size(&ga))
-		return 1;
 	if (ga.size_kib != -1)
 		return do_size(&ga, &st);
 	int cur_layout = (int)st.layout;

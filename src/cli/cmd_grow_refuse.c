@@ -6,6 +6,7 @@
  * engine's (cli_grow_engine_error puts the ones mdadm words on several
  * lines back on them). tests/integration/grow_refuse.table lists them. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -24,6 +25,25 @@ static int md_to(const struct cli_grow_args *ga, int cur)
 int cli_grow_layout_6_of(int r5)
 {
 	return r5 >= 0 && r5 <= 3 ? r5 + 16 : r5 == 4 ? 20 : r5 == 5 ? 5 : -1;
+}
+
+/* mdadm 4.2's parse_layout_10 ('n', 'o' or 'f' and 1 to 200 copies, no
+ * more): the layout, or LAYOUT_BAD_10 for its -1, which is not mdadm's
+ * UnSet, so analyse_change goes on with it (and refuses it as a layout
+ * of another copy count). */
+static int parse_layout_10(const char *layout)
+{
+	char *cp;
+	if (layout[0] != 'n' && layout[0] != 'f' && layout[0] != 'o')
+		return LAYOUT_BAD_10;
+	int copies = (int)strtoul(layout + 1, &cp, 10);
+	if (copies < 1 || copies > 200 || *cp)
+		return LAYOUT_BAD_10;
+	if (layout[0] == 'n')
+		return 256 + copies;
+	if (layout[0] == 'o')
+		return 0x10000 + (copies << 8) + 1;
+	return 1 + (copies << 8);
 }
 
 /* Grow_reshape's layout parsing: the name is for the level asked (or the
@@ -72,15 +92,13 @@ static int resolve_layout(struct cli_grow_args *ga, const struct uraid_status *s
 	}
 	if (to != URAID_LEVEL_RAID5 && to != URAID_LEVEL_RAID6 && to != URAID_LEVEL_RAID10)
 		return cli_error("grow", "layout not meaningful with this level");
-	uint32_t v;
-	if (layout_parse(to, name, &v) < 0) {
-		/* mdadm 4.2's parse_layout_10 answers -1, which is not its
-		 * UnSet: analyse_change then sees another copy count. */
-		if (to == URAID_LEVEL_RAID10)
-			return cli_error("grow",
-			                 "Cannot change number of copies when reshaping RAID10");
-		return cli_error("grow", "layout %s not understood for this level", name);
+	if (to == URAID_LEVEL_RAID10) {
+		ga->layout = parse_layout_10(name);
+		return 0;
 	}
+	uint32_t v;
+	if (layout_parse(to, name, &v) < 0)
+		return cli_error("grow", "layout %s not understood for this level", name);
 	ga->layout = (int)v;
 	return 0;
 }
@@ -174,15 +192,64 @@ static int chunk_refusal(const struct cli_grow_args *ga, const struct uraid_stat
 	return 0;
 }
 
+static bool striped(int level)
+{
+	return level == URAID_LEVEL_RAID0 || level == URAID_LEVEL_RAID4 ||
+	       level == URAID_LEVEL_RAID5 || level == URAID_LEVEL_RAID6;
+}
+
+int cli_grow_data_disks(const struct cli_grow_args *ga, const struct uraid_status *st, int to,
+                        int *before, int *after)
+{
+	int from = st->level;
+	if (!striped(from) || !striped(to))
+		return -1;
+	*before = st->raid_disks - parity_of(from);
+	*after = ga->raid_devices > 0 ? ga->raid_devices - parity_of(to) : *before;
+	if (from == URAID_LEVEL_RAID0)
+		return to == URAID_LEVEL_RAID0 ? URAID_LEVEL_RAID4 : to;
+	if (from == URAID_LEVEL_RAID6 || to == URAID_LEVEL_RAID6)
+		return URAID_LEVEL_RAID6;
+	return to == URAID_LEVEL_RAID5 ? URAID_LEVEL_RAID5 : from;
+}
+
+/* reshape_array's spare counts for a level change between raid0/4/5/6:
+ * for the larger geometry at the intermediate level (unless --force, and
+ * not to or from raid0), and for its data members. */
+static int level_spares_refusal(const struct cli_grow_args *ga, const struct uraid_status *st,
+                                int have)
+{
+	int to = md_to(ga, st->level), before, after;
+	int re = cli_grow_data_disks(ga, st, to, &before, &after);
+	if (re < 0)
+		return 0;
+	int most = before > after ? before : after;
+	int need = most + parity_of(re) - st->raid_disks;
+	if (!ga->force && to > 1 && st->level > 1 && need > have) {
+		cli_error("grow", "Need %d spare%s to avoid degraded array, and only have %d.",
+		          need, need == 1 ? "" : "s", have);
+		fputs("       Use --force to over-ride this check.\n", stderr);
+		return 1;
+	}
+	need = most - st->raid_disks;
+	if (need > have)
+		return cli_error("grow",
+		                 "Need %d spare%s to create working array, and only have %d.", need,
+		                 need == 1 ? "" : "s", have);
+	return 0;
+}
+
 /* reshape_array's counts for a raid4/5/6/10 reshape that keeps the level:
  * spares for the new data members (with --force too), and the size. */
 static int reshape_refusal(const struct cli_grow_args *ga, const struct uraid_status *st,
                            bool adding)
 {
 	int lvl = st->level, n = ga->raid_devices == -1 ? st->raid_disks : ga->raid_devices;
-	if (md_to(ga, lvl) != lvl || (parity_of(lvl) == 0 && lvl != URAID_LEVEL_RAID10))
-		return 0;
 	int par = parity_of(lvl), have = spares_of(st, adding);
+	if (md_to(ga, lvl) != lvl)
+		return level_spares_refusal(ga, st, have);
+	if (parity_of(lvl) == 0 && lvl != URAID_LEVEL_RAID10)
+		return 0;
 	int need = n - par - st->raid_disks;
 	if (need > have)
 		return cli_error("grow",
@@ -257,8 +324,7 @@ int cli_grow_refuse(struct cli_grow_args *ga, const struct uraid_status *st, boo
 	/* analyse_change */
 	if (chunk_refusal(ga, st, to))
 		return 1;
-	if (st->level == URAID_LEVEL_LINEAR && ga->raid_devices != -1 &&
-	    !(adding && ga->raid_devices == st->raid_disks + 1 && ga->level == -1))
+	if (st->level == URAID_LEVEL_LINEAR && ga->raid_devices != -1)
 		return cli_error("grow", "Only --add is supported for LINEAR, setting --raid-disks "
 		                         "is not needed");
 	if (st->level == URAID_LEVEL_LINEAR && (ga->level != -1 || ga->layout != -1))
@@ -267,6 +333,14 @@ int cli_grow_refuse(struct cli_grow_args *ga, const struct uraid_status *st, boo
 	const char *why = level_refusal(ga, st, to);
 	if (why)
 		return cli_error("grow", "%s", why);
+	/* raid10 -> raid10: mdadm's -1 has 255 x 255 copies; other uses
+	 * of it would reach the kernel. */
+	if (ga->layout == LAYOUT_BAD_10)
+		return st->level == URAID_LEVEL_RAID10
+		           ? cli_error("grow",
+		                       "Cannot change number of copies when reshaping RAID10")
+		           : cli_error("grow", "layout %s not understood for this level",
+		                       layout_name);
 	if (reshape_refusal(ga, st, adding))
 		return 1;
 	/* md's check_reshape: a power-of-two chunk (mdadm: the kernel's EINVAL) */
@@ -306,6 +380,11 @@ void cli_grow_engine_error(const char *name, const char *err)
 		const char *why = strchr(err + bl, '(');
 		if (why)
 			fprintf(stderr, "       %s\n", why);
+		return;
+	}
+	/* reshape_open_backup_file's, which names the array too */
+	if (!strncmp(err, "cannot create backup file ", 26)) {
+		cli_error("grow", "%s: %s", name, err);
 		return;
 	}
 	if (el > fl && !strcmp(err + el - fl, force)) {

@@ -11,6 +11,45 @@
 #include "cli/grow.h"
 #include "uraid.h"
 
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* mdadm's analyse_change: the critical section of a raid0/4/5/6 restripe
+ * that changes the number of data members, in sectors (compute_backup_blocks:
+ * whole old and new stripes, the LCM of chunk x data members); 0 when the
+ * count stays (mdadm then says nothing of it) or for other levels. */
+static uint64_t backup_sectors(const struct cli_grow_args *ga, const struct uraid_status *st,
+                               int to)
+{
+	int before, after;
+	if (cli_grow_data_disks(ga, st, to, &before, &after) < 0 || before == after ||
+	    before <= 0 || after <= 0 || !st->chunk_sectors)
+		return 0;
+	uint64_t oc = st->chunk_sectors, nc = ga->chunk_kib > 0 ? (uint64_t)ga->chunk_kib * 2 : oc;
+	uint64_t od = (uint64_t)before, nd = (uint64_t)after;
+	return oc * nc * od * nd / gcd(oc * od, nc * nd);
+}
+
+/* mdadm's reshape_array at "started:" (a reshape in place: --backup-file,
+ * or no room to move the data offset): the critical section's size, and
+ * its refusal of one half the component size or more. */
+static int say_backup(const char *name, uint64_t blocks, const struct uraid_status *st)
+{
+	fprintf(stderr, "uraid: grow: Need to backup %lluK of critical section..\n",
+	        (unsigned long long)blocks / 2);
+	if (blocks < st->dev_sectors / 2)
+		return 0;
+	fprintf(stderr, "uraid: grow: %s: Something wrong - reshape aborted\n", name);
+	return 1;
+}
+
 int cli_grow_restripe(const struct cli_grow_args *ga)
 {
 	const char *name = ga->name;
@@ -58,6 +97,9 @@ int cli_grow_restripe(const struct cli_grow_args *ga)
 		}
 		uraid_ctl_escape(bpath, besc, sizeof(besc));
 	}
+	uint64_t blocks = backup_sectors(ga, &st, change ? level : st.level);
+	if (blocks && ga->backup_file && say_backup(name, blocks, &st))
+		return 1;
 	char line[sizeof(besc) + 128];
 	snprintf(line, sizeof(line), "reshape%s %d %d %lld %d%s%s", ga->force ? "-force" : "",
 	         ga->raid_devices > 0 ? ga->raid_devices : 0, ga->layout >= 0 ? ga->layout : -1,
@@ -67,6 +109,11 @@ int cli_grow_restripe(const struct cli_grow_args *ga)
 	size_t blen = 0;
 	int rc = uraid_control_request(name, line, NULL, 0, &body, &blen, err, sizeof(err));
 	free(body);
+	/* mdadm says so before its need for a backup file (and then
+	 * refuses a section that large in its place). */
+	if (rc < 0 && blocks && !ga->backup_file && !strncmp(err, "Cannot grow - need ", 19) &&
+	    say_backup(name, blocks, &st))
+		return 1;
 	if (rc < 0) {
 		cli_grow_engine_error(name, err);
 		return 1;

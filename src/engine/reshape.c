@@ -464,9 +464,13 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 		              "(%u sectors)",
 		              (unsigned long long)a->geo.dev_sectors, r.new.chunk_sectors);
 	uint32_t par = lvl == URAID_LEVEL_RAID6 ? 2 : 1;
-	if (r.new.raid_disks < par + 1 + (lvl == URAID_LEVEL_RAID6))
+	/* md's check_reshape (raid6 4 members at least) comes when mdadm
+	 * imposes the reshape, after its need for a backup file (below);
+	 * no data member at all is refused first. */
+	uint32_t least = par + 1 + (lvl == URAID_LEVEL_RAID6);
+	if (r.new.raid_disks <= par)
 		return errmsg(err, errlen, -EINVAL, "%s needs at least %u members", level_name(lvl),
-		              par + 1 + (lvl == URAID_LEVEL_RAID6));
+		              least);
 	/* mdadm: fewer members may not cut the array; --array-size first. */
 	uint64_t new_size = (a->geo.dev_sectors - a->geo.dev_sectors % r.new.chunk_sectors) *
 	                    (r.new.raid_disks - par);
@@ -565,6 +569,9 @@ static int start_locked(struct eng_array *a, const struct uraid_reshape_opts *o,
 		    (unsigned long long)want,
 		    r.backwards ? "; a smaller --size leaves room after it" : "");
 	}
+	if (r.new.raid_disks < least)
+		return errmsg(err, errlen, -EINVAL, "%s needs at least %u members", level_name(lvl),
+		              least);
 	r.offset_delta = r.backwards ? (int64_t)room : -(int64_t)room;
 	if (r.backwards) {
 		/* md's raid5_start_reshape: from the end of the smaller geometry */

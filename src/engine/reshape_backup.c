@@ -90,7 +90,7 @@ int eng_backup_save(struct eng_array *a, const struct uraid_reshape_opts *o, str
 		    member_open_file(o->backup_file, MEMBER_CREATE, bytes, &b->m, e, sizeof(e));
 		if (rc < 0)
 			return errmsg(err, errlen, rc, "cannot create backup file %s: %s",
-			              o->backup_file, e);
+			              o->backup_file, strerror(-rc)); /* mdadm's words */
 		b->owned = true;
 	}
 	uint8_t *buf = malloc(end * 512);

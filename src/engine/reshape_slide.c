@@ -276,7 +276,7 @@ int eng_slide_start(struct eng_array *a, const struct uraid_reshape_opts *o, cha
 		int rc = member_open_file(o->backup_file, MEMBER_CREATE, bytes, &m, e, sizeof(e));
 		if (rc < 0)
 			return errmsg(err, errlen, rc, "cannot create backup file %s: %s",
-			              o->backup_file, e);
+			              o->backup_file, strerror(-rc)); /* mdadm's words */
 	}
 	slide_set(a, m, !o->backup_member, blocks, parts);
 	int rc = slide_bsb_write(rs);

@@ -47,6 +47,13 @@ static const struct name_map r5_names[] = {
     {"default", 2},
     {NULL, 0},
 };
+/* mdadm's r5layout also reads the ddf names as raid5's (never printed). */
+static const struct name_map r5_ddf_names[] = {
+    {"ddf-zero-restart", 1},
+    {"ddf-N-restart", 0},
+    {"ddf-N-continue", 2},
+    {NULL, 0},
+};
 static const struct name_map r6_extra_names[] = {
     {"ddf-zero-restart", 8},   {"ddf-N-restart", 9},       {"ddf-N-continue", 10},
     {"left-asymmetric-6", 16}, {"right-asymmetric-6", 17}, {"left-symmetric-6", 18},
@@ -173,7 +180,7 @@ int layout_parse(int level, const char *name, uint32_t *layout)
 		v = 0;
 		break;
 	case URAID_LEVEL_RAID5:
-		if (map_find(r5_names, name, &v))
+		if (map_find(r5_names, name, &v) && map_find(r5_ddf_names, name, &v))
 			return -EINVAL;
 		break;
 	case URAID_LEVEL_RAID6:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # uraid grow --level on running arrays: md's takeovers that move no data
 # (raid1 <-> raid5 of 2; raid0 -> raid5 --layout=parity-last, a spare recovered as
-# parity; raid5 -> raid6 --layout=preserve, Q recovered; raid6 -> raid5, Q
+# parity; raid5 -> raid6 --layout=preserve (--force without a spare, as
+# mdadm wants), Q recovered; raid6 -> raid5, Q
 # member a spare; raid5 -> raid0 once the parity slot is empty; raid0 ->
 # raid10 near-2, mirrors recovered; raid10 -> raid0, one of each pair
 # removed). Content compared after each, `uraid check` clean; md's
@@ -66,7 +67,10 @@ check_fails "raid5 -> raid0 refused while the parity member is there" \
 	"$URAID" grow A0 --level=0
 check_fails "raid5 -> raid6 with a layout that is not the -6 twin: a reshape" \
 	"$URAID" grow A0 --level=6 --layout=left-symmetric
-check "raid5 -> raid6 --layout=preserve" "$URAID" grow A0 --level=6 --layout=preserve
+check_fails "raid5 -> raid6 --layout=preserve without a spare needs --force (mdadm)" \
+	"$URAID" grow A0 --level=6 --layout=preserve
+check "raid5 -> raid6 --layout=preserve --force" "$URAID" grow A0 --level=6 --layout=preserve \
+	--force
 check "raid6 with Q missing" grep -q 'level 6, .*\[4/3\] \[UUU_\]' <<<"$(line A0)"
 "$URAID" add A0 "$d/m3"
 idle A0

@@ -702,8 +702,16 @@ static void test_names(void)
 		       lays[i].s);
 	}
 	uint32_t v;
+	char buf0[64];
 	CHECK(layout_parse(5, "left-symmetric-6", &v) == -EINVAL);
 	CHECK(layout_parse(5, "bogus", &v) == -EINVAL);
+	/* mdadm's r5layout: the ddf names as raid5 algorithms (printed by
+	 * their own names) */
+	CHECK(layout_parse(5, "ddf-zero-restart", &v) == 0 && v == 1);
+	CHECK(layout_parse(5, "ddf-N-restart", &v) == 0 && v == 0);
+	CHECK(layout_parse(5, "ddf-N-continue", &v) == 0 && v == 2);
+	CHECK(layout_name(5, 1, buf0, sizeof(buf0)) == 0 && strcmp(buf0, "right-asymmetric") == 0);
+	CHECK(layout_parse(5, "2", &v) == -EINVAL && layout_parse(6, "18", &v) == -EINVAL);
 	CHECK(layout_parse(10, "x2", &v) == -EINVAL);
 	CHECK(layout_parse(10, "n", &v) == -EINVAL);
 	CHECK(layout_parse(10, "n0", &v) == -EINVAL);
