@@ -131,7 +131,7 @@ w_case() {
 	done
 }
 check "uraid: raid1 1.2 grown 3M -> 11M, killed during the new region's resync" w_case
-cat "$d/u.env" | sed 's/^/# /'
+sed 's/^/# /' "$d/u.env"
 disks=()
 for f in ua0 ua1 uf0 uf1 uf2 uc0 uc1 uc2 uc3 ub0 ub1 ub2 ue0 ue1 ud0 ud1 ud2 ud3 ud4 uw0 uw1; do
 	disks+=(--disk "$f=$d/$f")
