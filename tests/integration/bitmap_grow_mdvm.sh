@@ -131,9 +131,23 @@ w_case() {
 	done
 }
 check "uraid: raid1 1.2 grown 3M -> 11M, killed during the new region's resync" w_case
+# z: the same grow, the daemon killed as soon as it returns
+z_case() {
+	mk uz 1 2 4 1.2 uz0 uz1 || return 1
+	"$URAID" write uz <pre || return 1
+	"$URAID" stop uz
+	truncate -s 12M uz0 uz1
+	q "$URAID" assemble --name=uz uz0 uz1 || return 1
+	"$URAID" sync-speed uz --min=1 --max=100 || return 1
+	"$URAID" grow uz --size=max || return 1
+	echo "UBM_uz='$(ubm uz)'" >>"$d/u.env"
+	kill -9 "$(cat "$URAID_RUN_DIR/uz.pid")"
+	echo "UMD5_uz=$("$URAID" cat uz0 uz1 | md5sum | cut -d' ' -f1)" >>"$d/u.env"
+}
+check "uraid: raid1 1.2 grown 3M -> 11M, killed as the grow returns" z_case
 sed 's/^/# /' "$d/u.env"
 disks=()
-for f in ua0 ua1 uf0 uf1 uf2 uc0 uc1 uc2 uc3 ub0 ub1 ub2 ue0 ue1 ud0 ud1 ud2 ud3 ud4 uw0 uw1; do
+for f in ua0 ua1 uf0 uf1 uf2 uc0 uc1 uc2 uc3 ub0 ub1 ub2 ue0 ue1 ud0 ud1 ud2 ud3 ud4 uw0 uw1 uz0 uz1; do
 	disks+=(--disk "$f=$d/$f")
 done
 t0=$SECONDS
@@ -153,7 +167,7 @@ for c in "a:raid1 1.2 grown 3M -> 11M, the chunk doubled" "f:raid5 1.2 grown 2M 
 	"c:raid10 near-2 grown 2M -> 4M, the chunk kept (2048 bits and the header fill the sector)" "b:raid5 1.0 grown 3M -> 7.5M, the chunk kept" \
 	"e:raid1 0.90 grown 3M -> 7.9M, the chunk kept" "d:raid10 near-2 4 -> 5"; do
 	n=${c%%:*}
-	want u$n xbm "uraid's ${c#*:}: mdadm -X of every member shows uraid's chunk, bits, dirty"
+	want u$n xbm "uraid's ${c#*:}: mdadm -X of every member shows uraid's chunk, bits, dirty, the header fresh"
 	want u$n kasm "... md assembles it with nothing to resync"
 	want u$n kmd5 "... and reads what uraid cat reads"
 	want u$n kcheck "... check: mismatch_cnt 0"
@@ -162,10 +176,14 @@ for c in "a:raid1 1.2 grown 3M -> 11M, the chunk doubled" "f:raid5 1.2 grown 2M 
 	want k$n umd5 "... uraid cat reads the kernel's md5"
 	want k$n ucheck "... uraid check: mismatch_cnt 0"
 done
-want uw xbm "uraid's raid1 killed in the resync after a grow (chunk doubled): mdadm -X shows uraid's chunk, bits, dirty"
+want uw xbm "uraid's raid1 killed in the resync after a grow (chunk doubled): mdadm -X shows uraid's chunk, bits, dirty, the header fresh"
 want uw kasm "... md assembles it and resyncs"
 want uw kclean "... md leaves the clean chunk alone, as the bitmap says (a block planted there still differs)"
 want uw kdirty "... and resyncs the dirty chunks: the written one and the grown region (the blocks planted there agree)"
+want uz xbm "uraid's raid1 killed as its grow returns (chunk doubled): mdadm -X shows uraid's bits, the header fresh (not stale, the superblocks' events)"
+want uz kasm "... md resyncs the grown region only"
+want uz kmd5 "... and reads what uraid cat reads"
+want uz kcheck "... check: mismatch_cnt 0"
 want ki kstop "raid10 near-2 4 -> 5 with the bitmap by the kernel, frozen and stopped mid-way"
 want ki ufinish "... uraid assembles it and finishes the reshape"
 want ki ubm "... its bitmap view is mdadm -X's"
