@@ -12,8 +12,12 @@
 # raid10 near-2 4 -> 5 members (uraid finishes the reshape; the chunk
 # doubles). In the guest mdadm -X of every member must show uraid's chunk,
 # bit count and dirty count (uraid status --json after the last assembly
-# here), md assembles each with nothing to resync, reads the md5 uraid
-# cat reads, and check gives mismatch_cnt 0. w: raid1 1.2 grown 3M -> 11M,
+# here) and a fresh header (state OK, the superblocks' events), uraid
+# examine --bitmap must print mdadm -X's lines (every array, both ways),
+# md assembles each with nothing to resync, reads the md5 uraid cat
+# reads, and check gives mismatch_cnt 0. z: raid1 1.2 grown 3M -> 11M,
+# killed as the grow returns: the header fresh, md resyncs from the old
+# size on. w: raid1 1.2 grown 3M -> 11M,
 # killed during the new region's resync with a write under way: mdadm -X
 # shows uraid's dirty bits (the grown region's, the write's chunk), and
 # md's resync after the unclean stop goes where they say and nowhere else
@@ -168,25 +172,30 @@ for c in "a:raid1 1.2 grown 3M -> 11M, the chunk doubled" "f:raid5 1.2 grown 2M 
 	"e:raid1 0.90 grown 3M -> 7.9M, the chunk kept" "d:raid10 near-2 4 -> 5"; do
 	n=${c%%:*}
 	want u$n xbm "uraid's ${c#*:}: mdadm -X of every member shows uraid's chunk, bits, dirty, the header fresh"
+	want u$n xtext "... uraid examine --bitmap prints mdadm -X's lines"
 	want u$n kasm "... md assembles it with nothing to resync"
 	want u$n kmd5 "... and reads what uraid cat reads"
 	want u$n kcheck "... check: mismatch_cnt 0"
 	want k$n same "the kernel's ${c#*:} (mdadm's array, the same grow): mdadm -X as of uraid's"
+	want k$n xtext "... uraid examine --bitmap prints mdadm -X's lines"
 	want k$n ubm "... uraid assembles it: its bitmap view is mdadm -X's"
 	want k$n umd5 "... uraid cat reads the kernel's md5"
 	want k$n ucheck "... uraid check: mismatch_cnt 0"
 done
 want uw xbm "uraid's raid1 killed in the resync after a grow (chunk doubled): mdadm -X shows uraid's chunk, bits, dirty, the header fresh"
+want uw xtext "... uraid examine --bitmap prints mdadm -X's lines (the dirty count too)"
 want uw kasm "... md assembles it and resyncs"
 want uw kclean "... md leaves the clean chunk alone, as the bitmap says (a block planted there still differs)"
 want uw kdirty "... and resyncs the dirty chunks: the written one and the grown region (the blocks planted there agree)"
 want uz xbm "uraid's raid1 killed as its grow returns (chunk doubled): mdadm -X shows uraid's bits, the header fresh (not stale, the superblocks' events)"
+want uz xtext "... uraid examine --bitmap prints mdadm -X's lines (the dirty count too)"
 want uz kasm "... md resyncs the grown region only"
 want uz kmd5 "... and reads what uraid cat reads"
 want uz kcheck "... check: mismatch_cnt 0"
 want ki kstop "raid10 near-2 4 -> 5 with the bitmap by the kernel, frozen and stopped mid-way"
 want ki ufinish "... uraid assembles it and finishes the reshape"
 want ki ubm "... its bitmap view is mdadm -X's"
+want ki xtext "... uraid examine --bitmap prints mdadm -X's lines"
 want ki kmd5 "... md assembles it and reads the content written before"
 want ki kcheck "... check: mismatch_cnt 0"
 want ki xbm "... mdadm -X as of the kernel's own finished 4 -> 5"
