@@ -96,10 +96,13 @@ static int read_bitmap(const char *path, struct md_bitmap_sb *sb, uint8_t **bits
 	if (rc == 0) {
 		*nbits = md_bitmap_bits(sb);
 		uint64_t n = (*nbits + 7) / 8, off = (uint64_t)at * 512 + MD_BITMAP_SB_BYTES;
-		*bits = malloc(n ? n : 1);
-		if (!*bits || off + n > m->size || member_read(m, *bits, n, off) < 0) {
-			snprintf(err, errlen, "%s: cannot read the bitmap's %llu bits", path,
-			         (unsigned long long)*nbits);
+		/* the bits must lie on the member (a header's sync size is
+		 * not trusted for the allocation) */
+		*bits = off + n > m->size ? NULL : malloc(n ? n : 1);
+		if (!*bits || member_read(m, *bits, n, off) < 0) {
+			snprintf(err, errlen, "%s: cannot read the bitmap's %llu bits%s", path,
+			         (unsigned long long)*nbits,
+			         off + n > m->size ? ": past the end of the member" : "");
 			rc = -EIO;
 		}
 	}

@@ -205,5 +205,13 @@ check_fails "examine --bitmap: no such file" "$URAID" examine --bitmap "$d/none"
 out=$("$URAID" examine --bitmap --json b 2>&1)
 check "examine --bitmap --json refused ($out)" grep -q "does not go with" <<<"$out"
 check_fails "examine --bitmap --badblocks refused" "$URAID" examine --bitmap --badblocks b
+# a header whose sync size puts the bits past the member's end (b's
+# bitmap: 8 sectors after the superblock at 8)
+cp b y0
+printf '\0\0\0\0\0\0\4\0' | dd of=y0 bs=1 seek=$((16 * 512 + 40)) conv=notrunc 2>/dev/null
+out=$("$URAID" examine --bitmap y0 2>&1)
+rc=$?
+check "examine --bitmap: bits past the member's end refused, exit 1 ($out)" \
+	[ $rc -eq 1 -a "$out" = "${out%past the end of the member}past the end of the member" ]
 check "examine --bitmap wrote nothing" [ "$(cat x0 b | md5sum)" = "$sum0" ]
 t_done
