@@ -80,34 +80,6 @@ static void raid10_layout_text(uint32_t layout, char *out, size_t len)
 		snprintf(out + n, len - n, "NO REDUNDANCY");
 }
 
-/* mdadm's human_size: " (7.00 MiB 7.34 MB)", nothing below 5000 KiB. */
-static void human_size(uint64_t bytes, char *out, size_t len)
-{
-	unsigned __int128 b = bytes;
-	const char *bin, *dec;
-	unsigned __int128 cb, cd;
-	if (bytes < 5000 * 1024) {
-		out[0] = 0;
-		return;
-	}
-	if (bytes < 2ull << 30) {
-		cb = (b * 200 / (1u << 20) + 1) / 2;
-		cd = (b / (1000000 / 200) + 1) / 2;
-		bin = "MiB", dec = "MB";
-	} else if (bytes < 2ull << 40) {
-		cb = (b * 200 / (1u << 30) + 1) / 2;
-		cd = (b / (1000000000 / 200) + 1) / 2;
-		bin = "GiB", dec = "GB";
-	} else {
-		cb = (b * 200 / (1ull << 40) + 1) / 2;
-		cd = (b / (1000000000000ull / 200) + 1) / 2;
-		bin = "TiB", dec = "TB";
-	}
-	snprintf(out, len, " (%llu.%02llu %s %llu.%02llu %s)", (unsigned long long)(cb / 100),
-	         (unsigned long long)(cb % 100), bin, (unsigned long long)(cd / 100),
-	         (unsigned long long)(cd % 100), dec);
-}
-
 /* ctime(3) without the newline, local time. */
 static void time_text(uint64_t secs, char *out, size_t len)
 {
@@ -324,7 +296,7 @@ static void array_state(const struct md_sb *sb, int delta_extra, char *out, size
 static void print_reshape_1x(const struct md_sb *sb)
 {
 	char hs[64], buf[64];
-	human_size(sb->reshape_position << 9, hs, sizeof(hs));
+	examine_human_size(sb->reshape_position << 9, hs, sizeof(hs));
 	printf("  Reshape pos'n : %llu%s\n", (unsigned long long)sb->reshape_position / 2, hs);
 	if (sb->delta_disks) {
 		printf("  Delta Devices : %d", sb->delta_disks);
@@ -369,19 +341,19 @@ static void print_1x(const struct exam *e, const char *homehost)
 	printf("     Raid Level : %s\n", level_text(sb->level));
 	printf("   Raid Devices : %u\n", sb->raid_disks);
 	printf("\n");
-	human_size(sb->data_size << 9, hs, sizeof(hs));
+	examine_human_size(sb->data_size << 9, hs, sizeof(hs));
 	printf(" Avail Dev Size : %llu sectors%s\n", (unsigned long long)sb->data_size, hs);
 	/* mdadm tests the level as unsigned: every level but raid0 gets here */
 	if (sb->level != 0) {
 		int denom, dd = data_disks(sb, &denom);
 		if (dd > 0) {
 			uint64_t asize = (sb->size << 9) * (uint64_t)dd / (uint64_t)denom;
-			human_size(asize, hs, sizeof(hs));
+			examine_human_size(asize, hs, sizeof(hs));
 			printf("     Array Size : %llu KiB%s\n", (unsigned long long)(asize >> 10),
 			       hs);
 		}
 		if (sb->size != sb->data_size) {
-			human_size(sb->size << 9, hs, sizeof(hs));
+			examine_human_size(sb->size << 9, hs, sizeof(hs));
 			printf("  Used Dev Size : %llu sectors%s\n", (unsigned long long)sb->size,
 			       hs);
 		}
@@ -533,12 +505,12 @@ static void print_090(const struct exam *e, const char *homehost)
 	printf("  Creation Time : %s\n", tbuf);
 	printf("     Raid Level : %s\n", level_text(sb->level));
 	if (sb->level > 0) {
-		human_size(sb->v0.level_size_kib * 1024ull, hs, sizeof(hs));
+		examine_human_size(sb->v0.level_size_kib * 1024ull, hs, sizeof(hs));
 		printf("  Used Dev Size : %d%s\n", (int)sb->v0.level_size_kib, hs);
 		int denom, dd = data_disks(sb, &denom);
 		if (dd > 0) {
 			uint64_t asize = (sb->v0.level_size_kib * 1024ull) * (uint64_t)dd / denom;
-			human_size(asize, hs, sizeof(hs));
+			examine_human_size(asize, hs, sizeof(hs));
 			printf("     Array Size : %llu%s\n", (unsigned long long)(asize >> 10), hs);
 		}
 	}
@@ -548,7 +520,7 @@ static void print_090(const struct exam *e, const char *homehost)
 	printf("\n");
 	int delta_extra = 0;
 	if (sb->v0.minor_version > 90 && sb->v0.reshape_position + 1 != 0) {
-		human_size(sb->v0.reshape_position << 9, hs, sizeof(hs));
+		examine_human_size(sb->v0.reshape_position << 9, hs, sizeof(hs));
 		printf("  Reshape pos'n : %llu%s\n",
 		       (unsigned long long)sb->v0.reshape_position / 2, hs);
 		int32_t dl = (int32_t)sb->v0.delta_disks;
@@ -701,13 +673,15 @@ static int examine_one(const char *path, struct exam *e, char *err, size_t errle
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: uraid examine [--json] [--homehost NAME] [--badblocks] MEMBER...\n"
-	           "       uraid examine --scan [--verbose] [--config FILE] [MEMBER...]\n"
-	           "Print the md superblock of each member as mdadm --examine does; with\n"
-	           "--badblocks (mdadm's --examine-badblocks) the entries of each member's\n"
-	           "bad block log instead, and whether assembly would accept the log;\n"
-	           "--scan: one ARRAY line per array found (without members: among the\n"
-	           "configuration file's DEVICE candidates), as mdadm --examine --scan.\n");
+	fprintf(f,
+	        "usage: uraid examine [--json] [--homehost NAME] [--badblocks|--bitmap] MEMBER...\n"
+	        "       uraid examine --scan [--verbose] [--config FILE] [MEMBER...]\n"
+	        "Print the md superblock of each member as mdadm --examine does; with\n"
+	        "--badblocks (mdadm's --examine-badblocks) the entries of each member's\n"
+	        "bad block log instead, and whether assembly would accept the log;\n"
+	        "--bitmap (mdadm's --examine-bitmap, -X) each member's internal bitmap;\n"
+	        "--scan: one ARRAY line per array found (without members: among the\n"
+	        "configuration file's DEVICE candidates), as mdadm --examine --scan.\n");
 }
 
 int cmd_examine(int argc, char **argv)
@@ -720,16 +694,18 @@ int cmd_examine(int argc, char **argv)
 	    {"config", required_argument, NULL, 'c'},
 	    {"badblocks", no_argument, NULL, 'b'},
 	    {"examine-badblocks", no_argument, NULL, 'b'},
+	    {"bitmap", no_argument, NULL, 'X'},
+	    {"examine-bitmap", no_argument, NULL, 'X'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	bool json = false, scan = false, verbose = false, badblocks = false;
+	bool json = false, scan = false, verbose = false, badblocks = false, bitmap = false;
 	const char *config = NULL;
 	char host[256] = "";
 	const char *homehost = NULL;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jH:svc:bh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jH:svc:bXh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
 		case 's': scan = true; break;
@@ -737,12 +713,17 @@ int cmd_examine(int argc, char **argv)
 		case 'c': config = optarg; break;
 		case 'H': homehost = optarg; break;
 		case 'b': badblocks = true; break;
+		case 'X': bitmap = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
+	if ((scan || json) && bitmap)
+		return cli_error("examine", "--bitmap does not go with --scan or --json");
 	if (scan && badblocks)
 		return cli_error("examine", "--badblocks does not go with --scan");
+	if (badblocks && bitmap)
+		return cli_error("examine", "--badblocks and --bitmap: one at a time");
 	if (scan && !json)
 		return cli_examine_scan(config, verbose, argc - optind, argv + optind);
 	if (scan || config || verbose)
@@ -754,6 +735,8 @@ int cmd_examine(int argc, char **argv)
 	}
 	if (badblocks)
 		return examine_badblocks(argc - optind, argv + optind, json);
+	if (bitmap)
+		return examine_bitmap(argc - optind, argv + optind);
 	if (!homehost) { /* as mdadm: the system's host name */
 		if (gethostname(host, sizeof(host) - 1) == 0)
 			homehost = host;

@@ -185,6 +185,11 @@ static int grow_size(struct eng_array *a, uint64_t want, char *err, size_t errle
 			eng_bitmap_resize(a, old_sync, e2, sizeof(e2));
 		return rc;
 	}
+	/* The bitmap's header as fresh as the superblocks, its stale flag (a
+	 * chunk change) gone: md_update_sb writes it with them. A failed
+	 * write fails that member; the size stands. */
+	if (a->log == &eng_log_bitmap)
+		(void)eng_bitmap_write_header(a);
 	eng_sync_schedule(a);
 	pthread_cond_broadcast(&a->cond);
 	return 0;

@@ -681,6 +681,10 @@ static int reshape_begin(struct eng_array *a, const struct md_reshape *rp, const
 		eng_backup_done(&bk);
 		return errmsg(err, errlen, rc, "writing the superblocks failed");
 	}
+	/* A resized bitmap's header brought up to the superblocks (stale
+	 * flag gone), as md_update_sb writes it. */
+	if (resize)
+		(void)eng_bitmap_write_header(a);
 	if (backup && (rc = eng_backup_critical(a, &bk, err, errlen)) < 0)
 		return rc;
 	eng_sync_schedule(a);

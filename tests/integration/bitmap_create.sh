@@ -38,6 +38,9 @@ if command -v losetup >/dev/null && loop_of b; then
 	check "mdadm -X: events = superblock events ($sev)" [ "$(echo "$bx" | field Events)" = "$sev" ]
 	check "mdadm -X: events cleared = events" \
 		[ "$(echo "$bx" | field 'Events Cleared')" = "$sev" ]
+	ux=$("$URAID" examine --bitmap b 2>&1)
+	check "uraid examine --bitmap: mdadm -X's lines (all but the name)" \
+		[ "$(sed 1d <<<"$ux")" = "$(sed 1d <<<"$bx")" ] || diff <(echo "$bx") <(echo "$ux")
 	check "mdadm -X: chunk 64 KB" grep -q 'Chunksize : 64 KB' <<<"$bx"
 	check "mdadm -X: uuid matches the array" \
 		[ "$(echo "$bx" | field UUID)" = "$(echo "$ex" | field 'Array UUID')" ]
@@ -185,4 +188,30 @@ check_fails "no bitmap: no bitmap in status --json" grep -q '"bitmap"' \
 	<<<"$("$URAID" status --json nbm)"
 "$URAID" stop bmd >/dev/null 2>&1
 "$URAID" stop nbm >/dev/null 2>&1
+# examine --bitmap (mdadm -X) refusals: a clear message, exit 1, nothing
+# written
+truncate -s 8M x0 x1
+"$URAID" create --level=1 --raid-devices=2 --no-daemon x0 x1 >/dev/null 2>&1
+sum0=$(cat x0 b | md5sum)
+out=$("$URAID" examine --bitmap x0 2>&1)
+rc=$?
+check "examine --bitmap without a bitmap: exit 1, named ($out)" \
+	[ $rc -eq 1 -a "$out" = "uraid: examine: x0: no internal bitmap" ]
+out=$("$URAID" examine --bitmap x0 b 2>&1)
+rc=$?
+check "examine --bitmap of two, one without: exit 1, the other shown" \
+	sh -c "[ $rc -eq 1 ] && echo '$out' | grep -q 'Filename : b'"
+check_fails "examine --bitmap: no such file" "$URAID" examine --bitmap "$d/none"
+out=$("$URAID" examine --bitmap --json b 2>&1)
+check "examine --bitmap --json refused ($out)" grep -q "does not go with" <<<"$out"
+check_fails "examine --bitmap --badblocks refused" "$URAID" examine --bitmap --badblocks b
+# a header whose sync size puts the bits past the member's end (b's
+# bitmap: 8 sectors after the superblock at 8)
+cp b y0
+printf '\0\0\0\0\0\0\4\0' | dd of=y0 bs=1 seek=$((16 * 512 + 40)) conv=notrunc 2>/dev/null
+out=$("$URAID" examine --bitmap y0 2>&1)
+rc=$?
+check "examine --bitmap: bits past the member's end refused, exit 1 ($out)" \
+	[ $rc -eq 1 -a "$out" = "${out%past the end of the member}past the end of the member" ]
+check "examine --bitmap wrote nothing" [ "$(cat x0 b | md5sum)" = "$sum0" ]
 t_done

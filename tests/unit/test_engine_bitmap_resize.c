@@ -11,8 +11,11 @@
  * mismatch. Without a cut the bitmap must have md's chunk (doubled from
  * the old one until header + bits fit the old bitmap's sectors) and bits
  * for the whole new sync size. BMRESIZE_TRIALS (default 10) and
- * BMRESIZE_SEED scale and move it. */
+ * BMRESIZE_SEED scale and move it. header_*: after a grow or a raid10
+ * reshape start that doubled the chunk, the header on disk is as md's
+ * (not stale, the superblocks' events). */
 #include "crash_workload.h"
+#include "meta/md_bitmap.h"
 #include "reshape_common.h"
 
 struct br_cfg {
@@ -366,6 +369,74 @@ static void readd_after(int level, int n, uint64_t sectors)
 	rsc_disks_close(d, n);
 }
 
+/* After a grow that changed the chunk, the header on disk must be as md
+ * leaves it (md_update_sb writes the bitmap's header with the
+ * superblocks): not stale, the superblocks' events, the new chunk and sync
+ * size, before any further write. A stale or older header there makes md's
+ * and uraid's next unclean assembly resync the whole array instead of the
+ * dirty chunks (mdadm -X: "State : Out of date"). raid1 1.2 and raid10
+ * --size, then raid10 4 -> 5 members. */
+static void header_after(int level, int n, uint64_t sectors, bool reshape)
+{
+	struct te_disk d[TE_MAX];
+	memset(d, 0, sizeof(d));
+	rsc_disks_open(d, n + reshape, "h", BR_DISK);
+	struct uraid_create_opts o = rsc_opts(level, n, 16, sectors);
+	struct uraid_array *a = NULL;
+	char err[512];
+	if (te_create(&o, d, n, &a) < 0) {
+		CHECK(0);
+		rsc_disks_close(d, n + reshape);
+		return;
+	}
+	CHECKF(uraid_bitmap_add(a, BR_CHUNK, err, sizeof(err)) == 0, "bitmap: %s", err);
+	uint8_t buf[4096];
+	memset(buf, 0x5a, sizeof(buf));
+	CHECK(uraid_write(a, buf, sizeof(buf), 0) == 0 && uraid_flush(a) == 0);
+	if (reshape) {
+		CHECKF(uraid_add_member(a, te_borrow(&d[n]), err, sizeof(err)) == 0, "add: %s",
+		       err);
+		struct uraid_reshape_opts ro = {.raid_disks = n + 1, .layout = -1};
+		CHECKF(uraid_array_reshape_start(a, &ro, err, sizeof(err)) == 0, "reshape: %s",
+		       err);
+	} else {
+		CHECKF(uraid_grow(a, URAID_GROW_SIZE, 0, err, sizeof(err)) == 0, "--size: %s", err);
+	}
+	struct uraid_status st;
+	memset(&st, 0, sizeof(st));
+	uraid_status(a, &st);
+	struct md_sb sb;
+	struct md_bitmap_sb h;
+	uint8_t hb[512];
+	CHECK(md_sb_load(d[0].mem, &sb, err, sizeof(err)) == 0);
+	int64_t at = ((int64_t)sb.super_offset + (int32_t)sb.bitmap_offset) * 512;
+	CHECK(member_read(d[0].mem, hb, sizeof(hb), (uint64_t)at) == 0);
+	CHECKF(md_bitmap_decode(hb, sizeof(hb), &h, err, sizeof(err)) == 0, "header: %s", err);
+	CHECKF(!(h.state & MD_BITMAP_STALE) && h.events == sb.events &&
+	           h.chunksize == st.bitmap_chunk_kib * 1024u && h.chunksize > BR_CHUNK,
+	       "level %d%s: header state %#x, events %llu (superblock %llu), chunk %u (array's %u "
+	       "KiB)",
+	       level, reshape ? " reshape" : "", h.state, (unsigned long long)h.events,
+	       (unsigned long long)sb.events, h.chunksize, st.bitmap_chunk_kib);
+	uraid_stop(a);
+	rsc_disks_close(d, n + reshape);
+}
+
+static void header_raid1(void)
+{
+	header_after(URAID_LEVEL_RAID1, 2, 16000, false);
+}
+
+static void header_raid10(void)
+{
+	header_after(URAID_LEVEL_RAID10, 4, 8000, false);
+}
+
+static void header_raid10_reshape(void)
+{
+	header_after(URAID_LEVEL_RAID10, 4, 8000, true);
+}
+
 static void raid1_readd(void)
 {
 	readd_after(URAID_LEVEL_RAID1, 2, 16000);
@@ -377,4 +448,5 @@ static void raid10_readd(void)
 }
 
 TEST_MAIN(T(raid1_grow), T(raid5_grow), T(raid10_grow), T(raid1_shrink), T(raid5_shrink),
-          T(raid10_shrink), T(raid10_reshape), T(raid1_readd), T(raid10_readd))
+          T(raid10_shrink), T(raid10_reshape), T(raid1_readd), T(raid10_readd), T(header_raid1),
+          T(header_raid10), T(header_raid10_reshape))

@@ -126,7 +126,10 @@ uint64_t eng_bitmap_next_dirty(struct eng_array *a, uint64_t pos, uint64_t end, 
  * the header stale, so a power cut in between means a full resync, never
  * a missed dirty chunk); a shrink only in memory (the caller's superblocks
  * first, the bits follow with the next bitmap write). Only for an array
- * whose log is the bitmap (the caller checks). */
+ * whose log is the bitmap (the caller checks). Once the superblocks are
+ * written the caller writes the header (eng_bitmap_write_header): as md's
+ * md_update_sb does, the header then has their events and no stale flag
+ * (left stale, the next unclean assembly, md's or uraid's, resyncs all). */
 int eng_bitmap_resize(struct eng_array *a, uint64_t blocks, char *err, size_t errlen);
 /* The header sector alone, to every member in use. */
 int eng_bitmap_write_header(struct eng_array *a);

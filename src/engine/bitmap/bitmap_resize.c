@@ -95,7 +95,8 @@ int eng_bitmap_resize(struct eng_array *a, uint64_t blocks, char *err, size_t er
 		rc = eng_bitmap_write_all(a);
 	if (rechunk) {
 		/* The flag goes with the next header write, after the
-		 * superblocks (their events make it due). */
+		 * superblocks: the caller's, right after them (grow.c,
+		 * reshape.c, as md_update_sb writes the header). */
 		b->sb.state &= ~MD_BITMAP_STALE;
 		b->hdr_events = UINT64_MAX;
 	}
