@@ -205,17 +205,27 @@ static uint64_t br_trial(const struct br_cfg *c, uint64_t seed, uint64_t crash_p
 	       (unsigned long long)seed, (unsigned long long)crash_point);
 	if (c->to_disks) {
 		/* cut before the superblocks recorded the reshape: the old
-		 * geometry and bitmap, the new member a spare; else the
+		 * geometry, the new member a spare, and the old bitmap or,
+		 * cut after the resized one was written (stale: read as all
+		 * dirty), its doubled chunk over the old array; else the
 		 * reshape finished with md's resized bitmap */
 		struct uraid_status st;
 		memset(&st, 0, sizeof(st));
 		uraid_status(a, &st);
 		bool started = st.raid_disks == c->to_disks;
-		CHECKF(st.reshape == 0 && (started || (crash_point && st.raid_disks == c->ndisks &&
-		                                       st.bitmap_chunk_kib * 2 == BR_CHUNK / 512)),
-		       "%s seed %#llx point %llu: %d members, reshape %d, bitmap chunk %u KiB",
-		       c->name, (unsigned long long)seed, (unsigned long long)crash_point,
-		       st.raid_disks, st.reshape, st.bitmap_chunk_kib);
+		uint64_t bcs = (uint64_t)st.bitmap_chunk_kib * 2,
+		         old_cov = br_cov(c, c->ndisks, c->sectors);
+		bool old_ok =
+		    crash_point && st.raid_disks == c->ndisks &&
+		    (bcs == BR_CHUNK / 512 ||
+		     bcs == br_model_chunk(old_cov, br_cov(c, c->to_disks, c->sectors))) &&
+		    st.bitmap_chunks == (old_cov + bcs - 1) / bcs;
+		CHECKF(
+		    st.reshape == 0 && (started || old_ok),
+		    "%s seed %#llx point %llu: %d members, reshape %d, bitmap chunk %u KiB x %llu",
+		    c->name, (unsigned long long)seed, (unsigned long long)crash_point,
+		    st.raid_disks, st.reshape, st.bitmap_chunk_kib,
+		    (unsigned long long)st.bitmap_chunks);
 		if (started)
 			br_check_bitmap(c, &st, c->to_disks, "after the cut");
 	}
