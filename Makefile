@@ -163,7 +163,8 @@ $(REL)/tests/%: $(REL)/tests/unit/%.o $(REL)/liburaid_sim.a $(REL)/liburaid.a
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LIBS)
 torture: all $(REL)/tests/test_engine_crash $(REL)/tests/test_sim_crash $(REL)/tests/test_journal_crash \
-         $(REL)/tests/test_engine_reshape $(REL)/tests/test_engine_reshape_fail
+         $(REL)/tests/test_engine_reshape $(REL)/tests/test_engine_reshape_fail \
+         $(REL)/tests/test_engine_bitmap_resize
 	@tests/torture/run
 
 FUZZ_BINS := $(patsubst fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))

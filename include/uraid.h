@@ -918,6 +918,11 @@ int uraid_remote_reconnect(struct uraid_array *a, char *log, size_t loglen);
  * position as md does, so the kernel or uraid resumes it after a stop or a
  * crash. Fields: 0 / -1 keep the current value. Needs a clean, complete
  * array without bitmap, journal, PPL or stripe cache. */
+/* uraid_reshape_opts.level for raid0 (0 there is "unchanged"): a raid5 is
+ * restriped to parity-last with its data members, then taken over as raid0,
+ * its parity member failed out of the array (mdadm's analyse_change and
+ * impose_level); raid_disks, when given, is the raid0's (one less). */
+#define URAID_RESHAPE_TO_RAID0 100
 struct uraid_reshape_opts {
 	int raid_disks;         /* 0: unchanged */
 	int layout;             /* md layout number, -1: unchanged */
@@ -933,7 +938,7 @@ struct uraid_reshape_opts {
 	int direction;
 	/* The new level (mdadm --grow --level, a change that moves data:
 	 * raid5 -> raid6, raid6 -> raid5, raid4/raid0 -> raid5, raid0 ->
-	 * raid4); 0: unchanged (raid0 is reached by uraid_takeover). */
+	 * raid4, raid5 -> raid0 as URAID_RESHAPE_TO_RAID0); 0: unchanged. */
 	int level;
 	/* mdadm's --backup-file: a grow (more members) reshaped in place,
 	 * the data offset kept (0.90 always, 1.x when given or without

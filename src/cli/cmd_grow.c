@@ -29,7 +29,8 @@ static const char usage_text[] =
     "  --bitmap=internal|none: add or remove the write-intent bitmap.\n"
     "  --raid-devices=N on raid1: more mirrors (spares added before become\n"
     "    mirrors and are recovered) or fewer (the slots removed must be empty).\n"
-    "  --level: md's takeovers that move no data (raid0 <-> raid4/5 parity-last\n"
+    "  --level: md's takeovers that move no data (raid0 <-> raid4/5 parity-last,\n"
+    "    the parity member failed out on the way to raid0,\n"
     "    and raid10 near-2, raid1 <-> raid5 of 2, raid5 <-> raid6 with the -6\n"
     "    layout: --layout=preserve); slots added are recovered onto spares.\n"
     "  --force: more members than spares (mdadm's \"Need N spares\"): the new\n"
@@ -37,9 +38,9 @@ static const char usage_text[] =
     "  --add MEMBER: a linear array appends it; others take it with\n"
     "    --raid-devices or --level, as a spare first.\n"
     "  Changes that restripe (raid4/5/6 members, chunk, layout, and the level\n"
-    "  changes raid5 -> raid6, raid6 -> raid5, raid4 -> raid5 and raid0 ->\n"
-    "  raid4/5 with another layout or more members, done as mdadm does them:\n"
-    "  a takeover, then the reshape) are handed to the reshape.\n";
+    "  changes raid5 -> raid6, raid6 -> raid5, raid4 -> raid5, raid0 ->\n"
+    "  raid4/5 with another layout or more members and raid5 -> raid0, done as\n"
+    "  mdadm does them: a takeover and the reshape) are handed to the reshape.\n";
 
 /* mdadm's parse_size: a number above 0, then K (the default), M, G, T or
  * s (sectors), upper case only; sectors, or -1 when it is none of those. */

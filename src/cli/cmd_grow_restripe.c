@@ -69,10 +69,14 @@ int cli_grow_restripe(const struct cli_grow_args *ga)
 	 * (a takeover to the intermediate level, then the reshape). */
 	bool change = ga->level != -1 && ga->level != st.level;
 	int level = change ? ga->level : 0;
-	if (change && (level == URAID_LEVEL_RAID0 || level < 0)) {
+	/* raid0 from a raid5: restriped to parity-last, then the takeover
+	 * (the reshape's level 0 is "unchanged": raid0 has its own word) */
+	if (change && level == URAID_LEVEL_RAID0 && st.level == URAID_LEVEL_RAID5)
+		level = URAID_RESHAPE_TO_RAID0;
+	else if (change && (level == URAID_LEVEL_RAID0 || level < 0)) {
 		fprintf(stderr,
 		        "uraid grow: %s: Impossible level change requested (%s to %s): uraid "
-		        "reaches raid0 by a takeover only\n",
+		        "reaches raid0 by a restripe only from raid5\n",
 		        name, uraid_md_personality(st.level), uraid_md_personality(ga->level));
 		return 1;
 	}
@@ -97,7 +101,7 @@ int cli_grow_restripe(const struct cli_grow_args *ga)
 		}
 		uraid_ctl_escape(bpath, besc, sizeof(besc));
 	}
-	uint64_t blocks = backup_sectors(ga, &st, change ? level : st.level);
+	uint64_t blocks = backup_sectors(ga, &st, change ? ga->level : st.level);
 	if (blocks && ga->backup_file && say_backup(name, blocks, &st))
 		return 1;
 	char line[sizeof(besc) + 128];

@@ -417,7 +417,7 @@ static int serve_one(struct client *cl, char *line, size_t linelen)
 		                               .backup_file = argc == 6 ? argv[5] : NULL,
 		                               .force = verb[7] == '-'};
 		if (*e1 || *e2 || *e3 || *e4 || nd < 0 || nd > 4096 || lay < -1 ||
-		    ch > UINT32_MAX || lv < 0 || lv > 10) {
+		    ch > UINT32_MAX || lv < 0 || (lv > 10 && lv != URAID_RESHAPE_TO_RAID0)) {
 			rc = -EINVAL;
 			snprintf(
 			    err, sizeof(err),

@@ -9,7 +9,10 @@
  *     a spare) once the move is over;
  *   raid4 -> raid5: takeover to parity-last, then a reshape to the layout;
  *   raid0 -> raid4/raid5: takeover to parity-last with a new parity slot,
- *     then a reshape to the layout and members asked.
+ *     then a reshape to the layout and members asked;
+ *   raid5 -> raid0: a reshape at level 5 to parity-last, the members kept,
+ *     then the takeover that fails the parity member out (mdadm's
+ *     impose_level); a raid4 or parity-last raid5 only the takeover.
  * A takeover's new slot is given to a spare that the reshape fills (md's
  * raid5_start_reshape puts spares in empty slots with recovery_offset 0;
  * engine/core/reshape.h's eng_reshape_fills). The superblocks say the
@@ -35,7 +38,8 @@ struct level_plan {
 	int via;                      /* takeover first to this level (-1: none) */
 	uint32_t via_layout;          /* ... and layout */
 	int fill;                     /* slots the takeover adds, filled by the reshape */
-	int then;                     /* takeover to this level after the move (0: none) */
+	int then;                     /* takeover to this level after the move ... */
+	bool then_set;                /* ... when set */
 	struct uraid_reshape_opts ro; /* the reshape at the intermediate level */
 	bool takeover_only;           /* nothing moves: one takeover to ro's geometry */
 };
@@ -50,7 +54,8 @@ static int too_small(char *err, size_t errlen)
 static int plan(const struct eng_array *a, const struct uraid_reshape_opts *o, struct level_plan *p,
                 char *err, size_t errlen)
 {
-	int from = a->geo.level, to = o->level, n = a->geo.raid_disks;
+	int from = a->geo.level, n = a->geo.raid_disks;
+	int to = o->level == URAID_RESHAPE_TO_RAID0 ? URAID_LEVEL_RAID0 : o->level;
 	uint32_t cur = a->geo.layout;
 	memset(p, 0, sizeof(*p));
 	p->ro = *o;
@@ -85,6 +90,7 @@ static int plan(const struct eng_array *a, const struct uraid_reshape_opts *o, s
 		p->ro.layout = (int)after;
 		p->ro.raid_disks = target + 1;
 		p->then = 5;
+		p->then_set = true;
 		p->takeover_only = after == cur && target == n - 1;
 		return 0;
 	}
@@ -114,6 +120,36 @@ static int plan(const struct eng_array *a, const struct uraid_reshape_opts *o, s
 		                   : o->layout;
 		p->ro.raid_disks = target;
 		p->takeover_only = p->ro.layout == LAYOUT_PARITY_N && target == n + 1;
+		return 0;
+	case 4 * 100 + 0:
+	case 5 * 100 + 0:
+		/* analyse_change: raid0 keeps the data members; a raid5 is
+		 * restriped to parity-last first (its chunk may change with
+		 * it), then impose_level fails the parity member out */
+		if (o->raid_disks > 0 && o->raid_disks != n - 1)
+			return errmsg(err, errlen, -EINVAL,
+			              "raid0 from %s keeps its %d data members: change the member "
+			              "count first, then the level",
+			              level_name(from), n - 1);
+		/* raid45_takeover_raid0 at the end wants every data member
+		 * (the parity slot, n - 1 after the restripe, may be empty):
+		 * refused before anything moves */
+		for (int r = 0; r < n - 1; r++)
+			if (a->slot[r] < 0 || a->mem[a->slot[r]]->state != URAID_MEMBER_IN_SYNC)
+				return errmsg(err, errlen, -EINVAL,
+				              "%s must have missing parity disk! (slot %d, a data "
+				              "member, is missing: raid0 would lose its blocks)",
+				              level_name(from), r);
+		if (from == 4 && o->chunk_sectors && o->chunk_sectors != a->geo.chunk_sectors)
+			return errmsg(err, errlen, -EINVAL,
+			              "Cannot change the chunk of a raid4 on the way to raid0");
+		p->ro.layout = LAYOUT_PARITY_N;
+		p->ro.raid_disks = n;
+		p->then = URAID_LEVEL_RAID0;
+		p->then_set = true;
+		p->takeover_only =
+		    from == 4 || (cur == LAYOUT_PARITY_N &&
+		                  (!o->chunk_sectors || o->chunk_sectors == a->geo.chunk_sectors));
 		return 0;
 	default:
 		return errmsg(err, errlen, -EINVAL, "Impossible level change requested (%s to %s)",
@@ -160,6 +196,12 @@ static int then_takeover(struct eng_array *a, int level)
 	if (rc < 0)
 		fprintf(stderr, "uraid: reshape done; the change to %s failed: %s\n",
 		        level_name(level), e);
+	/* raid0's parity member, failed out, leaves the array (as the
+	 * takeover's own path does; the superblocks are written next) */
+	for (int i = a->nmem - 1; rc == 0 && i >= 0; i--)
+		if (a->mem[i]->state == URAID_MEMBER_FAULTY && a->mem[i]->role < 0 &&
+		    !a->mem[i]->left_out)
+			eng_member_drop(a, i);
 	return rc;
 }
 
@@ -198,8 +240,8 @@ int eng_reshape_level_locked(struct eng_array *a, const struct uraid_reshape_opt
 	int from = a->geo.level, n = a->geo.raid_disks;
 	uint32_t layout = a->geo.layout;
 	if (p.takeover_only) {
-		rc =
-		    quiet_takeover(a, o->level, p.then ? UINT32_MAX : p.via_layout, 0, err, errlen);
+		int to = p.then_set ? p.then : o->level;
+		rc = quiet_takeover(a, to, p.then_set ? UINT32_MAX : p.via_layout, 0, err, errlen);
 		if (rc == 0)
 			eng_sync_schedule(a);
 		return rc;
@@ -218,7 +260,7 @@ int eng_reshape_level_locked(struct eng_array *a, const struct uraid_reshape_opt
 	}
 	rc = eng_reshape_start_locked(a, &p.ro, err, errlen);
 	if (rc == 0) {
-		if (p.then) {
+		if (p.then_set) {
 			a->rs->then = then_takeover;
 			a->rs->then_level = p.then;
 		}

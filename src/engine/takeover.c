@@ -115,8 +115,13 @@ static int plan(const struct eng_array *a, int level, uint32_t layout, struct ta
 		if (g->level == 5 && g->layout != LAYOUT_PARITY_N)
 			return errmsg(err, errlen, -EINVAL,
 			              "raid5 must have the parity-last layout to become raid0");
-		if (missing_count(a) != 1 || present(a, n - 1))
-			return errmsg(err, errlen, -EINVAL, "%s must have missing parity disk!",
+		/* mdadm's impose_level fails the parity member out of the
+		 * array first (when it is there); raid45_takeover_raid0 then
+		 * wants every data member */
+		if (missing_count(a) - !present(a, n - 1) > 0)
+			return errmsg(err, errlen, -EINVAL,
+			              "%s must have missing parity disk! (a data member is missing "
+			              "too: raid0 would lose its blocks)",
 			              level_name(g->level));
 		t->geo.layout = RAID0_LAYOUT_NONE;
 		t->geo.raid_disks = n - 1;

@@ -3,10 +3,12 @@
 # (raid1 <-> raid5 of 2; raid0 -> raid5 --layout=parity-last, a spare recovered as
 # parity; raid5 -> raid6 --layout=preserve (--force without a spare, as
 # mdadm wants), Q recovered; raid6 -> raid5, Q
-# member a spare; raid5 -> raid0 once the parity slot is empty; raid0 ->
+# member a spare; raid5 -> raid0 once the parity slot is empty, and with
+# the parity member there (failed out; a left-symmetric one restriped to
+# parity-last first), raid4 -> raid0; raid0 ->
 # raid10 near-2, mirrors recovered; raid10 -> raid0, one of each pair
 # removed). Content compared after each, `uraid check` clean; md's
-# refusals (parity still there, spares in a raid0, raid1 of 3 -> raid5,
+# refusals (a data member missing, spares in a raid0, raid1 of 3 -> raid5,
 # the wrong layout) write nothing; a linear array grows by --add.
 source "$(dirname "$0")/../lib.sh"
 d=$T_TMP/g
@@ -63,8 +65,6 @@ check "degraded raid5: content" same A0
 idle A0
 check "parity recovered onto the spare" grep -q '\[3/3\] \[UUU\]' <<<"$(line A0)"
 check "raid5 from raid0: check clean" clean A0
-check_fails "raid5 -> raid0 refused while the parity member is there" \
-	"$URAID" grow A0 --level=0
 check_fails "raid5 -> raid6 with a layout that is not the -6 twin: a reshape" \
 	"$URAID" grow A0 --level=6 --layout=left-symmetric
 check_fails "raid5 -> raid6 --layout=preserve without a spare needs --force (mdadm)" \
@@ -157,4 +157,42 @@ refuse R5 "R5 is performing resync/recovery and cannot be reshaped" --chunk=64K
 refuse R5 "R5 is performing resync/recovery and cannot be taken over" --level=6 --force
 "$URAID" action R5 idle
 "$URAID" stop R5 >/dev/null 2>&1
+
+# raid4/5 -> raid0 as mdadm does it (analyse_change, impose_level): a
+# raid5 restriped to parity-last first, then its parity member failed out
+# of the array and the level set; a raid4 only the latter. Refused, with
+# nothing written, when a data member is missing.
+truncate -s 16M q0 q1 q2 q3 p0 p1 p2
+"$URAID" create --level=5 --raid-devices=4 --chunk=64K --name=B5 --run q0 q1 q2 q3 >/dev/null 2>&1
+idle B5
+"$URAID" write B5 <data
+"$URAID" fail B5 "$d/q1" >/dev/null 2>&1
+sums=$(md5sum q0 q1 q2 q3)
+check_fails "raid5 -> raid0 refused with a data member missing" "$URAID" grow B5 --level=0
+check "... it wrote nothing" [ "$sums" = "$(md5sum q0 q1 q2 q3)" ]
+"$URAID" stop B5
+"$URAID" zero-superblock q1
+"$URAID" assemble --run --name=B5 q0 q2 q3 >/dev/null 2>&1
+"$URAID" add B5 "$d/q1"
+idle B5
+check "raid5 left-symmetric -> raid0: the restripe to parity-last starts" "$URAID" grow B5 --level=0
+for _ in $(seq 300); do state B5 | grep -q 'raid0' && break; sleep 0.1; done
+check "... raid0 of 3, the parity member failed out and removed" sh -c \
+	"'$URAID' status | grep '^B5 : active raid0' | grep -v q3 | grep -q 'q2\\[2\\]'"
+check "... content" same B5
+"$URAID" stop B5
+check "... reassembled, the old parity member left out as stale" sh -c \
+	"'$URAID' assemble --name=B5 q0 q1 q2 q3 2>&1 | grep -q 'q3 is stale'"
+check "... content after the reassembly" same B5
+"$URAID" stop B5
+check "mdadm --examine reads the raid0 of 3" sh -c \
+	"mdadm --examine q0 | grep -q 'Raid Level : raid0' && mdadm --examine q0 | grep -q 'Raid Devices : 3'"
+"$URAID" create --level=4 --raid-devices=3 --chunk=64K --name=B4 --run p0 p1 p2 >/dev/null 2>&1
+idle B4
+"$URAID" write B4 <data
+check "raid4 -> raid0: the parity member failed out, nothing moves" "$URAID" grow B4 --level=0
+check "... raid0 of 2, the parity member removed" sh -c \
+	"'$URAID' status | grep '^B4 : active raid0' | grep -v p2 | grep -q 'p1\\[1\\]'"
+check "... content" same B4
+"$URAID" stop B4
 t_done

@@ -9,7 +9,8 @@
 # bits left. Kinds: raid5 4->5 with an internal bitmap (mdadm -X: every
 # member's bitmap as before), a chunk and layout change; backwards: raid5
 # 5->4 and a layout change moving the data up; level changes: raid5 4 ->
-# raid6 5, raid6 5 -> raid5 4, raid4 -> raid5, raid0 3 -> raid5 4; a
+# raid6 5, raid6 5 -> raid5 4, raid4 -> raid5, raid0 3 -> raid5 4, raid5 4 -> raid0
+# (stopped mid-way; and finished by uraid, read by the kernel); a
 # degraded raid5 4 -> 5 (two spares, one filling the empty slot); raid10
 # near-2 4->5, 5->4 (after --array-size), a chunk change and near-2 ->
 # offset-2; and a 0.90 in-place grow with a backup file (cut in its
@@ -124,6 +125,7 @@ fi
 # h and the raid10 ones, whose reshape lines mdadm prints)
 for c in "e:raid6 5 -> raid5 4 (the move to left-symmetric-6)" "f:raid4 4 -> raid5 left-symmetric" \
 	"g:raid0 3 -> raid5 4 (the parity slot filled)" \
+	"z:raid5 4 -> raid0 (the restripe to parity-last; the kernel stays raid5 parity-last)" \
 	"h:degraded raid5 4 -> 5 with two spares (one fills the empty slot)" \
 	"m:raid10 near-2 5->4 (the array size cut first)" "y:raid10 near-2 chunk 64K->32K" \
 	"yo:raid10 near-2 -> offset-2"; do
@@ -137,4 +139,10 @@ for c in "e:raid6 5 -> raid5 4 (the move to left-symmetric-6)" "f:raid4 4 -> rai
 	want $n kcheck "... check: mismatch_cnt 0"
 	want $n kfinal "... superblocks without reshape bits"
 done
+want zf ustart "raid5 4 -> raid0 finished by uraid (restriped to parity-last, the parity member failed out)"
+want zf ucat "... uraid cat of the three data members reads the pattern"
+want zf kassemble "... the kernel assembles the three as the raid0"
+want zf kgeom "... raid0 of 3"
+want zf kcontent "... and reads the pattern"
+want zf kfinal "... superblocks without reshape bits"
 rs_done

@@ -38,6 +38,12 @@ struct rs_cfg {
 	int degrade, want_degraded;
 };
 
+/* The level a level change ends at (URAID_RESHAPE_TO_RAID0: raid0). */
+static int rs_level(const struct rs_cfg *c)
+{
+	return c->to_level == URAID_RESHAPE_TO_RAID0 ? URAID_LEVEL_RAID0 : c->to_level;
+}
+
 /* Entries 3-5 run backwards (md's reshape_backwards): the shrinks after
  * --array-size, and a layout change moving the data offset up. */
 static const struct rs_cfg rcfgs[] = {
@@ -115,6 +121,11 @@ static const struct rs_cfg rcfgs[] = {
      * size first), and its chunk changed (the bitmap kept) */
     {"raid10_4to5_bitmap", URAID_LEVEL_RAID10, 4, 5, -1, 16, 0, 0, 1, 4096, 0, -1, 0, 0, 0},
     {"raid10_chunk_bitmap", URAID_LEVEL_RAID10, 4, 4, -1, 16, 32, 0, 1, 4096, 0, -1, 0, 0, 0},
+    /* raid5 4 left-symmetric -> raid0 3 (rcfgs[31]): restriped to
+     * parity-last, then the parity member failed out (mdadm's
+     * impose_level) */
+    {"raid5_to_raid0", URAID_LEVEL_RAID5, 4, 3, -1, 16, 0, 48, 1, 0, URAID_RESHAPE_TO_RAID0,
+     RAID0_LAYOUT_NONE, 0, 0, 0},
 };
 
 #define RS_SECTORS 512 /* per member */
@@ -309,7 +320,7 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 	 * inside its start: then the old geometry is legal too. */
 	bool started =
 	    rsc_geometry(&st, c->to_disks, c->chunk, c->to_chunk, c->layout) &&
-	    (!c->to_level || (st.level == c->to_level && st.layout == (uint32_t)c->want_layout));
+	    (!c->to_level || (st.level == rs_level(c) && st.layout == (uint32_t)c->want_layout));
 	/* A degraded shrink (raid10_5to4_degraded, slot 1 missing) has two
 	 * legitimate outcomes: cut before the superblocks record it, the old
 	 * geometry (5 slots, slot 1 empty, no spare); after, the new one,
@@ -337,6 +348,10 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 	       "reshape %d, degraded %d",
 	       c->name, (unsigned long long)seed, (unsigned long long)crash_point, st.level,
 	       st.raid_disks, st.chunk_sectors, st.layout, st.reshape, st.degraded);
+	/* raid0 holds no spares: the parity member failed out (impose_level) */
+	CHECKF(st.level != URAID_LEVEL_RAID0 || st.spares == 0,
+	       "%s seed %#llx point %llu: a raid0 with %d spares", c->name,
+	       (unsigned long long)seed, (unsigned long long)crash_point, st.spares);
 	/* md leaves a shrink's removed members as spares. */
 	CHECKF(!shrink || !started || st.spares == c->ndisks - c->to_disks - (c->degrade ? 1 : 0),
 	       "%s seed %#llx point %llu: %d spares after the shrink", c->name,
@@ -357,7 +372,10 @@ static uint64_t rs_trial(const struct rs_cfg *c, uint64_t seed, uint64_t crash_p
 		for (uint64_t j = 0; j < k; j++) {
 			uint64_t sec = s0 + j;
 			uint64_t id = cw_decode(seed, sec, buf + j * 512);
-			bool ok = sec >= s.span ? id == 0
+			/* raid0 from raid5: each member's whole data area, as md's
+			 * raid0_takeover_raid45 zones it (past the old end: what
+			 * the members held there) */
+			bool ok = sec >= s.span ? id == 0 || st.level == URAID_LEVEL_RAID0
 			                        : id == s.durable[sec] ||
 			                              (id != UINT64_MAX && id > s.boundary &&
 			                               id <= s.issued && !s.log[id].zero &&
@@ -626,6 +644,11 @@ static void raid10_chunk_bitmap(void)
 	run(30);
 }
 
+static void raid5_to_raid0(void)
+{
+	run(31);
+}
+
 TEST_MAIN(T(second_reshape), T(raid5_4to5), T(raid6_5to6), T(raid5_chunk_layout), T(raid5_5to4),
           T(raid6_6to5), T(raid5_layout_up), T(raid5_4to5_bitmap), T(raid5_to_raid6),
           T(raid6_to_raid5), T(raid4_to_raid5), T(raid0_to_raid5), T(raid10_4to5), T(raid10_chunk),
@@ -634,4 +657,4 @@ TEST_MAIN(T(second_reshape), T(raid5_4to5), T(raid6_5to6), T(raid5_chunk_layout)
           T(raid5_layout_degraded), T(raid10_4to5_degraded), T(raid10_chunk_degraded),
           T(raid5_chunk_slide_090), T(raid5_layout_slide_090), T(raid5_5to4_slide_090),
           T(raid6_chunk_slide), T(raid5_to_raid6_slide_090), T(raid6_to_raid5_slide_090),
-          T(raid10_5to4_degraded), T(raid10_4to5_bitmap), T(raid10_chunk_bitmap))
+          T(raid10_5to4_degraded), T(raid10_4to5_bitmap), T(raid10_chunk_bitmap), T(raid5_to_raid0))
