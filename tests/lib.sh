@@ -35,6 +35,28 @@ check_fails() {
 check_fails_q() { ! "$@" >/dev/null 2>&1; }
 t_done() { exit $T_FAILED; }
 
+# t_mdvm: MDVM set to the runner of shared/mdvm, or the test ends failed
+# when it cannot run there.
+t_mdvm() {
+	MDVM=$TOP/tests/mdvm/run
+	if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
+		fail "mdvm not available at $MDVM (run $SHARED/mdvm/setup)"
+		t_done
+	fi
+}
+
+# t_own_run_dir: URAID_RUN_DIR under $T_TMP; at exit every array it holds is
+# stopped and $T_TMP removed.
+t_own_run_dir() {
+	export URAID_RUN_DIR=$T_TMP/run
+	trap t_own_run_dir_cleanup EXIT
+}
+t_own_run_dir_cleanup() {
+	local s
+	for s in "$URAID_RUN_DIR"/*.sock; do [ -e "$s" ] && "$URAID" stop "$(basename "$s" .sock)"; done
+	rm -rf "$T_TMP"
+}
+
 # uraid_libs: the link flags a program on build/rel/liburaid.a needs (the
 # Makefile's LIBS: pthread, isa-l, liburing, libnbd as this build has them).
 uraid_libs() { make -s -C "$TOP" print-libs; }

@@ -9,17 +9,8 @@
 #include <unistd.h>
 
 #include "cli/grow.h"
+#include "meta/md_backup.h"
 #include "uraid.h"
-
-static uint64_t gcd(uint64_t a, uint64_t b)
-{
-	while (b) {
-		uint64_t t = a % b;
-		a = b;
-		b = t;
-	}
-	return a;
-}
 
 /* mdadm's analyse_change: the critical section of a raid0/4/5/6 restripe
  * that changes the number of data members, in sectors (compute_backup_blocks:
@@ -32,9 +23,8 @@ static uint64_t backup_sectors(const struct cli_grow_args *ga, const struct urai
 	if (cli_grow_data_disks(ga, st, to, &before, &after) < 0 || before == after ||
 	    before <= 0 || after <= 0 || !st->chunk_sectors)
 		return 0;
-	uint64_t oc = st->chunk_sectors, nc = ga->chunk_kib > 0 ? (uint64_t)ga->chunk_kib * 2 : oc;
-	uint64_t od = (uint64_t)before, nd = (uint64_t)after;
-	return oc * nc * od * nd / gcd(oc * od, nc * nd);
+	uint32_t oc = st->chunk_sectors, nc = ga->chunk_kib > 0 ? (uint32_t)ga->chunk_kib * 2 : oc;
+	return md_backup_blocks(oc, (uint32_t)before, nc, (uint32_t)after);
 }
 
 /* mdadm's reshape_array at "started:" (a reshape in place: --backup-file,

@@ -7,12 +7,7 @@
 # assemble_refuse_mdvm.sh runs mdadm 4.2 on the same rows (and uraid on
 # mdadm's images).
 source "$(dirname "$0")/../lib.sh"
-export URAID_RUN_DIR=$T_TMP/run
-cleanup() {
-	for s in "$URAID_RUN_DIR"/*.sock; do [ -e "$s" ] && "$URAID" stop "$(basename "$s" .sock)"; done
-	rm -rf "$T_TMP"
-}
-trap cleanup EXIT
+t_own_run_dir
 source "$TOP/tests/integration/assemble_refuse.bash"
 check "uraid made the table's member sets" ar_images_uraid "$T_TMP/u"
 ar_run_uraid "$T_TMP/u" >"$T_TMP/out.u"

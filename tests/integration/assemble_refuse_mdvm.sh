@@ -7,17 +7,8 @@
 # guest's images (mdadm's superblocks), wanted as assemble_refuse.sh wants
 # them on uraid's.
 source "$(dirname "$0")/../lib.sh"
-MDVM=$TOP/tests/mdvm/run
-if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
-	fail "mdvm not available at $MDVM (run $SHARED/mdvm/setup)"
-	t_done
-fi
-export URAID_RUN_DIR=$T_TMP/run
-cleanup() {
-	for s in "$URAID_RUN_DIR"/*.sock; do [ -e "$s" ] && "$URAID" stop "$(basename "$s" .sock)"; done
-	rm -rf "$T_TMP"
-}
-trap cleanup EXIT
+t_mdvm
+t_own_run_dir
 source "$TOP/tests/integration/assemble_refuse.bash"
 truncate -s $(($(ar_list | wc -l) * AR_MB))M "$T_TMP/out"
 t0=$SECONDS

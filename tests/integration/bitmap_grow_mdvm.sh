@@ -35,11 +35,7 @@
 # the same boot) finishes it; its bitmap view is mdadm -X's and as of the
 # kernel's own finished d; md assembles it: content, check.
 source "$(dirname "$0")/../lib.sh"
-MDVM=$TOP/tests/mdvm/run
-if [ ! -x "$MDVM" ] || ! "$MDVM" --info >/dev/null 2>&1; then
-	fail "mdvm not available at $MDVM (run $SHARED/mdvm/setup)"
-	t_done
-fi
+t_mdvm
 d=$T_TMP/img
 mkdir -p "$d"
 cd "$d" || exit 1
