@@ -314,12 +314,17 @@ int cmd_assemble(int argc, char **argv)
 			return cli_error("assemble",
 			                 "--backup-file does not go with --overlay (the "
 			                 "restore writes to the members)");
+		/* mdadm's Grow_restart only warns of a file it cannot read
+		 * (its child unlinks it once a grow is past the critical
+		 * section): the array's need of it decides, and the engine
+		 * refuses one that needs it in mdadm's words */
 		if (access(backup, R_OK) < 0)
-			return cli_error("assemble", "cannot open backup file %s: %s", backup,
-			                 strerror(errno));
-		if (!realpath(backup, bkabs))
+			fprintf(stderr, "uraid: assemble: backup file %s inaccessible: %s\n", backup,
+			        strerror(errno));
+		else if (!realpath(backup, bkabs))
 			return cli_error("assemble", "%s: %s", backup, strerror(errno));
-		setenv("URAID_DAEMON_BACKUP_FILE", bkabs, 1);
+		else
+			setenv("URAID_DAEMON_BACKUP_FILE", bkabs, 1);
 	}
 	if (incremental)
 		return cli_incremental("assemble", config, run, scan, argc - optind, argv + optind);

@@ -196,12 +196,16 @@ static int then_takeover(struct eng_array *a, int level)
 	if (rc < 0)
 		fprintf(stderr, "uraid: reshape done; the change to %s failed: %s\n",
 		        level_name(level), e);
-	/* raid0's parity member, failed out, leaves the array (as the
-	 * takeover's own path does; the superblocks are written next) */
-	for (int i = a->nmem - 1; rc == 0 && i >= 0; i--)
-		if (a->mem[i]->state == URAID_MEMBER_FAULTY && a->mem[i]->role < 0 &&
-		    !a->mem[i]->left_out)
-			eng_member_drop(a, i);
+	/* raid0's parity member, failed out, is recorded faulty, then leaves
+	 * the array (mdadm's impose_level: fail, remove, then the level; the
+	 * takeover's own path writes the same two updates), so it is two
+	 * events behind and stale at the next assembly, never a spare of a
+	 * raid0 (the completion writes the second update) */
+	if (rc == 0 && level == URAID_LEVEL_RAID0 && eng_sb_write_all(a) == 0)
+		for (int i = a->nmem - 1; i >= 0; i--)
+			if (a->mem[i]->state == URAID_MEMBER_FAULTY && a->mem[i]->role < 0 &&
+			    !a->mem[i]->left_out)
+				eng_member_drop(a, i);
 	return rc;
 }
 

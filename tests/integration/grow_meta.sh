@@ -255,6 +255,30 @@ check "the sliding backup file is mdadm's (md_backup_data-2, data from sector 8)
 "$URAID" stop g5n
 check "mdadm --examine: 0.90 raid5 of 4, no reshape" \
 	bash -c 'mdadm --examine n0 | grep -q "Raid Devices : 4" && ! mdadm --examine n0 | grep -q "Reshape"'
+# A 0.90 grow stopped past its critical section whose backup file is gone
+# (mdadm's child unlinks it there): assemble --backup-file warns, as
+# mdadm's Grow_restart, and finishes the grow without it.
+truncate -s 16M w0 w1 w2 w3
+"$URAID" create --level=5 --raid-devices=3 --metadata=0.90 --chunk=64K --name=g5w --run w0 w1 w2 \
+	>/dev/null 2>&1
+idle g5w
+"$URAID" add g5w w3 >/dev/null 2>&1
+head -c 6M data | "$URAID" write g5w
+"$URAID" sync-speed --min=100 --max=400 g5w
+"$URAID" grow g5w --raid-devices=4 --backup-file=bkw >/dev/null 2>&1
+for _ in $(seq 300); do
+	p=$("$URAID" status | sed -n 's/.*reshape = *\([0-9]*\)\..*/\1/p')
+	[ "${p:-0}" -ge 5 ] && break
+	sleep 0.1
+done
+"$URAID" stop g5w
+rm -f bkw
+check "mid-grow past its critical section, the backup file gone: assemble --backup-file starts it" \
+	sh -c "'$URAID' assemble --name=g5w --backup-file=bkw w0 w1 w2 w3 2>&1 | grep -q 'backup file bkw inaccessible'"
+check "... the grow finishes" idle g5w
+check "... 4 members, content as written" bash -c \
+	"'$URAID' detail g5w | grep -q 'Raid Devices : 4' && '$URAID' cat g5w --length 6M | cmp -s - <(head -c 6M data)"
+"$URAID" stop g5w
 "$URAID" create --level=5 --raid-devices=3 --consistency-policy=ppl --name=g5p --run n0 n1 n2 \
 	>/dev/null 2>&1
 idle g5p

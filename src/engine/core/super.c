@@ -104,10 +104,11 @@ static void update_ref(struct eng_array *a)
 		update_ref_090(a);
 		return;
 	}
-	/* As md: every device number not present is recorded as faulty, so a
-	 * member that left (or was missing) must be added back explicitly. */
+	/* As md's super_1_sync (since it stopped writing 0xfffe there):
+	 * every device number no member holds is recorded unused (0xffff);
+	 * a member failed but not yet removed stays faulty below. */
 	for (uint32_t d = 0; d < r->max_dev && d < MD_SB1_MAX_DEVS; d++)
-		r->dev_roles[d] = MD_ROLE_FAULTY;
+		r->dev_roles[d] = MD_ROLE_SPARE;
 	for (int i = 0; i < a->nmem; i++) {
 		const struct eng_member *em = a->mem[i];
 		/* A member left out at assembly may share its device number with
