@@ -319,8 +319,8 @@ int cmd_assemble(int argc, char **argv)
 		 * section): the array's need of it decides, and the engine
 		 * refuses one that needs it in mdadm's words */
 		if (access(backup, R_OK) < 0)
-			fprintf(stderr, "uraid: assemble: backup file %s inaccessible: %s\n", backup,
-			        strerror(errno));
+			fprintf(stderr, "uraid: assemble: backup file %s inaccessible: %s\n",
+			        backup, strerror(errno));
 		else if (!realpath(backup, bkabs))
 			return cli_error("assemble", "%s: %s", backup, strerror(errno));
 		else
