@@ -17,7 +17,8 @@
 
 static const char usage_text[] =
     "usage: uraid grow NAME [--size=K|max] [--array-size=K|max]\n"
-    "         [--bitmap=internal|none] [--raid-devices=N] [--level=L]\n"
+    "         [--bitmap=internal|none [--bitmap-chunk=SIZE]] [--raid-devices=N] [--level=L]\n"
+    "         [--consistency-policy=resync|ppl]\n"
     "         [--layout=NAME] [--chunk=K] [--backup-file=FILE] [--force]\n"
     "         [--add MEMBER]\n"
     "  mdadm --grow on the running array NAME. Sizes are KiB unless a K/M/G/T\n"
@@ -26,7 +27,10 @@ static const char usage_text[] =
     "    resynced. Shrinking needs --array-size at or below the new size first.\n"
     "  --array-size: the size the array exports, kept in memory only (as md):\n"
     "    the next assembly exports the full size again.\n"
-    "  --bitmap=internal|none: add or remove the write-intent bitmap.\n"
+    "  --bitmap=internal|none: add or remove the write-intent bitmap\n"
+    "    (--bitmap-chunk: the added one's chunk, a power of two).\n"
+    "  --consistency-policy=resync|ppl: a raid5's partial parity log off or on\n"
+    "    (as `uraid consistency-policy`), when no shape change is asked.\n"
     "  --raid-devices=N on raid1: more mirrors (spares added before become\n"
     "    mirrors and are recovered) or fewer (the slots removed must be empty).\n"
     "  --level: md's takeovers that move no data (raid0 <-> raid4/5 parity-last,\n"
@@ -225,10 +229,35 @@ static int do_bitmap(const struct cli_grow_args *ga, const struct uraid_status *
 		return cli_error("grow", "bitmap already present on %s", ga->name);
 	if (!add && !st->bitmap_chunk_kib)
 		return cli_error("grow", "no bitmap found on %s", ga->name);
-	int rc = request(ga->name, add ? "bitmap-internal" : "bitmap-none", 0, err, sizeof(err));
+	int rc = request(ga->name, add ? "bitmap-internal" : "bitmap-none",
+	                 add ? ga->bitmap_chunk : 0, err, sizeof(err));
 	if (rc < 0)
 		return cli_error("grow", "failed to %s internal bitmap: %s", add ? "set" : "remove",
 		                 err);
+	return 0;
+}
+
+/* mdadm's Grow_consistency_policy: resync <-> ppl on a raid5. */
+static int do_policy(const struct cli_grow_args *ga, const struct uraid_status *st)
+{
+	if (strcmp(ga->policy, "resync") && strcmp(ga->policy, "ppl"))
+		return cli_error("grow", "Operation not supported for consistency policy %s",
+		                 ga->policy);
+	if (st->level != URAID_LEVEL_RAID5)
+		return cli_error("grow", "Operation not supported for array level %d", st->level);
+	const char *cur = st->ppl                ? "ppl"
+	                  : st->bitmap_chunk_kib ? "bitmap"
+	                  : st->journal          ? "journal"
+	                                         : "resync";
+	if (!strcmp(cur, ga->policy))
+		return cli_error("grow", "Consistency policy is already %s", cur);
+	if (strcmp(cur, "resync") && strcmp(cur, "ppl"))
+		return cli_error("grow", "Current consistency policy is %s, cannot change to %s",
+		                 cur, ga->policy);
+	char line[64], err[512];
+	snprintf(line, sizeof(line), "consistency-policy %s", ga->policy);
+	if (uraid_control_request(ga->name, line, NULL, 0, NULL, NULL, err, sizeof(err)) < 0)
+		return cli_error("grow", "%s", err);
 	return 0;
 }
 
@@ -340,6 +369,8 @@ int cmd_grow(int argc, char **argv)
 	    {"backup-file", required_argument, NULL, 'B'},
 	    {"force", no_argument, NULL, 'f'},
 	    {"add", required_argument, NULL, 'a'},
+	    {"bitmap-chunk", required_argument, NULL, 'C'},
+	    {"consistency-policy", required_argument, NULL, 'k'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -408,6 +439,23 @@ int cmd_grow(int argc, char **argv)
 			ga.bitmap = optarg;
 			break;
 		case 'B': ga.backup_file = optarg; break;
+		case 'C': { /* mdadm.c: a power of two, parse_size's units */
+			long long v = md_parse_size(optarg);
+			if (v <= 0 || (v & (v - 1)) || v > (1ll << 31)) {
+				cli_error("grow", "invalid bitmap chunksize: %s", optarg);
+				return 2;
+			}
+			ga.bitmap_chunk = (uint64_t)v * 512;
+			break;
+		}
+		case 'k': /* mdadm's consistency_policies map, from resync up */
+			if (strcmp(optarg, "resync") && strcmp(optarg, "bitmap") &&
+			    strcmp(optarg, "journal") && strcmp(optarg, "ppl")) {
+				cli_error("grow", "Invalid consistency policy: %s", optarg);
+				return 2;
+			}
+			ga.policy = optarg;
+			break;
 		case 'f': ga.force = true; break;
 		case 'a': add = optarg; break;
 		case 'h': fputs(usage_text, stdout); return 0;
@@ -432,7 +480,7 @@ int cmd_grow(int argc, char **argv)
 	}
 	/* mdadm says so and exits 0 */
 	if (ga.raid_devices == -1 && ga.level == -1 && !layout_name_arg && ga.chunk_kib == -1 &&
-	    ga.size_kib == -1 && ga.array_size_kib == -1 && !ga.bitmap && !add) {
+	    ga.size_kib == -1 && ga.array_size_kib == -1 && !ga.bitmap && !add && !ga.policy) {
 		cli_error("grow", "no changes to --grow");
 		return 0;
 	}
@@ -469,6 +517,10 @@ int cmd_grow(int argc, char **argv)
 	}
 	if (ga.size_kib != -1)
 		return do_size(&ga, &st);
+	/* mdadm's Grow: the consistency policy when no shape change is asked */
+	if (ga.policy && ga.raid_devices == -1 && ga.level == -1 && !layout_name_arg &&
+	    ga.chunk_kib == -1)
+		return do_policy(&ga, &st);
 	int cur_layout = (int)st.layout;
 	int64_t cur_chunk = st.chunk_sectors / 2;
 	bool level_change = ga.level != -1 && to != st.level;

@@ -14,6 +14,8 @@ struct cli_grow_args {
 	int64_t array_size_kib; /* -1: unchanged, -2: max */
 	const char *bitmap;     /* NULL: unchanged, "internal" | "none" */
 	const char *backup_file; /* NULL: none */
+	uint64_t bitmap_chunk;   /* bytes of an added bitmap's chunk; 0: uraid's choice */
+	const char *policy;      /* --consistency-policy: NULL, "resync" or "ppl" ... */
 	bool force;
 };
 #define LEVEL_LINEAR_ASK (-100) /* --level=linear asked */

@@ -255,6 +255,19 @@ check "the sliding backup file is mdadm's (md_backup_data-2, data from sector 8)
 "$URAID" stop g5n
 check "mdadm --examine: 0.90 raid5 of 4, no reshape" \
 	bash -c 'mdadm --examine n0 | grep -q "Raid Devices : 4" && ! mdadm --examine n0 | grep -q "Reshape"'
+# mdadm's --grow --bitmap=internal --bitmap-chunk and --consistency-policy
+truncate -s 16M v0 v1 v2
+"$URAID" create --level=5 --raid-devices=3 --chunk=64K --assume-clean --bitmap=none \
+	--consistency-policy=ppl --name=g5v --run v0 v1 v2 >/dev/null 2>&1
+check "grow --consistency-policy=resync: the ppl off" sh -c \
+	"'$URAID' grow g5v --consistency-policy=resync &&
+	 '$URAID' detail g5v | grep -q 'Consistency Policy : resync'"
+check "... and back: --consistency-policy=ppl" sh -c \
+	"'$URAID' grow g5v --consistency-policy=ppl && '$URAID' detail g5v | grep -q 'Consistency Policy : ppl'"
+"$URAID" grow g5v --consistency-policy=resync >/dev/null 2>&1
+check "grow --bitmap=internal --bitmap-chunk=1M: a bitmap of 1 MB chunks" sh -c \
+	"'$URAID' grow g5v --bitmap=internal --bitmap-chunk=1M && '$URAID' stop g5v &&
+	 '$URAID' examine --bitmap v0 | grep -q 'Chunksize : 1 MB'"
 # A 0.90 grow stopped past its critical section whose backup file is gone
 # (mdadm's child unlinks it there): assemble --backup-file warns, as
 # mdadm's Grow_restart, and finishes the grow without it.
