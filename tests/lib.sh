@@ -57,6 +57,14 @@ t_own_run_dir_cleanup() {
 	rm -rf "$T_TMP"
 }
 
+# t_want LOG NAME WHAT DESCRIPTION: one check from a guest job's
+# "RESULT NAME WHAT ok|bad DETAIL" lines in LOG (the first such line).
+t_want() {
+	local l
+	l=$(grep "^RESULT $2 $3 " "$1" | head -1)
+	check "$2: $4 (${l#RESULT $2 $3 })" [ "${l#RESULT $2 $3 ok}" != "$l" ]
+}
+
 # uraid_libs: the link flags a program on build/rel/liburaid.a needs (the
 # Makefile's LIBS: pthread, isa-l, liburing, libnbd as this build has them).
 uraid_libs() { make -s -C "$TOP" print-libs; }

@@ -44,11 +44,7 @@ rs_boot() { # job name, more mdvm arguments
 	cp "$d/vm.log" "$TOP/build/test-logs/$job.vm.log" 2>/dev/null
 	check "VM ran the reshape job (rc $rc)" [ "$rc" -eq 0 ]
 }
-want() { # name what description
-	local l
-	l=$(grep "^RESULT $1 $2 " "$d/vm.log" | head -1)
-	check "$1: $3 (${l#RESULT $1 $2 })" [ "${l#RESULT $1 $2 ok}" != "$l" ]
-}
+want() { t_want "$d/vm.log" "$@"; }
 rs_done() {
 	[ $T_FAILED = 0 ] || grep -E "RESULT|mdadm:|md/raid|!!!|uraid:|reshape|^[<>]" "$d/vm.log" | head -60
 	t_done
